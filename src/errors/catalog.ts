@@ -1,0 +1,72 @@
+/**
+ * Every error the service answers with, in one place. Each code is stable: clients
+ * may branch on it. `docs/errors.md` lists every code and a test keeps the two in step
+ * (the fastify habit: a code that is not documented fails the build).
+ *
+ * `message` is a template: each `%s` is replaced, in order, by an argument given
+ * where the error is raised.
+ */
+export interface CatalogEntry {
+  readonly status: number;
+  /** OpenAI's error `type`, what OpenAI SDKs branch on. */
+  readonly type: ErrorType;
+  readonly message: string;
+}
+
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'permission_error'
+  | 'not_found_error'
+  | 'conflict_error'
+  | 'rate_limit_error'
+  | 'server_error'
+  | 'service_unavailable_error';
+
+const entry = (status: number, type: ErrorType, message: string): CatalogEntry => ({ status, type, message });
+
+export const catalog = {
+  // Request shape
+  invalid_json: entry(400, 'invalid_request_error', 'Malformed JSON in request body: %s'),
+  invalid_field: entry(400, 'invalid_request_error', '%s'),
+  unsupported_media_type: entry(415, 'invalid_request_error', 'Unsupported content type: %s'),
+  payload_too_large: entry(413, 'invalid_request_error', 'Request body is too large: %s'),
+  route_not_found: entry(404, 'not_found_error', 'Route %s %s not found'),
+
+  // Registrations
+  unsupported_model_type: entry(400, 'invalid_request_error', 'Unsupported model type: %s'),
+  invalid_model_name: entry(400, 'invalid_request_error', 'Invalid model name %s.'),
+  invalid_model_uri: entry(400, 'invalid_request_error', 'Invalid model URI %s: %s'),
+  invalid_registration: entry(400, 'invalid_request_error', 'Invalid model definition: %s'),
+  registration_not_found: entry(404, 'not_found_error', 'Model %s not found'),
+  registration_conflict: entry(409, 'conflict_error', 'Model name conflicts with existing model %s'),
+  builtin_unregister: entry(400, 'invalid_request_error', 'Built-in model %s cannot be unregistered'),
+
+  // Launch
+  missing_model_name: entry(400, 'invalid_request_error', 'Invalid input. Please specify the `model_name` field.'),
+  missing_model_engine: entry(400, 'invalid_request_error', 'Invalid input. Please specify the `model_engine` field.'),
+  invalid_model_uid: entry(400, 'invalid_request_error', 'The model UID is invalid: %s'),
+  model_spec_not_found: entry(400, 'invalid_request_error', 'Model not found, name: %s, format: %s, size: %s, quantization: %s'),
+  engine_unavailable: entry(400, 'invalid_request_error', 'Model %s cannot be run on engine %s.'),
+  invalid_gpu_request: entry(400, 'invalid_request_error', '%s'),
+  model_path_not_found: entry(400, 'invalid_request_error', 'Invalid input. `model_path`: %s File or directory does not exist.'),
+  model_uid_conflict: entry(409, 'conflict_error', 'Model is already in the model list, uid: %s'),
+  model_load_invalid: entry(400, 'invalid_request_error', 'Model %s could not be loaded: %s'),
+  model_load_failed: entry(500, 'server_error', 'Model %s failed to load: %s'),
+  launch_cancelled: entry(499, 'invalid_request_error', 'Launch of model %s was cancelled'),
+  no_gpu_slot: entry(503, 'service_unavailable_error', 'No available slot found for the model: %s'),
+
+  // Running models and inference
+  model_not_found: entry(404, 'not_found_error', 'Model not found in the model list, uid: %s'),
+  model_loading: entry(503, 'service_unavailable_error', 'Model is loading, please retry later: %s'),
+  wrong_model_type: entry(400, 'invalid_request_error', 'Model %s is of type %s; %s needs a model of type %s'),
+  request_limit_reached: entry(429, 'rate_limit_error', 'Rate limit reached for the model. Request limit %s for the model: %s'),
+  inference_invalid_input: entry(400, 'invalid_request_error', '%s'),
+  inference_failed: entry(500, 'server_error', '%s'),
+  runtime_unavailable: entry(503, 'service_unavailable_error', 'The runtime of model %s is not available: %s'),
+
+  // Anything unexpected; the message never carries internals.
+  internal_error: entry(500, 'server_error', 'Internal server error (request id %s)'),
+} as const satisfies Record<string, CatalogEntry>;
+
+export type ErrorCode = keyof typeof catalog;

@@ -1,0 +1,49 @@
+import { catalog, type ErrorCode, type ErrorType } from './catalog.js';
+
+export interface HangarErrorOptions {
+  /** The request field the error is about (OpenAI's `param`). */
+  param?: string | null;
+  /** Extra response headers, e.g. `Retry-After`. */
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+/**
+ * An expected failure, carried as a value up to the HTTP edge where it is turned
+ * into the contract's error body once (see api/error-handler.ts).
+ */
+export class HangarError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly type: ErrorType;
+  readonly param: string | null;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, args: ReadonlyArray<string | number> = [], options: HangarErrorOptions = {}) {
+    super(formatMessage(catalog[code].message, args), { cause: options.cause });
+    this.name = 'HangarError';
+    this.code = code;
+    this.status = catalog[code].status;
+    this.type = catalog[code].type;
+    this.param = options.param ?? null;
+    this.headers = options.headers ?? {};
+  }
+}
+
+export function formatMessage(template: string, args: ReadonlyArray<string | number>): string {
+  let i = 0;
+  return template.replace(/%s/g, () => (i < args.length ? String(args[i++]) : '%s'));
+}
+
+/** The contract's error body: `detail` for Xinference clients, `error` for OpenAI SDKs. */
+export interface ErrorBody {
+  detail: string;
+  error: { message: string; type: ErrorType; param: string | null; code: ErrorCode };
+}
+
+export function errorBody(err: HangarError): ErrorBody {
+  return {
+    detail: err.message,
+    error: { message: err.message, type: err.type, param: err.param, code: err.code },
+  };
+}
