@@ -1,0 +1,99 @@
+"""Entry point: python -m hangar_runtime --data EP --control EP --replica UID [...]
+
+Wires the I/O thread, the watchdog and the work loop together, and turns their
+outcome into the exit codes of docs/runtime-protocol.md."""
+
+import argparse
+import logging
+import math
+import os
+import queue
+import sys
+
+import zmq
+
+from . import exit_codes
+from .aborts import AbortRegistry
+from .io_thread import BadEndpoint, IOThread
+from .logging_setup import setup_logging
+from .outbox import Outbox
+from .watchdog import Heartbeat, Watchdog
+from .work_loop import WorkLoop
+
+log = logging.getLogger("hangar_runtime")
+
+# After LOAD_FAILED or DEAD the process exits at once; this long the last message
+# may still be on its way out. Bounded, so a vanished control plane cannot hold us.
+_FINAL_MESSAGE_LINGER_MS = 1000
+_IO_JOIN_TIMEOUT_S = 3.0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m hangar_runtime",
+        description="Hangar model runtime: serves one model replica to the control plane over ZeroMQ.")
+    parser.add_argument("--data", required=True, metavar="ENDPOINT", help="data socket endpoint (ipc:// or tcp://)")
+    parser.add_argument("--control", required=True, metavar="ENDPOINT", help="control socket endpoint")
+    parser.add_argument("--replica", required=True, metavar="UID", help="replica uid, also the socket routing id")
+    parser.add_argument("--parent-pid", type=int, default=0, metavar="PID",
+                        help="exit when the parent pid is no longer this (0: no check)")
+    parser.add_argument("--heartbeat-timeout", type=float, default=10.0, metavar="SECONDS",
+                        help="exit when no PING arrives for this long (default 10)")
+    return parser
+
+
+def parse_args(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    # parser.error prints usage and the message to stderr and exits with code 2.
+    args = parser.parse_args(argv)
+    if not args.replica:
+        parser.error("--replica must not be empty")
+    if not args.data or not args.control:
+        parser.error("--data and --control must not be empty")
+    if args.parent_pid < 0:
+        parser.error(f"--parent-pid must be 0 or a pid, got {args.parent_pid}")
+    if not (math.isfinite(args.heartbeat_timeout) and args.heartbeat_timeout > 0):
+        parser.error(f"--heartbeat-timeout must be a positive number of seconds, got {args.heartbeat_timeout}")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parse_args(parser, argv)
+    # A user's print() must never reach the control plane's stdout pipe as if it
+    # were ours; stderr is where it forwards lines from anyway.
+    sys.stdout = sys.stderr
+    setup_logging(args.replica)
+
+    ctx = zmq.Context()
+    inbox: queue.Queue = queue.Queue()
+    aborts = AbortRegistry()
+    heartbeat = Heartbeat()
+    try:
+        io = IOThread(ctx, args.data, args.control, args.replica, inbox, aborts, heartbeat)
+    except BadEndpoint as exc:
+        ctx.term()
+        parser.error(str(exc))
+
+    Watchdog(heartbeat, args.heartbeat_timeout, args.parent_pid).start()
+    outbox = Outbox(ctx, io.stopping)
+    io.start()
+    log.info("runtime started (pid %d)", os.getpid())
+
+    code = WorkLoop(inbox, outbox, aborts, io.stopping).run()
+
+    linger = 0 if code == exit_codes.SHUTDOWN else _FINAL_MESSAGE_LINGER_MS
+    outbox.stop(linger)
+    io.join(_IO_JOIN_TIMEOUT_S)
+    outbox.close()
+    if not io.is_alive():
+        ctx.term()  # waits (up to the linger) for a last LOAD_FAILED or DEAD to go out
+    log.info("exiting with code %d", code)
+    return code
+
+
+if __name__ == "__main__":
+    exit_code = main()
+    sys.stderr.flush()
+    # os._exit, not sys.exit: a user's launcher may have started non-daemon threads,
+    # and a normal interpreter exit would wait for them forever.
+    os._exit(exit_code)

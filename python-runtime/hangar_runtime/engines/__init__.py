@@ -1,0 +1,1 @@
+"""Engines: what actually loads and runs a model. See registry.ENGINES."""

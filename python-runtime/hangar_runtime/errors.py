@@ -1,0 +1,25 @@
+"""How failures are named on the wire: the `kind` and `message` of ERROR and LOAD_FAILED."""
+
+from .plain_values import NotPlainValue
+
+
+class InvalidModel(Exception):
+    """The model itself is bad (missing, corrupt, not loadable by the engine, a user
+    launcher raising): LOAD_FAILED with kind "invalid" rather than "internal"."""
+
+
+# The caller's input is at fault for these; the doc maps them to "invalid".
+_INVALID_INPUT = (ValueError, TypeError, KeyError)
+
+
+def call_error_kind(exc: BaseException) -> str:
+    # NotPlainValue is a TypeError, but it is the engine's output that is bad, not the input.
+    if isinstance(exc, _INVALID_INPUT) and not isinstance(exc, NotPlainValue):
+        return "invalid"
+    return "internal"
+
+
+def exception_text(exc: BaseException) -> str:
+    # Some exceptions carry no text (e.g. a bare `raise RuntimeError`); the class
+    # name is the most useful thing to show then. Never a traceback: those go to stderr.
+    return str(exc) or type(exc).__name__

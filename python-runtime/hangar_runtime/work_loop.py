@@ -1,0 +1,186 @@
+"""The work loop, on the main thread: wait for LOAD, load the engine, then run
+CALLs one at a time in arrival order. It only ever talks through the Outbox;
+the I/O thread owns the sockets."""
+
+import logging
+import os
+import queue
+import threading
+from collections.abc import Iterator
+
+from . import exit_codes, protocol
+from .aborts import AbortRegistry
+from .engines.base import Engine
+from .engines.registry import engine_class
+from .errors import InvalidModel, call_error_kind, exception_text
+from .outbox import Outbox
+from .plain_values import to_plain
+
+log = logging.getLogger("hangar_runtime.work")
+
+
+class WorkLoop:
+    def __init__(self, inbox: queue.Queue, outbox: Outbox, aborts: AbortRegistry, stopping: threading.Event):
+        self._inbox = inbox
+        self._outbox = outbox
+        self._aborts = aborts
+        self._stopping = stopping
+        self._methods: dict | None = None  # set once an engine is loaded
+
+    def run(self) -> int:
+        """Returns the process exit code."""
+        try:
+            return self._run()
+        except BaseException as exc:  # noqa: BLE001 - anything here means the loop is gone
+            log.critical("work loop died", exc_info=True)
+            try:
+                self._outbox.control(protocol.DEAD, {"message": f"Work loop died: {exception_text(exc)}"})
+            except Exception:
+                log.exception("could not send DEAD")
+            return exit_codes.WORK_LOOP_DIED
+
+    def _run(self) -> int:
+        while True:
+            msg_type, body = self._inbox.get()
+            if msg_type == protocol.SHUTDOWN or self._stopping.is_set():
+                return exit_codes.SHUTDOWN
+            if msg_type == protocol.LOAD:
+                if self._methods is not None:
+                    log.warning("ignoring a second LOAD: this runtime already holds a model")
+                elif not self._load(body):
+                    return exit_codes.LOAD_FAILED
+            elif msg_type == protocol.CALL:
+                self._call(body)
+
+    # ---- load ----
+
+    def _load(self, spec: dict) -> bool:
+        log.info("loading %s with engine %s", spec.get("model_uid"), spec.get("engine"))
+        try:
+            engine: Engine = engine_class(spec.get("engine"))()
+            engine.load(spec, self._progress)
+            methods = engine.methods()
+            abilities = [str(a) for a in engine.abilities]
+            description = to_plain(engine.describe())
+        except InvalidModel as exc:
+            log.error("load failed: %s", exception_text(exc))
+            return self._load_failed("invalid", exception_text(exc))
+        # BaseException: whatever happens, the control plane gets READY or LOAD_FAILED.
+        except BaseException as exc:  # noqa: BLE001
+            log.error("load failed", exc_info=True)
+            return self._load_failed("internal", exception_text(exc))
+        self._methods = methods
+        self._outbox.data(protocol.READY, {
+            "protocol": protocol.PROTOCOL_VERSION, "pid": os.getpid(), "engine": engine.name,
+            "abilities": abilities, "description": description,
+        })
+        log.info("ready: engine %s, methods %s", engine.name, ", ".join(methods))
+        return True
+
+    def _load_failed(self, kind: str, message: str) -> bool:
+        self._outbox.data(protocol.LOAD_FAILED, {"kind": kind, "message": message})
+        return False
+
+    def _progress(self, fraction: float, stage: str, message: str = "") -> None:
+        fraction = min(1.0, max(0.0, float(fraction)))
+        self._outbox.data(protocol.PROGRESS, {"progress": fraction, "stage": stage, "message": str(message)})
+
+    # ---- calls ----
+
+    def _call(self, body: dict) -> None:
+        call_id = body.get("id")
+        if not isinstance(call_id, int) or isinstance(call_id, bool):
+            log.warning("dropping a CALL without an integer id: %r", call_id)
+            return
+        try:
+            self._run_call(call_id, body)
+        finally:
+            self._aborts.forget(call_id)
+
+    def _run_call(self, call_id: int, body: dict) -> None:
+        if self._aborts.is_aborted(call_id):
+            return self._error(call_id, "aborted", "Call aborted before it started")
+        if self._methods is None:
+            return self._error(call_id, "invalid", "No model is loaded yet")
+        method = body.get("method")
+        args = body.get("args") or []
+        kwargs = body.get("kwargs") or {}
+        if not isinstance(args, list) or not isinstance(kwargs, dict):
+            return self._error(call_id, "invalid", "CALL args must be a list and kwargs a map")
+        fn = self._methods.get(method) if isinstance(method, str) else None
+        if fn is None:
+            return self._error(call_id, "unknown_method", f"Unknown method: {method}")
+        try:
+            result = fn(*args, **kwargs)
+        except Exception as exc:
+            return self._fail(call_id, exc)
+        if body.get("stream"):
+            self._stream(call_id, result)
+        else:
+            self._reply(call_id, result)
+
+    def _reply(self, call_id: int, result) -> None:
+        if isinstance(result, Iterator):
+            # A non-stream call to a method that streams gets all items as one list.
+            try:
+                result = list(result)
+            except Exception as exc:
+                return self._fail(call_id, exc)
+        frame = self._value_frame(protocol.RESULT, call_id, result)
+        if frame is not None:
+            self._outbox.send_data(frame)
+
+    def _stream(self, call_id: int, result) -> None:
+        # A stream call to a method that returns one value gets it as a single CHUNK.
+        items = result if isinstance(result, Iterator) else iter([result])
+        try:
+            while True:
+                if self._aborts.is_aborted(call_id):
+                    return self._error(call_id, "aborted", "Call aborted")
+                try:
+                    item = next(items)
+                except StopIteration:
+                    break
+                except Exception as exc:
+                    return self._fail(call_id, exc)
+                # Checked again: the item may have taken long, and an aborted
+                # stream must not send another CHUNK.
+                if self._aborts.is_aborted(call_id):
+                    return self._error(call_id, "aborted", "Call aborted")
+                frame = self._value_frame(protocol.CHUNK, call_id, item)
+                if frame is None:
+                    return
+                self._outbox.send_data(frame)
+                if self._stopping.is_set():
+                    return
+            self._outbox.data(protocol.END, {"id": call_id})
+        finally:
+            _close_quietly(items)
+
+    def _value_frame(self, msg_type: int, call_id: int, value) -> bytes | None:
+        """Encodes RESULT/CHUNK, or sends ERROR internal if the value cannot travel."""
+        try:
+            return protocol.encode(msg_type, {"id": call_id, "value": to_plain(value)})
+        except Exception as exc:
+            log.error("call %s: result cannot be sent", call_id, exc_info=True)
+            self._error(call_id, "internal", exception_text(exc))
+            return None
+
+    def _fail(self, call_id: int, exc: Exception) -> None:
+        kind = call_error_kind(exc)
+        log.log(logging.WARNING if kind == "invalid" else logging.ERROR,
+                "call %s failed (%s)", call_id, kind, exc_info=exc)
+        self._error(call_id, kind, exception_text(exc))
+
+    def _error(self, call_id: int, kind: str, message: str) -> None:
+        self._outbox.data(protocol.ERROR, {"id": call_id, "kind": kind, "message": message})
+
+
+def _close_quietly(items) -> None:
+    close = getattr(items, "close", None)
+    if close is None:
+        return
+    try:
+        close()
+    except Exception:
+        log.warning("closing a result stream raised", exc_info=True)

@@ -1,0 +1,157 @@
+"""Process lifecycle: command line, handshake, heartbeat, shutdown and exit codes."""
+
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness import (HELLO, LOAD, LOAD_FAILED, PING, PONG, READY, RUNTIME_DIR, SHUTDOWN, frame,
+                     load_spec)
+
+TOY = str(Path(__file__).parent / "launchers" / "toy.py")
+
+
+def test_hello_then_pong_from_both_sockets(spawn):
+    runtime = spawn("llama-7b-1")  # the harness checks the routing id of every message
+    msg_type, hello = runtime.recv()
+    assert msg_type == HELLO
+    assert hello["protocol"] == 1 and hello["replica"] == "llama-7b-1"
+    assert hello["pid"] == runtime.process.pid
+    assert hello["python"] == "%d.%d.%d" % sys.version_info[:3]
+    runtime.send_control(PING, {"ts": 42})
+    assert runtime.recv_control() == (PONG, {"ts": 42})
+
+
+@pytest.mark.parametrize("args, fragment", [
+    ([], "required"),
+    (["--data", "ipc:///tmp/x.d", "--control", "ipc:///tmp/x.c"], "--replica"),
+    (["--data", "no-scheme", "--control", "ipc:///tmp/x.c", "--replica", "r-0"], "no-scheme"),
+    (["--data", "ipc:///tmp/x.d", "--control", "ipc:///tmp/x.c", "--replica", ""], "--replica"),
+    (["--data", "ipc:///tmp/x.d", "--control", "ipc:///tmp/x.c", "--replica", "r-0", "--parent-pid", "-3"], "--parent-pid"),
+    (["--data", "ipc:///tmp/x.d", "--control", "ipc:///tmp/x.c", "--replica", "r-0", "--heartbeat-timeout", "0"], "--heartbeat-timeout"),
+    (["--data", "ipc:///tmp/x.d", "--control", "ipc:///tmp/x.c", "--replica", "r-0", "--heartbeat-timeout", "soon"], "--heartbeat-timeout"),
+])
+def test_bad_command_line_exits_2(args, fragment):
+    done = subprocess.run([sys.executable, "-m", "hangar_runtime", *args], cwd=RUNTIME_DIR,
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2
+    assert fragment in done.stderr and "error" in done.stderr
+    assert done.stdout == ""
+
+
+def test_unknown_engine_fails_load_and_exits_3(spawn):
+    runtime = spawn()
+    runtime.hello()
+    _, msg_type, body = runtime.load(load_spec("tensorflow", TOY))
+    assert (msg_type, body) == (LOAD_FAILED, {"kind": "invalid", "message": "Unknown engine: tensorflow"})
+    assert runtime.wait_exit() == 3
+
+
+def test_shutdown_before_load_exits_0(spawn):
+    runtime = spawn()
+    runtime.hello()
+    runtime.send_control(SHUTDOWN, {})
+    assert runtime.wait_exit(timeout=5) == 0
+
+
+def test_shutdown_after_ready_exits_0_within_2s(spawn):
+    runtime = spawn()
+    runtime.hello()
+    runtime.load_ok(load_spec("python", TOY))
+    sent = time.monotonic()
+    runtime.send_control(SHUTDOWN, {})
+    assert runtime.wait_exit(timeout=5) == 0
+    assert time.monotonic() - sent < 2.0
+    assert runtime.stdout() == b""
+
+
+def test_malformed_messages_are_ignored(spawn):
+    runtime = spawn()
+    runtime.hello()
+    for garbage in ([b""], [b"\x10\xc1"], [b"\x10\x93\x01\x02\x03"], [frame(0x7f, {})],
+                    [frame(PING, {"ts": 1}), b"second frame"]):
+        runtime.data.send_multipart([runtime.identity, *garbage])
+        runtime.control.send_multipart([runtime.identity, *garbage])
+    runtime.send_control(PING, {"ts": 5})
+    assert runtime.recv_control() == (PONG, {"ts": 5})
+    runtime.load_ok(load_spec("python", TOY))
+    assert runtime.process.poll() is None
+
+
+def test_no_ping_for_the_timeout_exits_4(spawn):
+    runtime = spawn(heartbeat_timeout=1.0)
+    runtime.hello()
+    started = time.monotonic()
+    assert runtime.wait_exit(timeout=10) == 4
+    assert 0.9 < time.monotonic() - started < 2.5
+    assert "no PING" in runtime.stderr()
+
+
+def test_pings_keep_it_alive_until_they_stop(spawn):
+    runtime = spawn(heartbeat_timeout=1.0)
+    runtime.hello()
+    runtime.send(LOAD, load_spec("python", TOY))
+    deadline = time.monotonic() + 2.5
+    while time.monotonic() < deadline:
+        runtime.send_control(PING, {"ts": 0})
+        assert runtime.recv_control(timeout=1.0)[0] == PONG
+        time.sleep(0.25)
+    assert runtime.process.poll() is None
+    assert runtime.finish_load()[1] == READY
+    stopped = time.monotonic()
+    assert runtime.wait_exit(timeout=10) == 4
+    assert time.monotonic() - stopped < 2.5
+
+
+def test_matching_parent_pid_keeps_it_alive(spawn):
+    runtime = spawn(extra_args=["--parent-pid", str(os.getpid())])
+    runtime.hello()
+    time.sleep(1.2)  # more than two watchdog checks
+    assert runtime.process.poll() is None
+
+
+@pytest.mark.skipif(os.getpid() == 1, reason="needs a parent pid that is not ours")
+def test_wrong_parent_pid_exits_4(spawn):
+    runtime = spawn(extra_args=["--parent-pid", "1"])
+    assert runtime.wait_exit(timeout=10) == 4
+
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+@pytest.fixture
+def subreaper():
+    """Makes this process adopt orphaned descendants, so the exit code of a
+    runtime whose parent was killed can still be collected with waitpid."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("needs Linux prctl")
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    yield
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+
+
+def test_parent_death_exits_4_within_a_second(spawn, subreaper):
+    # `sh` plays the control plane process: the runtime is its child and gets its pid.
+    runtime = spawn(wrap=lambda argv: ["sh", "-c", '"$@" --parent-pid $$ & wait', "sh", *argv])
+    hello = runtime.hello()
+    runtime_pid = hello["pid"]
+    assert runtime_pid != runtime.process.pid
+    time.sleep(0.6)  # the watchdog has checked at least once and found its parent
+    os.kill(runtime.process.pid, signal.SIGKILL)
+    runtime.process.wait(5)
+    killed = time.monotonic()
+    deadline = killed + 5
+    while True:
+        pid, status = os.waitpid(runtime_pid, os.WNOHANG)
+        if pid:
+            break
+        assert time.monotonic() < deadline, "runtime did not exit after its parent died"
+        time.sleep(0.02)
+    assert os.waitstatus_to_exitcode(status) == 4
+    assert time.monotonic() - killed < 1.2

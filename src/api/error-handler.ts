@@ -1,0 +1,49 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { HangarError, errorBody } from '../errors/hangar-error.js';
+
+/**
+ * The one place where failures become HTTP answers (contract §1): every error, on
+ * every route, gets the same body with `detail` and `error`. 5xx bodies carry the
+ * request id, never a stack trace.
+ */
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, request, reply) => sendError(reply, request, toHangarError(err, request)));
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? request.url;
+    sendError(reply, request, new HangarError('route_not_found', [request.method, path]));
+  });
+}
+
+export function sendError(reply: FastifyReply, request: FastifyRequest, error: HangarError): FastifyReply {
+  if (error.status >= 500) request.log.error({ err: error.cause ?? error, code: error.code }, error.message);
+  return reply.code(error.status).headers(error.headers).send(errorBody(error));
+}
+
+function toHangarError(err: FastifyError, request: FastifyRequest): HangarError {
+  if (err instanceof HangarError) return err;
+  if (hasZodFastifySchemaValidationErrors(err)) {
+    const issue = err.validation[0];
+    const where = err.validationContext === 'body' || !err.validationContext ? '' : `${err.validationContext}.`;
+    const field = `${where}${(issue?.instancePath ?? '/').slice(1).replaceAll('/', '.')}`;
+    const message = issue?.message ?? 'invalid value';
+    // A message written for the field already names it (e.g. Xinference's "specify the `model_name` field").
+    const text = field.length > 0 && !message.includes(field) ? `${field}: ${message}` : message;
+    return new HangarError('invalid_field', [text], { param: field || null, cause: err });
+  }
+  switch (err.code) {
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new HangarError('invalid_json', ['the body is empty'], { cause: err });
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new HangarError('unsupported_media_type', [String(request.headers['content-type'] ?? 'none')], { cause: err });
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new HangarError('payload_too_large', [err.message], { cause: err });
+  }
+  if (err instanceof SyntaxError || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+    return new HangarError('invalid_json', [err.message], { cause: err });
+  }
+  if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
+    return new HangarError('invalid_field', [err.message], { cause: err });
+  }
+  return new HangarError('internal_error', [String(request.id)], { cause: err });
+}

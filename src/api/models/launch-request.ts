@@ -1,0 +1,43 @@
+import { HangarError } from '../../errors/hangar-error.js';
+import { isModelType } from '../../registry/index.js';
+import type { LaunchRequest } from '../../supervisor/launch-request.js';
+import type { LaunchBody } from './schema.js';
+
+/** Fields the launch itself uses; everything else in the body goes to the engine. */
+const LAUNCH_FIELDS = new Set([
+  'model_name', 'model_type', 'model_engine', 'model_uid', 'model_size_in_billions', 'model_format',
+  'quantization', 'replica', 'n_gpu', 'gpu_idx', 'request_limits', 'worker_ip', 'model_path', 'envs',
+  'peft_model_config', 'n_worker', 'download_hub',
+]);
+
+/** Turns a checked launch body into the supervisor's LaunchRequest, with Xinference's messages. */
+export function toLaunchRequest(body: LaunchBody): LaunchRequest {
+  if (!isModelType(body.model_type)) {
+    throw new HangarError('unsupported_model_type', [body.model_type], { param: 'model_type' });
+  }
+  if (body.model_type === 'LLM' && !body.model_engine) {
+    throw new HangarError('missing_model_engine', [], { param: 'model_engine' });
+  }
+  const engineKwargs: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body)) if (!LAUNCH_FIELDS.has(key)) engineKwargs[key] = value;
+  // Xinference: `device: "cpu"` forces CPU whatever n_gpu says.
+  const nGpu = engineKwargs.device === 'cpu' ? null : body.n_gpu;
+  return {
+    model_name: body.model_name,
+    model_type: body.model_type,
+    model_engine: body.model_engine ?? undefined,
+    model_uid: body.model_uid ?? undefined,
+    model_size_in_billions: body.model_size_in_billions ?? undefined,
+    model_format: body.model_format ?? undefined,
+    quantization: body.quantization ?? undefined,
+    replica: body.replica,
+    n_gpu: nGpu,
+    gpu_idx: body.gpu_idx === null || body.gpu_idx === undefined ? undefined : [body.gpu_idx].flat(),
+    request_limits: body.request_limits ?? undefined,
+    worker_ip: body.worker_ip ?? undefined,
+    model_path: body.model_path ?? undefined,
+    envs: body.envs ?? {},
+    peft_model_config: body.peft_model_config ?? undefined,
+    engine_kwargs: engineKwargs,
+  };
+}

@@ -1,0 +1,40 @@
+import { z } from 'zod';
+
+const required = (field: string) => (issue: { input?: unknown }) =>
+  issue.input === undefined ? `Invalid input. Please specify the \`${field}\` field.` : undefined;
+
+/** POST /v1/models body (contract §3.1). Unknown fields are engine keyword arguments. */
+export const launchBody = z.looseObject({
+  model_name: z.string({ error: required('model_name') }).min(1, 'Invalid input. Please specify the `model_name` field.'),
+  model_type: z.string().default('LLM'),
+  model_engine: z.string().min(1).nullish(),
+  model_uid: z.string().nullish(),
+  model_size_in_billions: z.union([z.number().positive(), z.string().min(1)]).nullish(),
+  model_format: z.string().nullish(),
+  quantization: z.string().nullish(),
+  replica: z.int().min(1).max(64).default(1),
+  n_gpu: z.union([z.literal('auto'), z.int(), z.null()], { error: 'must be "auto", an integer, or null' }).default('auto'),
+  gpu_idx: z.union([z.int().min(0), z.array(z.int().min(0))]).nullish(),
+  request_limits: z.int().min(0, 'The `request_limits` parameter must be greater or equal than 0.').nullish(),
+  worker_ip: z.string().nullish(),
+  model_path: z.string().min(1).nullish(),
+  envs: z.record(z.string(), z.string()).nullish(),
+  peft_model_config: z.record(z.string(), z.unknown()).nullish(),
+  n_worker: z.int().min(1).nullish(),
+  download_hub: z.string().nullish(),
+});
+export type LaunchBody = z.infer<typeof launchBody>;
+
+export const launchQuery = z.object({
+  wait_ready: z
+    .enum(['true', 'false', '1', '0'])
+    .default('true')
+    .transform((v) => v === 'true' || v === '1'),
+});
+
+export const uidParams = z.object({ model_uid: z.string() });
+
+export const instancesQuery = z.object({
+  model_name: z.string().optional(),
+  model_uid: z.string().optional(),
+});

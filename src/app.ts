@@ -1,0 +1,53 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { installErrorHandler } from './api/error-handler.js';
+import { flexibleRoutes } from './api/flexible/routes.js';
+import { modelRoutes } from './api/models/routes.js';
+import { installOpenApi } from './api/openapi.js';
+import { installOverheadClock } from './api/overhead.js';
+import { registrationRoutes } from './api/registrations/routes.js';
+import { genRequestId, installRequestId } from './api/request-id.js';
+import { serviceRoutes } from './api/service/routes.js';
+import type { Logger } from './logging/logger.js';
+import type { Registry } from './registry/index.js';
+import type { Supervisor } from './supervisor/supervisor.js';
+
+export interface AppParts {
+  logger: Logger;
+  registry: Registry;
+  supervisor: Supervisor;
+  gpuCount: number;
+  version: string;
+  startedAt: number;
+}
+
+/** Builds the HTTP app from its parts. The only importer of api/. */
+export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
+  // Typed as the plain instance so plugins written against FastifyInstance fit.
+  const app: FastifyInstance = Fastify({
+    loggerInstance: parts.logger as FastifyBaseLogger,
+    genReqId: genRequestId,
+    // Model inputs (batches of rows, long prompts) are bigger than fastify's 1 MiB default.
+    bodyLimit: 64 * 1024 * 1024,
+    disableRequestLogging: false,
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  installErrorHandler(app);
+  installRequestId(app);
+  installOverheadClock(app);
+  await installOpenApi(app, parts.version);
+
+  const { supervisor, registry } = parts;
+  await app.register(serviceRoutes, {
+    supervisor,
+    gpuCount: parts.gpuCount,
+    version: parts.version,
+    startedAt: parts.startedAt,
+    authEnabled: false,
+  });
+  await app.register(registrationRoutes, { registry });
+  await app.register(modelRoutes, { supervisor });
+  await app.register(flexibleRoutes, { supervisor });
+  return app;
+}

@@ -1,0 +1,48 @@
+import { Command, InvalidArgumentError } from 'commander';
+import { DEFAULT_HOST, DEFAULT_PORT, defaultHome, resolveConfig } from './config/config.js';
+import { createLogger } from './logging/logger.js';
+import { startService } from './service.js';
+import { version } from './version.js';
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError('must be an integer from 0 to 65535.');
+  return port;
+}
+
+const program = new Command('hangar').description('Hangar: a model inference service with the Xinference and OpenAI wire contracts').version(version);
+
+program
+  .command('start')
+  .description('start the service (local runtimes, state in the home folder)')
+  .option('-H, --host <host>', 'address to listen on', DEFAULT_HOST)
+  .option('-p, --port <port>', 'port to listen on', parsePort, DEFAULT_PORT)
+  .option('--home <dir>', 'state folder (env HANGAR_HOME)', defaultHome())
+  .option('--log-level <level>', 'trace, debug, info, warn, error', process.env.HANGAR_LOG_LEVEL ?? 'info')
+  .action(async (opts: { host: string; port: number; home: string; logLevel: string }) => {
+    const config = resolveConfig({ host: opts.host, port: opts.port, home: opts.home, logLevel: opts.logLevel });
+    const logger = createLogger(config.logLevel);
+    let service;
+    try {
+      service = await startService(config, logger);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      process.stderr.write(`hangar: could not start: ${message}\n`);
+      process.exit(1);
+    }
+    logger.info({ url: service.url, home: config.home }, 'hangar is listening');
+    const stop = (signal: string): void => {
+      logger.info({ signal }, 'shutting down: stopping every model');
+      service.close().then(
+        () => process.exit(0),
+        (err: unknown) => {
+          logger.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+
+await program.parseAsync(process.argv);

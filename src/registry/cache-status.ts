@@ -1,0 +1,40 @@
+import { access } from 'node:fs/promises';
+import path from 'node:path';
+import { localModelPath } from './model-uri.js';
+import type { FlatSpec } from './model-record.js';
+
+/**
+ * `cache_status` of one spec: are its weights on local disk? The rule, in order:
+ *  1. a `model_uri` (custom models): the file or folder exists;
+ *  2. no `model_id` (pocketsphinx, espeak-ng, tesseract ship their own models): true;
+ *  3. Hugging Face: `<home>/cache/huggingface/hub/models--<org>--<name>/snapshots`
+ *     exists, the hub cache layout huggingface_hub writes when the runtime runs with
+ *     `HF_HOME=<home>/cache/huggingface`;
+ *  4. ModelScope: `<home>/cache/modelscope/models/<org>/<name>` exists (its layout
+ *     with `MODELSCOPE_CACHE=<home>/cache/modelscope`).
+ * A snapshot folder says the repository was fetched, not that every file of every
+ * quantization is there; Xinference answers the same approximation for gguf repos.
+ */
+export async function specCacheStatus(home: string, spec: Pick<FlatSpec, 'model_uri' | 'model_id' | 'model_hub' | 'quantization'>): Promise<boolean> {
+  if (spec.model_uri) {
+    const local = localModelPath(spec.model_uri);
+    return local !== null && (await exists(local));
+  }
+  if (!spec.model_id) return true;
+  // Some hub ids carry the quantization, e.g. `...-GPTQ-{quantization}`.
+  const repo = spec.model_id.replace('{quantization}', spec.quantization);
+  const cache = path.join(home, 'cache');
+  if (spec.model_hub === 'modelscope') {
+    return exists(path.join(cache, 'modelscope', 'models', ...repo.split('/')));
+  }
+  return exists(path.join(cache, 'huggingface', 'hub', `models--${repo.split('/').join('--')}`, 'snapshots'));
+}
+
+async function exists(target: string): Promise<boolean> {
+  try {
+    await access(target);
+    return true;
+  } catch {
+    return false;
+  }
+}

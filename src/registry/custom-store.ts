@@ -1,0 +1,117 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { HangarError } from '../errors/hangar-error.js';
+import { MODEL_TYPES, registryFolder, type ModelType } from './model-type.js';
+import type { RegistryLogger } from './registry-logger.js';
+
+/** One persisted definition as read from disk, not yet validated. */
+export interface StoredDefinition {
+  type: ModelType;
+  file: string;
+  definition: unknown;
+}
+
+/**
+ * Persisted custom registrations: one JSON file per model at
+ * `<home>/model/v2/<llm|embedding|...>/<model_name>.json`, Xinference's layout
+ * (notes §8.3), so a folder copied from Xinference loads here.
+ */
+export class CustomStore {
+  constructor(
+    private readonly home: string,
+    private readonly logger: RegistryLogger,
+  ) {}
+
+  folder(type: ModelType): string {
+    return path.join(this.home, 'model', 'v2', registryFolder(type));
+  }
+
+  file(type: ModelType, name: string): string {
+    return path.join(this.folder(type), `${name}.json`);
+  }
+
+  /**
+   * Writes atomically: a temp file in the same folder (same file system, so the
+   * rename is atomic), fsync, rename over the target, fsync the folder. Readers see
+   * the old file or the new one, never half of one; on any failure the temp file is
+   * removed and the error is `registration_persist_failed`.
+   */
+  async save(type: ModelType, name: string, definition: unknown): Promise<void> {
+    const folder = this.folder(type);
+    const target = this.file(type, name);
+    // A leading dot and a suffix other than .json: `loadAll` never reads a temp file.
+    const temp = path.join(folder, `.${name}.json.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+    try {
+      await mkdir(folder, { recursive: true });
+      const handle = await open(temp, 'wx', 0o644);
+      try {
+        await handle.writeFile(`${JSON.stringify(definition, null, 2)}\n`, 'utf8');
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temp, target);
+    } catch (err) {
+      await rm(temp, { force: true }).catch(() => undefined);
+      throw persistFailed(name, err);
+    }
+    await syncFolder(folder);
+  }
+
+  /** Removes the file; a file that is not there is already removed. */
+  async remove(type: ModelType, name: string): Promise<void> {
+    try {
+      await rm(this.file(type, name), { force: true });
+    } catch (err) {
+      throw persistFailed(name, err);
+    }
+  }
+
+  /**
+   * Reads every `*.json` file of every type. A file that cannot be read or is not
+   * JSON is a warning naming it, never a failure: one bad file must not keep the
+   * service, or the user's other models, from starting (contract §2).
+   */
+  async loadAll(): Promise<StoredDefinition[]> {
+    const stored: StoredDefinition[] = [];
+    for (const type of MODEL_TYPES) {
+      const folder = this.folder(type);
+      let names: string[];
+      try {
+        names = await readdir(folder);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code !== 'ENOENT') this.logger.warn({ folder, err }, `Cannot read the custom model folder ${folder}; its models are not loaded`);
+        continue;
+      }
+      for (const name of names.filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort()) {
+        const file = path.join(folder, name);
+        try {
+          stored.push({ type, file, definition: JSON.parse(await readFile(file, 'utf8')) });
+        } catch (err) {
+          this.logger.warn({ file, err }, `Skipping custom model file ${file}: ${(err as Error).message}`);
+        }
+      }
+    }
+    return stored;
+  }
+}
+
+function persistFailed(name: string, err: unknown): HangarError {
+  return new HangarError('registration_persist_failed', [name, (err as Error).message], { cause: err });
+}
+
+/** So the rename survives a power cut; some file systems refuse to fsync a folder, which costs only that guarantee. */
+async function syncFolder(folder: string): Promise<void> {
+  try {
+    const handle = await open(folder, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    // best effort, see above
+  }
+}

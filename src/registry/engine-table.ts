@@ -1,0 +1,164 @@
+import type { ModelType } from './model-type.js';
+
+/** Something an engine needs from the runtime environment (checked against EnvironmentFacts). */
+export type Requirement =
+  | { readonly kind: 'python_module'; readonly name: string }
+  | { readonly kind: 'executable'; readonly name: string }
+  | { readonly kind: 'gpu' };
+
+/**
+ * Which models an engine can run. Every listed criterion must hold; a missing one
+ * does not restrict. `formats` is checked per spec (an LLM family may have pytorch
+ * and gguf specs), the others per model.
+ */
+export interface EngineMatch {
+  readonly formats?: readonly string[];
+  readonly families?: readonly string[];
+  readonly abilities?: readonly string[];
+  /** Flexible models: the launcher the registration names. */
+  readonly launcher?: string;
+}
+
+export interface EngineDefinition {
+  /** The name users pass as `model_engine` and see in `/v1/engines` (Xinference's spelling). */
+  readonly name: string;
+  /** The engine class the Python runtime loads (`engine` in the LOAD message, docs/runtime-protocol.md). */
+  readonly runtimeEngine: string;
+  readonly requires: readonly Requirement[];
+  readonly match: EngineMatch;
+}
+
+const pythonModule = (name: string): Requirement => ({ kind: 'python_module', name });
+const executable = (name: string): Requirement => ({ kind: 'executable', name });
+const gpu: Requirement = { kind: 'gpu' };
+
+/** PyTorch-layout weights; gptq/awq/bnb are quantised checkpoints in the same layout. */
+const TORCH_FORMATS = ['pytorch', 'gptq', 'awq', 'bnb'];
+
+/**
+ * The engines this service knows, per model type, in order of preference: where a
+ * launch names no engine (every type but LLM, notes §3.1), the first usable one
+ * that matches the model is taken.
+ */
+export const ENGINE_TABLE: { readonly [T in ModelType]: readonly EngineDefinition[] } = {
+  LLM: [
+    {
+      name: 'Transformers',
+      runtimeEngine: 'transformers',
+      requires: [pythonModule('torch'), pythonModule('transformers')],
+      match: { formats: TORCH_FORMATS },
+    },
+    {
+      name: 'vLLM',
+      runtimeEngine: 'vllm',
+      // vLLM has no CPU path worth serving from; without a GPU it cannot start.
+      requires: [pythonModule('vllm'), gpu],
+      match: { formats: [...TORCH_FORMATS, 'fp8'] },
+    },
+    {
+      name: 'llama.cpp',
+      runtimeEngine: 'llama_cpp',
+      requires: [pythonModule('llama_cpp')],
+      match: { formats: ['ggufv2'] },
+    },
+  ],
+  embedding: [
+    {
+      name: 'sentence_transformers',
+      runtimeEngine: 'sentence_transformers',
+      requires: [pythonModule('torch'), pythonModule('sentence_transformers')],
+      match: { formats: ['pytorch'] },
+    },
+  ],
+  rerank: [
+    {
+      name: 'sentence_transformers',
+      runtimeEngine: 'sentence_transformers',
+      requires: [pythonModule('torch'), pythonModule('sentence_transformers')],
+      match: { formats: ['pytorch'] },
+    },
+  ],
+  audio: [
+    {
+      name: 'transformers',
+      runtimeEngine: 'transformers',
+      requires: [pythonModule('torch'), pythonModule('transformers')],
+      match: { families: ['whisper'], abilities: ['audio2text'] },
+    },
+    {
+      name: 'pocketsphinx',
+      runtimeEngine: 'pocketsphinx',
+      requires: [pythonModule('pocketsphinx')],
+      match: { families: ['pocketsphinx'], abilities: ['audio2text'] },
+    },
+    {
+      name: 'espeak',
+      runtimeEngine: 'espeak',
+      requires: [executable('espeak-ng')],
+      match: { families: ['espeak'], abilities: ['text2audio'] },
+    },
+  ],
+  image: [
+    {
+      name: 'diffusers',
+      runtimeEngine: 'diffusers',
+      requires: [pythonModule('torch'), pythonModule('diffusers')],
+      match: { abilities: ['text2image', 'image2image', 'inpainting'] },
+    },
+    {
+      name: 'tesseract',
+      runtimeEngine: 'tesseract',
+      requires: [executable('tesseract')],
+      match: { families: ['tesseract'], abilities: ['ocr'] },
+    },
+    {
+      // Image-to-text (OCR) models that transformers loads natively, such as GOT-OCR 2.0.
+      name: 'transformers',
+      runtimeEngine: 'transformers',
+      requires: [pythonModule('torch'), pythonModule('transformers')],
+      match: { families: ['ocr'], abilities: ['ocr'] },
+    },
+  ],
+  video: [
+    {
+      name: 'diffusers',
+      runtimeEngine: 'diffusers',
+      requires: [pythonModule('torch'), pythonModule('diffusers')],
+      match: { abilities: ['text2video', 'image2video', 'firstlastframe2video'] },
+    },
+  ],
+  // A flexible model names its launcher; the launcher is its engine.
+  flexible: [
+    { name: 'sklearn', runtimeEngine: 'sklearn', requires: [pythonModule('sklearn'), pythonModule('joblib')], match: { launcher: 'sklearn' } },
+    { name: 'python', runtimeEngine: 'python', requires: [], match: { launcher: 'python' } },
+    {
+      name: 'transformers',
+      runtimeEngine: 'transformers',
+      requires: [pythonModule('transformers')],
+      match: { launcher: 'transformers' },
+    },
+  ],
+};
+
+/** Looks an engine up the way Xinference matches `model_engine`: case-insensitively. */
+export function findEngine(type: ModelType, name: string): EngineDefinition | undefined {
+  const wanted = name.toLowerCase();
+  return ENGINE_TABLE[type].find((engine) => engine.name.toLowerCase() === wanted);
+}
+
+/** Every Python module some engine needs: what the caller's environment probe should look for. */
+export function requiredPythonModules(): string[] {
+  return requirementNames('python_module');
+}
+
+/** Every program some engine needs on the PATH. */
+export function requiredExecutables(): string[] {
+  return requirementNames('executable');
+}
+
+function requirementNames(kind: 'python_module' | 'executable'): string[] {
+  const names = Object.values(ENGINE_TABLE).flatMap((engines) =>
+    engines.flatMap((engine) => engine.requires.flatMap((r) => (r.kind === kind ? [r.name] : []))),
+  );
+  return [...new Set(names)].sort();
+}

@@ -1,0 +1,10 @@
+/** The registry's public surface: everything outside `src/registry/` imports from here. */
+export { Registry, type RegistryOptions, type ListItem, type EngineTable } from './registry.js';
+export type { EnvironmentFacts } from './environment-facts.js';
+export { EMPTY_ENVIRONMENT } from './environment-facts.js';
+export type { RegistryLogger } from './registry-logger.js';
+export type { LaunchSelection } from './launch-resolution.js';
+export type { ResolvedModel, LoadFields } from './resolved-model.js';
+export type { ModelRecord, RecordByType, FlatSpec } from './model-record.js';
+export { ENGINE_TABLE, type EngineDefinition, type Requirement } from './engine-table.js';
+export { MODEL_TYPES, isModelType, registryFolder, type ModelType } from './model-type.js';

@@ -1,0 +1,274 @@
+import { HangarError } from '../errors/hangar-error.js';
+import { loadBuiltinCatalog, DEFAULT_BUILTIN_DIR, type BuiltinCatalog } from './builtin-catalog.js';
+import { specCacheStatus } from './cache-status.js';
+import { parseCustomDefinition, type BuiltinLlmLookup } from './custom-definition.js';
+import { CustomStore } from './custom-store.js';
+import { engineTable, type EngineParams } from './engine-matching.js';
+import { requiredExecutables, requiredPythonModules } from './engine-table.js';
+import type { EnvironmentFacts } from './environment-facts.js';
+import { resolveLaunch, type LaunchSelection } from './launch-resolution.js';
+import { specsOf, type LlmRecord, type ModelRecord, type TypedRecord } from './model-record.js';
+import { isModelType, MODEL_TYPES, type ModelType } from './model-type.js';
+import { existingModelUriPath } from './model-uri.js';
+import type { RegistryLogger } from './registry-logger.js';
+import type { ResolvedModel } from './resolved-model.js';
+
+export interface RegistryOptions {
+  /** The service's home folder: custom registrations live under `<home>/model/v2/`, weights under `<home>/cache/`. */
+  home: string;
+  env: EnvironmentFacts;
+  logger: RegistryLogger;
+  /** Where the built-in catalog is read from; the packaged one by default (tests point it elsewhere). */
+  builtinDir?: string;
+}
+
+export interface ListItem {
+  model_name: string;
+  is_builtin: boolean;
+  [key: string]: unknown;
+}
+
+export type EngineTable = Record<string, EngineParams[] | string>;
+
+type CustomCatalog = { [T in ModelType]: Map<string, ModelRecord> };
+
+const emptyCatalog = (): CustomCatalog =>
+  Object.fromEntries(MODEL_TYPES.map((t) => [t, new Map<string, ModelRecord>()])) as CustomCatalog;
+
+/**
+ * The launchable models: the built-in catalog plus the user's registrations, the
+ * engines that can run each one here, and the choice of engine and spec at launch
+ * (contract §2). Records handed out are copies; the registry's own never change
+ * outside `register`, `unregister` and `load`.
+ */
+export class Registry {
+  private builtins: BuiltinCatalog = emptyCatalog();
+  private customs: CustomCatalog = emptyCatalog();
+  /** Names being registered right now, so two concurrent registrations of one name cannot both pass the clash check. */
+  private readonly pending = new Set<string>();
+  private env: EnvironmentFacts;
+  private readonly store: CustomStore;
+  private readonly logger: RegistryLogger;
+  private readonly builtinDir: string;
+  private readonly home: string;
+  private readonly llmLookup: BuiltinLlmLookup = {
+    builtinLlm: (name) => this.builtins.LLM.get(name) as LlmRecord | undefined,
+    builtinLlms: () => this.builtins.LLM.values() as Iterable<LlmRecord>,
+  };
+
+  /** The Python modules the engine table asks about, for the caller's environment probe. */
+  static requiredPythonModules(): string[] {
+    return requiredPythonModules();
+  }
+
+  /** The programs the engine table asks about (looked up on the PATH). */
+  static requiredExecutables(): string[] {
+    return requiredExecutables();
+  }
+
+  /** Built-ins and the persisted registrations, loaded. */
+  static async open(options: RegistryOptions): Promise<Registry> {
+    const registry = new Registry(options);
+    await registry.load();
+    return registry;
+  }
+
+  /** An empty registry; `load()` fills it (`open` does both). */
+  constructor(options: RegistryOptions) {
+    this.home = options.home;
+    this.env = options.env;
+    this.logger = options.logger;
+    this.builtinDir = options.builtinDir ?? DEFAULT_BUILTIN_DIR;
+    this.store = new CustomStore(options.home, options.logger);
+  }
+
+  /**
+   * (Re)reads the built-in catalog (a bad built-in file throws: it is a bug) and every
+   * persisted registration (a bad one is a warning naming its file; the rest load).
+   */
+  async load(): Promise<void> {
+    this.builtins = await loadBuiltinCatalog(this.builtinDir);
+    const customs = emptyCatalog();
+    for (const { type, file, definition } of await this.store.loadAll()) {
+      const record = await this.loadStored(type, file, definition, customs);
+      if (record) customs[type].set(record.model_name, record);
+    }
+    this.customs = customs;
+    const count = MODEL_TYPES.reduce((n, t) => n + customs[t].size, 0);
+    this.logger.info({ customModels: count }, `Loaded the model catalog and ${count} custom registration(s)`);
+  }
+
+  /** The environment was probed again (e.g. after installing an engine). */
+  setEnvironment(env: EnvironmentFacts): void {
+    this.env = env;
+  }
+
+  /** Sorted by lower-cased name (contract §2); `detailed` adds the whole record and per-spec `cache_status`. */
+  async list(type: string, options: { detailed?: boolean } = {}): Promise<ListItem[]> {
+    const t = this.modelType(type);
+    const entries = [
+      ...[...this.builtins[t].values()].map((record) => ({ record, isBuiltin: true })),
+      ...[...this.customs[t].values()].map((record) => ({ record, isBuiltin: false })),
+    ].sort((a, b) => compareNames(a.record.model_name, b.record.model_name));
+    if (!options.detailed) return entries.map(({ record, isBuiltin }) => ({ model_name: record.model_name, is_builtin: isBuiltin }));
+    return Promise.all(entries.map(({ record, isBuiltin }) => this.detailed(t, record, isBuiltin)));
+  }
+
+  /** The flattened record; throws `registration_not_found` (404, contract §1). */
+  get(type: string, name: string): ModelRecord {
+    const t = this.modelType(type);
+    const record = this.find(t, name);
+    if (!record) throw new HangarError('registration_not_found', [name], { param: 'model_name' });
+    return structuredClone(record);
+  }
+
+  /** Whether `name` is a built-in of `type` (false for unknown names). */
+  isBuiltin(type: ModelType, name: string): boolean {
+    return this.builtins[type].has(name);
+  }
+
+  /** The `/v1/engines` table; `null` for an unknown type or name, which Xinference answers with 200 `null` (notes §3.9). */
+  engines(type: string, name: string): EngineTable | null {
+    if (!isModelType(type)) return null;
+    const record = this.find(type, name);
+    return record ? engineTable(typed(type, record), this.env) : null;
+  }
+
+  /**
+   * Registers a custom model from the body of `POST /v1/model_registrations/{type}`;
+   * `body.model` is the definition as a JSON string or an object. With `persist`
+   * the definition is written to disk first, and only a successful write makes it
+   * known: a registration whose file failed is not kept in memory either.
+   * Returns the normalised record.
+   */
+  async register(type: string, body: { model?: unknown }, persist: boolean): Promise<ModelRecord> {
+    const t = this.modelType(type);
+    if (body === null || typeof body !== 'object' || body.model === undefined) {
+      throw new HangarError('invalid_registration', ['model: is required: the model definition as a JSON string'], { param: 'model' });
+    }
+    const parsed = parseCustomDefinition(t, body.model, this.llmLookup);
+    const name = parsed.record.model_name;
+    const key = `${t}/${name}`;
+    if (this.builtins[t].has(name) || this.customs[t].has(name) || this.pending.has(key)) {
+      throw new HangarError('registration_conflict', [name], { param: 'model_name' });
+    }
+    this.pending.add(key);
+    try {
+      await checkModelUris(parsed);
+      if (persist) await this.store.save(t, name, parsed.record);
+      this.customs[t].set(name, parsed.record);
+    } finally {
+      this.pending.delete(key);
+    }
+    this.logger.info({ model_type: t, model_name: name, persist }, `Registered custom ${t} model ${name}`);
+    return structuredClone(parsed.record);
+  }
+
+  /** Removes a custom model and its file; built-ins: 400; unknown names: 404 (contract §2 fix). */
+  async unregister(type: string, name: string): Promise<void> {
+    const t = this.modelType(type);
+    if (this.builtins[t].has(name)) throw new HangarError('builtin_unregister', [name], { param: 'model_name' });
+    if (!this.customs[t].has(name)) throw new HangarError('registration_not_found', [name], { param: 'model_name' });
+    await this.store.remove(t, name);
+    this.customs[t].delete(name);
+    this.logger.info({ model_type: t, model_name: name }, `Unregistered custom ${t} model ${name}`);
+  }
+
+  /**
+   * Chooses engine and spec for a launch. A name that no type knows is 404
+   * `registration_not_found`, like every other lookup of a registration (Xinference
+   * says 400 "Model not found" here; contract §1 moves unknown registrations to 404).
+   * A name known under another type is 400 `model_type_mismatch`, which tells the
+   * user the `model_type` to send: launching an embedding model with the default
+   * type `LLM` is the common mistake.
+   */
+  resolve(selection: LaunchSelection): ResolvedModel {
+    if (!selection.model_name) throw new HangarError('missing_model_name', [], { param: 'model_name' });
+    const t = this.modelType(selection.model_type ?? 'LLM');
+    const name = selection.model_name;
+    const record = this.find(t, name);
+    if (!record) {
+      const other = MODEL_TYPES.find((candidate) => this.find(candidate, name) !== undefined);
+      if (other) throw new HangarError('model_type_mismatch', [name, other, t, other], { param: 'model_type' });
+      throw new HangarError('registration_not_found', [name], { param: 'model_name' });
+    }
+    return resolveLaunch(typed(t, record), selection, this.env);
+  }
+
+  private find(type: ModelType, name: string): ModelRecord | undefined {
+    return this.builtins[type].get(name) ?? this.customs[type].get(name);
+  }
+
+  private modelType(type: string): ModelType {
+    if (!isModelType(type)) throw new HangarError('unsupported_model_type', [type], { param: 'model_type' });
+    return type;
+  }
+
+  private async detailed(type: ModelType, record: ModelRecord, isBuiltin: boolean): Promise<ListItem> {
+    const copy = structuredClone(record) as unknown as ListItem & { model_specs?: Array<Record<string, unknown>> };
+    copy.is_builtin = isBuiltin;
+    if (type === 'flexible') {
+      // No specs; Xinference marks flexible items as cached.
+      copy.cache_status = await specCacheStatus(this.home, { model_uri: (record as { model_uri: string }).model_uri, model_id: null, model_hub: null, quantization: 'none' });
+      return copy;
+    }
+    const specs = specsOf(record);
+    copy.download_hubs = [...new Set(specs.flatMap((s) => (s.model_hub ? [s.model_hub] : [])))];
+    copy.model_specs = await Promise.all(specs.map(async (spec) => ({ ...spec, cache_status: await specCacheStatus(this.home, spec) })));
+    return copy;
+  }
+
+  /**
+   * A persisted registration goes through the same validation as a new one. It is
+   * skipped, with a warning naming the file, when it is invalid, when its file name
+   * is not `<model_name>.json` (unregister could not find it), or when a built-in now
+   * has its name. A `model_uri` that does not exist only warns: the disk may be
+   * mounted later, and the launch will say what is missing.
+   */
+  private async loadStored(type: ModelType, file: string, definition: unknown, loaded: CustomCatalog): Promise<ModelRecord | null> {
+    let parsed: TypedRecord;
+    try {
+      parsed = parseCustomDefinition(type, definition, this.llmLookup);
+    } catch (err) {
+      this.logger.warn({ file, err }, `Skipping custom model file ${file}: ${(err as Error).message}`);
+      return null;
+    }
+    const name = parsed.record.model_name;
+    if (!file.endsWith(`/${name}.json`)) {
+      this.logger.warn({ file }, `Skipping custom model file ${file}: it holds model_name ${name}; name the file ${name}.json`);
+      return null;
+    }
+    if (this.builtins[type].has(name) || loaded[type].has(name)) {
+      this.logger.warn({ file }, `Skipping custom model file ${file}: the name ${name} is already taken by a built-in ${type} model`);
+      return null;
+    }
+    try {
+      await checkModelUris(parsed);
+    } catch (err) {
+      this.logger.warn({ file, err }, `Custom model ${name} from ${file}: ${(err as Error).message}`);
+    }
+    return parsed.record;
+  }
+}
+
+function typed(type: ModelType, record: ModelRecord): TypedRecord {
+  return { type, record } as TypedRecord;
+}
+
+function compareNames(a: string, b: string): number {
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  if (x !== y) return x < y ? -1 : 1;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Every `model_uri` of a registration must be an absolute path or file:// URI that exists now (contract §2). */
+async function checkModelUris({ type, record }: TypedRecord): Promise<void> {
+  if (type === 'LLM' || type === 'embedding' || type === 'rerank') {
+    for (const [i, spec] of record.model_specs.entries()) {
+      if (spec.model_uri) await existingModelUriPath(spec.model_uri, `model_specs.${i}.model_uri`);
+    }
+  } else if (record.model_uri) {
+    await existingModelUriPath(record.model_uri, 'model_uri');
+  }
+}

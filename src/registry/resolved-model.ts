@@ -1,0 +1,36 @@
+import type { ModelType } from './model-type.js';
+
+/** Everything the supervisor needs to start a runtime for a registered model. */
+export interface ResolvedModel {
+  modelType: ModelType;
+  modelName: string;
+  /** The user-facing engine name, as in the engine table (`Transformers`, `sentence_transformers`, a launcher). */
+  engine: string;
+  /** The runtime's engine class (`engine` in the LOAD message). */
+  runtimeEngine: string;
+  abilities: string[];
+  /** The load spec fields of docs/runtime-protocol.md; `model_uri` is a local path, never a `file://` URI. */
+  load: LoadFields;
+  description: Record<string, unknown>;
+}
+
+export interface LoadFields {
+  model_uri?: string;
+  model_id?: string;
+  model_hub?: string;
+  model_revision?: string;
+  model_format?: string;
+  model_size_in_billions?: number | string;
+  quantization?: string;
+  /** gguf repositories hold one file per quantization. */
+  model_file_name_template?: string;
+  launcher?: string;
+  launcher_args: Record<string, unknown>;
+  /** LLM: what the runtime needs to format chats and stop generating. */
+  chat_template?: string;
+  stop?: string[];
+  stop_token_ids?: number[];
+  context_length?: number;
+  /** Image, audio, video: the family's engine defaults (`default_model_config`). */
+  model_config?: Record<string, unknown>;
+}

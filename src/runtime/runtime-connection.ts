@@ -1,0 +1,312 @@
+import { rm } from 'node:fs/promises';
+import { Router } from 'zeromq';
+import type { Logger } from '../logging/logger.js';
+import { ChunkQueue } from './chunk-queue.js';
+import { allocateEndpoints, type EndpointPair } from './endpoints.js';
+import type { LoadProgress, LoadSpec, ReadyInfo } from './runtime.js';
+import { RuntimeFailure, failureKind } from './runtime-failure.js';
+import { MessageType, PROTOCOL_VERSION, decodeMessage, encodeMessage, type Message, type MessageTypeCode } from './wire.js';
+
+interface PendingCall {
+  resolve: (value: unknown) => void;
+  reject: (error: RuntimeFailure) => void;
+}
+
+interface Handshake {
+  spec: LoadSpec;
+  onProgress: (p: LoadProgress) => void;
+  resolve: (info: ReadyInfo) => void;
+  reject: (error: RuntimeFailure) => void;
+  helloTimer: NodeJS.Timeout;
+}
+
+export interface ConnectionTimings {
+  heartbeatIntervalMs: number;
+  heartbeatTimeoutMs: number;
+  helloTimeoutMs: number;
+}
+
+/**
+ * The control plane's end of one runtime's two sockets (docs/runtime-protocol.md):
+ * handshake, the call-id map, streams, heartbeat, abort and shutdown. It knows
+ * nothing of processes; the launcher tells it when the process exits.
+ */
+export class RuntimeConnection {
+  private readonly data = new Router();
+  private readonly control = new Router();
+  private endpoints: EndpointPair | null = null;
+  private readonly identity: Buffer;
+  private readonly calls = new Map<number, PendingCall>();
+  private readonly streams = new Map<number, ChunkQueue<unknown>>();
+  private nextCallId = 1;
+  private handshake: Handshake | null = null;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private lastPong = 0;
+  private deadReason: string | null = null;
+  private readonly deathListeners: Array<(reason: string) => void> = [];
+  private closed = false;
+
+  constructor(
+    readonly replicaUid: string,
+    private readonly timings: ConnectionTimings,
+    private readonly logger: Logger,
+  ) {
+    this.identity = Buffer.from(replicaUid, 'utf8');
+    for (const socket of [this.data, this.control]) socket.linger = 0;
+  }
+
+  /** Binds both sockets and starts reading; returns the endpoints for the runtime's command line. */
+  async bind(runDir: string): Promise<{ data: string; control: string }> {
+    this.endpoints = allocateEndpoints(runDir);
+    await this.data.bind(this.endpoints.data);
+    await this.control.bind(this.endpoints.control);
+    void this.readLoop(this.data);
+    void this.readLoop(this.control);
+    return { data: this.data.lastEndpoint ?? this.endpoints.data, control: this.control.lastEndpoint ?? this.endpoints.control };
+  }
+
+  get address(): string {
+    return this.data.lastEndpoint ?? '';
+  }
+
+  /** Waits for HELLO, sends LOAD, and resolves on READY. */
+  load(spec: LoadSpec, onProgress: (p: LoadProgress) => void): Promise<ReadyInfo> {
+    if (this.deadReason) return Promise.reject(new RuntimeFailure('dead', this.deadReason));
+    return new Promise<ReadyInfo>((resolve, reject) => {
+      const helloTimer = setTimeout(
+        () => this.markDead(`the runtime did not say hello within ${this.timings.helloTimeoutMs} ms`),
+        this.timings.helloTimeoutMs,
+      );
+      this.handshake = { spec, onProgress, resolve, reject, helloTimer };
+    });
+  }
+
+  call(method: string, args: unknown[], kwargs: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
+    if (this.deadReason) return Promise.reject(new RuntimeFailure('dead', this.deadReason));
+    if (signal?.aborted) return Promise.reject(new RuntimeFailure('aborted', 'The request was aborted'));
+    const id = this.nextCallId++;
+    return new Promise((resolve, reject) => {
+      const onAbort = (): void => {
+        this.calls.delete(id);
+        this.send(this.control, MessageType.ABORT, { id });
+        reject(new RuntimeFailure('aborted', 'The request was aborted'));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.calls.set(id, {
+        resolve: (v) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(v);
+        },
+        reject: (e) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(e);
+        },
+      });
+      this.send(this.data, MessageType.CALL, { id, method, args, kwargs, stream: false });
+    });
+  }
+
+  stream(method: string, args: unknown[], kwargs: Record<string, unknown>): ChunkQueue<unknown> {
+    const id = this.nextCallId++;
+    // A consumer that stops early (client gone) aborts the generation in the runtime.
+    const queue = new ChunkQueue<unknown>(() => {
+      if (this.streams.delete(id)) this.send(this.control, MessageType.ABORT, { id });
+    });
+    if (this.deadReason) {
+      queue.fail(new RuntimeFailure('dead', this.deadReason));
+      return queue;
+    }
+    this.streams.set(id, queue);
+    this.send(this.data, MessageType.CALL, { id, method, args, kwargs, stream: true });
+    return queue;
+  }
+
+  onDeath(listener: (reason: string) => void): void {
+    this.deathListeners.push(listener);
+  }
+
+  get isDead(): boolean {
+    return this.deadReason !== null;
+  }
+
+  requestShutdown(): void {
+    this.send(this.control, MessageType.SHUTDOWN, {});
+  }
+
+  /**
+   * The runtime is gone (process exit, missed heartbeats, DEAD message) or is being
+   * stopped: every call in flight fails at once, and listeners hear about it once.
+   */
+  markDead(reason: string): void {
+    if (this.deadReason) return;
+    this.deadReason = reason;
+    this.stopHeartbeat();
+    const failure = new RuntimeFailure('dead', reason);
+    if (this.handshake) {
+      clearTimeout(this.handshake.helloTimer);
+      this.handshake.reject(failure);
+      this.handshake = null;
+    }
+    for (const call of this.calls.values()) call.reject(failure);
+    this.calls.clear();
+    for (const queue of this.streams.values()) queue.fail(failure);
+    this.streams.clear();
+    for (const listener of this.deathListeners) listener(reason);
+  }
+
+  /** Fails a pending handshake with a specific failure (cancel), then marks the connection dead. */
+  failLoad(failure: RuntimeFailure): void {
+    if (this.handshake) {
+      clearTimeout(this.handshake.helloTimer);
+      this.handshake.reject(failure);
+      this.handshake = null;
+    }
+    this.markDead(failure.message);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.markDead('the runtime was stopped');
+    this.data.close();
+    this.control.close();
+    await Promise.all((this.endpoints?.files ?? []).map((f) => rm(f, { force: true })));
+  }
+
+  private send(socket: Router, type: MessageTypeCode, body: Record<string, unknown>): void {
+    if (this.closed) return;
+    // A non-mandatory ROUTER queues or drops at once, so send never blocks; a
+    // failure here means the socket is closing and the death path handles it.
+    socket.send([this.identity, encodeMessage(type, body)]).catch((err: unknown) => {
+      this.logger.debug({ err, replica: this.replicaUid }, 'send to runtime failed');
+    });
+  }
+
+  private async readLoop(socket: Router): Promise<void> {
+    try {
+      for await (const [sender, frame] of socket) {
+        if (!sender || !frame || !sender.equals(this.identity)) {
+          this.logger.warn({ replica: this.replicaUid }, 'message from an unexpected peer ignored');
+          continue;
+        }
+        let message: Message;
+        try {
+          message = decodeMessage(frame);
+        } catch (err) {
+          this.logger.warn({ err, replica: this.replicaUid }, 'undecodable message from runtime ignored');
+          continue;
+        }
+        this.dispatch(message);
+      }
+    } catch (err) {
+      if (!this.closed) this.logger.warn({ err, replica: this.replicaUid }, 'runtime socket failed');
+    }
+  }
+
+  private dispatch({ type, body }: Message): void {
+    switch (type) {
+      case MessageType.HELLO:
+        return this.onHello(body);
+      case MessageType.PROGRESS:
+        this.handshake?.onProgress({
+          progress: Math.min(1, Math.max(0, Number(body.progress) || 0)),
+          stage: String(body.stage ?? 'load'),
+          message: String(body.message ?? ''),
+        });
+        return;
+      case MessageType.READY:
+        return this.onReady(body);
+      case MessageType.LOAD_FAILED:
+        if (this.handshake) {
+          const failure = new RuntimeFailure(body.kind === 'invalid' ? 'invalid' : 'internal', String(body.message ?? 'load failed'));
+          this.failLoad(failure);
+        }
+        return;
+      case MessageType.RESULT:
+        return this.settle(body, (call) => call.resolve(body.value));
+      case MessageType.ERROR:
+        return this.onError(body);
+      case MessageType.CHUNK:
+        this.streams.get(Number(body.id))?.push(body.value);
+        return;
+      case MessageType.END: {
+        const id = Number(body.id);
+        this.streams.get(id)?.end();
+        this.streams.delete(id);
+        return;
+      }
+      case MessageType.PONG:
+        this.lastPong = Date.now();
+        return;
+      case MessageType.DEAD:
+        return this.markDead(`the runtime's work loop died: ${String(body.message ?? '')}`);
+      default:
+        this.logger.warn({ replica: this.replicaUid, type }, 'unknown message type from runtime ignored');
+    }
+  }
+
+  private onHello(body: Record<string, unknown>): void {
+    const hs = this.handshake;
+    if (!hs) return;
+    clearTimeout(hs.helloTimer);
+    if (body.protocol !== PROTOCOL_VERSION) {
+      this.requestShutdown();
+      this.failLoad(new RuntimeFailure('internal', `runtime speaks protocol ${String(body.protocol)}, the control plane ${PROTOCOL_VERSION}`));
+      return;
+    }
+    this.startHeartbeat();
+    this.send(this.data, MessageType.LOAD, hs.spec as unknown as Record<string, unknown>);
+  }
+
+  private onReady(body: Record<string, unknown>): void {
+    const hs = this.handshake;
+    if (!hs) return;
+    this.handshake = null;
+    hs.resolve({
+      pid: Number(body.pid),
+      engine: String(body.engine ?? hs.spec.engine),
+      abilities: Array.isArray(body.abilities) ? body.abilities.map(String) : [],
+      description: (body.description && typeof body.description === 'object' ? body.description : {}) as Record<string, unknown>,
+    });
+  }
+
+  private onError(body: Record<string, unknown>): void {
+    const id = Number(body.id);
+    const failure = new RuntimeFailure(failureKind(body.kind), String(body.message ?? 'runtime error'));
+    const queue = this.streams.get(id);
+    if (queue) {
+      this.streams.delete(id);
+      queue.fail(failure);
+      return;
+    }
+    this.settle(body, (call) => call.reject(failure));
+  }
+
+  private settle(body: Record<string, unknown>, action: (call: PendingCall) => void): void {
+    const id = Number(body.id);
+    const call = this.calls.get(id);
+    // Absent: the caller aborted and stopped waiting; the late answer is dropped.
+    if (!call) return;
+    this.calls.delete(id);
+    action(call);
+  }
+
+  private startHeartbeat(): void {
+    this.lastPong = Date.now();
+    const beat = (): void => {
+      if (Date.now() - this.lastPong > this.timings.heartbeatTimeoutMs) {
+        this.markDead(`no heartbeat from the runtime for ${this.timings.heartbeatTimeoutMs} ms`);
+        return;
+      }
+      this.send(this.control, MessageType.PING, { ts: Date.now() });
+    };
+    beat();
+    this.heartbeat = setInterval(beat, this.timings.heartbeatIntervalMs);
+    this.heartbeat.unref();
+  }
+
+  private stopHeartbeat(): void {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
+  }
+}

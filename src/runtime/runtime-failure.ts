@@ -1,0 +1,32 @@
+/**
+ * How a runtime call or load can fail, as plain values the supervisor maps to HTTP
+ * errors. runtime/ knows nothing of HTTP, so it speaks in these kinds only.
+ */
+export type RuntimeFailureKind =
+  /** The engine rejected the input (ValueError and friends), or the model itself is bad. */
+  | 'invalid'
+  /** The engine failed for another reason. */
+  | 'internal'
+  /** The call was aborted before it finished. */
+  | 'aborted'
+  | 'unknown_method'
+  /** The runtime process is gone or stopped answering. */
+  | 'dead'
+  /** The launch was cancelled. */
+  | 'cancelled';
+
+export class RuntimeFailure extends Error {
+  constructor(
+    readonly kind: RuntimeFailureKind,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'RuntimeFailure';
+  }
+}
+
+const KINDS: ReadonlySet<string> = new Set(['invalid', 'internal', 'aborted', 'unknown_method', 'dead', 'cancelled']);
+
+export function failureKind(value: unknown): RuntimeFailureKind {
+  return typeof value === 'string' && KINDS.has(value) ? (value as RuntimeFailureKind) : 'internal';
+}

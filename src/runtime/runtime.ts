@@ -1,0 +1,69 @@
+import type { ChunkQueue } from './chunk-queue.js';
+
+/** What the control plane sends in LOAD (docs/runtime-protocol.md, "Handshake and load"). */
+export interface LoadSpec {
+  model_type: string;
+  model_name: string;
+  model_uid: string;
+  replica_uid: string;
+  engine: string;
+  model_uri?: string;
+  model_id?: string;
+  model_hub?: string;
+  model_format?: string;
+  model_size_in_billions?: number | string;
+  quantization?: string;
+  launcher?: string;
+  launcher_args: Record<string, unknown>;
+  engine_kwargs: Record<string, unknown>;
+  cache_dir?: string;
+}
+
+export interface ReadyInfo {
+  pid: number;
+  engine: string;
+  abilities: string[];
+  description: Record<string, unknown>;
+}
+
+export interface LoadProgress {
+  progress: number;
+  stage: string;
+  message: string;
+}
+
+export interface StartOptions {
+  replicaUid: string;
+  load: LoadSpec;
+  /** Extra environment for the runtime process (the launch's `envs`). */
+  envs: Record<string, string>;
+  /** GPUs this replica may use; empty means CPU only. */
+  gpuIndexes: number[];
+  onProgress: (progress: LoadProgress) => void;
+  /** Aborting it cancels the start: the process is killed and start() rejects with kind `cancelled`. */
+  signal: AbortSignal;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+/** One running runtime process, loaded and answering calls. */
+export interface Runtime {
+  readonly replicaUid: string;
+  readonly pid: number;
+  /** Where the control plane reaches it (the data endpoint). */
+  readonly address: string;
+  readonly ready: ReadyInfo;
+  call(method: string, args: unknown[], kwargs: Record<string, unknown>, options?: CallOptions): Promise<unknown>;
+  stream(method: string, args: unknown[], kwargs: Record<string, unknown>): ChunkQueue<unknown>;
+  /** Called once when the runtime dies without being asked to stop. */
+  onDeath(listener: (reason: string) => void): void;
+  /** Ask it to stop, escalate to signals, and resolve when the process is gone. */
+  terminate(): Promise<void>;
+}
+
+/** Places and starts runtimes: locally as child processes, or (later) on a cluster. */
+export interface RuntimeLauncher {
+  start(options: StartOptions): Promise<Runtime>;
+}

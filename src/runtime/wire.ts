@@ -1,0 +1,48 @@
+import { decode, encode } from '@msgpack/msgpack';
+
+/**
+ * Message types of runtime protocol v1 (docs/runtime-protocol.md). One frame per
+ * message: byte 0 is the type, the rest one msgpack map.
+ */
+export const PROTOCOL_VERSION = 1;
+
+export const MessageType = {
+  HELLO: 0x01,
+  LOAD: 0x02,
+  PROGRESS: 0x03,
+  READY: 0x04,
+  LOAD_FAILED: 0x05,
+  CALL: 0x10,
+  RESULT: 0x11,
+  CHUNK: 0x12,
+  END: 0x13,
+  ERROR: 0x14,
+  PING: 0x20,
+  PONG: 0x21,
+  ABORT: 0x22,
+  SHUTDOWN: 0x23,
+  DEAD: 0x24,
+} as const;
+export type MessageTypeCode = (typeof MessageType)[keyof typeof MessageType];
+
+export interface Message {
+  type: number;
+  body: Record<string, unknown>;
+}
+
+export function encodeMessage(type: MessageTypeCode, body: Record<string, unknown>): Buffer {
+  const payload = encode(body, { ignoreUndefined: true });
+  const frame = Buffer.allocUnsafe(payload.byteLength + 1);
+  frame[0] = type;
+  frame.set(payload, 1);
+  return frame;
+}
+
+export function decodeMessage(frame: Buffer): Message {
+  if (frame.length < 1) throw new Error('empty frame');
+  const body = decode(frame.subarray(1));
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new Error(`message body of type 0x${frame[0]!.toString(16)} is not a map`);
+  }
+  return { type: frame[0]!, body: body as Record<string, unknown> };
+}

@@ -1,0 +1,60 @@
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.js';
+import type { Config } from './config/config.js';
+import type { Logger } from './logging/logger.js';
+import { Registry } from './registry/index.js';
+import { probeEnvironment } from './runtime/environment-probe.js';
+import { LocalLauncher } from './runtime/local-launcher.js';
+import { Supervisor } from './supervisor/supervisor.js';
+import { version } from './version.js';
+
+export interface RunningService {
+  app: FastifyInstance;
+  supervisor: Supervisor;
+  /** `http://host:port` the server listens on. */
+  url: string;
+  /** Stops taking requests, then stops every runtime and waits for the processes to be gone. */
+  close(): Promise<void>;
+}
+
+/** Composes the embedded default service: local runtimes, state under the home folder. */
+export async function startService(config: Config, logger: Logger): Promise<RunningService> {
+  const startedAt = Date.now();
+  await mkdir(config.home, { recursive: true });
+  if (!existsSync(config.python)) {
+    logger.error({ python: config.python }, 'the runtime Python environment is missing; run `npm run setup` (or set HANGAR_PYTHON). Launches will fail until it exists.');
+  }
+  const env = await probeEnvironment(config.python, Registry.requiredPythonModules(), Registry.requiredExecutables());
+  logger.info({ modules: [...env.pythonModules], executables: [...env.executables], gpus: env.gpuCount }, 'runtime environment probed');
+
+  const registry = await Registry.open({ home: config.home, env, logger });
+  const launcher = new LocalLauncher({
+    python: config.python,
+    runtimeRoot: config.runtimeRoot,
+    home: config.home,
+    timings: config.lifecycle,
+    logger,
+  });
+  const supervisor = new Supervisor({
+    resolver: registry,
+    launcher,
+    gpuCount: env.gpuCount,
+    cacheDir: path.join(config.home, 'cache'),
+    logger,
+  });
+  const app = await buildApp({ logger, registry, supervisor, gpuCount: env.gpuCount, version, startedAt });
+  const url = await app.listen({ host: config.host, port: config.port });
+
+  let closing: Promise<void> | null = null;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      await app.close();
+      await supervisor.shutdown();
+    })();
+    return closing;
+  };
+  return { app, supervisor, url, close };
+}

@@ -1,0 +1,34 @@
+import { HangarError } from '../errors/hangar-error.js';
+import { RuntimeFailure } from '../runtime/runtime-failure.js';
+import type { ModelInstance } from './model-instance.js';
+
+/** A failed launch as the contract answers it (§3.1): 400 bad model, 499 cancelled, 500 otherwise. */
+export function launchFailure(instance: ModelInstance, cause: unknown): HangarError {
+  if (cause instanceof HangarError) return cause;
+  const name = instance.resolved.modelName;
+  if (cause instanceof RuntimeFailure) {
+    if (cause.kind === 'invalid') return new HangarError('model_load_invalid', [name, cause.message], { cause });
+    if (cause.kind === 'cancelled') return new HangarError('launch_cancelled', [instance.uid], { cause });
+    return new HangarError('model_load_failed', [name, cause.message], { cause });
+  }
+  return new HangarError('model_load_failed', [name, cause instanceof Error ? cause.message : String(cause)], { cause });
+}
+
+/** A failed call: the engine's own words, with the status its kind deserves. */
+export function callFailure(instance: ModelInstance, cause: unknown): HangarError {
+  if (cause instanceof HangarError) return cause;
+  if (cause instanceof RuntimeFailure) {
+    switch (cause.kind) {
+      case 'invalid':
+      case 'unknown_method':
+        return new HangarError('inference_invalid_input', [cause.message], { cause });
+      case 'dead':
+      case 'cancelled':
+      case 'aborted':
+        return new HangarError('runtime_unavailable', [instance.uid, cause.message], { cause });
+      case 'internal':
+        return new HangarError('inference_failed', [cause.message], { cause });
+    }
+  }
+  return new HangarError('inference_failed', [cause instanceof Error ? cause.message : String(cause)], { cause });
+}

@@ -1,0 +1,27 @@
+import type { LoadSpec } from '../runtime/runtime.js';
+import type { ModelInstance } from './model-instance.js';
+import type { Replica } from './replica.js';
+
+/** The LOAD message for one replica (docs/runtime-protocol.md): the resolved model plus the launch's own choices. */
+export function buildLoadSpec(instance: ModelInstance, replica: Replica, cacheDir: string): LoadSpec {
+  const { resolved, request } = instance;
+  const load = resolved.load;
+  return {
+    model_type: resolved.modelType,
+    model_name: resolved.modelName,
+    model_uid: instance.uid,
+    replica_uid: replica.uid,
+    engine: resolved.runtimeEngine,
+    // `model_path` (launch from a local folder) wins over the registered location.
+    model_uri: request.model_path ?? load.model_uri,
+    model_id: load.model_id,
+    model_hub: load.model_hub,
+    model_format: load.model_format,
+    model_size_in_billions: load.model_size_in_billions,
+    quantization: load.quantization,
+    launcher: load.launcher,
+    launcher_args: load.launcher_args ?? {},
+    engine_kwargs: request.engine_kwargs,
+    cache_dir: cacheDir,
+  };
+}

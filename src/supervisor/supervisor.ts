@@ -1,0 +1,254 @@
+import { existsSync } from 'node:fs';
+import { HangarError } from '../errors/hangar-error.js';
+import type { Logger } from '../logging/logger.js';
+import type { ModelType, ResolvedModel } from '../registry/index.js';
+import type { Runtime, RuntimeLauncher } from '../runtime/runtime.js';
+import { RuntimeFailure } from '../runtime/runtime-failure.js';
+import { allocateGpus } from './gpu-allocation.js';
+import { buildLoadSpec } from './load-spec.js';
+import { launchKey, type LaunchRequest } from './launch-request.js';
+import { ModelInstance } from './model-instance.js';
+import { suffixedUid, validateModelUid } from './model-uid.js';
+import { Replica } from './replica.js';
+import { callFailure, launchFailure } from './failure-mapping.js';
+
+/** What the supervisor needs from the registry: turn a launch into a runnable model. */
+export interface ModelResolver {
+  resolve(query: {
+    model_type: ModelType;
+    model_name: string;
+    model_engine?: string | undefined;
+    model_format?: string | undefined;
+    model_size_in_billions?: number | string | undefined;
+    quantization?: string | undefined;
+  }): ResolvedModel;
+}
+
+export interface SupervisorOptions {
+  resolver: ModelResolver;
+  launcher: RuntimeLauncher;
+  gpuCount: number;
+  cacheDir: string;
+  logger: Logger;
+}
+
+export interface CallTarget {
+  uid: string;
+  /** The route asking, for error messages (e.g. `/v1/flexible/infers`). */
+  route: string;
+  /** Model types the route serves. */
+  types: readonly ModelType[];
+}
+
+export interface CallResult {
+  value: unknown;
+  /** The replica that answered (`<uid>-<n>`). */
+  replica: string;
+  /** Time spent waiting for the runtime, so the HTTP layer can report its own overhead. */
+  runtimeMs: number;
+}
+
+/**
+ * The instance table and every lifecycle change: launch, terminate, cancel, and
+ * routing calls to replicas. One record per instance (ModelInstance); the table is
+ * the only map keyed by uid.
+ */
+export class Supervisor {
+  private readonly instances = new Map<string, ModelInstance>();
+  private shuttingDown = false;
+
+  constructor(private readonly options: SupervisorOptions) {}
+
+  /**
+   * Launch (contract §3.1). The record enters the table before the first await, so a
+   * concurrent identical launch finds it and waits for the same processes.
+   */
+  async launch(request: LaunchRequest, waitReady: boolean): Promise<string> {
+    if (request.model_uid !== undefined) validateModelUid(request.model_uid);
+    if (this.shuttingDown) throw new HangarError('runtime_unavailable', [request.model_name, 'the server is shutting down']);
+    const resolved = this.options.resolver.resolve(request);
+    if (request.model_path !== undefined && !existsSync(request.model_path)) {
+      throw new HangarError('model_path_not_found', [request.model_path], { param: 'model_path' });
+    }
+    const gpuPlan = allocateGpus(request, this.options.gpuCount);
+
+    const uid = request.model_uid ?? this.defaultUid(request.model_name);
+    const key = launchKey(request);
+    const existing = this.instances.get(uid);
+    if (existing?.isActive) {
+      if (existing.key !== key || existing.state === 'TERMINATING') throw new HangarError('model_uid_conflict', [uid], { param: 'model_uid' });
+      if (waitReady) await existing.launched;
+      return uid;
+    }
+
+    const replicas = gpuPlan.map((gpus, i) => new Replica(i, `${uid}-${i}`, gpus));
+    const instance = new ModelInstance(uid, request, key, resolved, replicas);
+    this.instances.set(uid, instance);
+    instance.events.add('INFO', 'Launch model');
+    instance.launched = this.startReplicas(instance);
+    if (waitReady) await instance.launched;
+    else instance.launched.catch(() => {});
+    return uid;
+  }
+
+  private defaultUid(modelName: string): string {
+    return this.instances.get(modelName)?.isActive ? suffixedUid(modelName) : modelName;
+  }
+
+  private async startReplicas(instance: ModelInstance): Promise<void> {
+    const { launcher, cacheDir, logger } = this.options;
+    const signal = instance.launchAbort.signal;
+    const results = await Promise.allSettled(
+      instance.replicas.map(async (replica) => {
+        const runtime = await launcher.start({
+          replicaUid: replica.uid,
+          load: buildLoadSpec(instance, replica, cacheDir),
+          envs: instance.request.envs,
+          gpuIndexes: replica.gpuIndexes,
+          signal,
+          onProgress: (p) => {
+            replica.progress = p.progress;
+          },
+        });
+        replica.runtime = runtime;
+        replica.progress = 1;
+        replica.transition('READY');
+        return runtime;
+      }),
+    );
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (!failed && instance.state === 'CREATING') {
+      for (const replica of instance.replicas) this.watchDeath(instance, replica);
+      instance.transition('READY', 'Model is ready');
+      logger.info({ model_uid: instance.uid, replicas: instance.replicas.length }, 'model ready');
+      return;
+    }
+    // Roll back completely: every replica that did start is stopped, the uid is free.
+    instance.launchAbort.abort();
+    await Promise.all(results.map((r) => (r.status === 'fulfilled' ? r.value.terminate() : undefined)));
+    const cause = failed?.reason ?? new RuntimeFailure('cancelled', 'The launch was cancelled');
+    const error = launchFailure(instance, cause);
+    for (const replica of instance.replicas) {
+      if (replica.status === 'CREATING' || replica.status === 'READY') replica.transition('ERROR', error.message);
+    }
+    if (instance.state === 'CREATING') instance.transition('ERROR', error.message);
+    logger.warn({ model_uid: instance.uid, code: error.code }, `launch failed: ${error.message}`);
+    throw error;
+  }
+
+  private watchDeath(instance: ModelInstance, replica: Replica): void {
+    replica.runtime?.onDeath((reason) => {
+      if (replica.status !== 'READY') return; // stopped on purpose
+      replica.transition('ERROR', reason);
+      instance.events.add('ERROR', `Replica ${replica.uid} died: ${reason}`);
+      this.options.logger.error({ model_uid: instance.uid, replica: replica.uid }, `runtime died: ${reason}`);
+      if (instance.state === 'READY' && instance.replicas.every((r) => r.status !== 'READY')) {
+        instance.transition('ERROR', `Every replica of ${instance.uid} is gone`);
+      }
+    });
+  }
+
+  /** Terminate (contract §3): a launch in progress is cancelled first; resolves when every process is gone. */
+  async terminate(uid: string): Promise<void> {
+    const instance = this.require(uid);
+    if (instance.state === 'TERMINATING') {
+      await this.whenGone(instance);
+      return;
+    }
+    if (instance.state === 'CREATING') {
+      instance.launchAbort.abort();
+      await instance.launched.catch(() => {});
+    }
+    if (this.instances.get(uid) !== instance) return;
+    instance.transition('TERMINATING', 'Terminate model');
+    const runtimes = instance.replicas.map((r) => r.runtime).filter((r): r is Runtime => r !== null);
+    for (const replica of instance.replicas) if (replica.status === 'READY') replica.transition('TERMINATING');
+    await Promise.all(runtimes.map((r) => r.terminate()));
+    for (const replica of instance.replicas) if (replica.status === 'TERMINATING') replica.transition('TERMINATED');
+    instance.transition('TERMINATED');
+    this.instances.delete(uid);
+  }
+
+  private async whenGone(instance: ModelInstance): Promise<void> {
+    const deadline = Date.now() + 30_000;
+    while (this.instances.get(instance.uid) === instance && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** Cancel a launch in progress (contract §3); the instance ends in ERROR. A finished launch is left alone. */
+  async cancel(uid: string): Promise<void> {
+    const instance = this.require(uid);
+    if (instance.state !== 'CREATING') return;
+    instance.launchAbort.abort();
+    await instance.launched.catch(() => {});
+  }
+
+  /** READY models, for GET /v1/models. */
+  listReady(): ModelInstance[] {
+    return this.sorted().filter((i) => i.state === 'READY');
+  }
+
+  listInstances(filter: { model_uid?: string | undefined; model_name?: string | undefined }): ModelInstance[] {
+    const all = this.sorted().filter((i) => i.state !== 'TERMINATED');
+    if (filter.model_uid) return all.filter((i) => i.uid === filter.model_uid);
+    if (filter.model_name) return all.filter((i) => i.resolved.modelName === filter.model_name);
+    return all;
+  }
+
+  private sorted(): ModelInstance[] {
+    return [...this.instances.values()].sort((a, b) => (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0));
+  }
+
+  /** The instance of a uid, or 404. */
+  require(uid: string): ModelInstance {
+    const instance = this.instances.get(uid);
+    if (!instance) throw new HangarError('model_not_found', [uid], { param: 'model' });
+    return instance;
+  }
+
+  /** The instance a call may go to: it exists, has the right type, and is ready. */
+  private callable(target: CallTarget): ModelInstance {
+    const instance = this.require(target.uid);
+    const type = instance.resolved.modelType;
+    if (!target.types.includes(type)) {
+      throw new HangarError('wrong_model_type', [target.uid, type, target.route, target.types.join(' or ')], { param: 'model' });
+    }
+    if (instance.state === 'CREATING') {
+      throw new HangarError('model_loading', [target.uid], { headers: { 'retry-after': '5' } });
+    }
+    if (instance.state !== 'READY') {
+      throw new HangarError('runtime_unavailable', [target.uid, instance.errorMessage ?? instance.state.toLowerCase()]);
+    }
+    return instance;
+  }
+
+  /** One request/reply call into a replica, round robin, honouring `request_limits`. */
+  async call(target: CallTarget, method: string, args: unknown[], kwargs: Record<string, unknown>, signal?: AbortSignal): Promise<CallResult> {
+    const instance = this.callable(target);
+    const limit = instance.request.request_limits ?? null;
+    const replica = instance.pickReplica(limit);
+    if (!replica?.runtime) {
+      if (limit !== null) throw new HangarError('request_limit_reached', [limit, instance.uid]);
+      throw new HangarError('runtime_unavailable', [instance.uid, 'no replica is ready']);
+    }
+    replica.inFlight++;
+    const started = performance.now();
+    try {
+      const value = await replica.runtime.call(method, args, kwargs, signal ? { signal } : {});
+      return { value, replica: replica.uid, runtimeMs: performance.now() - started };
+    } catch (err) {
+      const error = callFailure(instance, err);
+      instance.events.add('ERROR', `${target.route}: ${error.message}`);
+      throw error;
+    } finally {
+      replica.inFlight--;
+    }
+  }
+
+  /** Stops every model; used when the server shuts down. */
+  async shutdown(): Promise<void> {
+    this.shuttingDown = true;
+    await Promise.all([...this.instances.keys()].map((uid) => this.terminate(uid).catch(() => {})));
+  }
+}

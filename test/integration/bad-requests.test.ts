@@ -1,0 +1,138 @@
+import { readdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { trainSklearnModel } from './harness/fixtures.js';
+import { client, request } from './harness/http.js';
+import { runtimePids } from './harness/processes.js';
+import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
+
+interface Case {
+  name: string;
+  method: 'GET' | 'POST' | 'DELETE';
+  path: string;
+  body?: unknown;
+  status: number;
+  /** Words the message must contain (the field or name at fault). */
+  mentions: string[];
+  code?: string;
+  param?: string;
+}
+
+async function listFiles(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) out.push(path.join(entry.parentPath, entry.name));
+  }
+  return out;
+}
+
+describe('bad requests get a clear error and leave nothing behind', () => {
+  let server: TestServer;
+  let work: string;
+  let goodModel: string;
+  let corruptModel: string;
+  const long = 'u'.repeat(101);
+
+  beforeAll(async () => {
+    work = await makeHome('hangar-fixtures-');
+    goodModel = trainSklearnModel(work).modelPath;
+    corruptModel = path.join(work, 'corrupt.joblib');
+    await writeFile(corruptModel, 'this is not a joblib file');
+    server = await startServer();
+    const api = client(server.url);
+    for (const [name, uri] of [['good-clf', goodModel], ['corrupt-clf', corruptModel]]) {
+      const res = await api.post('/v1/model_registrations/flexible', { model: JSON.stringify({ model_name: name, model_uri: uri, launcher: 'sklearn' }), persist: true });
+      expect(res.status, res.text).toBe(200);
+    }
+    expect((await api.post('/v1/models', { model_name: 'good-clf', model_type: 'flexible', model_uid: 'good' })).status).toBe(200);
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    await removeHome(server.home);
+    await removeHome(work);
+  });
+
+  const flex = (def: Record<string, unknown>) => ({ model: JSON.stringify(def), persist: true });
+  const cases = (): Case[] => [
+    { name: 'launch without model_name', method: 'POST', path: '/v1/models', body: { model_type: 'flexible' }, status: 400, mentions: ['model_name'], param: 'model_name' },
+    { name: 'LLM launch without engine', method: 'POST', path: '/v1/models', body: { model_name: 'qwen2.5-instruct' }, status: 400, mentions: ['model_engine'], code: 'missing_model_engine' },
+    { name: 'launch of an unknown type', method: 'POST', path: '/v1/models', body: { model_name: 'x', model_type: 'hologram' }, status: 400, mentions: ['Unsupported model type: hologram'] },
+    { name: 'registrations of an unknown type', method: 'GET', path: '/v1/model_registrations/hologram', status: 400, mentions: ['hologram'], code: 'unsupported_model_type' },
+    { name: 'uid with a slash', method: 'POST', path: '/v1/models', body: { model_name: 'good-clf', model_type: 'flexible', model_uid: 'a/b' }, status: 400, mentions: ['model UID', '/'], param: 'model_uid' },
+    { name: 'uid of 101 characters', method: 'POST', path: '/v1/models', body: { model_name: 'good-clf', model_type: 'flexible', model_uid: long }, status: 400, mentions: ['model UID', '101'] },
+    { name: 'empty uid', method: 'POST', path: '/v1/models', body: { model_name: 'good-clf', model_type: 'flexible', model_uid: '' }, status: 400, mentions: ['model UID'] },
+    { name: 'describe unknown uid', method: 'GET', path: '/v1/models/nope', status: 404, mentions: ['nope'], code: 'model_not_found' },
+    { name: 'terminate unknown uid', method: 'DELETE', path: '/v1/models/nope', status: 404, mentions: ['nope'] },
+    { name: 'progress of unknown uid', method: 'GET', path: '/v1/models/nope/progress', status: 404, mentions: ['nope'] },
+    { name: 'cancel unknown uid', method: 'POST', path: '/v1/models/nope/cancel', status: 404, mentions: ['nope'] },
+    { name: 'replicas of unknown uid', method: 'GET', path: '/v1/models/nope/replicas', status: 404, mentions: ['nope'] },
+    { name: 'events of unknown uid', method: 'GET', path: '/v1/models/nope/events', status: 404, mentions: ['nope'] },
+    { name: 'infer on unknown uid', method: 'POST', path: '/v1/flexible/infers', body: { model: 'nope', args: [] }, status: 404, mentions: ['nope'] },
+    { name: 'malformed JSON on launch', method: 'POST', path: '/v1/models', body: '{"model_name": ', status: 400, mentions: ['JSON'], code: 'invalid_json' },
+    { name: 'malformed JSON on register', method: 'POST', path: '/v1/model_registrations/flexible', body: '{oops}', status: 400, mentions: ['JSON'], code: 'invalid_json' },
+    { name: 'replica of the wrong type', method: 'POST', path: '/v1/models', body: { model_name: 'good-clf', model_type: 'flexible', replica: 'two' }, status: 400, mentions: ['replica'], param: 'replica' },
+    { name: 'n_gpu neither auto, int nor null', method: 'POST', path: '/v1/models', body: { model_name: 'good-clf', model_type: 'flexible', n_gpu: 'all' }, status: 400, mentions: ['n_gpu'], param: 'n_gpu' },
+    { name: 'negative request_limits', method: 'POST', path: '/v1/models', body: { model_name: 'good-clf', model_type: 'flexible', request_limits: -1 }, status: 400, mentions: ['request_limits'] },
+    { name: 'envs of the wrong type', method: 'POST', path: '/v1/models', body: { model_name: 'good-clf', model_type: 'flexible', envs: ['A=1'] }, status: 400, mentions: ['envs'] },
+    { name: 'more GPUs than the machine has', method: 'POST', path: '/v1/models', body: { model_name: 'good-clf', model_type: 'flexible', n_gpu: 64 }, status: 400, mentions: ['n_gpu'] },
+    { name: 'gpu_idx not a multiple of replica', method: 'POST', path: '/v1/models', body: { model_name: 'good-clf', model_type: 'flexible', replica: 2, gpu_idx: [0] }, status: 400, mentions: ['multiple of replica'] },
+    { name: 'model_path that does not exist', method: 'POST', path: '/v1/models', body: { model_name: 'good-clf', model_type: 'flexible', model_path: '/nonexistent/model' }, status: 400, mentions: ['/nonexistent/model'] },
+    { name: 'launch of an unknown model name', method: 'POST', path: '/v1/models', body: { model_name: 'no-such-model', model_type: 'flexible' }, status: 404, mentions: ['no-such-model'] },
+    { name: 'launch of an unusable engine', method: 'POST', path: '/v1/models', body: { model_name: 'qwen2.5-instruct', model_engine: 'NoSuchEngine' }, status: 400, mentions: ['NoSuchEngine'] },
+    { name: 'uid taken with other parameters', method: 'POST', path: '/v1/models', body: { model_name: 'good-clf', model_type: 'flexible', model_uid: 'good', replica: 3 }, status: 409, mentions: ['good'], code: 'model_uid_conflict' },
+    { name: 'model_uri that does not exist', method: 'POST', path: '/v1/model_registrations/flexible', body: flex({ model_name: 'ghost', model_uri: '/nowhere/model.joblib', launcher: 'sklearn' }), status: 400, mentions: ['/nowhere/model.joblib'] },
+    { name: 'relative model_uri', method: 'POST', path: '/v1/model_registrations/flexible', body: flex({ model_name: 'rel', model_uri: 'models/x.joblib', launcher: 'sklearn' }), status: 400, mentions: ['models/x.joblib'] },
+    { name: 'duplicate registration name', method: 'POST', path: '/v1/model_registrations/flexible', body: flex({ model_name: 'good-clf', model_uri: goodModel, launcher: 'sklearn' }), status: 409, mentions: ['good-clf'] },
+    { name: 'registration clashing with a built-in', method: 'POST', path: '/v1/model_registrations/embedding', body: flex({ model_name: 'bge-small-en-v1.5', dimensions: 4, max_tokens: 8, language: ['en'], model_specs: [{ model_format: 'pytorch', model_uri: work, quantization: 'none' }] }), status: 409, mentions: ['bge-small-en-v1.5'] },
+    { name: 'registration name with a slash', method: 'POST', path: '/v1/model_registrations/flexible', body: flex({ model_name: 'bad/name', model_uri: goodModel, launcher: 'sklearn' }), status: 400, mentions: ['bad/name'] },
+    { name: 'launcher_args that are not JSON', method: 'POST', path: '/v1/model_registrations/flexible', body: flex({ model_name: 'badargs', model_uri: goodModel, launcher: 'sklearn', launcher_args: '{nope' }), status: 400, mentions: ['launcher args'] },
+    { name: 'register without a model field', method: 'POST', path: '/v1/model_registrations/flexible', body: { persist: true }, status: 400, mentions: ['model'] },
+    { name: 'unregister a built-in', method: 'DELETE', path: '/v1/model_registrations/LLM/qwen2.5-instruct', status: 400, mentions: ['qwen2.5-instruct'] },
+    { name: 'unregister an unknown name', method: 'DELETE', path: '/v1/model_registrations/flexible/never-there', status: 404, mentions: ['never-there'] },
+    { name: 'get an unknown registration', method: 'GET', path: '/v1/model_registrations/LLM/never-there', status: 404, mentions: ['never-there'] },
+    { name: 'infer args that are not a list', method: 'POST', path: '/v1/flexible/infers', body: { model: 'good', args: 'rows' }, status: 400, mentions: ['args'] },
+    { name: 'infer input of the wrong shape', method: 'POST', path: '/v1/flexible/infers', body: { model: 'good', args: [[[1, 2]]] }, status: 400, mentions: ['feature'] },
+    { name: 'infer with an unknown sklearn method', method: 'POST', path: '/v1/flexible/infers', body: { model: 'good', args: [[[1, 2, 3]]], method: 'explode' }, status: 400, mentions: ['explode'] },
+    { name: 'unknown route', method: 'GET', path: '/v1/nowhere', status: 404, mentions: ['/v1/nowhere'], code: 'route_not_found' },
+  ];
+
+  it('answers each with the right status, the error shape and a message naming the problem', async () => {
+    const all = cases();
+    expect(all.length).toBeGreaterThanOrEqual(25);
+    for (const c of all) {
+      const res = await request(server.url, c.method, c.path, c.body);
+      expect(res.status, `${c.name}: ${res.text}`).toBe(c.status);
+      expect(res.body.detail, c.name).toBe(res.body.error.message);
+      expect(typeof res.body.error.code, c.name).toBe('string');
+      expect(res.headers.get('x-request-id'), c.name).toBeTruthy();
+      for (const word of c.mentions) expect(res.body.detail, c.name).toContain(word);
+      if (c.code) expect(res.body.error.code, c.name).toBe(c.code);
+      if (c.param) expect(res.body.error.param, c.name).toBe(c.param);
+    }
+  });
+
+  it('rolls back a launch of a corrupt model file completely', async () => {
+    const api = client(server.url);
+    const before = await runtimePids(server.home);
+    const res = await api.post('/v1/models', { model_name: 'corrupt-clf', model_type: 'flexible', model_uid: 'broken' });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.error.code).toBe('model_load_invalid');
+    expect(res.body.detail).toContain('corrupt-clf');
+    expect(await runtimePids(server.home)).toEqual(before);
+    const instance = (await api.get('/v1/models/instances?model_uid=broken')).body;
+    expect(instance[0]?.status).toBe('ERROR');
+    // The uid is free again: a good model can take it.
+    expect((await api.post('/v1/models', { model_name: 'good-clf', model_type: 'flexible', model_uid: 'broken' })).status).toBe(200);
+    expect((await api.delete('/v1/models/broken')).status).toBe(200);
+  });
+
+  it('still serves, with no stray process or half-written file', async () => {
+    const api = client(server.url);
+    expect((await api.get('/status')).status).toBe(200);
+    expect((await api.post('/v1/flexible/infers', { model: 'good', args: [[[0, 0, 0]]] })).status).toBe(200);
+    expect(await runtimePids(server.home)).toHaveLength(1);
+    const files = await listFiles(path.join(server.home, 'model'));
+    expect(files.map((f) => path.basename(f)).sort()).toEqual(['corrupt-clf.json', 'good-clf.json']);
+  });
+});

@@ -1,0 +1,43 @@
+import { readFileSync } from 'node:fs';
+
+/**
+ * Whether a process with this pid is running. A zombie counts as gone: it has exited
+ * and only waits for a parent that may never reap it (a re-parented orphan in a
+ * container whose pid 1 does not reap).
+ */
+export function isAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The state follows the parenthesised command name, which may itself hold spaces.
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+/** Polls `check` every 100 ms until it is true or `ms` pass; returns the last answer. */
+export async function waitFor(check: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Pids of live `hangar_runtime` processes whose command line mentions `marker` (e.g. the test's home folder). */
+export async function runtimePids(marker: string): Promise<number[]> {
+  const { readdir, readFile } = await import('node:fs/promises');
+  const pids: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = (await readFile(`/proc/${entry}/cmdline`, 'utf8')).split('\0').join(' ');
+      if (cmdline.includes('hangar_runtime') && cmdline.includes(marker) && isAlive(Number(entry))) pids.push(Number(entry));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return pids;
+}

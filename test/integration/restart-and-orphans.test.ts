@@ -1,0 +1,79 @@
+import { existsSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { trainSklearnModel, writePythonLauncher } from './harness/fixtures.js';
+import { client } from './harness/http.js';
+import { isAlive, runtimePids, waitFor } from './harness/processes.js';
+import { makeHome, removeHome, startServer } from './harness/server.js';
+
+describe('state across restarts, and no orphans', () => {
+  let work: string;
+  let launcherFile: string;
+  let modelPath: string;
+
+  beforeAll(async () => {
+    work = await makeHome('hangar-fixtures-');
+    launcherFile = await writePythonLauncher(work);
+    modelPath = trainSklearnModel(work).modelPath;
+  });
+  afterAll(async () => removeHome(work));
+
+  it('keeps persisted custom registrations across a restart; unregister removes the file', async () => {
+    const home = await makeHome();
+    try {
+      let server = await startServer({ home });
+      let api = client(server.url);
+      const definition = { model_name: 'kept-scaler', model_uri: launcherFile, launcher: 'python', launcher_args: '{"scale": 2}' };
+      expect((await api.post('/v1/model_registrations/flexible', { model: JSON.stringify(definition), persist: true })).status).toBe(200);
+      const file = path.join(home, 'model', 'v2', 'flexible', 'kept-scaler.json');
+      expect(existsSync(file)).toBe(true);
+      // Not persisted: gone after the restart.
+      const transient = { model_name: 'transient-clf', model_uri: modelPath, launcher: 'sklearn' };
+      expect((await api.post('/v1/model_registrations/flexible', { model: transient, persist: false })).status).toBe(200);
+      await server.stop();
+
+      server = await startServer({ home });
+      api = client(server.url);
+      const names = (await api.get('/v1/model_registrations/flexible')).body.map((r: any) => r.model_name);
+      expect(names).toContain('kept-scaler');
+      expect(names).not.toContain('transient-clf');
+      const record = await api.get('/v1/model_registrations/flexible/kept-scaler');
+      expect(record.status).toBe(200);
+      expect(record.body).toMatchObject({ model_name: 'kept-scaler', launcher: 'python' });
+
+      // The restored registration launches and serves.
+      expect((await api.post('/v1/models', { model_name: 'kept-scaler', model_type: 'flexible' })).status).toBe(200);
+      expect((await api.post('/v1/flexible/infers', { model: 'kept-scaler', args: [[5]] })).body.values).toEqual([10]);
+      expect((await api.delete('/v1/models/kept-scaler')).status).toBe(200);
+
+      expect((await api.delete('/v1/model_registrations/flexible/kept-scaler')).status).toBe(200);
+      expect(existsSync(file)).toBe(false);
+      expect((await api.get('/v1/model_registrations/flexible/kept-scaler')).status).toBe(404);
+      const left = await readdir(path.dirname(file));
+      expect(left).toEqual([]);
+      await server.stop();
+    } finally {
+      await removeHome(home);
+    }
+  });
+
+  it('leaves no runtime alive 10 s after the control plane is SIGKILLed', async () => {
+    const server = await startServer();
+    try {
+      const api = client(server.url);
+      const definition = { model_name: 'orphan-check', model_uri: launcherFile, launcher: 'python' };
+      expect((await api.post('/v1/model_registrations/flexible', { model: definition, persist: false })).status).toBe(200);
+      expect((await api.post('/v1/models', { model_name: 'orphan-check', model_type: 'flexible', replica: 2 })).status).toBe(200);
+      const pids = await runtimePids(server.home);
+      expect(pids).toHaveLength(2);
+
+      await server.kill();
+      const allGone = await waitFor(() => pids.every((pid) => !isAlive(pid)), 10_000);
+      expect(allGone, `still alive: ${pids.filter(isAlive).join(', ')}`).toBe(true);
+    } finally {
+      await server.kill();
+      await removeHome(server.home);
+    }
+  });
+});

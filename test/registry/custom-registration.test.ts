@@ -1,0 +1,298 @@
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Registry } from '../../src/registry/registry.js';
+import { expectHangarError, openRegistry, RecordingLogger, tempHome } from './fixtures.js';
+
+let home: string;
+let cleanup: () => Promise<void>;
+let registry: Registry;
+let weights: string;
+
+beforeEach(async () => {
+  ({ home, cleanup } = await tempHome());
+  ({ registry } = await openRegistry(home));
+  weights = path.join(home, 'weights');
+  await mkdir(weights);
+  await writeFile(path.join(weights, 'model.joblib'), 'not really a model');
+});
+afterEach(() => cleanup());
+
+const llmDefinition = (overrides: Record<string, unknown> = {}) => ({
+  version: 2,
+  model_name: 'my-llm',
+  model_lang: ['en'],
+  model_ability: ['chat'],
+  model_family: 'qwen2.5-instruct',
+  model_specs: [{ model_format: 'pytorch', model_size_in_billions: '0_5', quantization: 'none', model_uri: weights }],
+  ...overrides,
+});
+const flexible = (overrides: Record<string, unknown> = {}) => ({
+  model_name: 'my-clf',
+  model_uri: path.join(weights, 'model.joblib'),
+  launcher: 'sklearn',
+  ...overrides,
+});
+const folder = (type: string) => path.join(home, 'model', 'v2', type);
+
+describe('register', () => {
+  it('takes the definition as a JSON string (Xinference) or an object (ours)', async () => {
+    await registry.register('flexible', { model: JSON.stringify(flexible()) }, false);
+    await registry.register('flexible', { model: flexible({ model_name: 'as-object' }) }, false);
+    expect((await registry.list('flexible')).map((i) => i.model_name)).toEqual(['as-object', 'my-clf']);
+  });
+
+  it('gives a chat LLM without chat_template its family template and stop words', async () => {
+    await registry.register('LLM', { model: JSON.stringify(llmDefinition()) }, false);
+    const family = registry.get('LLM', 'qwen2.5-instruct') as { chat_template: string };
+    expect(registry.get('LLM', 'my-llm')).toMatchObject({
+      chat_template: family.chat_template,
+      stop_token_ids: [151643, 151644, 151645],
+      model_family: 'qwen2.5-instruct',
+    });
+  });
+
+  it('keeps a chat_template given as Jinja text', async () => {
+    await registry.register('LLM', { model: llmDefinition({ chat_template: '{{ messages[0].content }}' }) }, false);
+    expect(registry.get('LLM', 'my-llm')).toMatchObject({ chat_template: '{{ messages[0].content }}' });
+  });
+
+  it('normalises Xinference launcher paths and launcher_args strings', async () => {
+    await registry.register(
+      'flexible',
+      { model: flexible({ launcher: 'xinference.model.flexible.launchers.transformers', launcher_args: '{"task": "text-classification"}' }) },
+      false,
+    );
+    expect(registry.get('flexible', 'my-clf')).toMatchObject({ launcher: 'transformers', launcher_args: '{"task":"text-classification"}' });
+  });
+
+  it('accepts a file:// URI', async () => {
+    await registry.register('flexible', { model: flexible({ model_uri: pathToFileURL(path.join(weights, 'model.joblib')).href }) }, false);
+    expect(registry.resolve({ model_type: 'flexible', model_name: 'my-clf' }).load.model_uri).toBe(path.join(weights, 'model.joblib'));
+  });
+});
+
+describe('register: every refusal names the field', () => {
+  it('unsupported type', async () => {
+    const err = await expectHangarError(() => registry.register('hologram', { model: flexible() }, false), 'unsupported_model_type', 400);
+    expect(err.message).toContain('hologram');
+  });
+
+  it('missing model', async () => {
+    const err = await expectHangarError(() => registry.register('flexible', {}, false), 'invalid_registration', 400);
+    expect(err.param).toBe('model');
+  });
+
+  it('model that is not JSON', async () => {
+    const err = await expectHangarError(() => registry.register('flexible', { model: '{oops' }, false), 'invalid_registration', 400);
+    expect(err.message).toMatch(/^Invalid model definition: model: is not valid JSON/);
+  });
+
+  it.each(['bad/name', 'a b', 'x+y', 'q?', 'p%', 'h#', 'a&b', 'k=v'])('name %s', async (name) => {
+    const err = await expectHangarError(() => registry.register('flexible', { model: flexible({ model_name: name }) }, false), 'invalid_model_name', 400);
+    expect(err.message).toContain(name);
+    expect(err.param).toBe('model_name');
+  });
+
+  it('clash with a built-in: 409', async () => {
+    const definition = { model_name: 'bge-small-en-v1.5', dimensions: 4, max_tokens: 8, language: ['en'], model_specs: [{ model_format: 'pytorch', model_uri: weights }] };
+    const err = await expectHangarError(() => registry.register('embedding', { model: definition }, false), 'registration_conflict', 409);
+    expect(err.message).toContain('bge-small-en-v1.5');
+  });
+
+  it('clash with a custom model, also while the first is still being registered', async () => {
+    const [first, second] = await Promise.allSettled([
+      registry.register('flexible', { model: flexible() }, true),
+      registry.register('flexible', { model: flexible() }, true),
+    ]);
+    expect(first.status).toBe('fulfilled');
+    const err = await expectHangarError(() => (second.status === 'rejected' ? Promise.reject(second.reason) : undefined), 'registration_conflict', 409);
+    expect(err.message).toContain('my-clf');
+    await expectHangarError(() => registry.register('flexible', { model: flexible() }, false), 'registration_conflict', 409);
+  });
+
+  it('a zod failure names the path of the field', async () => {
+    const definition = llmDefinition({ model_specs: [{ model_format: 'pytorch', model_size_in_billions: 'huge', model_uri: weights }] });
+    const err = await expectHangarError(() => registry.register('LLM', { model: definition }, false), 'invalid_registration', 400);
+    expect(err.message).toContain('model_specs.0.model_size_in_billions');
+    expect(err.param).toBe('model_specs.0.model_size_in_billions');
+  });
+
+  it('custom LLM without model_family', async () => {
+    const { model_family: _, ...definition } = llmDefinition();
+    const err = await expectHangarError(() => registry.register('LLM', { model: definition }, false), 'invalid_registration', 400);
+    expect(err.message).toContain('model_family: You must specify `model_family` when registering custom LLM models.');
+  });
+
+  it('custom LLM without version 2', async () => {
+    const err = await expectHangarError(() => registry.register('LLM', { model: llmDefinition({ version: 1 }) }, false), 'invalid_registration', 400);
+    expect(err.param).toBe('version');
+  });
+
+  it('chat LLM of a family that has no template to lend', async () => {
+    const err = await expectHangarError(() => registry.register('LLM', { model: llmDefinition({ model_family: 'my-own' }) }, false), 'invalid_registration', 400);
+    expect(err.param).toBe('chat_template');
+    expect(err.message).toContain('my-own');
+  });
+
+  it('tools ability on a family without tool support', async () => {
+    const definition = llmDefinition({ model_family: 'gemma-2-it', model_ability: ['chat', 'tools'] });
+    const err = await expectHangarError(() => registry.register('LLM', { model: definition }, false), 'invalid_registration', 400);
+    expect(err.param).toBe('model_ability');
+    expect(err.message).toContain('qwen2.5-instruct');
+  });
+
+  it('spec with neither model_uri nor model_id', async () => {
+    const definition = llmDefinition({ model_specs: [{ model_format: 'pytorch', model_size_in_billions: 1 }] });
+    const err = await expectHangarError(() => registry.register('LLM', { model: definition }, false), 'invalid_registration', 400);
+    expect(err.param).toBe('model_specs.0.model_uri');
+  });
+
+  it('relative model_uri', async () => {
+    const err = await expectHangarError(() => registry.register('flexible', { model: flexible({ model_uri: 'models/x.joblib' }) }, false), 'invalid_model_uri', 400);
+    expect(err.message).toContain('models/x.joblib');
+    expect(err.message).toContain('relative');
+    expect(err.param).toBe('model_uri');
+  });
+
+  it('model_uri that does not exist, in a spec', async () => {
+    const definition = llmDefinition({ model_specs: [{ model_format: 'pytorch', model_size_in_billions: 1, model_uri: '/nowhere/at/all' }] });
+    const err = await expectHangarError(() => registry.register('LLM', { model: definition }, false), 'invalid_model_uri', 400);
+    expect(err.message).toContain('/nowhere/at/all');
+    expect(err.message).toContain('model_specs.0.model_uri');
+    expect(err.message).toContain('does not exist');
+  });
+
+  it('model_uri with another scheme', async () => {
+    const err = await expectHangarError(() => registry.register('flexible', { model: flexible({ model_uri: 's3://bucket/model.joblib' }) }, false), 'invalid_model_uri', 400);
+    expect(err.message).toContain('s3://');
+    expect(err.message).toContain('model_id');
+  });
+
+  it('launcher_args that are not a JSON object', async () => {
+    for (const args of ['{nope', '[1, 2]']) {
+      const err = await expectHangarError(() => registry.register('flexible', { model: flexible({ launcher_args: args }) }, false), 'invalid_registration', 400);
+      expect(err.message).toContain(`launcher_args: Invalid model launcher args ${args}.`);
+    }
+  });
+
+  it('unknown launcher', async () => {
+    const err = await expectHangarError(
+      () => registry.register('flexible', { model: flexible({ launcher: 'xinference.model.flexible.launchers.yolo' }) }, false),
+      'invalid_registration',
+      400,
+    );
+    expect(err.param).toBe('launcher');
+    expect(err.message).toContain('sklearn, python, transformers');
+  });
+
+  it('flexible model without model_uri', async () => {
+    const { model_uri: _, ...definition } = flexible();
+    const err = await expectHangarError(() => registry.register('flexible', { model: definition }, false), 'invalid_registration', 400);
+    expect(err.param).toBe('model_uri');
+  });
+});
+
+describe('persistence', () => {
+  it('persist: true survives a new Registry on the same home', async () => {
+    await registry.register('flexible', { model: JSON.stringify(flexible()) }, true);
+    await registry.register('LLM', { model: llmDefinition() }, true);
+    await registry.register('audio', { model: { model_name: 'my-espeak-de', model_family: 'espeak', model_ability: ['text2audio'], default_model_config: { voice: 'de' } } }, true);
+    expect(await readdir(folder('flexible'))).toEqual(['my-clf.json']);
+    const { registry: reopened, logger } = await openRegistry(home);
+    expect(logger.warnings).toEqual([]);
+    expect(reopened.get('flexible', 'my-clf')).toEqual(registry.get('flexible', 'my-clf'));
+    expect(reopened.get('LLM', 'my-llm')).toEqual(registry.get('LLM', 'my-llm'));
+    expect(reopened.get('audio', 'my-espeak-de')).toEqual(registry.get('audio', 'my-espeak-de'));
+  });
+
+  it('persist: false stays in memory only', async () => {
+    await registry.register('flexible', { model: flexible() }, false);
+    const { registry: reopened } = await openRegistry(home);
+    await expectHangarError(() => reopened.get('flexible', 'my-clf'), 'registration_not_found', 404);
+  });
+
+  it('writes atomically: no temp file is left beside the definition', async () => {
+    await registry.register('flexible', { model: flexible() }, true);
+    await registry.register('flexible', { model: flexible({ model_name: 'second' }) }, true);
+    expect((await readdir(folder('flexible'))).sort()).toEqual(['my-clf.json', 'second.json']);
+    expect(JSON.parse(await readFile(path.join(folder('flexible'), 'my-clf.json'), 'utf8'))).toMatchObject({ model_name: 'my-clf', launcher: 'sklearn' });
+  });
+
+  it('a folder that cannot be made fails the registration and leaves nothing behind', async () => {
+    await mkdir(path.join(home, 'model', 'v2'), { recursive: true });
+    await writeFile(folder('flexible'), 'a file where the folder should be');
+    const err = await expectHangarError(() => registry.register('flexible', { model: flexible() }, true), 'registration_persist_failed', 500);
+    expect(err.message).toContain('my-clf');
+    await expectHangarError(() => registry.get('flexible', 'my-clf'), 'registration_not_found', 404);
+    expect(await readdir(path.join(home, 'model', 'v2'))).toEqual(['flexible']);
+    expect(await readFile(folder('flexible'), 'utf8')).toBe('a file where the folder should be');
+    // The name is free again once the disk is fixed.
+    expect((await registry.list('flexible')).length).toBe(0);
+  });
+
+  it('a rename that fails removes its temp file and keeps nothing in memory', async () => {
+    // A folder where the target file should be: the write succeeds, the rename cannot.
+    await mkdir(path.join(folder('flexible'), 'my-clf.json'), { recursive: true });
+    await expectHangarError(() => registry.register('flexible', { model: flexible() }, true), 'registration_persist_failed', 500);
+    expect(await readdir(folder('flexible'))).toEqual(['my-clf.json']);
+    await expectHangarError(() => registry.get('flexible', 'my-clf'), 'registration_not_found', 404);
+  });
+
+  it('loads the good files of a folder that also holds bad ones, warning about each bad one by name', async () => {
+    await registry.register('flexible', { model: flexible() }, true);
+    await writeFile(path.join(folder('flexible'), 'broken.json'), '{"model_name": "broken", ');
+    await writeFile(path.join(folder('flexible'), 'wrong-shape.json'), JSON.stringify({ model_name: 'wrong-shape', launcher: 'sklearn' }));
+    await writeFile(path.join(folder('flexible'), 'misnamed.json'), JSON.stringify(flexible({ model_name: 'other-name' })));
+    await mkdir(folder('embedding'), { recursive: true });
+    await writeFile(
+      path.join(folder('embedding'), 'bge-small-en-v1.5.json'),
+      JSON.stringify({ model_name: 'bge-small-en-v1.5', dimensions: 4, max_tokens: 8, language: ['en'], model_specs: [{ model_format: 'pytorch', model_uri: weights }] }),
+    );
+    const logger = new RecordingLogger();
+    const { registry: reopened } = await openRegistry(home, undefined, logger);
+    expect((await reopened.list('flexible')).map((i) => i.model_name)).toEqual(['my-clf']);
+    const warned = logger.warnings.map((w) => w.msg).join('\n');
+    for (const file of ['broken.json', 'wrong-shape.json', 'misnamed.json', 'bge-small-en-v1.5.json']) expect(warned).toContain(file);
+    expect(warned).toContain('model_uri');
+    expect((reopened.get('embedding', 'bge-small-en-v1.5') as { dimensions: number }).dimensions).toBe(384);
+  });
+
+  it('loads a persisted model whose weights are gone, with a warning', async () => {
+    const doomed = path.join(home, 'doomed.joblib');
+    await writeFile(doomed, 'x');
+    await registry.register('flexible', { model: flexible({ model_uri: doomed }) }, true);
+    const { rm } = await import('node:fs/promises');
+    await rm(doomed);
+    const logger = new RecordingLogger();
+    const { registry: reopened } = await openRegistry(home, undefined, logger);
+    expect(reopened.get('flexible', 'my-clf')).toMatchObject({ model_uri: doomed });
+    expect(logger.warnings.map((w) => w.msg).join('\n')).toContain('does not exist');
+  });
+});
+
+describe('unregister', () => {
+  it('removes the model and its file', async () => {
+    await registry.register('flexible', { model: flexible() }, true);
+    await registry.unregister('flexible', 'my-clf');
+    expect(await readdir(folder('flexible'))).toEqual([]);
+    await expectHangarError(() => registry.get('flexible', 'my-clf'), 'registration_not_found', 404);
+    const { registry: reopened } = await openRegistry(home);
+    expect(await reopened.list('flexible')).toEqual([]);
+  });
+
+  it('refuses a built-in with 400', async () => {
+    const err = await expectHangarError(() => registry.unregister('LLM', 'qwen2.5-instruct'), 'builtin_unregister', 400);
+    expect(err.message).toContain('qwen2.5-instruct');
+  });
+
+  it('answers 404 for an unknown name', async () => {
+    const err = await expectHangarError(() => registry.unregister('flexible', 'never-there'), 'registration_not_found', 404);
+    expect(err.message).toContain('never-there');
+  });
+
+  it('answers 400 for an unknown type', async () => {
+    await expectHangarError(() => registry.unregister('hologram', 'x'), 'unsupported_model_type', 400);
+  });
+});

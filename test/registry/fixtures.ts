@@ -1,0 +1,55 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'vitest';
+import { HangarError } from '../../src/errors/hangar-error.js';
+import type { ErrorCode } from '../../src/errors/catalog.js';
+import type { EnvironmentFacts } from '../../src/registry/environment-facts.js';
+import { Registry } from '../../src/registry/registry.js';
+
+/** A logger that keeps what it is told, so tests can assert on warnings. */
+export class RecordingLogger {
+  readonly warnings: Array<{ obj: object; msg: string }> = [];
+  readonly infos: Array<{ obj: object; msg: string }> = [];
+  warn(obj: object, msg: string): void {
+    this.warnings.push({ obj, msg });
+  }
+  info(obj: object, msg: string): void {
+    this.infos.push({ obj, msg });
+  }
+}
+
+export function environment(modules: string[] = [], executables: string[] = [], gpuCount = 0): EnvironmentFacts {
+  return { pythonModules: new Set(modules), executables: new Set(executables), gpuCount };
+}
+
+/** Everything this service can run on a CPU machine set up as CI sets it up. */
+export const CPU_ENV = environment(
+  ['torch', 'transformers', 'sentence_transformers', 'sklearn', 'joblib', 'pocketsphinx'],
+  ['espeak-ng', 'tesseract'],
+);
+
+export async function tempHome(): Promise<{ home: string; cleanup: () => Promise<void> }> {
+  const home = await mkdtemp(path.join(os.tmpdir(), 'hangar-registry-'));
+  return { home, cleanup: () => rm(home, { recursive: true, force: true }) };
+}
+
+export async function openRegistry(home: string, env: EnvironmentFacts = CPU_ENV, logger = new RecordingLogger()) {
+  const registry = await Registry.open({ home, env, logger });
+  return { registry, logger };
+}
+
+/** Runs `action`, expects a HangarError with `code`, and returns it for more checks. */
+export async function expectHangarError(action: () => unknown, code: ErrorCode, status: number): Promise<HangarError> {
+  let caught: unknown;
+  try {
+    await action();
+  } catch (err) {
+    caught = err;
+  }
+  expect(caught, `expected ${code}`).toBeInstanceOf(HangarError);
+  const err = caught as HangarError;
+  expect(err.code).toBe(code);
+  expect(err.status).toBe(status);
+  return err;
+}

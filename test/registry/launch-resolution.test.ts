@@ -1,0 +1,179 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Registry } from '../../src/registry/registry.js';
+import { CPU_ENV, environment, expectHangarError, openRegistry, tempHome } from './fixtures.js';
+
+let home: string;
+let cleanup: () => Promise<void>;
+let registry: Registry;
+let joblib: string;
+let script: string;
+
+beforeAll(async () => {
+  ({ home, cleanup } = await tempHome());
+  ({ registry } = await openRegistry(home, CPU_ENV));
+  joblib = path.join(home, 'clf.joblib');
+  script = path.join(home, 'my_launcher.py');
+  await writeFile(joblib, 'x');
+  await writeFile(script, 'def load(**kw): return kw\ndef infer(model, *a, **k): return model\n');
+  await registry.register('flexible', { model: JSON.stringify({ model_name: 'clf', model_uri: joblib, launcher: 'sklearn', model_description: 'a classifier' }) }, false);
+  await registry.register('flexible', { model: { model_name: 'echo', model_uri: `file://${script}`, launcher: 'python', launcher_args: '{"scale": 2}' } }, false);
+  const folder = path.join(home, 'tiny-llama');
+  await mkdir(folder);
+  await registry.register(
+    'LLM',
+    {
+      model: {
+        version: 2,
+        model_name: 'tiny-llama',
+        model_lang: ['en'],
+        model_ability: ['chat', 'generate'],
+        model_family: 'llama-3.1-instruct',
+        model_specs: [{ model_format: 'pytorch', model_size_in_billions: '0_01', quantization: 'none', model_uri: folder }],
+      },
+    },
+    false,
+  );
+});
+afterAll(() => cleanup());
+
+describe('resolve: flexible', () => {
+  it('runs an sklearn launcher with its model file', () => {
+    expect(registry.resolve({ model_type: 'flexible', model_name: 'clf' })).toEqual({
+      modelType: 'flexible',
+      modelName: 'clf',
+      engine: 'sklearn',
+      runtimeEngine: 'sklearn',
+      abilities: ['flexible'],
+      load: { model_uri: joblib, launcher: 'sklearn', launcher_args: {} },
+      description: { model_name: 'clf', launcher: 'sklearn', launcher_args: '{}' },
+    });
+  });
+
+  it('runs a python launcher with parsed launcher_args and a local path for a file:// URI', () => {
+    const resolved = registry.resolve({ model_type: 'flexible', model_name: 'echo', model_engine: 'PYTHON' });
+    expect(resolved).toMatchObject({ engine: 'python', runtimeEngine: 'python', load: { model_uri: script, launcher: 'python', launcher_args: { scale: 2 } } });
+  });
+
+  it('refuses another engine than the launcher, and a launcher whose modules are missing', async () => {
+    const err = await expectHangarError(() => registry.resolve({ model_type: 'flexible', model_name: 'clf', model_engine: 'python' }), 'engine_unavailable', 400);
+    expect(err.message).toBe('Model clf cannot be run on engine python.');
+    registry.setEnvironment(environment());
+    try {
+      await expectHangarError(() => registry.resolve({ model_type: 'flexible', model_name: 'clf' }), 'engine_unavailable', 400);
+      expect(registry.resolve({ model_type: 'flexible', model_name: 'echo' }).engine).toBe('python');
+    } finally {
+      registry.setEnvironment(CPU_ENV);
+    }
+  });
+});
+
+describe('resolve: LLM spec selection', () => {
+  it('takes the first spec with quantization none for pytorch by default', () => {
+    const resolved = registry.resolve({ model_name: 'qwen2.5-instruct', model_engine: 'transformers' });
+    expect(resolved).toMatchObject({
+      modelType: 'LLM',
+      engine: 'Transformers',
+      runtimeEngine: 'transformers',
+      abilities: ['chat', 'tools'],
+      load: { model_id: 'Qwen/Qwen2.5-0.5B-Instruct', model_hub: 'huggingface', model_format: 'pytorch', model_size_in_billions: '0_5', quantization: 'none', launcher_args: {} },
+      description: { model_name: 'qwen2.5-instruct', model_format: 'pytorch', model_size_in_billions: '0_5', quantization: 'none', model_family: 'qwen2.5-instruct', context_length: 32768, model_lang: ['en', 'zh'] },
+    });
+    expect(resolved.load.chat_template).toContain('<|im_start|>');
+    expect(resolved.load.stop_token_ids).toEqual([151643, 151644, 151645]);
+  });
+
+  it('filters by size given as "1_5", 1.5 or "1.5", by format, quantization and hub', () => {
+    for (const size of ['1_5', 1.5, '1.5']) {
+      expect(registry.resolve({ model_name: 'qwen2.5-instruct', model_engine: 'Transformers', model_size_in_billions: size }).load.model_id).toBe('Qwen/Qwen2.5-1.5B-Instruct');
+    }
+    expect(registry.resolve({ model_name: 'qwen2.5-instruct', model_engine: 'Transformers', model_format: 'awq' }).load).toMatchObject({
+      model_id: 'Qwen/Qwen2.5-7B-Instruct-AWQ',
+      quantization: 'Int4',
+    });
+    expect(registry.resolve({ model_name: 'qwen2.5-instruct', model_engine: 'Transformers', model_size_in_billions: 7, download_hub: 'modelscope' }).load).toMatchObject({
+      model_id: 'qwen/Qwen2.5-7B-Instruct',
+      model_hub: 'modelscope',
+    });
+  });
+
+  it('picks the spec the engine reads: gguf for llama.cpp, quantization matched case-insensitively', () => {
+    registry.setEnvironment(environment(['llama_cpp']));
+    try {
+      expect(registry.resolve({ model_name: 'qwen2.5-instruct', model_engine: 'llama.cpp' }).load).toMatchObject({ model_format: 'ggufv2', quantization: 'q4_0' });
+      expect(registry.resolve({ model_name: 'qwen2.5-instruct', model_engine: 'llama.cpp', quantization: 'Q8_0' }).load).toMatchObject({
+        quantization: 'q8_0',
+        model_file_name_template: 'qwen2.5-0.5b-instruct-{quantization}.gguf',
+      });
+    } finally {
+      registry.setEnvironment(CPU_ENV);
+    }
+  });
+
+  it('launches a custom LLM from its folder with its family template', () => {
+    const resolved = registry.resolve({ model_type: 'LLM', model_name: 'tiny-llama', model_engine: 'Transformers' });
+    expect(resolved.load).toMatchObject({ model_uri: path.join(home, 'tiny-llama'), model_size_in_billions: '0_01', quantization: 'none' });
+    expect(resolved.load.chat_template).toContain('<|start_header_id|>');
+    expect(resolved.description).toMatchObject({ model_family: 'llama-3.1-instruct' });
+  });
+
+  it('refuses filters that match no spec, naming the parameter', async () => {
+    const bySize = await expectHangarError(() => registry.resolve({ model_name: 'qwen2.5-instruct', model_engine: 'Transformers', model_size_in_billions: 5 }), 'model_spec_not_found', 400);
+    expect(bySize.param).toBe('model_size_in_billions');
+    expect(bySize.message).toBe('Model not found, name: qwen2.5-instruct, format: None, size: 5, quantization: None');
+    const byQuant = await expectHangarError(() => registry.resolve({ model_name: 'qwen3', model_engine: 'Transformers', quantization: 'Int8' }), 'model_spec_not_found', 400);
+    expect(byQuant.param).toBe('quantization');
+  });
+
+  it('refuses an unknown, unfitting or unusable engine', async () => {
+    const unknown = await expectHangarError(() => registry.resolve({ model_name: 'qwen3', model_engine: 'TurboEngine' }), 'engine_unavailable', 400);
+    expect(unknown.message).toBe('Model qwen3 cannot be run on engine TurboEngine.');
+    expect(unknown.param).toBe('model_engine');
+    await expectHangarError(() => registry.resolve({ model_name: 'gemma-2-it', model_engine: 'llama.cpp' }), 'engine_unavailable', 400);
+    const noGpu = await expectHangarError(() => registry.resolve({ model_name: 'qwen3', model_engine: 'vllm' }), 'engine_unavailable', 400);
+    expect(noGpu.cause).toContain('vllm');
+    const wrongFormat = await expectHangarError(() => registry.resolve({ model_name: 'qwen2.5-instruct', model_engine: 'Transformers', model_format: 'ggufv2' }), 'engine_unavailable', 400);
+    expect(wrongFormat.param).toBe('model_format');
+  });
+
+  it('asks for model_engine on LLM launches', async () => {
+    await expectHangarError(() => registry.resolve({ model_name: 'qwen3' }), 'missing_model_engine', 400);
+  });
+});
+
+describe('resolve: other types and names', () => {
+  it('defaults to the first usable engine', () => {
+    expect(registry.resolve({ model_type: 'embedding', model_name: 'bge-small-en-v1.5' })).toMatchObject({
+      engine: 'sentence_transformers',
+      runtimeEngine: 'sentence_transformers',
+      abilities: ['embed'],
+      load: { model_id: 'BAAI/bge-small-en-v1.5', model_format: 'pytorch', quantization: 'none' },
+      description: { dimensions: 384, max_tokens: 512, language: ['en'] },
+    });
+    expect(registry.resolve({ model_type: 'rerank', model_name: 'bge-reranker-base' })).toMatchObject({ abilities: ['rerank'], description: { type: 'normal' } });
+    expect(registry.resolve({ model_type: 'audio', model_name: 'espeak-ng' })).toMatchObject({
+      engine: 'espeak',
+      abilities: ['text2audio'],
+      load: { model_config: { voice: 'en-us' } },
+      description: { model_family: 'espeak', model_ability: ['text2audio'] },
+    });
+    expect(registry.resolve({ model_type: 'image', model_name: 'tesseract-ocr' }).load).not.toHaveProperty('model_id');
+  });
+
+  it('names the first fitting engine when none is usable', async () => {
+    const err = await expectHangarError(() => registry.resolve({ model_type: 'video', model_name: 'CogVideoX-2b' }), 'engine_unavailable', 400);
+    expect(err.message).toBe('Model CogVideoX-2b cannot be run on engine diffusers.');
+    expect(err.cause).toContain('diffusers');
+  });
+
+  it('answers 404 for a name no type knows and 400 naming the type for a name of another type', async () => {
+    const unknown = await expectHangarError(() => registry.resolve({ model_type: 'flexible', model_name: 'no-such-model' }), 'registration_not_found', 404);
+    expect(unknown.message).toContain('no-such-model');
+    const mismatch = await expectHangarError(() => registry.resolve({ model_name: 'bge-small-en-v1.5', model_engine: 'Transformers' }), 'model_type_mismatch', 400);
+    expect(mismatch.message).toBe('Model bge-small-en-v1.5 is registered as type embedding, not LLM; launch it with model_type embedding');
+    expect(mismatch.param).toBe('model_type');
+    await expectHangarError(() => registry.resolve({ model_type: 'hologram', model_name: 'x' }), 'unsupported_model_type', 400);
+    await expectHangarError(() => registry.resolve({ model_name: '' }), 'missing_model_name', 400);
+  });
+});

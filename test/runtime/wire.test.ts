@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { MessageType, decodeMessage, encodeMessage } from '../../src/runtime/wire.js';
+
+describe('runtime wire format', () => {
+  it('puts the type in byte 0 and a msgpack map after it', () => {
+    const frame = encodeMessage(MessageType.CALL, { id: 7, method: 'infer', args: [[1, 2]], kwargs: { a: 'b' }, stream: false });
+    expect(frame[0]).toBe(0x10);
+    expect(decodeMessage(frame)).toEqual({ type: 0x10, body: { id: 7, method: 'infer', args: [[1, 2]], kwargs: { a: 'b' }, stream: false } });
+  });
+
+  it('carries binary data as bytes', () => {
+    const { body } = decodeMessage(encodeMessage(MessageType.RESULT, { id: 1, value: new Uint8Array([0, 255, 1]) }));
+    expect(Array.from(body.value as Uint8Array)).toEqual([0, 255, 1]);
+  });
+
+  it('rejects an empty frame and a body that is not a map', () => {
+    expect(() => decodeMessage(Buffer.alloc(0))).toThrow(/empty/);
+    expect(() => decodeMessage(Buffer.from([0x11, 0x93, 1, 2, 3]))).toThrow(/not a map/);
+  });
+});

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { HangarError } from '../../src/errors/hangar-error.js';
+import { suffixedUid, validateModelUid } from '../../src/supervisor/model-uid.js';
+
+describe('model uids', () => {
+  it.each(['a', 'qwen2.5-instruct', 'x'.repeat(100), 'üñí-código'])('accepts %s', (uid) => {
+    expect(() => validateModelUid(uid)).not.toThrow();
+  });
+
+  it.each([
+    ['', '1 to 100'],
+    ['x'.repeat(101), 'it has 101'],
+    ['a/b', '"/"'],
+    ['a b', 'character code 32'],
+    ['a\tb', 'character code 9'],
+    ['a\u0000b', 'character code 0'],
+  ])('refuses %j', (uid, why) => {
+    try {
+      validateModelUid(uid);
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(HangarError);
+      expect((err as HangarError).status).toBe(400);
+      expect((err as HangarError).param).toBe('model_uid');
+      expect((err as HangarError).message).toContain(why);
+    }
+  });
+
+  it('suffixes the name with 8 random letters or digits', () => {
+    const a = suffixedUid('m');
+    expect(a).toMatch(/^m-[A-Za-z0-9]{8}$/);
+    expect(suffixedUid('m')).not.toBe(a);
+  });
+});
