@@ -8,6 +8,7 @@ import logging
 import math
 import os
 import queue
+import signal
 import sys
 
 import zmq
@@ -47,6 +48,10 @@ def parse_args(parser: argparse.ArgumentParser, argv: list[str] | None) -> argpa
     args = parser.parse_args(argv)
     if not args.replica:
         parser.error("--replica must not be empty")
+    # It becomes the zmq routing id, which must be 1..255 bytes and must not start
+    # with a zero byte (zmq reserves those for ids it makes up itself).
+    if len(args.replica.encode("utf-8")) > 255 or args.replica.startswith("\0"):
+        parser.error("--replica must be at most 255 bytes of UTF-8 and not start with a NUL")
     if not args.data or not args.control:
         parser.error("--data and --control must not be empty")
     if args.parent_pid < 0:
@@ -62,6 +67,11 @@ def main(argv: list[str] | None = None) -> int:
     # A user's print() must never reach the control plane's stdout pipe as if it
     # were ours; stderr is where it forwards lines from anyway.
     sys.stdout = sys.stderr
+    # Ctrl-C in a terminal reaches the whole process group; the control plane
+    # then shuts replicas down itself (SHUTDOWN, then SIGTERM), and if it dies
+    # instead, the watchdog notices. A KeyboardInterrupt here would only turn an
+    # orderly stop into a spurious DEAD.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     setup_logging(args.replica)
 
     ctx = zmq.Context()

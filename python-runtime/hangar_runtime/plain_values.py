@@ -59,7 +59,7 @@ def _convert(value):
         return _from_sequence(value)
     if isinstance(value, dict):
         return _from_dict(value)
-    raise NotPlainValue(f"a {_type_name(value)} has no msgpack form")
+    raise NotPlainValue(f"{_type_name(value)} has no msgpack form")
 
 
 def _from_array(array: np.ndarray):
@@ -68,16 +68,16 @@ def _from_array(array: np.ndarray):
         return array.tolist()
     if kind == "O":
         return _convert(array.tolist())
-    raise NotPlainValue(f"a numpy array of dtype {array.dtype} has no msgpack form")
+    raise NotPlainValue(f"numpy array of dtype {array.dtype} has no msgpack form")
 
 
 def _from_numpy_scalar(scalar: np.generic):
     if scalar.dtype.kind in "Mm":
         # .item() would give a datetime or, for ns units, a bare int: neither says what it is.
-        raise NotPlainValue(f"a numpy {scalar.dtype} has no msgpack form")
+        raise NotPlainValue(f"numpy {scalar.dtype} has no msgpack form")
     item = scalar.item()
     if isinstance(item, np.generic):
-        raise NotPlainValue(f"a numpy {scalar.dtype} has no msgpack form")
+        raise NotPlainValue(f"numpy {scalar.dtype} has no msgpack form")
     return _convert(item)
 
 
@@ -113,7 +113,7 @@ def _key(key) -> str:
         key = key.item()
     if key is None or isinstance(key, (bool, int, float)):
         return str(key)
-    raise NotPlainValue(f"a map key of type {_type_name(key)} cannot become a string key")
+    raise NotPlainValue(f"map key of type {_type_name(key)} cannot become a string key")
 
 
 def _type_name(value) -> str:

@@ -14,7 +14,7 @@ from .engines.base import Engine
 from .engines.registry import engine_class
 from .errors import InvalidModel, call_error_kind, exception_text
 from .outbox import Outbox
-from .plain_values import to_plain
+from .plain_values import NotPlainValue, to_plain
 
 log = logging.getLogger("hangar_runtime.work")
 
@@ -31,7 +31,7 @@ class WorkLoop:
         """Returns the process exit code."""
         try:
             return self._run()
-        except BaseException as exc:  # noqa: BLE001 - anything here means the loop is gone
+        except BaseException as exc:  # anything escaping here means the loop is gone
             log.critical("work loop died", exc_info=True)
             try:
                 self._outbox.control(protocol.DEAD, {"message": f"Work loop died: {exception_text(exc)}"})
@@ -66,7 +66,7 @@ class WorkLoop:
             log.error("load failed: %s", exception_text(exc))
             return self._load_failed("invalid", exception_text(exc))
         # BaseException: whatever happens, the control plane gets READY or LOAD_FAILED.
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             log.error("load failed", exc_info=True)
             return self._load_failed("internal", exception_text(exc))
         self._methods = methods
@@ -162,7 +162,9 @@ class WorkLoop:
         try:
             return protocol.encode(msg_type, {"id": call_id, "value": to_plain(value)})
         except Exception as exc:
-            log.error("call %s: result cannot be sent", call_id, exc_info=True)
+            # Our own conversion's traceback says nothing the message does not.
+            log.error("call %s: result cannot be sent: %s", call_id, exception_text(exc),
+                      exc_info=not isinstance(exc, NotPlainValue))
             self._error(call_id, "internal", exception_text(exc))
             return None
 

@@ -4,7 +4,6 @@ spawns a real runtime process and speaks the wire protocol to it.
 Message numbers are copied from docs/runtime-protocol.md rather than imported
 from hangar_runtime, so the tests check the runtime against the doc."""
 
-import os
 import subprocess
 import sys
 import time
@@ -169,10 +168,3 @@ def load_spec(engine: str, model_uri: str, **extra) -> dict:
     spec.update(extra)
     return spec
 
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True

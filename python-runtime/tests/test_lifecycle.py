@@ -32,6 +32,7 @@ def test_hello_then_pong_from_both_sockets(spawn):
     (["--data", "ipc:///tmp/x.d", "--control", "ipc:///tmp/x.c"], "--replica"),
     (["--data", "no-scheme", "--control", "ipc:///tmp/x.c", "--replica", "r-0"], "no-scheme"),
     (["--data", "ipc:///tmp/x.d", "--control", "ipc:///tmp/x.c", "--replica", ""], "--replica"),
+    (["--data", "ipc:///tmp/x.d", "--control", "ipc:///tmp/x.c", "--replica", "r" * 256], "--replica"),
     (["--data", "ipc:///tmp/x.d", "--control", "ipc:///tmp/x.c", "--replica", "r-0", "--parent-pid", "-3"], "--parent-pid"),
     (["--data", "ipc:///tmp/x.d", "--control", "ipc:///tmp/x.c", "--replica", "r-0", "--heartbeat-timeout", "0"], "--heartbeat-timeout"),
     (["--data", "ipc:///tmp/x.d", "--control", "ipc:///tmp/x.c", "--replica", "r-0", "--heartbeat-timeout", "soon"], "--heartbeat-timeout"),
@@ -90,6 +91,15 @@ def test_no_ping_for_the_timeout_exits_4(spawn):
     assert runtime.wait_exit(timeout=10) == 4
     assert 0.9 < time.monotonic() - started < 2.5
     assert "no PING" in runtime.stderr()
+
+
+def test_heartbeat_timeout_exits_even_during_a_stuck_load(spawn):
+    runtime = spawn(heartbeat_timeout=1.0)
+    runtime.hello()
+    started = time.monotonic()
+    runtime.send(LOAD, load_spec("python", TOY, launcher_args={"sleep": 60}))
+    assert runtime.wait_exit(timeout=10) == 4
+    assert time.monotonic() - started < 2.5
 
 
 def test_pings_keep_it_alive_until_they_stop(spawn):
