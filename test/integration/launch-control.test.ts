@@ -1,0 +1,126 @@
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client } from './harness/http.js';
+import { isAlive, runtimePids, waitFor } from './harness/processes.js';
+import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
+
+// A launcher whose load blocks until a file appears (bounded), so a test can look at
+// a launch in progress; and whose infer can crash its own process on request.
+const SLOW_LAUNCHER = `import os, time
+
+def load(gate, limit_s=30):
+    deadline = time.time() + limit_s
+    while not os.path.exists(gate) and time.time() < deadline:
+        time.sleep(0.05)
+    return {"gate": gate}
+
+def infer(model, action="echo", value=None):
+    if action == "crash":
+        os._exit(17)
+    if action == "fail":
+        raise RuntimeError("the model broke")
+    return {"value": value, "pid": os.getpid()}
+`;
+
+describe('launch control: progress, cancel, loading, limits, crashes', () => {
+  let server: TestServer;
+  let api: ReturnType<typeof client>;
+  let work: string;
+  let gate: string;
+
+  beforeAll(async () => {
+    work = await makeHome('hangar-fixtures-');
+    gate = path.join(work, 'gate');
+    const file = path.join(work, 'slow_launcher.py');
+    await writeFile(file, SLOW_LAUNCHER);
+    server = await startServer();
+    api = client(server.url);
+    const definition = { model_name: 'slow', model_uri: file, launcher: 'python', launcher_args: { gate } };
+    expect((await api.post('/v1/model_registrations/flexible', { model: definition, persist: false })).status).toBe(200);
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    await removeHome(server.home);
+    await removeHome(work);
+  });
+
+  it('shows a launch in progress, refuses calls with 503, and cancels it to ERROR with no process left', async () => {
+    const launch = await api.post('/v1/models?wait_ready=false', { model_name: 'slow', model_type: 'flexible', model_uid: 'pending' });
+    expect(launch.status, launch.text).toBe(200);
+    expect(await waitFor(async () => (await runtimePids(server.home)).length === 1, 10_000)).toBe(true);
+
+    const instance = (await api.get('/v1/models/instances?model_uid=pending')).body[0];
+    expect(instance.status).toBe('CREATING');
+    expect(instance.model_ability).toEqual([]);
+    expect((await api.get('/v1/models')).body.data).toEqual([]);
+    const progress = (await api.get('/v1/models/pending/progress')).body.progress;
+    expect(progress).toBeGreaterThanOrEqual(0);
+    expect(progress).toBeLessThan(1);
+
+    const early = await api.post('/v1/flexible/infers', { model: 'pending', args: [] });
+    expect(early.status).toBe(503);
+    expect(early.body.error.code).toBe('model_loading');
+    expect(early.headers.get('retry-after')).toBeTruthy();
+
+    expect((await api.post('/v1/models/pending/cancel')).status).toBe(200);
+    expect((await api.get('/v1/models/instances?model_uid=pending')).body[0].status).toBe('ERROR');
+    expect(await runtimePids(server.home)).toEqual([]);
+  });
+
+  it('terminates a model that is still launching', async () => {
+    expect((await api.post('/v1/models?wait_ready=false', { model_name: 'slow', model_type: 'flexible', model_uid: 'doomed' })).status).toBe(200);
+    expect(await waitFor(async () => (await runtimePids(server.home)).length === 1, 10_000)).toBe(true);
+    expect((await api.delete('/v1/models/doomed')).status).toBe(200);
+    expect(await runtimePids(server.home)).toEqual([]);
+    expect((await api.get('/v1/models/doomed')).status).toBe(404);
+  });
+
+  it('answers 429 past request_limits and 500 with the engine error, and keeps serving', async () => {
+    await writeFile(gate, 'open');
+    expect((await api.post('/v1/models', { model_name: 'slow', model_type: 'flexible', model_uid: 'closed', request_limits: 0 })).status).toBe(200);
+    const limited = await api.post('/v1/flexible/infers', { model: 'closed', args: [] });
+    expect(limited.status).toBe(429);
+    expect(limited.body.error.code).toBe('request_limit_reached');
+    expect((await api.delete('/v1/models/closed')).status).toBe(200);
+
+    expect((await api.post('/v1/models', { model_name: 'slow', model_type: 'flexible', model_uid: 'fragile' })).status).toBe(200);
+    const failed = await api.post('/v1/flexible/infers', { model: 'fragile', action: 'fail' });
+    expect(failed.status).toBe(500);
+    expect(failed.body.detail).toBe('the model broke');
+    const events = (await api.get('/v1/models/fragile/events')).body;
+    expect(events.some((e: any) => e.event_type === 'ERROR' && e.event_content.includes('the model broke'))).toBe(true);
+    expect((await api.post('/v1/flexible/infers', { model: 'fragile', value: 3 })).body.value).toBe(3);
+  });
+
+  it('fails a call at once with 503 when its runtime dies, and marks the model ERROR', async () => {
+    const pid = (await api.post('/v1/flexible/infers', { model: 'fragile', value: 1 })).body.pid as number;
+    const crashed = await api.post('/v1/flexible/infers', { model: 'fragile', action: 'crash' });
+    expect(crashed.status).toBe(503);
+    expect(crashed.body.error.code).toBe('runtime_unavailable');
+    expect(isAlive(pid)).toBe(false);
+    const instance = (await api.get('/v1/models/instances?model_uid=fragile')).body[0];
+    expect(instance.status).toBe('ERROR');
+    expect(instance.replica_statuses[0].status).toBe('ERROR');
+    expect((await api.post('/v1/flexible/infers', { model: 'fragile', value: 1 })).status).toBe(503);
+    expect((await api.delete('/v1/models/fragile')).status).toBe(200);
+  });
+
+  it('logs the runtime\'s own lines with the model uid attached', () => {
+    const forwarded = server.logs.filter((l) => l.source === 'runtime' && l.model_uid === 'fragile');
+    expect(forwarded.length).toBeGreaterThan(0);
+    expect(forwarded.every((l) => typeof l.replica === 'string' && (l.replica as string).startsWith('fragile-'))).toBe(true);
+  });
+
+  it('answers the service routes', async () => {
+    expect((await api.get('/v1/cluster/auth')).body).toEqual({ auth: false });
+    expect((await api.get('/v1/cluster/devices')).body).toBe(0);
+    const status = (await api.get('/status')).body;
+    expect(status.uptime).toBeGreaterThanOrEqual(0);
+    const doc = (await api.get('/openapi.json')).body;
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/models', '/v1/model_registrations/{model_type}', '/v1/flexible/infers']));
+    expect(doc.paths['/v1/models'].post.requestBody.content['application/json'].schema.properties).toHaveProperty('model_name');
+    expect((await fetch(`${server.url}/docs`)).status).toBe(200);
+  });
+});
