@@ -49,7 +49,7 @@ export const catalog = {
   missing_model_engine: entry(400, 'invalid_request_error', 'Invalid input. Please specify the `model_engine` field.'),
   invalid_model_uid: entry(400, 'invalid_request_error', 'The model UID is invalid: %s'),
   model_spec_not_found: entry(400, 'invalid_request_error', 'Model not found, name: %s, format: %s, size: %s, quantization: %s'),
-  engine_unavailable: entry(400, 'invalid_request_error', 'Model %s cannot be run on engine %s.'),
+  engine_unavailable: entry(400, 'invalid_request_error', 'Model %s cannot be run on engine %s. %s'),
   invalid_gpu_request: entry(400, 'invalid_request_error', '%s'),
   model_path_not_found: entry(400, 'invalid_request_error', 'Invalid input. `model_path`: %s File or directory does not exist.'),
   model_uid_conflict: entry(409, 'conflict_error', 'Model is already in the model list, uid: %s'),

@@ -50,20 +50,16 @@ function pickEngine(typed: TypedRecord, selection: LaunchSelection, env: Environ
     const usable = candidates.find((engine) => unusableReason(engine, env) === null);
     if (usable) return usable;
     const first = candidates[0];
-    throw new HangarError('engine_unavailable', [name, first?.name ?? '(none)'], {
-      param: 'model_engine',
-      cause: first ? unusableReason(first, env) : `no known ${typed.type} engine fits this model`,
-    });
+    const why = (first ? unusableReason(first, env) : null) ?? `No known ${typed.type} engine fits this model.`;
+    throw new HangarError('engine_unavailable', [name, first?.name ?? '(none)', why], { param: 'model_engine' });
   }
   const engine = findEngine(typed.type, wanted);
   if (!engine || !engineMatchesModel(engine, typed)) {
-    throw new HangarError('engine_unavailable', [name, wanted], {
-      param: 'model_engine',
-      cause: engine ? `engine ${engine.name} does not fit model ${name}` : `unknown ${typed.type} engine ${wanted}`,
-    });
+    const why = engine ? `Engine ${engine.name} does not fit model ${name}.` : `${wanted} is not a known ${typed.type} engine.`;
+    throw new HangarError('engine_unavailable', [name, wanted, why], { param: 'model_engine' });
   }
   const reason = unusableReason(engine, env);
-  if (reason !== null) throw new HangarError('engine_unavailable', [name, wanted], { param: 'model_engine', cause: reason });
+  if (reason !== null) throw new HangarError('engine_unavailable', [name, wanted, reason], { param: 'model_engine' });
   return engine;
 }
 
@@ -93,10 +89,8 @@ function pickSpec(typed: TypedRecord, selection: LaunchSelection, engine: Engine
   }
   const spec = specs.find((s) => engineMatchesSpec(engine, typed, s));
   if (!spec) {
-    throw new HangarError('engine_unavailable', [name, engine.name], {
-      param: 'model_format',
-      cause: `no spec of ${name} matching the launch parameters is in a format engine ${engine.name} reads`,
-    });
+    const why = `No spec of ${name} matching the launch parameters is in a format engine ${engine.name} reads.`;
+    throw new HangarError('engine_unavailable', [name, engine.name, why], { param: 'model_format' });
   }
   return spec;
 }
