@@ -1,13 +1,18 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { installAuthGuard } from './api/auth/guard.js';
+import { tokenRoute } from './api/auth/token-route.js';
 import { installErrorHandler } from './api/error-handler.js';
 import { flexibleRoutes } from './api/flexible/routes.js';
 import { modelRoutes } from './api/models/routes.js';
+import { installMetrics } from './api/metrics/routes.js';
 import { installOpenApi } from './api/openapi.js';
 import { installOverheadClock } from './api/overhead.js';
 import { registrationRoutes } from './api/registrations/routes.js';
 import { genRequestId, installRequestId } from './api/request-id.js';
+import { installRouteTable } from './api/route-table.js';
 import { serviceRoutes } from './api/service/routes.js';
+import type { Authenticator } from './auth/authenticator.js';
 import type { Logger } from './logging/logger.js';
 import type { Registry } from './registry/index.js';
 import type { Supervisor } from './supervisor/supervisor.js';
@@ -16,6 +21,8 @@ export interface AppParts {
   logger: Logger;
   registry: Registry;
   supervisor: Supervisor;
+  /** Null when the service runs without --auth-config: nothing is guarded. */
+  authenticator: Authenticator | null;
   gpuCount: number;
   version: string;
   startedAt: number;
@@ -33,9 +40,12 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  installRouteTable(app);
   installErrorHandler(app);
   installRequestId(app);
   installOverheadClock(app);
+  installAuthGuard(app, parts.authenticator);
+  installMetrics(app);
   await installOpenApi(app, parts.version);
 
   const { supervisor, registry } = parts;
@@ -44,8 +54,9 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
     gpuCount: parts.gpuCount,
     version: parts.version,
     startedAt: parts.startedAt,
-    authEnabled: false,
+    authEnabled: parts.authenticator !== null,
   });
+  await app.register(tokenRoute, { authenticator: parts.authenticator });
   await app.register(registrationRoutes, { registry });
   await app.register(modelRoutes, { supervisor });
   await app.register(flexibleRoutes, { supervisor });

@@ -19,8 +19,15 @@ program
   .option('-p, --port <port>', 'port to listen on', parsePort, DEFAULT_PORT)
   .option('--home <dir>', 'state folder (env HANGAR_HOME)', defaultHome())
   .option('--log-level <level>', 'trace, debug, info, warn, error', process.env.HANGAR_LOG_LEVEL ?? 'info')
-  .action(async (opts: { host: string; port: number; home: string; logLevel: string }) => {
-    const config = resolveConfig({ host: opts.host, port: opts.port, home: opts.home, logLevel: opts.logLevel });
+  .option('--auth-config <file>', 'turn on authentication with this users-and-secret JSON file')
+  .action(async (opts: { host: string; port: number; home: string; logLevel: string; authConfig?: string }) => {
+    const config = resolveConfig({
+      host: opts.host,
+      port: opts.port,
+      home: opts.home,
+      logLevel: opts.logLevel,
+      authConfigFile: opts.authConfig ?? null,
+    });
     const logger = createLogger(config.logLevel);
     let service;
     try {

@@ -3,6 +3,8 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
+import { Authenticator } from './auth/authenticator.js';
+import { loadAuthConfig } from './auth/auth-config.js';
 import type { Config } from './config/config.js';
 import type { Logger } from './logging/logger.js';
 import { Registry } from './registry/index.js';
@@ -23,6 +25,8 @@ export interface RunningService {
 /** Composes the embedded default service: local runtimes, state under the home folder. */
 export async function startService(config: Config, logger: Logger): Promise<RunningService> {
   const startedAt = Date.now();
+  // Checked first: a bad auth file must stop the start before anything is created.
+  const authenticator = config.authConfigFile ? new Authenticator(await loadAuthConfig(config.authConfigFile)) : null;
   await mkdir(config.home, { recursive: true });
   if (!existsSync(config.python)) {
     logger.error({ python: config.python }, 'the runtime Python environment is missing; run `npm run setup` (or set HANGAR_PYTHON). Launches will fail until it exists.');
@@ -45,7 +49,8 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     cacheDir: path.join(config.home, 'cache'),
     logger,
   });
-  const app = await buildApp({ logger, registry, supervisor, gpuCount: env.gpuCount, version, startedAt });
+  const app = await buildApp({ logger, registry, supervisor, authenticator, gpuCount: env.gpuCount, version, startedAt });
+  if (authenticator) logger.info({ auth_config: config.authConfigFile }, 'authentication is on');
   const url = await app.listen({ host: config.host, port: config.port });
 
   let closing: Promise<void> | null = null;

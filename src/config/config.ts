@@ -17,6 +17,8 @@ export interface Config {
   /** Folder that holds the `hangar_runtime` package. */
   runtimeRoot: string;
   logLevel: string;
+  /** `--auth-config`: the users and secret file; absent means no authentication. */
+  authConfigFile: string | null;
   lifecycle: LifecycleTimings;
 }
 
@@ -64,6 +66,7 @@ export function resolveConfig(overrides: Partial<Config> = {}, env: NodeJS.Proce
     python: overrides.python ?? defaultPython(env),
     runtimeRoot: overrides.runtimeRoot ?? path.join(packageRoot, 'python-runtime'),
     logLevel: overrides.logLevel ?? env.HANGAR_LOG_LEVEL ?? 'info',
+    authConfigFile: overrides.authConfigFile ?? null,
     lifecycle: { ...defaultLifecycle, ...overrides.lifecycle },
   };
 }

@@ -33,6 +33,13 @@ export const catalog = {
   payload_too_large: entry(413, 'invalid_request_error', 'Request body is too large: %s'),
   route_not_found: entry(404, 'not_found_error', 'Route %s %s not found'),
 
+  // Authentication (contract §6); the messages are Xinference's, clients match on them.
+  not_authenticated: entry(401, 'authentication_error', 'Not authenticated'),
+  invalid_credentials: entry(401, 'authentication_error', 'Could not validate credentials'),
+  incorrect_login: entry(401, 'authentication_error', 'Incorrect username or password'),
+  permission_denied: entry(403, 'permission_error', 'Not enough permissions'),
+  auth_disabled: entry(400, 'invalid_request_error', 'Authentication is not enabled on this server; no token is needed'),
+
   // Registrations
   unsupported_model_type: entry(400, 'invalid_request_error', 'Unsupported model type: %s'),
   invalid_model_name: entry(400, 'invalid_request_error', 'Invalid model name %s.'),

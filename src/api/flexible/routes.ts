@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { needs } from '../auth/route-permission.js';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 import { setOverheadHeader } from '../overhead.js';
@@ -7,7 +8,7 @@ import { flexibleInferBody } from './schema.js';
 export const flexibleRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async (fastify, { supervisor }) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
 
-  app.post('/v1/flexible/infers', { schema: { body: flexibleInferBody, tags: ['inference'] } }, async (request, reply) => {
+  app.post('/v1/flexible/infers', { ...needs('models:read'), schema: { body: flexibleInferBody, tags: ['inference'] } }, async (request, reply) => {
     const { model, args, ...kwargs } = request.body;
     const result = await supervisor.call(
       { uid: model, route: '/v1/flexible/infers', types: ['flexible'] },

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { needs } from '../auth/route-permission.js';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 import { toLaunchRequest } from './launch-request.js';
@@ -8,45 +9,45 @@ import { instancesQuery, launchBody, launchQuery, uidParams } from './schema.js'
 export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async (fastify, { supervisor }) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
 
-  app.post('/v1/models', { schema: { body: launchBody, querystring: launchQuery, tags: ['models'] } }, async (request) => {
+  app.post('/v1/models', { ...needs('models:start'), schema: { body: launchBody, querystring: launchQuery, tags: ['models'] } }, async (request) => {
     const uid = await supervisor.launch(toLaunchRequest(request.body), request.query.wait_ready);
     return { model_uid: uid };
   });
 
-  app.get('/v1/models', { schema: { tags: ['models'] } }, async () => ({
+  app.get('/v1/models', { ...needs('models:list'), schema: { tags: ['models'] } }, async () => ({
     object: 'list',
     data: supervisor.listReady().map((i) => i.describe()),
   }));
 
   // Registered before /v1/models/:model_uid; find-my-way prefers the static segment anyway.
-  app.get('/v1/models/instances', { schema: { querystring: instancesQuery, tags: ['models'] } }, async (request) =>
+  app.get('/v1/models/instances', { ...needs('models:list'), schema: { querystring: instancesQuery, tags: ['models'] } }, async (request) =>
     supervisor.listInstances(request.query).map((i) => i.toInstanceRecord()),
   );
 
-  app.get('/v1/models/:model_uid', { schema: { params: uidParams, tags: ['models'] } }, async (request) => {
+  app.get('/v1/models/:model_uid', { ...needs('models:list'), schema: { params: uidParams, tags: ['models'] } }, async (request) => {
     const instance = supervisor.require(request.params.model_uid);
     return instance.describe();
   });
 
-  app.delete('/v1/models/:model_uid', { schema: { params: uidParams, tags: ['models'] } }, async (request) => {
+  app.delete('/v1/models/:model_uid', { ...needs('models:stop'), schema: { params: uidParams, tags: ['models'] } }, async (request) => {
     await supervisor.terminate(request.params.model_uid);
     return null;
   });
 
-  app.get('/v1/models/:model_uid/progress', { schema: { params: uidParams, tags: ['models'] } }, async (request) => ({
+  app.get('/v1/models/:model_uid/progress', { ...needs('models:read'), schema: { params: uidParams, tags: ['models'] } }, async (request) => ({
     progress: supervisor.require(request.params.model_uid).progress,
   }));
 
-  app.post('/v1/models/:model_uid/cancel', { schema: { params: uidParams, tags: ['models'] } }, async (request) => {
+  app.post('/v1/models/:model_uid/cancel', { ...needs('models:stop'), schema: { params: uidParams, tags: ['models'] } }, async (request) => {
     await supervisor.cancel(request.params.model_uid);
     return null;
   });
 
-  app.get('/v1/models/:model_uid/replicas', { schema: { params: uidParams, tags: ['models'] } }, async (request) =>
+  app.get('/v1/models/:model_uid/replicas', { ...needs('models:list'), schema: { params: uidParams, tags: ['models'] } }, async (request) =>
     supervisor.require(request.params.model_uid).replicas.map((r) => r.toRecord()),
   );
 
-  app.get('/v1/models/:model_uid/events', { schema: { params: uidParams, tags: ['models'] } }, async (request) =>
+  app.get('/v1/models/:model_uid/events', { ...needs('models:read'), schema: { params: uidParams, tags: ['models'] } }, async (request) =>
     supervisor.require(request.params.model_uid).events.list(),
   );
 };

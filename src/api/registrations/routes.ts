@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { needs } from '../auth/route-permission.js';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Registry } from '../../registry/index.js';
 import { engineParams, listQuery, registerBody, typeNameParams, typeParams } from './schema.js';
@@ -8,30 +9,30 @@ export const registrationRoutes: FastifyPluginAsync<{ registry: Registry }> = as
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const tags = ['registrations'];
 
-  app.get('/v1/model_registrations/:model_type', { schema: { params: typeParams, querystring: listQuery, tags } }, async (request) =>
+  app.get('/v1/model_registrations/:model_type', { ...needs('models:list'), schema: { params: typeParams, querystring: listQuery, tags } }, async (request) =>
     registry.list(request.params.model_type, { detailed: request.query.detailed }),
   );
 
-  app.get('/v1/model_registrations/:model_type/:model_name', { schema: { params: typeNameParams, tags } }, async (request) =>
+  app.get('/v1/model_registrations/:model_type/:model_name', { ...needs('models:list'), schema: { params: typeNameParams, tags } }, async (request) =>
     registry.get(request.params.model_type, request.params.model_name),
   );
 
-  app.post('/v1/model_registrations/:model_type', { schema: { params: typeParams, body: registerBody, tags } }, async (request) => {
+  app.post('/v1/model_registrations/:model_type', { ...needs('models:register'), schema: { params: typeParams, body: registerBody, tags } }, async (request) => {
     await registry.register(request.params.model_type, { model: request.body.model }, request.body.persist);
     return null;
   });
 
-  app.delete('/v1/model_registrations/:model_type/:model_name', { schema: { params: typeNameParams, tags } }, async (request) => {
+  app.delete('/v1/model_registrations/:model_type/:model_name', { ...needs('models:unregister'), schema: { params: typeNameParams, tags } }, async (request) => {
     await registry.unregister(request.params.model_type, request.params.model_name);
     return null;
   });
 
   // Unknown names answer 200 null, as Xinference does: the UI probes engines for any name.
-  app.get('/v1/engines/:model_name', { schema: { params: engineParams, tags } }, async (request) =>
+  app.get('/v1/engines/:model_name', { ...needs('models:list'), schema: { params: engineParams, tags } }, async (request) =>
     registry.engines('LLM', request.params.model_name),
   );
 
-  app.get('/v1/engines/:model_type/:model_name', { schema: { params: typeNameParams, tags } }, async (request) =>
+  app.get('/v1/engines/:model_type/:model_name', { ...needs('models:list'), schema: { params: typeNameParams, tags } }, async (request) =>
     registry.engines(request.params.model_type, request.params.model_name),
   );
 };

@@ -1,5 +1,6 @@
 import os from 'node:os';
 import type { FastifyPluginAsync } from 'fastify';
+import { needs } from '../auth/route-permission.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 
 export interface ServiceRouteOptions {
@@ -28,9 +29,9 @@ export const serviceRoutes: FastifyPluginAsync<ServiceRouteOptions> = async (app
 
   app.get('/v1/cluster/auth', { schema: { tags: ['service'] } }, async () => ({ auth: authEnabled }));
 
-  app.get('/v1/cluster/devices', { schema: { tags: ['service'] } }, async () => gpuCount);
+  app.get('/v1/cluster/devices', { ...needs('models:list'), schema: { tags: ['service'] } }, async () => gpuCount);
 
-  app.get('/v1/cluster/version', { schema: { tags: ['service'] } }, async () => ({
+  app.get('/v1/cluster/version', { ...needs('admin'), schema: { tags: ['service'] } }, async () => ({
     version,
     'full-revisionid': null,
     dirty: false,
@@ -38,12 +39,12 @@ export const serviceRoutes: FastifyPluginAsync<ServiceRouteOptions> = async (app
     date: null,
   }));
 
-  app.get('/v1/cluster/info', { schema: { tags: ['service'] } }, async () => [
+  app.get('/v1/cluster/info', { ...needs('admin'), schema: { tags: ['service'] } }, async () => [
     { node_type: 'Supervisor', ip_address: workerAddress, gpu_count: 0, gpu_vram_total: 0 },
     { node_type: 'Worker', ip_address: workerAddress, gpu_count: gpuCount, gpu_vram_total: 0 },
   ]);
 
-  app.get('/v1/workers', { schema: { tags: ['service'] } }, async () => [
+  app.get('/v1/workers', { ...needs('admin'), schema: { tags: ['service'] } }, async () => [
     {
       'work-ip': workerAddress,
       models: Object.fromEntries(

@@ -1,0 +1,37 @@
+/**
+ * Permissions (contract §6). A route needs at most one; `admin` passes everything.
+ * Xinference 2.12's names are honoured as the sets they stand for.
+ */
+export const PERMISSIONS = [
+  'models:list',
+  'models:read',
+  'models:register',
+  'models:unregister',
+  'models:start',
+  'models:stop',
+  'admin',
+] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+/** 2.12's aliases: `models:write` = start + stop, and `models:register` also covers unregister. */
+const ALIASES: Record<string, readonly Permission[]> = {
+  'models:write': ['models:start', 'models:stop'],
+  'models:register': ['models:register', 'models:unregister'],
+};
+
+/** Every name a config file may list. */
+export const ACCEPTED_PERMISSION_NAMES: ReadonlySet<string> = new Set([...PERMISSIONS, ...Object.keys(ALIASES)]);
+
+/** What a set of granted names allows, aliases expanded. */
+export function expandScopes(granted: readonly string[]): Set<string> {
+  const out = new Set<string>();
+  for (const name of granted) {
+    out.add(name);
+    for (const implied of ALIASES[name] ?? []) out.add(implied);
+  }
+  return out;
+}
+
+export function allows(scopes: ReadonlySet<string>, required: Permission): boolean {
+  return scopes.has('admin') || scopes.has(required);
+}

@@ -1,0 +1,15 @@
+/**
+ * The routes that answer without a credential when auth is on (contract §5), as
+ * `METHOD /path` in the router's own spelling. Every other route is guarded; a test
+ * walks the live route table against this list.
+ */
+export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
+  'GET /status',
+  'GET /v1/cluster/auth',
+  'POST /token',
+  'GET /',
+]);
+
+export function isPublicRoute(method: string, url: string): boolean {
+  return PUBLIC_ROUTES.has(`${method} ${url}`);
+}
