@@ -28,9 +28,9 @@ export async function makeHome(prefix = 'hangar-test-'): Promise<string> {
  * Starts the real server binary (`bin/hangar.js start`) on a free loopback port and
  * waits until it says where it listens. Needs `npm run setup` to have built dist/.
  */
-export async function startServer(options: { home?: string; env?: Record<string, string> } = {}): Promise<TestServer> {
+export async function startServer(options: { home?: string; env?: Record<string, string>; args?: string[] } = {}): Promise<TestServer> {
   const home = options.home ?? (await makeHome());
-  const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'hangar.js'), 'start', '--host', '127.0.0.1', '--port', '0', '--home', home], {
+  const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'hangar.js'), 'start', '--host', '127.0.0.1', '--port', '0', '--home', home, ...(options.args ?? [])], {
     cwd: repoRoot,
     env: { ...process.env, HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
