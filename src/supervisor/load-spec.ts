@@ -7,6 +7,7 @@ export function buildLoadSpec(instance: ModelInstance, replica: Replica, cacheDi
   const { resolved, request } = instance;
   const load = resolved.load;
   return {
+    ...load,
     model_type: resolved.modelType,
     model_name: resolved.modelName,
     model_uid: instance.uid,
@@ -14,13 +15,9 @@ export function buildLoadSpec(instance: ModelInstance, replica: Replica, cacheDi
     engine: resolved.runtimeEngine,
     // `model_path` (launch from a local folder) wins over the registered location.
     model_uri: request.model_path ?? load.model_uri,
-    model_id: load.model_id,
-    model_hub: load.model_hub,
-    model_format: load.model_format,
-    model_size_in_billions: load.model_size_in_billions,
-    quantization: load.quantization,
-    launcher: load.launcher,
     launcher_args: load.launcher_args ?? {},
+    model_ability: resolved.abilities,
+    model_family: typeof resolved.description.model_family === 'string' ? resolved.description.model_family : resolved.modelName,
     engine_kwargs: request.engine_kwargs,
     cache_dir: cacheDir,
   };

@@ -16,7 +16,7 @@ const USER3_KEY = 'sk-m6jEzEwmCc4iQ';
 describe('authentication against the real server (contract §7)', () => {
   let server: TestServer;
   let work: string;
-  const as = (key?: string) => (key ? { authorization: `Bearer ${key}` } : {});
+  const as = (key?: string): Record<string, string> => (key ? { authorization: `Bearer ${key}` } : {});
   const get = (p: string, key?: string) => request(server.url, 'GET', p, undefined, as(key));
   const post = (p: string, body: unknown, key?: string) => request(server.url, 'POST', p, body, as(key));
   const del = (p: string, key?: string) => request(server.url, 'DELETE', p, undefined, as(key));
