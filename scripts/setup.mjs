@@ -4,7 +4,7 @@
 // A second run with nothing changed does no work beyond the compile.
 import { createHash } from 'node:crypto';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -13,9 +13,11 @@ const runtimeDir = path.join(root, 'python-runtime');
 const venv = path.join(runtimeDir, '.venv');
 const venvPython = path.join(venv, 'bin', 'python');
 const stampFile = path.join(venv, '.hangar-requirements.sha256');
-const requirementFiles = ['requirements.txt', 'requirements-dev.txt']
-  .map((f) => path.join(runtimeDir, f))
-  .filter((f) => existsSync(f));
+// Every requirements*.txt of the runtime: base, the PyTorch engines, and dev tools.
+const requirementFiles = readdirSync(runtimeDir)
+  .filter((f) => /^requirements.*\.txt$/.test(f))
+  .sort()
+  .map((f) => path.join(runtimeDir, f));
 
 function run(cmd, args, options = {}) {
   const result = spawnSync(cmd, args, { stdio: 'inherit', ...options });
