@@ -1,7 +1,10 @@
+import { fastifySSE } from '@fastify/sse';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { installAuthGuard } from './api/auth/guard.js';
 import { tokenRoute } from './api/auth/token-route.js';
+import { chatRoutes } from './api/chat/routes.js';
+import { completionRoutes } from './api/completions/routes.js';
 import { installErrorHandler } from './api/error-handler.js';
 import { flexibleRoutes } from './api/flexible/routes.js';
 import { modelRoutes } from './api/models/routes.js';
@@ -47,6 +50,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   installAuthGuard(app, parts.authenticator);
   installMetrics(app);
   await installOpenApi(app, parts.version);
+  await app.register(fastifySSE);
 
   const { supervisor, registry } = parts;
   await app.register(serviceRoutes, {
@@ -60,5 +64,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   await app.register(registrationRoutes, { registry });
   await app.register(modelRoutes, { supervisor });
   await app.register(flexibleRoutes, { supervisor });
+  await app.register(chatRoutes, { supervisor });
+  await app.register(completionRoutes, { supervisor });
   return app;
 }

@@ -68,6 +68,7 @@ export const catalog = {
   // Running models and inference
   model_not_found: entry(404, 'not_found_error', 'Model not found in the model list, uid: %s'),
   model_loading: entry(503, 'service_unavailable_error', 'Model is loading, please retry later: %s'),
+  ability_missing: entry(400, 'invalid_request_error', 'Model %s does not support %s (its abilities: %s)'),
   wrong_model_type: entry(400, 'invalid_request_error', 'Model %s is of type %s; %s needs a model of type %s'),
   request_limit_reached: entry(429, 'rate_limit_error', 'Rate limit reached for the model. Request limit %s for the model: %s'),
   inference_invalid_input: entry(400, 'invalid_request_error', '%s'),

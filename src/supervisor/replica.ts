@@ -32,6 +32,7 @@ export class Replica {
       created_ts: this.createdTs,
       error_message: this.errorMessage,
       pid: this.runtime?.pid ?? null,
+      in_flight: this.inFlight,
       accelerators: this.gpuIndexes.map(String),
     };
   }

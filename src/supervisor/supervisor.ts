@@ -10,7 +10,10 @@ import { launchKey, type LaunchRequest } from './launch-request.js';
 import { ModelInstance } from './model-instance.js';
 import { suffixedUid, validateModelUid } from './model-uid.js';
 import { Replica } from './replica.js';
-import { callFailure, launchFailure } from './failure-mapping.js';
+import { launchFailure } from './failure-mapping.js';
+import { CallStream, callReplica, checkCallable, type CallResult, type CallTarget } from './replica-calls.js';
+
+export type { CallResult, CallTarget } from './replica-calls.js';
 
 /** What the supervisor needs from the registry: turn a launch into a runnable model. */
 export interface ModelResolver {
@@ -30,22 +33,6 @@ export interface SupervisorOptions {
   gpuCount: number;
   cacheDir: string;
   logger: Logger;
-}
-
-export interface CallTarget {
-  uid: string;
-  /** The route asking, for error messages (e.g. `/v1/flexible/infers`). */
-  route: string;
-  /** Model types the route serves. */
-  types: readonly ModelType[];
-}
-
-export interface CallResult {
-  value: unknown;
-  /** The replica that answered (`<uid>-<n>`). */
-  replica: string;
-  /** Time spent waiting for the runtime, so the HTTP layer can report its own overhead. */
-  runtimeMs: number;
 }
 
 /**
@@ -207,43 +194,18 @@ export class Supervisor {
     return instance;
   }
 
-  /** The instance a call may go to: it exists, has the right type, and is ready. */
-  private callable(target: CallTarget): ModelInstance {
+  /** One request/reply call into a replica, round robin, honouring `request_limits`. */
+  call(target: CallTarget, method: string, args: unknown[], kwargs: Record<string, unknown>, signal?: AbortSignal): Promise<CallResult> {
     const instance = this.require(target.uid);
-    const type = instance.resolved.modelType;
-    if (!target.types.includes(type)) {
-      throw new HangarError('wrong_model_type', [target.uid, type, target.route, target.types.join(' or ')], { param: 'model' });
-    }
-    if (instance.state === 'CREATING') {
-      throw new HangarError('model_loading', [target.uid], { headers: { 'retry-after': '5' } });
-    }
-    if (instance.state !== 'READY') {
-      throw new HangarError('runtime_unavailable', [target.uid, instance.errorMessage ?? instance.state.toLowerCase()]);
-    }
-    return instance;
+    checkCallable(instance, target);
+    return callReplica(instance, target, method, args, kwargs, signal);
   }
 
-  /** One request/reply call into a replica, round robin, honouring `request_limits`. */
-  async call(target: CallTarget, method: string, args: unknown[], kwargs: Record<string, unknown>, signal?: AbortSignal): Promise<CallResult> {
-    const instance = this.callable(target);
-    const limit = instance.request.request_limits ?? null;
-    const replica = instance.pickReplica(limit);
-    if (!replica?.runtime) {
-      if (limit !== null) throw new HangarError('request_limit_reached', [limit, instance.uid]);
-      throw new HangarError('runtime_unavailable', [instance.uid, 'no replica is ready']);
-    }
-    replica.inFlight++;
-    const started = performance.now();
-    try {
-      const value = await replica.runtime.call(method, args, kwargs, signal ? { signal } : {});
-      return { value, replica: replica.uid, runtimeMs: performance.now() - started };
-    } catch (err) {
-      const error = callFailure(instance, err);
-      instance.events.add('ERROR', `${target.route}: ${error.message}`);
-      throw error;
-    } finally {
-      replica.inFlight--;
-    }
+  /** A streaming call; the caller must read it to the end or `return()` it. */
+  stream(target: CallTarget, method: string, args: unknown[], kwargs: Record<string, unknown>): CallStream {
+    const instance = this.require(target.uid);
+    checkCallable(instance, target);
+    return new CallStream(instance, target, method, args, kwargs);
   }
 
   /** Stops every model; used when the server shuts down. */

@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import { samplingShape } from '../llm/generate-config.js';
+
+const message = z.looseObject({
+  role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
+  content: z.union([z.string(), z.array(z.looseObject({ type: z.string() })), z.null()]).optional(),
+  name: z.string().optional(),
+  tool_calls: z.array(z.unknown()).optional(),
+  tool_call_id: z.string().optional(),
+});
+
+/** POST /v1/chat/completions (OpenAI chat, contract §4). Unknown fields are accepted. */
+export const chatBody = z.looseObject({
+  model: z.string({ error: (i) => (i.input === undefined ? 'Invalid input. Please specify the `model` field.' : undefined) }).min(1),
+  messages: z.array(message).min(1, 'Invalid input. Please specify the prompt: `messages` must not be empty.'),
+  ...samplingShape,
+  max_completion_tokens: z.int().min(1).nullish(),
+  tools: z.array(z.looseObject({ type: z.literal('function'), function: z.looseObject({ name: z.string() }) })).nullish(),
+  tool_choice: z.union([z.enum(['none', 'auto', 'required']), z.looseObject({ type: z.literal('function') })]).nullish(),
+  chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
+  enable_thinking: z.boolean().nullish(),
+});
+export type ChatBody = z.infer<typeof chatBody>;

@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import { HangarError } from '../../errors/hangar-error.js';
+import type { CallTarget, Supervisor } from '../../supervisor/supervisor.js';
+import { asGeneration, toGenerateConfig, type Generation } from '../llm/generate-config.js';
+import type { ChatBody } from './schema.js';
+
+const ROUTE = '/v1/chat/completions';
+
+export interface ChatCall {
+  target: CallTarget;
+  args: unknown[];
+  kwargs: Record<string, unknown>;
+}
+
+/** Checks the model can chat (and call tools, if asked) and builds the runtime call. */
+export function prepareChat(supervisor: Supervisor, body: ChatBody): ChatCall {
+  const target: CallTarget = { uid: body.model, route: ROUTE, types: ['LLM'] };
+  const instance = supervisor.require(body.model);
+  const abilities = instance.abilities;
+  if (instance.resolved.modelType === 'LLM' && instance.state === 'READY') {
+    if (!abilities.includes('chat')) throw new HangarError('ability_missing', [body.model, 'chat', abilities.join(', ')], { param: 'model' });
+    if (body.tools && body.tools.length > 0 && !abilities.includes('tools')) {
+      throw new HangarError('ability_missing', [body.model, 'tool calls', abilities.join(', ')], { param: 'tools' });
+    }
+  }
+  const templateKwargs = { ...(body.chat_template_kwargs ?? {}) };
+  if (body.enable_thinking !== null && body.enable_thinking !== undefined) templateKwargs.enable_thinking = body.enable_thinking;
+  const kwargs: Record<string, unknown> = {
+    generate_config: toGenerateConfig(body, body.max_completion_tokens ?? body.max_tokens),
+    chat_template_kwargs: templateKwargs,
+  };
+  if (body.tools && body.tools.length > 0) {
+    kwargs.tools = body.tools;
+    if (body.tool_choice) kwargs.tool_choice = body.tool_choice;
+  }
+  return { target, args: [body.messages], kwargs };
+}
+
+interface Envelope {
+  id: string;
+  created: number;
+  model: string;
+}
+
+function envelope(model: string): Envelope {
+  return { id: `chatcmpl-${randomUUID()}`, created: Math.floor(Date.now() / 1000), model };
+}
+
+/** The non-stream answer (OpenAI `chat.completion`). */
+export function chatCompletion(model: string, value: unknown): Record<string, unknown> {
+  const g = asGeneration(value);
+  const message: Record<string, unknown> = { role: 'assistant', content: g.tool_calls?.length && !g.text ? null : g.text };
+  if (g.reasoning_content) message.reasoning_content = g.reasoning_content;
+  if (g.tool_calls?.length) message.tool_calls = g.tool_calls;
+  return {
+    ...envelope(model),
+    object: 'chat.completion',
+    choices: [{ index: 0, message, finish_reason: g.finish_reason ?? 'stop', logprobs: null }],
+    usage: g.usage ?? null,
+  };
+}
+
+/**
+ * Runtime chunks as OpenAI `chat.completion.chunk` events: a first chunk with the
+ * role, content deltas, a last chunk with `finish_reason` (and tool calls), then, with
+ * `stream_options.include_usage`, a chunk with empty `choices` and the usage.
+ * The runtime's first chunk is awaited before anything is yielded, so an early failure
+ * (bad input) can still be an ordinary HTTP error; `finally` releases the source
+ * however the reader stops.
+ */
+export async function* chatChunks(model: string, source: AsyncIterator<unknown>, includeUsage: boolean): AsyncGenerator<object> {
+  const base = { ...envelope(model), object: 'chat.completion.chunk' };
+  const chunk = (delta: Record<string, unknown>, finish: string | null) => ({
+    ...base,
+    choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+    ...(includeUsage ? { usage: null } : {}),
+  });
+  try {
+    let next = await source.next();
+    yield chunk({ role: 'assistant', content: '' }, null);
+    let last: Generation | null = null;
+    for (; !next.done; next = await source.next()) {
+      const g = asGeneration(next.value);
+      if (g.finish_reason) {
+        last = g;
+        break;
+      }
+      if (g.text || g.reasoning_content) {
+        yield chunk({ ...(g.text ? { content: g.text } : {}), ...(g.reasoning_content ? { reasoning_content: g.reasoning_content } : {}) }, null);
+      }
+    }
+    const toolCalls = last?.tool_calls?.map((call, index) => ({ index, ...(call as object) }));
+    yield chunk(toolCalls?.length ? { tool_calls: toolCalls } : {}, last?.finish_reason ?? 'stop');
+    if (includeUsage) yield { ...base, choices: [], usage: last?.usage ?? null };
+  } finally {
+    await source.return?.();
+  }
+}

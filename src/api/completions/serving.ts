@@ -1,0 +1,53 @@
+import { randomUUID } from 'node:crypto';
+import { HangarError } from '../../errors/hangar-error.js';
+import type { CallTarget, Supervisor } from '../../supervisor/supervisor.js';
+import { asGeneration, toGenerateConfig } from '../llm/generate-config.js';
+import type { CompletionBody } from './schema.js';
+
+export function prepareCompletion(supervisor: Supervisor, body: CompletionBody): { target: CallTarget; args: unknown[]; kwargs: Record<string, unknown> } {
+  const target: CallTarget = { uid: body.model, route: '/v1/completions', types: ['LLM'] };
+  const instance = supervisor.require(body.model);
+  if (instance.resolved.modelType === 'LLM' && instance.state === 'READY' && !instance.abilities.includes('generate')) {
+    throw new HangarError('ability_missing', [body.model, 'text completion (`generate`)', instance.abilities.join(', ')], { param: 'model' });
+  }
+  const prompt = Array.isArray(body.prompt) ? body.prompt[0]! : body.prompt;
+  const generateConfig = toGenerateConfig(body, body.max_tokens);
+  if (body.echo) generateConfig.echo = true;
+  return { target, args: [prompt], kwargs: { generate_config: generateConfig } };
+}
+
+function envelope(model: string) {
+  return { id: `cmpl-${randomUUID()}`, object: 'text_completion', created: Math.floor(Date.now() / 1000), model };
+}
+
+export function completion(model: string, value: unknown): Record<string, unknown> {
+  const g = asGeneration(value);
+  return {
+    ...envelope(model),
+    choices: [{ index: 0, text: g.text, logprobs: null, finish_reason: g.finish_reason ?? 'stop' }],
+    usage: g.usage ?? null,
+  };
+}
+
+/** Runtime chunks as `text_completion` events; the last carries `finish_reason` (and usage when asked). */
+export async function* completionChunks(model: string, source: AsyncIterator<unknown>, includeUsage: boolean): AsyncGenerator<object> {
+  const base = envelope(model);
+  try {
+    for (let next = await source.next(); !next.done; next = await source.next()) {
+      const g = asGeneration(next.value);
+      const finish = g.finish_reason ?? null;
+      if (!g.text && !finish) continue;
+      yield {
+        ...base,
+        choices: [{ index: 0, text: g.text, logprobs: null, finish_reason: finish }],
+        ...(includeUsage ? { usage: null } : {}),
+      };
+      if (finish) {
+        if (includeUsage) yield { ...base, choices: [], usage: g.usage ?? null };
+        break;
+      }
+    }
+  } finally {
+    await source.return?.();
+  }
+}

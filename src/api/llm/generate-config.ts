@@ -1,0 +1,53 @@
+import { z } from 'zod';
+
+/**
+ * Sampling fields shared by chat and completions (OpenAI's names, plus vLLM/Xinference
+ * extras `top_k`, `repetition_penalty`, `stop_token_ids`). Fields OpenAI clients send
+ * that change nothing here (`user`, `logprobs: false`, penalties of 0) are accepted.
+ */
+export const samplingShape = {
+  max_tokens: z.int().min(1).nullish(),
+  temperature: z.number().min(0).max(2).nullish(),
+  top_p: z.number().gt(0).max(1).nullish(),
+  top_k: z.int().min(-1).nullish(),
+  seed: z.int().nullish(),
+  stop: z.union([z.string(), z.array(z.string()).max(16)]).nullish(),
+  stop_token_ids: z.array(z.int().min(0)).nullish(),
+  repetition_penalty: z.number().gt(0).nullish(),
+  n: z.literal(1, { error: 'only n = 1 is supported' }).nullish(),
+  stream: z.boolean().nullish(),
+  stream_options: z.object({ include_usage: z.boolean().nullish() }).nullish(),
+};
+
+type Sampling = { [K in keyof typeof samplingShape]?: z.infer<(typeof samplingShape)[K]> };
+
+/** The runtime's `generate_config` (docs/runtime-protocol.md): only what was given. */
+export function toGenerateConfig(body: Sampling, maxTokens: number | null | undefined): Record<string, unknown> {
+  const config: Record<string, unknown> = {};
+  const copy = (key: keyof Sampling, value: unknown): void => {
+    if (value !== null && value !== undefined) config[key] = value;
+  };
+  copy('max_tokens', maxTokens);
+  copy('temperature', body.temperature);
+  copy('top_p', body.top_p);
+  copy('top_k', body.top_k);
+  copy('seed', body.seed);
+  copy('stop', body.stop);
+  copy('stop_token_ids', body.stop_token_ids);
+  copy('repetition_penalty', body.repetition_penalty);
+  return config;
+}
+
+/** The runtime's answer for one generation (non-stream RESULT, or the last CHUNK). */
+export interface Generation {
+  text: string;
+  reasoning_content?: string;
+  tool_calls?: unknown[];
+  finish_reason?: string;
+  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+}
+
+export function asGeneration(value: unknown): Generation {
+  const v = (value && typeof value === 'object' ? value : {}) as Partial<Generation>;
+  return { ...v, text: typeof v.text === 'string' ? v.text : '' };
+}

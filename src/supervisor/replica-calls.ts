@@ -1,0 +1,122 @@
+import { HangarError } from '../errors/hangar-error.js';
+import type { ModelType } from '../registry/index.js';
+import { callFailure } from './failure-mapping.js';
+import type { ModelInstance } from './model-instance.js';
+import type { Replica } from './replica.js';
+
+export interface CallTarget {
+  uid: string;
+  /** The route asking, for error messages (e.g. `/v1/flexible/infers`). */
+  route: string;
+  /** Model types the route serves. */
+  types: readonly ModelType[];
+}
+
+export interface CallResult {
+  value: unknown;
+  /** The replica that answered (`<uid>-<n>`). */
+  replica: string;
+  /** Time spent waiting for the runtime, so the HTTP layer can report its own overhead. */
+  runtimeMs: number;
+}
+
+/** The instance a call may go to: the right type, and ready. */
+export function checkCallable(instance: ModelInstance, target: CallTarget): void {
+  const type = instance.resolved.modelType;
+  if (!target.types.includes(type)) {
+    throw new HangarError('wrong_model_type', [target.uid, type, target.route, target.types.join(' or ')], { param: 'model' });
+  }
+  if (instance.state === 'CREATING') {
+    throw new HangarError('model_loading', [target.uid], { headers: { 'retry-after': '5' } });
+  }
+  if (instance.state !== 'READY') {
+    throw new HangarError('runtime_unavailable', [target.uid, instance.errorMessage ?? instance.state.toLowerCase()]);
+  }
+}
+
+/** Round robin over ready replicas, honouring `request_limits` (429 when every replica is full). */
+function takeReplica(instance: ModelInstance): Replica & { runtime: NonNullable<Replica['runtime']> } {
+  const limit = instance.request.request_limits ?? null;
+  const replica = instance.pickReplica(limit);
+  if (!replica?.runtime) {
+    if (limit !== null) throw new HangarError('request_limit_reached', [limit, instance.uid]);
+    throw new HangarError('runtime_unavailable', [instance.uid, 'no replica is ready']);
+  }
+  replica.inFlight++;
+  return replica as Replica & { runtime: NonNullable<Replica['runtime']> };
+}
+
+export async function callReplica(
+  instance: ModelInstance,
+  target: CallTarget,
+  method: string,
+  args: unknown[],
+  kwargs: Record<string, unknown>,
+  signal?: AbortSignal,
+): Promise<CallResult> {
+  const replica = takeReplica(instance);
+  const started = performance.now();
+  try {
+    const value = await replica.runtime.call(method, args, kwargs, signal ? { signal } : {});
+    return { value, replica: replica.uid, runtimeMs: performance.now() - started };
+  } catch (err) {
+    const error = callFailure(instance, err);
+    instance.events.add('ERROR', `${target.route}: ${error.message}`);
+    throw error;
+  } finally {
+    replica.inFlight--;
+  }
+}
+
+/**
+ * A streaming call: chunks as the runtime sends them, failures mapped to HangarErrors.
+ * The replica's in-flight count is held until the stream ends, fails, or the reader
+ * stops it with `return()` — which also aborts the generation in the runtime, even if
+ * the reader never asked for a first chunk.
+ */
+export class CallStream implements AsyncIterableIterator<unknown> {
+  readonly replica: string;
+  private readonly chunks: AsyncIterableIterator<unknown>;
+  private released = false;
+  private readonly release: () => void;
+
+  constructor(
+    private readonly instance: ModelInstance,
+    private readonly target: CallTarget,
+    method: string,
+    args: unknown[],
+    kwargs: Record<string, unknown>,
+  ) {
+    const replica = takeReplica(instance);
+    this.replica = replica.uid;
+    this.chunks = replica.runtime.stream(method, args, kwargs);
+    this.release = () => {
+      if (this.released) return;
+      this.released = true;
+      replica.inFlight--;
+    };
+  }
+
+  async next(): Promise<IteratorResult<unknown>> {
+    try {
+      const result = await this.chunks.next();
+      if (result.done) this.release();
+      return result;
+    } catch (err) {
+      this.release();
+      const error = callFailure(this.instance, err);
+      this.instance.events.add('ERROR', `${this.target.route}: ${error.message}`);
+      throw error;
+    }
+  }
+
+  async return(): Promise<IteratorResult<unknown>> {
+    this.release();
+    await this.chunks.return?.();
+    return { value: undefined, done: true };
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<unknown> {
+    return this;
+  }
+}
