@@ -50,15 +50,18 @@ describe('registration and engine routes over HTTP', () => {
 
   it('says which engines can run a model here and why the others cannot', async () => {
     const engines = (await api.get('/v1/engines/qwen2.5-instruct')).body;
-    expect(typeof engines.Transformers).toBe('string');
-    expect(engines.Transformers).toContain('torch');
+    // torch and transformers are in the runtime environment; vLLM never is on these machines.
+    expect(Array.isArray(engines.Transformers)).toBe(true);
+    expect(engines.Transformers[0]).toMatchObject({ model_name: 'qwen2.5-instruct', model_format: 'pytorch' });
+    expect(typeof engines.vLLM).toBe('string');
+    expect(engines.vLLM).toContain('vllm');
     expect((await api.get('/v1/engines/LLM/qwen2.5-instruct')).body).toEqual(engines);
     const flexible = (await api.get('/v1/engines/flexible/fine')).body;
     expect(Array.isArray(flexible.python)).toBe(true);
     expect((await api.get('/v1/engines/LLM/no-such-model')).body).toBeNull();
-    const refused = await api.post('/v1/models', { model_name: 'qwen2.5-instruct', model_engine: 'Transformers' });
+    const refused = await api.post('/v1/models', { model_name: 'qwen2.5-instruct', model_engine: 'vLLM' });
     expect(refused.status).toBe(400);
-    expect(refused.body.detail).toContain('Model qwen2.5-instruct cannot be run on engine Transformers.');
-    expect(refused.body.detail).toContain('torch');
+    expect(refused.body.detail).toContain('Model qwen2.5-instruct cannot be run on engine vLLM.');
+    expect(refused.body.detail).toContain('vllm');
   });
 });

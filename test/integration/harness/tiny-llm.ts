@@ -1,0 +1,36 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { repoRoot, venvPython } from './server.js';
+
+export interface TinyLlm {
+  path: string;
+  eos_token_id: number;
+  vocab_size: number;
+}
+
+/** Builds the tiny real Llama (trained BPE tokenizer + 2 random layers, fixed seed) in `dir`. */
+export function buildTinyLlm(dir: string): TinyLlm {
+  const out = execFileSync(venvPython, [path.join(repoRoot, 'test', 'fixtures', 'tiny_models.py'), 'llm', dir], {
+    encoding: 'utf8',
+    env: { ...process.env, HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1' },
+  });
+  const line = out.trim().split('\n').filter((l) => l.startsWith('{')).pop();
+  if (!line) throw new Error(`tiny_models.py printed no JSON: ${out}`);
+  return JSON.parse(line) as TinyLlm;
+}
+
+/** A custom LLM registration for it (Xinference's shape: a JSON string in `model`). */
+export function tinyLlmRegistration(name: string, modelPath: string, abilities: string[] = ['chat', 'generate']) {
+  return {
+    model: JSON.stringify({
+      version: 2,
+      model_name: name,
+      model_family: 'qwen2.5-instruct',
+      model_lang: ['en'],
+      model_ability: abilities,
+      context_length: 512,
+      model_specs: [{ model_format: 'pytorch', model_size_in_billions: 1, quantization: 'none', model_uri: modelPath }],
+    }),
+    persist: false,
+  };
+}

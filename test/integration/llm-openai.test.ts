@@ -1,0 +1,159 @@
+import { execFileSync } from 'node:child_process';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client } from './harness/http.js';
+import { waitFor } from './harness/processes.js';
+import { makeHome, removeHome, startServer, venvPython, type TestServer } from './harness/server.js';
+import { buildTinyLlm, tinyLlmRegistration } from './harness/tiny-llm.js';
+
+// A tiny real Llama served by the Transformers engine, driven by both official OpenAI SDKs.
+describe('LLM serving through the OpenAI SDKs', () => {
+  let server: TestServer;
+  let work: string;
+  let sdk: OpenAI;
+  const greedy = { temperature: 0 } as const;
+
+  beforeAll(async () => {
+    work = await makeHome('hangar-llm-');
+    const tiny = buildTinyLlm(work);
+    server = await startServer();
+    const api = client(server.url);
+    const reg = await api.post('/v1/model_registrations/LLM', tinyLlmRegistration('tiny-chat', tiny.path));
+    expect(reg.status, reg.text).toBe(200);
+    const launch = await api.post('/v1/models', { model_name: 'tiny-chat', model_engine: 'Transformers', model_uid: 'tiny' });
+    expect(launch.status, launch.text).toBe(200);
+    sdk = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'not-needed', maxRetries: 0, timeout: 60_000 });
+  }, 180_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await removeHome(server.home);
+    await removeHome(work);
+  });
+
+  it('lists the model', async () => {
+    const models = await sdk.models.list();
+    const tiny = models.data.find((m) => m.id === 'tiny') as any;
+    expect(tiny).toBeTruthy();
+    expect(tiny.model_type).toBe('LLM');
+    expect(tiny.model_ability).toEqual(expect.arrayContaining(['chat', 'generate']));
+  });
+
+  it('chats without streaming, honouring max_tokens exactly and counting usage', async () => {
+    const res = await sdk.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'Hello there, how are you?' }], max_tokens: 12, ...greedy });
+    expect(res.object).toBe('chat.completion');
+    const choice = res.choices[0]!;
+    expect(typeof choice.message.content).toBe('string');
+    expect(res.usage!.total_tokens).toBe(res.usage!.prompt_tokens + res.usage!.completion_tokens);
+    expect(res.usage!.prompt_tokens).toBeGreaterThan(5);
+    if (choice.finish_reason === 'length') expect(res.usage!.completion_tokens).toBe(12);
+    else expect(res.usage!.completion_tokens).toBeLessThanOrEqual(12);
+  });
+
+  it('streams the same text it answers without streaming, ending with usage', async () => {
+    const params = { model: 'tiny', messages: [{ role: 'user' as const, content: 'Tell me a story' }], max_tokens: 16, ...greedy };
+    const whole = await sdk.chat.completions.create(params);
+    const stream = await sdk.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } });
+    let text = '';
+    let finish: string | null = null;
+    let usage: any = null;
+    let chunks = 0;
+    for await (const chunk of stream) {
+      chunks++;
+      if (chunk.choices.length > 0) {
+        text += chunk.choices[0]!.delta.content ?? '';
+        finish = chunk.choices[0]!.finish_reason ?? finish;
+      }
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(chunks).toBeGreaterThan(2);
+    expect(text).toBe(whole.choices[0]!.message.content);
+    expect(finish).toBe(whole.choices[0]!.finish_reason);
+    expect(usage).toEqual(whole.usage);
+  });
+
+  it('ends the text before a stop string', async () => {
+    const params = { model: 'tiny', messages: [{ role: 'user' as const, content: 'Count with me' }], max_tokens: 24, ...greedy };
+    const full = (await sdk.chat.completions.create(params)).choices[0]!.message.content!;
+    expect(full.length).toBeGreaterThan(6);
+    const stop = full.slice(Math.floor(full.length / 2), Math.floor(full.length / 2) + 3);
+    const cut = await sdk.chat.completions.create({ ...params, stop: [stop] });
+    expect(cut.choices[0]!.message.content).toBe(full.slice(0, full.indexOf(stop)));
+    expect(cut.choices[0]!.finish_reason).toBe('stop');
+  });
+
+  it('completes text, streaming and not', async () => {
+    const res = await sdk.completions.create({ model: 'tiny', prompt: 'Once upon a time', max_tokens: 8, ...greedy });
+    expect(res.object).toBe('text_completion');
+    const stream = await sdk.completions.create({ model: 'tiny', prompt: 'Once upon a time', max_tokens: 8, stream: true, ...greedy });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.text ?? '';
+    expect(text).toBe(res.choices[0]!.text);
+  });
+
+  it('answers an unknown model with the SDK not-found error', async () => {
+    await expect(sdk.chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'hi' }] })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+  });
+
+  it('completes 8 concurrent streams, each with its own text in order', async () => {
+    const prompts = Array.from({ length: 8 }, (_, i) => `Prompt number ${i} says`);
+    const solo = [];
+    for (const p of prompts) solo.push((await sdk.completions.create({ model: 'tiny', prompt: p, max_tokens: 10, ...greedy })).choices[0]!.text);
+    const together = await Promise.all(
+      prompts.map(async (p) => {
+        let text = '';
+        const stream = await sdk.completions.create({ model: 'tiny', prompt: p, max_tokens: 10, stream: true, ...greedy });
+        for await (const chunk of stream) text += chunk.choices[0]?.text ?? '';
+        return text;
+      }),
+    );
+    expect(together).toEqual(solo);
+  });
+
+  it('stops generating for a client that goes away mid-stream', async () => {
+    const api = client(server.url);
+    const controller = new AbortController();
+    const stream = await sdk.chat.completions.create(
+      { model: 'tiny', messages: [{ role: 'user', content: 'Go on forever' }], max_tokens: 400, stream: true, ...greedy },
+      { signal: controller.signal },
+    );
+    let seen = 0;
+    await expect(
+      (async () => {
+        for await (const _chunk of stream) if (++seen === 3) controller.abort();
+      })(),
+    ).rejects.toThrow();
+    const freed = await waitFor(async () => (await api.get('/v1/models/tiny/replicas')).body[0].in_flight === 0, 10_000);
+    expect(freed).toBe(true);
+    const next = await sdk.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'Still there?' }], max_tokens: 4, ...greedy });
+    expect(next.choices[0]!.finish_reason).toBeTruthy();
+  });
+
+  it('works the same with the official Python SDK', () => {
+    const script = `
+import json, sys
+from openai import OpenAI, NotFoundError
+c = OpenAI(base_url=sys.argv[1] + "/v1", api_key="not-needed", max_retries=0)
+out = {"models": [m.id for m in c.models.list().data]}
+r = c.chat.completions.create(model="tiny", messages=[{"role": "user", "content": "Hi"}], max_tokens=6, temperature=0)
+out["chat"] = r.choices[0].message.content
+out["usage"] = r.usage.total_tokens == r.usage.prompt_tokens + r.usage.completion_tokens
+s = c.chat.completions.create(model="tiny", messages=[{"role": "user", "content": "Hi"}], max_tokens=6, temperature=0, stream=True)
+out["streamed"] = "".join((ch.choices[0].delta.content or "") for ch in s if ch.choices)
+out["completion"] = c.completions.create(model="tiny", prompt="Hi", max_tokens=4, temperature=0).choices[0].text
+try:
+    c.chat.completions.create(model="nope", messages=[{"role": "user", "content": "Hi"}])
+    out["not_found"] = False
+except NotFoundError:
+    out["not_found"] = True
+print(json.dumps(out))
+`;
+    const out = JSON.parse(execFileSync(venvPython, ['-c', script, server.url], { encoding: 'utf8', timeout: 120_000 }).trim().split('\n').pop()!);
+    expect(out.models).toContain('tiny');
+    expect(typeof out.chat).toBe('string');
+    expect(out.streamed).toBe(out.chat);
+    expect(out.usage).toBe(true);
+    expect(typeof out.completion).toBe('string');
+    expect(out.not_found).toBe(true);
+  });
+});
