@@ -5,6 +5,7 @@ import { installAuthGuard } from './api/auth/guard.js';
 import { tokenRoute } from './api/auth/token-route.js';
 import { chatRoutes } from './api/chat/routes.js';
 import { completionRoutes } from './api/completions/routes.js';
+import { embeddingsRoutes } from './api/embeddings/routes.js';
 import { installErrorHandler } from './api/error-handler.js';
 import { flexibleRoutes } from './api/flexible/routes.js';
 import { modelRoutes } from './api/models/routes.js';
@@ -12,6 +13,7 @@ import { installMetrics } from './api/metrics/routes.js';
 import { installOpenApi } from './api/openapi.js';
 import { installOverheadClock } from './api/overhead.js';
 import { registrationRoutes } from './api/registrations/routes.js';
+import { rerankRoutes } from './api/rerank/routes.js';
 import { genRequestId, installRequestId } from './api/request-id.js';
 import { installRouteTable } from './api/route-table.js';
 import { serviceRoutes } from './api/service/routes.js';
@@ -66,5 +68,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   await app.register(flexibleRoutes, { supervisor });
   await app.register(chatRoutes, { supervisor });
   await app.register(completionRoutes, { supervisor });
+  await app.register(embeddingsRoutes, { supervisor });
+  await app.register(rerankRoutes, { supervisor });
   return app;
 }

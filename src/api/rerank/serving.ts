@@ -1,0 +1,42 @@
+import { randomUUID } from 'node:crypto';
+import { HangarError } from '../../errors/hangar-error.js';
+import type { CallTarget, Supervisor } from '../../supervisor/supervisor.js';
+import type { RerankBody } from './schema.js';
+
+export function prepareRerank(supervisor: Supervisor, body: RerankBody): { target: CallTarget; args: unknown[]; kwargs: Record<string, unknown> } {
+  const instance = supervisor.require(body.model);
+  const type = instance.resolved.modelType;
+  if (type !== 'rerank') {
+    const can = instance.abilities.length > 0 ? instance.abilities.join(', ') : type;
+    throw new HangarError('ability_missing', [body.model, `rerank (it is a ${type} model)`, can], { param: 'model' });
+  }
+  return {
+    target: { uid: body.model, route: '/v1/rerank', types: ['rerank'] },
+    args: [body.query, body.documents],
+    kwargs: { truncate: body.truncate ?? true },
+  };
+}
+
+interface RerankResult {
+  scores: number[];
+  input_tokens: number;
+}
+
+/** Results sorted by score, best first, cut to `top_n` (contract §4). */
+export function rerankResponse(body: RerankBody, value: unknown): Record<string, unknown> {
+  const { scores, input_tokens } = value as RerankResult;
+  const ranked = scores
+    .map((relevance_score, index) => ({ index, relevance_score }))
+    .sort((a, b) => b.relevance_score - a.relevance_score)
+    .slice(0, body.top_n ?? scores.length);
+  return {
+    id: randomUUID(),
+    results: ranked.map((r) => ({ ...r, document: body.return_documents ? { text: body.documents[r.index] } : null })),
+    meta: {
+      api_version: null,
+      billed_units: null,
+      tokens: body.return_len ? { input_tokens, output_tokens: 0 } : null,
+      warnings: null,
+    },
+  };
+}
