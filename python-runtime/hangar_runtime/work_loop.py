@@ -1,6 +1,7 @@
 """The work loop, on the main thread: wait for LOAD, load the engine, then run
-CALLs one at a time in arrival order. It only ever talks through the Outbox;
-the I/O thread owns the sockets."""
+CALLs one at a time in arrival order, or, for an engine that batches, hand them
+to its scheduler and step it between checks of the inbox. It only ever talks
+through the Outbox; the I/O thread owns the sockets."""
 
 import logging
 import os
@@ -10,11 +11,13 @@ from collections.abc import Iterator
 
 from . import exit_codes, protocol
 from .aborts import AbortRegistry
+from .batch_calls import BatchedCalls
 from .engines.base import Engine
 from .engines.registry import engine_class
-from .errors import InvalidModel, call_error_kind, exception_text
+from .errors import InvalidModel, exception_text
 from .outbox import Outbox
-from .plain_values import NotPlainValue, to_plain
+from .plain_values import to_plain
+from .replies import Replies
 
 log = logging.getLogger("hangar_runtime.work")
 
@@ -23,9 +26,11 @@ class WorkLoop:
     def __init__(self, inbox: queue.Queue, outbox: Outbox, aborts: AbortRegistry, stopping: threading.Event):
         self._inbox = inbox
         self._outbox = outbox
+        self._replies = Replies(outbox)
         self._aborts = aborts
         self._stopping = stopping
         self._methods: dict | None = None  # set once an engine is loaded
+        self._batch: BatchedCalls | None = None  # set once a batching engine is loaded
 
     def run(self) -> int:
         """Returns the process exit code."""
@@ -41,7 +46,9 @@ class WorkLoop:
 
     def _run(self) -> int:
         while True:
-            msg_type, body = self._inbox.get()
+            msg_type, body = self._next_message()
+            if msg_type is None:
+                continue
             if msg_type == protocol.SHUTDOWN or self._stopping.is_set():
                 return exit_codes.SHUTDOWN
             if msg_type == protocol.LOAD:
@@ -52,6 +59,17 @@ class WorkLoop:
             elif msg_type == protocol.CALL:
                 self._call(body)
 
+    def _next_message(self) -> tuple:
+        """The next inbox message; (None, None) after a batch step instead."""
+        if self._batch is not None and self._batch.busy():
+            # Never block while calls are running: new ones join at the next step.
+            try:
+                return self._inbox.get_nowait()
+            except queue.Empty:
+                self._batch.step()
+                return None, None
+        return self._inbox.get()
+
     # ---- load ----
 
     def _load(self, spec: dict) -> bool:
@@ -60,6 +78,7 @@ class WorkLoop:
             engine: Engine = engine_class(spec.get("engine"))()
             engine.load(spec, self._progress)
             methods = engine.methods()
+            scheduler = engine.scheduler()
             abilities = [str(a) for a in engine.abilities]
             description = to_plain(engine.describe())
         except InvalidModel as exc:
@@ -70,6 +89,8 @@ class WorkLoop:
             log.error("load failed", exc_info=True)
             return self._load_failed("internal", exception_text(exc))
         self._methods = methods
+        if scheduler is not None:
+            self._batch = BatchedCalls(scheduler, self._replies, self._aborts)
         self._outbox.data(protocol.READY, {
             "protocol": protocol.PROTOCOL_VERSION, "pid": os.getpid(), "engine": engine.name,
             "abilities": abilities, "description": description,
@@ -92,32 +113,44 @@ class WorkLoop:
         if not isinstance(call_id, int) or isinstance(call_id, bool):
             log.warning("dropping a CALL without an integer id: %r", call_id)
             return
+        batched = False
         try:
-            self._run_call(call_id, body)
+            batched = self._run_call(call_id, body)
         finally:
-            self._aborts.forget(call_id)
+            if not batched:  # a batched call's abort mark is kept until it is answered
+                self._aborts.forget(call_id)
 
-    def _run_call(self, call_id: int, body: dict) -> None:
+    def _run_call(self, call_id: int, body: dict) -> bool:
+        """Runs or answers the call; True when it went to the batch scheduler instead."""
         if self._aborts.is_aborted(call_id):
-            return self._error(call_id, "aborted", "Call aborted before it started")
+            self._replies.error(call_id, "aborted", "Call aborted before it started")
+            return False
         if self._methods is None:
-            return self._error(call_id, "invalid", "No model is loaded yet")
+            self._replies.error(call_id, "invalid", "No model is loaded yet")
+            return False
         method = body.get("method")
         args = body.get("args") or []
         kwargs = body.get("kwargs") or {}
         if not isinstance(args, list) or not isinstance(kwargs, dict):
-            return self._error(call_id, "invalid", "CALL args must be a list and kwargs a map")
+            self._replies.error(call_id, "invalid", "CALL args must be a list and kwargs a map")
+            return False
         fn = self._methods.get(method) if isinstance(method, str) else None
         if fn is None:
-            return self._error(call_id, "unknown_method", f"Unknown method: {method}")
+            self._replies.error(call_id, "unknown_method", f"Unknown method: {method}")
+            return False
+        if self._batch is not None and method in self._batch.methods:
+            self._batch.submit(call_id, method, args, kwargs, bool(body.get("stream")))
+            return True
         try:
             result = fn(*args, **kwargs)
         except Exception as exc:
-            return self._fail(call_id, exc)
+            self._replies.fail(call_id, exc)
+            return False
         if body.get("stream"):
             self._stream(call_id, result)
         else:
             self._reply(call_id, result)
+        return False
 
     def _reply(self, call_id: int, result) -> None:
         if isinstance(result, Iterator):
@@ -125,10 +158,8 @@ class WorkLoop:
             try:
                 result = list(result)
             except Exception as exc:
-                return self._fail(call_id, exc)
-        frame = self._value_frame(protocol.RESULT, call_id, result)
-        if frame is not None:
-            self._outbox.send_data(frame)
+                return self._replies.fail(call_id, exc)
+        self._replies.result(call_id, result)
 
     def _stream(self, call_id: int, result) -> None:
         # A stream call to a method that returns one value gets it as a single CHUNK.
@@ -136,46 +167,24 @@ class WorkLoop:
         try:
             while True:
                 if self._aborts.is_aborted(call_id):
-                    return self._error(call_id, "aborted", "Call aborted")
+                    return self._replies.error(call_id, "aborted", "Call aborted")
                 try:
                     item = next(items)
                 except StopIteration:
                     break
                 except Exception as exc:
-                    return self._fail(call_id, exc)
+                    return self._replies.fail(call_id, exc)
                 # Checked again: the item may have taken long, and an aborted
                 # stream must not send another CHUNK.
                 if self._aborts.is_aborted(call_id):
-                    return self._error(call_id, "aborted", "Call aborted")
-                frame = self._value_frame(protocol.CHUNK, call_id, item)
-                if frame is None:
+                    return self._replies.error(call_id, "aborted", "Call aborted")
+                if not self._replies.chunk(call_id, item):
                     return
-                self._outbox.send_data(frame)
                 if self._stopping.is_set():
                     return
-            self._outbox.data(protocol.END, {"id": call_id})
+            self._replies.end(call_id)
         finally:
             _close_quietly(items)
-
-    def _value_frame(self, msg_type: int, call_id: int, value) -> bytes | None:
-        """Encodes RESULT/CHUNK, or sends ERROR internal if the value cannot travel."""
-        try:
-            return protocol.encode(msg_type, {"id": call_id, "value": to_plain(value)})
-        except Exception as exc:
-            # Our own conversion's traceback says nothing the message does not.
-            log.error("call %s: result cannot be sent: %s", call_id, exception_text(exc),
-                      exc_info=not isinstance(exc, NotPlainValue))
-            self._error(call_id, "internal", exception_text(exc))
-            return None
-
-    def _fail(self, call_id: int, exc: Exception) -> None:
-        kind = call_error_kind(exc)
-        log.log(logging.WARNING if kind == "invalid" else logging.ERROR,
-                "call %s failed (%s)", call_id, kind, exc_info=exc)
-        self._error(call_id, kind, exception_text(exc))
-
-    def _error(self, call_id: int, kind: str, message: str) -> None:
-        self._outbox.data(protocol.ERROR, {"id": call_id, "kind": kind, "message": message})
 
 
 def _close_quietly(items) -> None:

@@ -42,8 +42,8 @@ describe('built-in catalog', () => {
     expect(ids('LLM', 'qwen2.5-instruct')).toContain('Qwen/Qwen2.5-0.5B-Instruct');
     expect(ids('LLM', 'qwen2.5-instruct')).toContain('Qwen/Qwen2.5-72B-Instruct');
     expect(ids('LLM', 'llama-3.1-instruct')).toEqual(['meta-llama/Llama-3.1-8B-Instruct', 'meta-llama/Llama-3.1-70B-Instruct']);
-    expect(ids('LLM', 'qwen3')).toEqual(['Qwen/Qwen3-0.6B', 'Qwen/Qwen3-1.7B', 'Qwen/Qwen3-4B', 'Qwen/Qwen3-8B']);
-    expect(ids('LLM', 'gemma-2-it')).toEqual(['google/gemma-2-2b-it', 'google/gemma-2-9b-it']);
+    expect(ids('LLM', 'qwen3')).toEqual(['Qwen/Qwen3-0.6B', 'Qwen/Qwen3-1.7B', 'Qwen/Qwen3-4B', 'Qwen/Qwen3-8B', 'Qwen/Qwen3-14B', 'Qwen/Qwen3-32B']);
+    expect(ids('LLM', 'gemma-2-it')).toEqual(['google/gemma-2-2b-it', 'google/gemma-2-9b-it', 'google/gemma-2-27b-it']);
     expect(ids('embedding', 'bge-small-en-v1.5')).toEqual(['BAAI/bge-small-en-v1.5']);
     expect(ids('rerank', 'bge-reranker-v2-m3')).toEqual(['BAAI/bge-reranker-v2-m3']);
     expect(ids('audio', 'whisper-small')).toEqual(['openai/whisper-small']);

@@ -76,7 +76,7 @@ describe('resolve: LLM spec selection', () => {
       modelType: 'LLM',
       engine: 'Transformers',
       runtimeEngine: 'transformers',
-      abilities: ['chat', 'tools'],
+      abilities: ['chat', 'generate', 'tools'],
       load: { model_id: 'Qwen/Qwen2.5-0.5B-Instruct', model_hub: 'huggingface', model_format: 'pytorch', model_size_in_billions: '0_5', quantization: 'none', launcher_args: {} },
       description: { model_name: 'qwen2.5-instruct', model_format: 'pytorch', model_size_in_billions: '0_5', quantization: 'none', model_family: 'qwen2.5-instruct', context_length: 32768, model_lang: ['en', 'zh'] },
     });

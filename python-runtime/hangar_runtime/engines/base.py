@@ -33,3 +33,55 @@ class Engine(ABC):
     def methods(self) -> dict[str, Callable[..., Any]]:
         """Method name -> callable, called as fn(*args, **kwargs) from a CALL. A
         streaming method returns an iterator; each item becomes a CHUNK."""
+
+    def scheduler(self) -> "BatchScheduler | None":
+        """An engine that serves many calls at once returns its scheduler; the work
+        loop then hands it every call to one of scheduler.methods instead of calling
+        the method itself. None (the default): calls run one at a time."""
+        return None
+
+
+class CallSink(Protocol):
+    """Where a batched call's answer goes. Use it only from the work loop's thread
+    (it writes to the work loop's socket), that is from submit() and step()."""
+
+    call_id: int
+    stream: bool
+
+    @property
+    def closed(self) -> bool:
+        """True once the call is answered, failed or aborted: its scheduler drops it."""
+
+    def chunk(self, value) -> None:
+        """A stream call's next CHUNK. An ABORT that has arrived turns it into ERROR aborted."""
+
+    def finish(self, value=None) -> None:
+        """Done. A stream call sends `value` as a last CHUNK (unless None), then END;
+        a non-stream call sends `value` as its RESULT."""
+
+    def fail(self, exc: BaseException, kind: str | None = None) -> None:
+        """ERROR with the exception's text; `kind` defaults to the doc's mapping."""
+
+
+class BatchScheduler(ABC):
+    """Continuous batching: the work loop submits calls as they arrive and, while
+    has_work(), calls step() between checks of its inbox, so calls that arrive
+    while others run join them at the next step. A step should be short (one
+    decoding step, say): the inbox waits while it runs."""
+
+    # The method names this scheduler serves.
+    methods: frozenset[str] = frozenset()
+
+    @abstractmethod
+    def submit(self, method: str, args: list, kwargs: dict, sink: CallSink) -> None:
+        """Queue a call. Raise for bad input (ValueError, TypeError, KeyError mean
+        ERROR invalid): the work loop answers the call with the exception."""
+
+    @abstractmethod
+    def has_work(self) -> bool:
+        """True while any call is queued or running (step() should be called)."""
+
+    @abstractmethod
+    def step(self) -> None:
+        """Admit queued calls, advance every running one, answer the finished ones
+        through their sinks, and drop the calls whose sink is closed."""

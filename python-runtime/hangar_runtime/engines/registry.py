@@ -1,5 +1,7 @@
 """Which engine class a LOAD's `engine` field names."""
 
+import importlib
+
 from ..errors import InvalidModel
 from .base import Engine
 from .python_launcher import PythonLauncherEngine
@@ -7,9 +9,23 @@ from .sklearn_engine import SklearnEngine
 
 ENGINES: dict[str, type[Engine]] = {cls.name: cls for cls in (SklearnEngine, PythonLauncherEngine)}
 
+# Engines whose module is imported only when a LOAD names them: they pull in
+# PyTorch and friends, seconds of import time that a scikit-learn replica (or a
+# machine without them installed) should never pay. name -> (module, class).
+LAZY_ENGINES: dict[str, tuple[str, str]] = {
+    "transformers": ("hangar_runtime.engines.transformers_llm.engine", "TransformersLLMEngine"),
+}
+
 
 def engine_class(name) -> type[Engine]:
-    cls = ENGINES.get(name) if isinstance(name, str) else None
+    if not isinstance(name, str):
+        raise InvalidModel(f"Unknown engine: {name}")
+    cls = ENGINES.get(name)
+    if cls is None and name in LAZY_ENGINES:
+        module_name, class_name = LAZY_ENGINES[name]
+        # An ImportError here (the engine's libraries are missing) is the
+        # machine's fault, not the model's: it is reported as "internal".
+        cls = getattr(importlib.import_module(module_name), class_name)
     if cls is None:
         raise InvalidModel(f"Unknown engine: {name}")
     return cls

@@ -1,0 +1,134 @@
+"""Tool calls in a model's text, turned into OpenAI `tool_calls`.
+
+Two formats, picked by the model family:
+- Qwen / Hermes: `<tool_call>{"name": ..., "arguments": {...}}</tool_call>` blocks,
+  anywhere in the text, any number of them;
+- Llama 3.1: the whole reply is one JSON object `{"name": ..., "parameters": {...}}`
+  (or a list of them).
+
+A stream must not show the markup as text and then again as tool_calls, so from
+where a tool call may begin the text is held back; at the end it becomes
+tool_calls, or, if it does not parse, plain text after all."""
+
+import json
+import re
+import secrets
+
+_HERMES_OPEN = "<tool_call>"
+_HERMES_BLOCK = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
+_HERMES_UNCLOSED = re.compile(r"<tool_call>((?:(?!<tool_call>).)*)$", re.DOTALL)
+
+
+def uses_llama3_json(model_family) -> bool:
+    """Llama 3.x families call tools in bare JSON; every other family here uses
+    the Hermes blocks that Qwen, Hermes, Mistral-instruct fine-tunes and most
+    open chat templates with tool support have adopted."""
+    return isinstance(model_family, str) and "llama-3" in model_family.lower()
+
+
+def parse_hermes(text: str) -> tuple[str, list[dict]]:
+    """(text with the parsed blocks removed, tool_calls). A block whose JSON does
+    not parse stays in the text."""
+    calls: list[dict] = []
+
+    def take(match: re.Match) -> str:
+        call = _call_from_json(match.group(1))
+        if call is None:
+            return match.group(0)
+        calls.append(call)
+        return ""
+
+    rest = _HERMES_BLOCK.sub(take, text)
+    # A model stopped by its end token right after the JSON may never close the block.
+    rest = _HERMES_UNCLOSED.sub(take, rest)
+    return (rest.strip() if calls else rest), calls
+
+
+def parse_llama3_json(text: str) -> tuple[str, list[dict]]:
+    body = text.strip()
+    if not body.startswith(("{", "[")):
+        return text, []
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return text, []
+    items = value if isinstance(value, list) else [value]
+    calls = [_call_from_value(item) for item in items]
+    if not calls or any(c is None for c in calls):
+        return text, []
+    return "", calls
+
+
+class ToolCallText:
+    """Passes text through until a tool call may have begun, then holds the rest
+    until finish() says what it was."""
+
+    def __init__(self, llama3_json: bool):
+        self._llama3 = llama3_json
+        self._held = ""
+        self._holding = False
+        self._seen_text = False  # llama3: a non-JSON start means plain text throughout
+
+    def feed(self, text: str) -> str:
+        if self._holding:
+            self._held += text
+            return ""
+        text = self._held + text
+        self._held = ""
+        return self._feed_llama3(text) if self._llama3 else self._feed_hermes(text)
+
+    def finish(self) -> tuple[str, list[dict]]:
+        """(text still to hand out, tool_calls)."""
+        held, self._held = self._held, ""
+        if not self._holding:
+            return held, []
+        rest, calls = parse_llama3_json(held) if self._llama3 else parse_hermes(held)
+        return rest, calls
+
+    def _feed_hermes(self, text: str) -> str:
+        start = text.find(_HERMES_OPEN)
+        if start >= 0:
+            self._holding = True
+            self._held = text[start:]
+            return text[:start]
+        keep = _partial_suffix(text, _HERMES_OPEN)
+        self._held = text[len(text) - keep:] if keep else ""
+        return text[:len(text) - keep]
+
+    def _feed_llama3(self, text: str) -> str:
+        if self._seen_text:
+            return text
+        stripped = text.lstrip()
+        if not stripped:
+            self._held = text  # only whitespace so far: the JSON may still come
+            return ""
+        if stripped.startswith(("{", "[")):
+            self._holding = True
+            self._held = text
+            return ""
+        self._seen_text = True
+        return text
+
+
+def _partial_suffix(text: str, marker: str) -> int:
+    for n in range(min(len(marker) - 1, len(text)), 0, -1):
+        if text.endswith(marker[:n]):
+            return n
+    return 0
+
+
+def _call_from_json(raw: str) -> dict | None:
+    try:
+        return _call_from_value(json.loads(raw.strip()))
+    except ValueError:
+        return None
+
+
+def _call_from_value(value) -> dict | None:
+    if not isinstance(value, dict) or not isinstance(value.get("name"), str) or not value["name"]:
+        return None
+    arguments = value.get("arguments", value.get("parameters", {}))
+    if not isinstance(arguments, str):
+        arguments = json.dumps(arguments, ensure_ascii=False)
+    return {"id": f"call_{secrets.token_hex(12)}", "type": "function",
+            "function": {"name": value["name"], "arguments": arguments}}

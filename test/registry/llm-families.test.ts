@@ -1,0 +1,219 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadBuiltinCatalog } from '../../src/registry/builtin-catalog.js';
+import { specsOf } from '../../src/registry/model-record.js';
+import type { LlmRecord } from '../../src/registry/schemas/llm.js';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const python = path.join(repoRoot, 'python-runtime', '.venv', 'bin', 'python');
+
+/** What each family's real prompt format looks like: its special tokens and the generation prompt. */
+const FORMATS: Record<string, { bos: string; eos: string; generationPrompt: string }> = {
+  'qwen2.5-instruct': { bos: '', eos: '<|im_end|>', generationPrompt: '<|im_start|>assistant\n' },
+  'qwen2.5-coder-instruct': { bos: '', eos: '<|im_end|>', generationPrompt: '<|im_start|>assistant\n' },
+  qwen3: { bos: '', eos: '<|im_end|>', generationPrompt: '<|im_start|>assistant\n' },
+  'llama-3.1-instruct': { bos: '<|begin_of_text|>', eos: '<|eot_id|>', generationPrompt: '<|start_header_id|>assistant<|end_header_id|>\n\n' },
+  'llama-3.2-instruct': { bos: '<|begin_of_text|>', eos: '<|eot_id|>', generationPrompt: '<|start_header_id|>assistant<|end_header_id|>\n\n' },
+  'mistral-instruct-v0.3': { bos: '<s>', eos: '</s>', generationPrompt: '[/INST]' },
+  'gemma-2-it': { bos: '<bos>', eos: '<eos>', generationPrompt: '<start_of_turn>model\n' },
+  'phi-3-mini-4k-instruct': { bos: '<s>', eos: '<|endoftext|>', generationPrompt: '<|assistant|>\n' },
+  'phi-3.5-mini-instruct': { bos: '<s>', eos: '<|endoftext|>', generationPrompt: '<|assistant|>\n' },
+  'phi-4': { bos: '<|endoftext|>', eos: '<|im_end|>', generationPrompt: '<|im_start|>assistant<|im_sep|>' },
+  'deepseek-r1-distill-qwen': { bos: '<｜begin▁of▁sentence｜>', eos: '<｜end▁of▁sentence｜>', generationPrompt: '<｜Assistant｜>' },
+  'deepseek-r1-distill-llama': { bos: '<｜begin▁of▁sentence｜>', eos: '<｜end▁of▁sentence｜>', generationPrompt: '<｜Assistant｜>' },
+};
+
+const SYSTEM = 'You are a terse assistant.';
+const USER_1 = 'First question: what is two plus two?';
+const ASSISTANT_1 = 'Four.';
+const USER_2 = 'Second question: and three plus three?';
+const TOOL = {
+  type: 'function',
+  function: {
+    name: 'get_current_weather',
+    description: 'Get the current weather in a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  },
+};
+
+/** A Python script rendering every case with plain Jinja2, once with HF's block options and once without. */
+const RENDER_SCRIPT = `
+import json, sys
+import jinja2
+cases = json.load(open(sys.argv[1], encoding='utf-8'))
+out = {}
+for key, case in cases.items():
+    try:
+        rendered = []
+        for options in ({}, {'trim_blocks': True, 'lstrip_blocks': True}):
+            env = jinja2.Environment(**options)
+            rendered.append(env.from_string(case['template']).render(**case['context']))
+        out[key] = {'ok': True, 'text': rendered[0], 'same': rendered[0] == rendered[1]}
+    except Exception as e:
+        out[key] = {'ok': False, 'error': type(e).__name__ + ': ' + str(e)}
+sys.stdout.write(json.dumps(out))
+`;
+
+interface Rendered {
+  ok: boolean;
+  text?: string;
+  same?: boolean;
+  error?: string;
+}
+
+let llms: LlmRecord[];
+let rendered: Record<string, Rendered>;
+
+/** The text a case rendered to, failing with Jinja's error when it did not render. */
+function renderedText(key: string): string {
+  const result = rendered[key];
+  expect(result, `${key} was not rendered`).toBeDefined();
+  expect(result!.ok, `${key}: ${result!.error}`).toBe(true);
+  expect(result!.same, `${key} renders differently with trim_blocks/lstrip_blocks`).toBe(true);
+  return result!.text!;
+}
+
+beforeAll(async () => {
+  const catalog = await loadBuiltinCatalog();
+  llms = [...catalog.LLM.values()] as LlmRecord[];
+  if (!existsSync(python)) throw new Error(`${python} is missing: run the setup script (npm run setup) first`);
+  const cases: Record<string, { template: string; context: Record<string, unknown> }> = {};
+  for (const record of llms) {
+    if (record.chat_template === null) continue;
+    const format = FORMATS[record.model_name] ?? { bos: '<s>', eos: '</s>', generationPrompt: '' };
+    const messages = [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: USER_1 },
+      { role: 'assistant', content: ASSISTANT_1 },
+      { role: 'user', content: USER_2 },
+    ];
+    const base = { messages, add_generation_prompt: true, bos_token: format.bos, eos_token: format.eos };
+    cases[`${record.model_name}:chat`] = { template: record.chat_template, context: base };
+    if (record.model_ability.includes('tools')) {
+      cases[`${record.model_name}:tools`] = { template: record.chat_template, context: { ...base, tools: [TOOL] } };
+    }
+  }
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'hangar-templates-'));
+  try {
+    const input = path.join(dir, 'cases.json');
+    await writeFile(input, JSON.stringify(cases));
+    const stdout = execFileSync(python, ['-c', RENDER_SCRIPT, input], { encoding: 'utf-8', maxBuffer: 64 * 1024 * 1024 });
+    rendered = JSON.parse(stdout) as Record<string, Rendered>;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}, 60_000);
+
+describe('built-in LLM families', () => {
+  it('number at least 10, with the families the catalog promises', () => {
+    expect(llms.length).toBeGreaterThanOrEqual(10);
+    const names = llms.map((r) => r.model_name);
+    for (const name of Object.keys(FORMATS)) expect(names, name).toContain(name);
+  });
+
+  it('have specs, chat templates, integer stop token ids, and the keys their abilities need', () => {
+    for (const record of llms) {
+      const name = record.model_name;
+      expect(specsOf(record).length, name).toBeGreaterThan(0);
+      expect(record.context_length, name).toBeGreaterThan(0);
+      expect(record.model_lang.length, name).toBeGreaterThan(0);
+      if (record.model_ability.includes('chat')) {
+        expect(typeof record.chat_template, name).toBe('string');
+        expect(record.chat_template!.length, name).toBeGreaterThan(0);
+      }
+      expect(record.stop_token_ids.length, name).toBeGreaterThan(0);
+      for (const id of record.stop_token_ids) expect(Number.isInteger(id) && id >= 0, `${name} stop id ${id}`).toBe(true);
+      expect(record.stop.length, name).toBeGreaterThan(0);
+      if (record.model_ability.includes('tools')) expect(record.tool_parser, name).toMatch(/^(qwen|llama3|mistral)$/);
+      if (record.model_ability.includes('reasoning')) {
+        expect(record.reasoning_start_tag, name).toBe('<think>');
+        expect(record.reasoning_end_tag, name).toBe('</think>');
+      }
+      for (const spec of specsOf(record)) {
+        if (spec.model_hub === 'huggingface') expect(spec.model_id, name).toMatch(/^[\w.-]+\/[\w.-]+$/);
+      }
+    }
+  });
+
+  it('keep the abilities and tool parsers of the families that have them', () => {
+    const get = (name: string) => llms.find((r) => r.model_name === name)!;
+    for (const [name, parser] of [
+      ['qwen2.5-instruct', 'qwen'],
+      ['qwen2.5-coder-instruct', 'qwen'],
+      ['qwen3', 'qwen'],
+      ['llama-3.1-instruct', 'llama3'],
+      ['llama-3.2-instruct', 'llama3'],
+      ['mistral-instruct-v0.3', 'mistral'],
+    ] as const) {
+      expect(get(name).model_ability, name).toContain('tools');
+      expect(get(name).tool_parser, name).toBe(parser);
+    }
+    for (const name of ['qwen3', 'deepseek-r1-distill-qwen', 'deepseek-r1-distill-llama']) expect(get(name).model_ability, name).toContain('reasoning');
+    for (const record of llms) expect(record.model_ability, record.model_name).not.toContain('vision');
+    expect(get('qwen3')).toMatchObject({ stop_token_ids: [151643, 151644, 151645] });
+    expect(get('llama-3.2-instruct')).toMatchObject({ stop_token_ids: [128001, 128008, 128009] });
+    expect(get('mistral-instruct-v0.3')).toMatchObject({ stop_token_ids: [2], stop: ['</s>'] });
+    expect(get('gemma-2-it').stop_token_ids).toEqual(expect.arrayContaining([1, 107]));
+    expect(get('phi-3.5-mini-instruct').stop_token_ids).toEqual(expect.arrayContaining([32000, 32007]));
+    expect(get('phi-4').stop_token_ids).toEqual(expect.arrayContaining([100257, 100265]));
+    expect(get('deepseek-r1-distill-qwen')).toMatchObject({ stop_token_ids: [151643], stop: ['<｜end▁of▁sentence｜>'] });
+    expect(get('deepseek-r1-distill-llama')).toMatchObject({ stop_token_ids: [128001], stop: ['<｜end▁of▁sentence｜>'] });
+  });
+
+  it('render their chat templates with Jinja2 into the model’s prompt format', () => {
+    for (const record of llms) {
+      if (record.chat_template === null) continue;
+      const name = record.model_name;
+      const text = renderedText(`${name}:chat`);
+      expect(text, name).toContain(USER_1);
+      expect(text, name).toContain(USER_2);
+      expect(text, name).toContain(ASSISTANT_1);
+      expect(text, name).toContain(SYSTEM);
+      expect(text.indexOf(USER_1), name).toBeLessThan(text.indexOf(USER_2));
+      const marker = FORMATS[name]?.generationPrompt;
+      if (marker) expect(text.endsWith(marker), `${name} should end with ${JSON.stringify(marker)}:\n${text}`).toBe(true);
+    }
+  });
+
+  it('put the tools into the prompt of the families that call tools', () => {
+    for (const record of llms) {
+      if (record.chat_template === null || !record.model_ability.includes('tools')) continue;
+      const name = record.model_name;
+      const text = renderedText(`${name}:tools`);
+      expect(text, name).toContain('get_current_weather');
+      expect(text, name).toContain(USER_2);
+      const marker = FORMATS[name]?.generationPrompt;
+      if (marker) expect(text.endsWith(marker), name).toBe(true);
+    }
+  });
+
+  it('render the exact prompts of a few families', () => {
+    const text = (name: string) => renderedText(`${name}:chat`);
+    expect(text('qwen2.5-instruct')).toBe(
+      `<|im_start|>system\n${SYSTEM}<|im_end|>\n<|im_start|>user\n${USER_1}<|im_end|>\n<|im_start|>assistant\n${ASSISTANT_1}<|im_end|>\n` +
+        `<|im_start|>user\n${USER_2}<|im_end|>\n<|im_start|>assistant\n`,
+    );
+    expect(text('llama-3.1-instruct')).toBe(
+      `<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n${SYSTEM}<|eot_id|>` +
+        `<|start_header_id|>user<|end_header_id|>\n\n${USER_1}<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n${ASSISTANT_1}<|eot_id|>` +
+        `<|start_header_id|>user<|end_header_id|>\n\n${USER_2}<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n`,
+    );
+    expect(text('mistral-instruct-v0.3')).toBe(`<s>[INST] ${USER_1}[/INST] ${ASSISTANT_1}</s>[INST] ${SYSTEM}\n\n${USER_2}[/INST]`);
+    expect(text('gemma-2-it')).toBe(
+      `<bos><start_of_turn>user\n${SYSTEM}\n\n${USER_1}<end_of_turn>\n<start_of_turn>model\n${ASSISTANT_1}<end_of_turn>\n` +
+        `<start_of_turn>user\n${USER_2}<end_of_turn>\n<start_of_turn>model\n`,
+    );
+    expect(text('phi-4')).toBe(
+      `<|im_start|>system<|im_sep|>${SYSTEM}<|im_end|><|im_start|>user<|im_sep|>${USER_1}<|im_end|>` +
+        `<|im_start|>assistant<|im_sep|>${ASSISTANT_1}<|im_end|><|im_start|>user<|im_sep|>${USER_2}<|im_end|><|im_start|>assistant<|im_sep|>`,
+    );
+    expect(text('deepseek-r1-distill-qwen')).toBe(
+      `<｜begin▁of▁sentence｜>${SYSTEM}<｜User｜>${USER_1}<｜Assistant｜>${ASSISTANT_1}<｜end▁of▁sentence｜><｜User｜>${USER_2}<｜Assistant｜>`,
+    );
+  });
+});
