@@ -91,6 +91,27 @@ describe('LLM serving through the OpenAI SDKs', () => {
     expect(text).toBe(res.choices[0]!.text);
   });
 
+  it('refuses tools on a model without the tools ability, naming it', async () => {
+    const err = await sdk.chat.completions
+      .create({
+        model: 'tiny',
+        messages: [{ role: 'user', content: 'Weather?' }],
+        tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: {} } } }],
+      })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((err as Error).message).toContain('tiny does not support tool calls');
+  });
+
+  it('fails a built-in launch fast when the hub cannot be reached, saying how to use a local folder', async () => {
+    const api = client(server.url);
+    const res = await api.post('/v1/models', { model_name: 'qwen2.5-instruct', model_engine: 'Transformers', model_size_in_billions: '0_5', model_uid: 'offline' });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.detail).toContain('Qwen/Qwen2.5-0.5B-Instruct');
+    expect(res.body.detail).toContain('model_path');
+    expect((await api.get('/v1/models/instances?model_uid=offline')).body[0].status).toBe('ERROR');
+  });
+
   it('answers an unknown model with the SDK not-found error', async () => {
     await expect(sdk.chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'hi' }] })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
   });

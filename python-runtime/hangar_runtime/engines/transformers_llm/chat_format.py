@@ -1,0 +1,78 @@
+"""OpenAI chat messages to the prompt text, through the model's chat template:
+the load spec's `chat_template` when the registration gives one, else the
+tokenizer's own."""
+
+import json
+
+
+def render_chat(tokenizer, messages, *, template: str | None, tools=None, chat_template_kwargs=None) -> str:
+    from jinja2 import TemplateError
+
+    if template is None and not getattr(tokenizer, "chat_template", None):
+        raise ValueError("This model has no chat template: register one (chat_template) or use generate")
+    if chat_template_kwargs is None:
+        chat_template_kwargs = {}
+    if not isinstance(chat_template_kwargs, dict):
+        raise TypeError(f"chat_template_kwargs must be a map, got {type(chat_template_kwargs).__name__}")
+    if tools is not None and (not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools)):
+        raise TypeError("tools must be a list of maps")
+    # Ours win over same-named chat_template_kwargs: the prompt must be text
+    # ending where the assistant's reply starts.
+    options = {**chat_template_kwargs, "tools": tools or None, "chat_template": template,
+               "tokenize": False, "add_generation_prompt": True, "return_dict": False}
+    try:
+        return tokenizer.apply_chat_template(normalize_messages(messages), **options)
+    # Templates reject what they cannot render (raise_exception("...") in Jinja,
+    # a role they do not know): the request is at fault, not the engine.
+    except TemplateError as exc:
+        raise ValueError(f"The chat template rejected the messages: {exc}") from exc
+
+
+def normalize_messages(messages) -> list[dict]:
+    """Copies of the messages in the shape chat templates expect."""
+    if not isinstance(messages, list) or not messages:
+        raise ValueError("messages must be a non-empty list")
+    out = []
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            raise ValueError(f"messages[{index}] must be a map with a string role")
+        message = dict(message)
+        message["content"] = _text_content(message.get("content"), index)
+        if message.get("tool_calls"):
+            message["tool_calls"] = [_template_tool_call(call) for call in message["tool_calls"]]
+        out.append(message)
+    return out
+
+
+def _text_content(content, index: int) -> str:
+    # OpenAI allows a list of typed parts; a text-only model can take the text ones.
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            if not isinstance(part, dict) or part.get("type") != "text" or not isinstance(part.get("text"), str):
+                kind = part.get("type") if isinstance(part, dict) else type(part).__name__
+                raise ValueError(f"messages[{index}]: this model takes text only, not {kind} parts")
+            texts.append(part["text"])
+        return "".join(texts)
+    raise ValueError(f"messages[{index}].content must be a string or a list of text parts")
+
+
+def _template_tool_call(call) -> dict:
+    # OpenAI sends arguments as a JSON string; templates (Qwen's and others)
+    # render them with `tojson`, which would quote that string a second time.
+    if not isinstance(call, dict):
+        raise ValueError("tool_calls items must be maps")
+    call = dict(call)
+    function = call.get("function")
+    if isinstance(function, dict) and isinstance(function.get("arguments"), str):
+        function = dict(function)
+        try:
+            function["arguments"] = json.loads(function["arguments"])
+        except ValueError:
+            pass  # not JSON: the template gets the string as it is
+        call["function"] = function
+    return call

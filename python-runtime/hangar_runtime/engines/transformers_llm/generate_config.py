@@ -1,0 +1,87 @@
+"""A call's `generate_config`, checked. Bad values raise ValueError or TypeError,
+which the work loop answers as ERROR invalid before anything runs.
+
+Keys this engine does not use are ignored (clients send OpenAI's whole set);
+a key set to null means "not given"."""
+
+import math
+from dataclasses import dataclass, field
+
+DEFAULT_MAX_TOKENS = 256
+
+
+@dataclass
+class GenerateConfig:
+    max_tokens: int | None = None  # None: DEFAULT_MAX_TOKENS, capped by the context
+    temperature: float = 1.0  # 0: greedy
+    top_p: float = 1.0
+    top_k: int = 0  # 0 (or -1): off
+    repetition_penalty: float = 1.0
+    seed: int | None = None
+    stop: list[str] = field(default_factory=list)
+    stop_token_ids: list[int] = field(default_factory=list)
+    echo: bool = False
+
+
+def parse_generate_config(raw) -> GenerateConfig:
+    if raw is None:
+        return GenerateConfig()
+    if not isinstance(raw, dict):
+        raise TypeError(f"generate_config must be a map, got {type(raw).__name__}")
+    get = {k: v for k, v in raw.items() if v is not None}.get
+    config = GenerateConfig(
+        max_tokens=_int(get("max_tokens"), "max_tokens", minimum=1),
+        temperature=_number(get("temperature", 1.0), "temperature", minimum=0.0),
+        top_p=_number(get("top_p", 1.0), "top_p", minimum=0.0),
+        top_k=_int(get("top_k", 0), "top_k", minimum=-1),
+        repetition_penalty=_number(get("repetition_penalty", 1.0), "repetition_penalty", minimum=0.0),
+        seed=_int(get("seed"), "seed"),
+        stop=_strings(get("stop", [])),
+        stop_token_ids=_token_ids(get("stop_token_ids", [])),
+        echo=_bool(get("echo", False), "echo"),
+    )
+    if not 0.0 < config.top_p <= 1.0:
+        raise ValueError(f"top_p must be in (0, 1], got {config.top_p}")
+    if config.repetition_penalty <= 0.0:
+        raise ValueError(f"repetition_penalty must be positive, got {config.repetition_penalty}")
+    return config
+
+
+def _number(value, name: str, minimum: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum:g}, got {value}")
+    return float(value)
+
+
+def _int(value, name: str, minimum: int | None = None) -> int | None:
+    if value is None:
+        return None
+    # JSON has one number type: 3.0 is a fine max_tokens, 3.5 is not.
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def _bool(value, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be true or false, got {value!r}")
+    return value
+
+
+def _strings(value) -> list[str]:
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(s, str) for s in items):
+        raise TypeError(f"stop must be a string or a list of strings, got {value!r}")
+    return list(items)
+
+
+def _token_ids(value) -> list[int]:
+    if not isinstance(value, list):
+        raise TypeError(f"stop_token_ids must be a list of integers, got {value!r}")
+    return [_int(v, "stop_token_ids item", minimum=0) for v in value]

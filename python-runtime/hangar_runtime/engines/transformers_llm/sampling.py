@@ -1,0 +1,71 @@
+"""Picking the next token from one sequence's logits. Each sequence of a batch
+has its own settings and its own random generator, so a seeded request draws
+the same tokens whatever else shares the batch."""
+
+import random
+
+import torch
+
+from .generate_config import GenerateConfig
+
+
+class Sampler:
+    def __init__(self, config: GenerateConfig):
+        self.temperature = config.temperature
+        self.top_p = config.top_p
+        self.top_k = config.top_k if config.top_k > 0 else 0
+        self.repetition_penalty = config.repetition_penalty
+        # Greedy is exact argmax: temperature 0 (or a top_k of 1) leaves no choice.
+        self.greedy = self.temperature == 0.0 or self.top_k == 1
+        # Then the batch's shared argmax can stand in for choose().
+        self.plain_greedy = self.greedy and self.repetition_penalty == 1.0
+        self._seed = config.seed if config.seed is not None else random.SystemRandom().randrange(2**63)
+        self._generator: torch.Generator | None = None  # made on the logits' device at first use
+
+    def choose(self, logits: torch.Tensor, history: list[int]) -> int:
+        """logits: this sequence's [vocab] row; history: its prompt and generated ids."""
+        logits = logits.float()
+        if self.repetition_penalty != 1.0 and history:
+            logits = apply_repetition_penalty(logits, history, self.repetition_penalty)
+        if self.greedy:
+            return int(torch.argmax(logits))
+        logits = logits / self.temperature
+        if self.top_k:
+            logits = keep_top_k(logits, self.top_k)
+        if self.top_p < 1.0:
+            logits = keep_top_p(logits, self.top_p)
+        probs = torch.softmax(logits, dim=-1)
+        return int(torch.multinomial(probs, 1, generator=self._generator_for(probs.device)))
+
+    def _generator_for(self, device: torch.device) -> torch.Generator:
+        if self._generator is None:
+            self._generator = torch.Generator(device=device)
+            self._generator.manual_seed(self._seed)
+        return self._generator
+
+
+def apply_repetition_penalty(logits: torch.Tensor, history: list[int], penalty: float) -> torch.Tensor:
+    # As in transformers' RepetitionPenaltyLogitsProcessor (CTRL paper): seen
+    # tokens become less likely whichever side of zero their logit is on.
+    ids = torch.tensor(sorted(set(history)), device=logits.device, dtype=torch.long)
+    seen = logits.gather(0, ids)
+    seen = torch.where(seen < 0, seen * penalty, seen / penalty)
+    return logits.scatter(0, ids, seen)
+
+
+def keep_top_k(logits: torch.Tensor, k: int) -> torch.Tensor:
+    if k >= logits.shape[-1]:
+        return logits
+    threshold = torch.topk(logits, k).values[-1]
+    return logits.masked_fill(logits < threshold, float("-inf"))
+
+
+def keep_top_p(logits: torch.Tensor, p: float) -> torch.Tensor:
+    """Keeps the most likely tokens whose probabilities add up to p (nucleus
+    sampling); the token that crosses p is kept, so at least one always is."""
+    sorted_logits, order = torch.sort(logits, descending=True)
+    probs = torch.softmax(sorted_logits, dim=-1)
+    before = torch.cumsum(probs, dim=-1) - probs  # mass of the tokens ranked above each
+    drop_sorted = before >= p
+    drop = torch.zeros_like(drop_sorted).scatter(0, order, drop_sorted)
+    return logits.masked_fill(drop, float("-inf"))
