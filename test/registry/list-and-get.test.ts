@@ -25,7 +25,7 @@ afterAll(() => cleanup());
 describe('list', () => {
   it('sorts by lower-cased name and marks built-ins', async () => {
     const items = await registry.list('embedding');
-    expect(items.map((i) => i.model_name)).toEqual(['Aardvark-embed', 'all-MiniLM-L6-v2', 'bge-base-en-v1.5', 'bge-m3', 'bge-small-en-v1.5', 'gte-base', 'zz-gone']);
+    expect(items.map((i) => i.model_name)).toEqual(['Aardvark-embed', 'all-MiniLM-L6-v2', 'all-mpnet-base-v2', 'bce-embedding-base_v1', 'bge-base-en-v1.5', 'bge-base-zh-v1.5', 'bge-large-en-v1.5', 'bge-large-zh-v1.5', 'bge-m3', 'bge-small-en-v1.5', 'bge-small-zh-v1.5', 'e5-base-v2', 'e5-large-v2', 'e5-small-v2', 'gte-base', 'gte-large', 'gte-small', 'jina-embeddings-v2-base-en', 'jina-embeddings-v2-small-en', 'multilingual-e5-base', 'multilingual-e5-large', 'multilingual-e5-small', 'nomic-embed-text-v1.5', 'paraphrase-multilingual-MiniLM-L12-v2', 'zz-gone']);
     expect(items[0]).toEqual({ model_name: 'Aardvark-embed', is_builtin: false });
     expect(items[1]).toEqual({ model_name: 'all-MiniLM-L6-v2', is_builtin: true });
   });

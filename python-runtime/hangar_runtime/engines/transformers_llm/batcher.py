@@ -1,0 +1,161 @@
+"""Continuous batching: every running sequence advances by one token per step in
+one batched forward pass, and calls that arrived meanwhile join at the start of
+the next step (up to max_batch_size; the rest wait in arrival order).
+
+A step:
+1. drop the sequences that are done (finished, failed, aborted) from the batch;
+2. admit waiting calls: one forward pass over their prompts (left-padded
+   together) gives each its first token and a KV cache, joined to the batch's;
+3. decode: one forward pass feeds every running sequence its last chosen token
+   and chooses the next.
+
+Rows are left-padded and masked, and each sequence's position ids count only its
+own tokens, so a sequence computes what it would alone; greedy output is the
+same alone or in any batch, up to float rounding in the padded matmuls."""
+
+import inspect
+import logging
+
+import torch
+from transformers import DynamicCache
+
+from ...errors import exception_text
+from ..base import BatchScheduler, CallSink
+from . import kv_cache
+from .loaded_model import LoadedModel
+from .sequence import Sequence
+
+log = logging.getLogger("hangar_runtime.transformers")
+
+
+class Batcher(BatchScheduler):
+    def __init__(self, loaded: LoadedModel, make_sequence, methods: frozenset[str], max_batch_size: int):
+        """make_sequence(method, args, kwargs, sink) -> Sequence, raising for bad input."""
+        self._loaded = loaded
+        self._model = loaded.model
+        self._make_sequence = make_sequence
+        self.methods = methods
+        self.max_batch_size = max_batch_size
+        self._waiting: list[Sequence] = []
+        self._running: list[Sequence] = []  # row i of the cache is _running[i]
+        self._cache = None
+        self._mask: torch.Tensor | None = None
+        # Only the last position's logits are needed; models that can skip the rest say so.
+        self._logits_to_keep = "logits_to_keep" in inspect.signature(self._model.forward).parameters
+        # Tests turn this off to check the rebuild path on a model whose cache could be joined.
+        self.join_caches = True
+
+    def submit(self, method: str, args: list, kwargs: dict, sink: CallSink) -> None:
+        self._waiting.append(self._make_sequence(method, args, kwargs, sink))
+
+    def has_work(self) -> bool:
+        return bool(self._waiting or self._running)
+
+    @torch.inference_mode()
+    def step(self) -> None:
+        self._retire()
+        self._admit()
+        self._retire()
+        if self._running:
+            self._decode()
+        self._retire()
+
+    # ---- batch membership ----
+
+    def _retire(self) -> None:
+        self._waiting = [s for s in self._waiting if not s.done]
+        keep = [i for i, s in enumerate(self._running) if not s.done]
+        if len(keep) == len(self._running):
+            return
+        if keep:
+            self._mask = kv_cache.keep_rows(self._cache, self._mask, keep)
+        else:
+            self._cache = self._mask = None
+        self._running = [self._running[i] for i in keep]
+
+    def _admit(self) -> None:
+        room = self.max_batch_size - len(self._running)
+        if room <= 0 or not self._waiting:
+            return
+        joining, self._waiting = self._waiting[:room], self._waiting[room:]
+        if self._running and not (self.join_caches and kv_cache.joinable(self._cache)):
+            return self._rebuild(joining)
+        cache, mask, logits = self._prefill([s.request.prompt_ids for s in joining], joining)
+        if logits is None:
+            return
+        for seq in joining:
+            seq.cached = len(seq.request.prompt_ids)
+        self._choose(joining, logits)
+        if self._running:
+            self._mask = kv_cache.join(self._cache, self._mask, cache, mask)
+        else:
+            self._cache, self._mask = cache, mask
+        self._running += joining
+
+    def _rebuild(self, joining: list[Sequence]) -> None:
+        """For caches that cannot be joined: one prefill over every running
+        sequence's tokens so far (all but its pending token) and the newcomers'
+        prompts makes the new batch cache. Only the newcomers' logits are used."""
+        everyone = self._running + joining
+        rows = [s.history[:-1] for s in self._running] + [s.request.prompt_ids for s in joining]
+        cache, mask, logits = self._prefill(rows, everyone)
+        if logits is None:
+            self._cache = self._mask = None
+            self._running = []
+            return
+        for seq, row in zip(everyone, rows):
+            seq.cached = len(row)
+        self._choose(joining, logits[len(self._running):])
+        self._cache, self._mask = cache, mask
+        self._running = everyone
+
+    # ---- forward passes ----
+
+    def _prefill(self, rows: list[list[int]], sequences: list[Sequence]):
+        ids, mask = kv_cache.left_pad(rows, self._loaded.pad_token_id, self._loaded.device)
+        cache = DynamicCache(config=self._model.config)
+        extra = {"logits_to_keep": 1} if self._logits_to_keep else {}
+        logits = self._forward(sequences, input_ids=ids, attention_mask=mask,
+                               position_ids=kv_cache.positions(mask), past_key_values=cache, **extra)
+        return cache, mask, logits
+
+    def _decode(self) -> None:
+        running = self._running
+        device = self._loaded.device
+        ids = torch.tensor([[s.pending] for s in running], dtype=torch.long, device=device)
+        positions = torch.tensor([[s.cached] for s in running], dtype=torch.long, device=device)
+        mask = torch.cat([self._mask, self._mask.new_ones((len(running), 1))], dim=1)
+        logits = self._forward(running, input_ids=ids, attention_mask=mask, position_ids=positions,
+                               past_key_values=self._cache)
+        if logits is None:
+            self._cache = self._mask = None  # every row failed; they are dropped next step
+            return
+        self._mask = mask
+        for seq in running:
+            seq.cached += 1
+        self._choose(running, logits)
+
+    def _forward(self, sequences: list[Sequence], **inputs) -> torch.Tensor | None:
+        """Last-position logits [rows, vocab], or None after failing every sequence
+        in the pass (out of memory, say): the others in the runtime go on."""
+        try:
+            out = self._model(use_cache=True, **inputs)
+        except Exception as exc:
+            log.error("forward pass over %d sequences failed", len(sequences), exc_info=True)
+            for seq in sequences:
+                seq.fail(RuntimeError(f"Generation failed: {exception_text(exc)}"), kind="internal")
+            return None
+        return out.logits[:, -1, :]
+
+    def _choose(self, sequences: list[Sequence], logits: torch.Tensor) -> None:
+        # One argmax for the whole batch (a single device sync), which every
+        # greedy sequence without penalties takes as is.
+        argmax = logits.argmax(dim=-1).tolist()
+        for i, seq in enumerate(sequences):
+            if seq.done:
+                continue
+            try:
+                seq.accept(seq.choose(logits[i], argmax[i]))
+            except Exception as exc:  # one sequence's bad luck (say NaN probabilities) is its own
+                log.error("sequence of call %s failed", seq.sink.call_id, exc_info=True)
+                seq.fail(exc, kind="internal")

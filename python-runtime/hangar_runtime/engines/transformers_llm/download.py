@@ -1,0 +1,170 @@
+"""Where the model files are: a local folder (`model_uri`), or a Hugging Face hub
+repository (`model_id`) downloaded into `<cache_dir>/huggingface` with PROGRESS
+0-0.8 on the way.
+
+A hub that cannot be reached must fail the launch in seconds, not after minutes
+of retries, and say how to get going anyway (launch from a local folder with
+`model_path`). So before downloading, one short request asks the hub which commit
+the revision is; if that fails, only a complete copy already in the cache will do."""
+
+import logging
+import os
+import threading
+
+from ...errors import InvalidModel, exception_text
+from ..base import Progress
+from ..model_uri import local_path
+
+log = logging.getLogger("hangar_runtime.transformers")
+
+DOWNLOAD_SHARE = 0.8  # of the load's progress; loading the weights is the rest
+_PROBE_TIMEOUT_S = 5.0
+_REPORT_EVERY_S = 0.5
+_LOCAL_HINT = "Download the model on a machine that can reach the hub and launch it from a local folder with model_path."
+
+
+def model_folder(spec: dict, progress: Progress) -> str:
+    if spec.get("model_uri"):
+        path = local_path(spec["model_uri"])
+        if not os.path.isdir(path):
+            raise InvalidModel(f"Model folder does not exist: {path}")
+        return path
+    model_id = spec.get("model_id")
+    if not isinstance(model_id, str) or not model_id:
+        raise InvalidModel("The load spec has neither model_uri nor model_id")
+    hub = spec.get("model_hub") or "huggingface"
+    if hub != "huggingface":
+        raise InvalidModel(f"Cannot download {model_id}: this runtime downloads from huggingface only, "
+                           f"not {hub}. {_LOCAL_HINT}")
+    cache_dir = os.path.join(spec["cache_dir"], "huggingface") if spec.get("cache_dir") else None
+    return download(model_id, spec.get("model_revision") or None, cache_dir, progress)
+
+
+def download(model_id: str, revision: str | None, cache_dir: str | None, progress: Progress) -> str:
+    from huggingface_hub import HfApi, constants, snapshot_download
+    from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError, RevisionNotFoundError
+
+    where = f"{model_id}" + (f" (revision {revision})" if revision else "")
+    progress(0.0, "download", f"Looking up {where} on {constants.ENDPOINT}")
+    if constants.HF_HUB_OFFLINE:
+        return _cached_copy(model_id, revision, cache_dir,
+                            f"Cannot download {where}: offline mode is on (HF_HUB_OFFLINE) and the model is not "
+                            f"in the cache {_cache_name(cache_dir)}.")
+    try:
+        info = HfApi().model_info(model_id, revision=revision, timeout=_PROBE_TIMEOUT_S)
+    except (RepositoryNotFoundError, GatedRepoError, RevisionNotFoundError) as exc:
+        raise InvalidModel(f"Cannot download {where} from {constants.ENDPOINT}: {_first_line(exc)}. "
+                           f"{_LOCAL_HINT}") from exc
+    except Exception as exc:  # connection refused, DNS, timeout, hub errors: all mean "not now"
+        log.warning("hub lookup of %s failed: %s", model_id, exception_text(exc))
+        return _cached_copy(model_id, revision, cache_dir,
+                            f"Cannot download {where}: the hub {constants.ENDPOINT} could not be reached "
+                            f"(waited at most {_PROBE_TIMEOUT_S:g}s; {type(exc).__name__}: {_first_line(exc)}), and the model "
+                            f"is not in the cache {_cache_name(cache_dir)}.")
+    tracker = _ProgressTracker()
+    outcome: dict = {}
+
+    def run():
+        try:
+            outcome["path"] = snapshot_download(model_id, revision=info.sha, cache_dir=cache_dir,
+                                                tqdm_class=tracker.bar_class())
+        except BaseException as exc:  # handed to the load thread, which reports it
+            outcome["error"] = exc
+
+    # In a thread: the hub's progress bars update from download workers, while
+    # PROGRESS may only be sent from this (the work loop's) thread.
+    worker = threading.Thread(target=run, name="hangar-download", daemon=True)
+    worker.start()
+    reported = -1.0
+    while worker.is_alive():
+        worker.join(_REPORT_EVERY_S)
+        done = tracker.fraction()
+        if done > reported:
+            reported = done
+            progress(DOWNLOAD_SHARE * done, "download", f"Downloading {model_id}: {done:.0%}")
+    if "error" in outcome:
+        exc = outcome["error"]
+        raise InvalidModel(f"Downloading {where} from {constants.ENDPOINT} failed: {type(exc).__name__}: "
+                           f"{_first_line(exc)}. {_LOCAL_HINT}") from exc
+    progress(DOWNLOAD_SHARE, "download", f"Downloaded {model_id}")
+    return outcome["path"]
+
+
+def _cached_copy(model_id: str, revision: str | None, cache_dir: str | None, why: str) -> str:
+    from huggingface_hub import snapshot_download
+
+    try:
+        path = snapshot_download(model_id, revision=revision, cache_dir=cache_dir, local_files_only=True)
+    except Exception as exc:
+        raise InvalidModel(f"{why} {_LOCAL_HINT}") from exc
+    log.info("using the cached copy of %s at %s", model_id, path)
+    return path
+
+
+class _ProgressTracker:
+    """Counts what snapshot_download's progress bars report, from any thread.
+
+    It makes a byte bar (total grows as files start) and a bar counting finished
+    files; either alone can mislead (one big file; bytes totals not known yet), so
+    the larger of the two fractions is reported, and it never goes backwards."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._bars: list[_Bar] = []
+        self._best = 0.0
+
+    def bar_class(self) -> type:
+        tracker = self
+
+        class Bar(_Bar):
+            def __init__(self, *args, **kwargs):
+                super().__init__(**kwargs)
+                with tracker._lock:
+                    tracker._bars.append(self)
+
+            def update(self, n=1):
+                with tracker._lock:  # download workers update bars concurrently
+                    super().update(n)
+
+        return Bar
+
+    def fraction(self) -> float:
+        with self._lock:
+            for bar in self._bars:
+                total = bar.total or 0
+                if total > 0:
+                    self._best = max(self._best, min(1.0, bar.n / total))
+            return self._best
+
+
+class _Bar:
+    """Just enough of tqdm's interface for huggingface_hub, drawing nothing."""
+
+    def __init__(self, total=None, initial=0, **_ignored):
+        self.total = total
+        self.n = initial
+        self.format_dict = {"rate": None}
+
+    def update(self, n=1):
+        self.n += n or 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def _ignore(self, *args, **kwargs):
+        pass
+
+    close = refresh = set_description = set_description_str = set_postfix = set_postfix_str = _ignore
+
+
+def _cache_name(cache_dir: str | None) -> str:
+    from huggingface_hub import constants
+
+    return cache_dir or constants.HF_HUB_CACHE
+
+
+def _first_line(exc: BaseException) -> str:
+    return exception_text(exc).strip().splitlines()[0]

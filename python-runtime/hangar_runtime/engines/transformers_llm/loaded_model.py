@@ -1,0 +1,98 @@
+"""The tokenizer and weights on their device, and the facts about them that
+generation needs (end tokens, context length, padding id)."""
+
+import logging
+import os
+from dataclasses import dataclass
+
+import torch
+import transformers
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+from ...errors import InvalidModel, exception_text
+
+log = logging.getLogger("hangar_runtime.transformers")
+
+_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+_FALLBACK_CONTEXT = 2048
+
+
+@dataclass
+class LoadedModel:
+    model: torch.nn.Module
+    tokenizer: object
+    device: torch.device
+    eos_token_ids: frozenset[int]  # any of them ends a sequence ("stop")
+    context_length: int
+    pad_token_id: int  # fills left padding; masked out, so any real id does
+
+
+def pick_device() -> torch.device:
+    # The control plane gives a replica its GPUs through CUDA_VISIBLE_DEVICES and
+    # sets it empty for CPU replicas; an unset variable also means CPU, so a
+    # runtime started by hand does not grab whatever GPU it sees.
+    if os.environ.get("CUDA_VISIBLE_DEVICES") and torch.cuda.is_available():
+        return torch.device("cuda")
+    return torch.device("cpu")
+
+
+def pick_dtype(requested, device: torch.device):
+    if requested in (None, ""):
+        # Half precision on CPU is slow or unsupported; on a GPU the checkpoint's own dtype.
+        return torch.float32 if device.type == "cpu" else "auto"
+    if requested == "auto":
+        return "auto"
+    if requested not in _DTYPES:
+        raise InvalidModel(f"engine_kwargs.torch_dtype must be one of auto, {', '.join(_DTYPES)}; got {requested!r}")
+    return _DTYPES[requested]
+
+
+def load_model(path: str, spec: dict, engine_kwargs: dict) -> LoadedModel:
+    # Their progress bars would reach the control plane's log as garbled lines.
+    transformers.utils.logging.disable_progress_bar()
+    device = pick_device()
+    dtype = pick_dtype(engine_kwargs.get("torch_dtype"), device)
+    trust = bool(engine_kwargs.get("trust_remote_code", False))
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust)
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, trust_remote_code=trust)
+    # What a folder that is not a (supported) causal LM raises: missing or bad
+    # files, an unknown architecture.
+    except (OSError, ValueError, KeyError) as exc:
+        raise InvalidModel(f"Cannot load {path} with transformers: {type(exc).__name__}: "
+                           f"{exception_text(exc)}") from exc
+    model = model.to(device).eval()
+    log.info("loaded %s on %s (%s)", type(model).__name__, device, next(model.parameters()).dtype)
+    return LoadedModel(model=model, tokenizer=tokenizer, device=device,
+                       eos_token_ids=frozenset(_eos_ids(tokenizer, model, spec)),
+                       context_length=_context_length(model, spec),
+                       pad_token_id=_pad_id(tokenizer, model))
+
+
+def _eos_ids(tokenizer, model, spec: dict) -> set[int]:
+    ids = set()
+    for value in (tokenizer.eos_token_id, getattr(model.generation_config, "eos_token_id", None),
+                  spec.get("stop_token_ids")):
+        if isinstance(value, int):
+            ids.add(value)
+        elif isinstance(value, (list, tuple)):
+            ids.update(v for v in value if isinstance(v, int))
+    return ids
+
+
+def _context_length(model, spec: dict) -> int:
+    # The registration's context_length is what users were promised; the
+    # model's own limit still caps it (positions past it are untrained).
+    config = model.config
+    own = next((getattr(config, name) for name in ("max_position_embeddings", "n_positions", "seq_length")
+                if isinstance(getattr(config, name, None), int)), None)
+    registered = spec.get("context_length")
+    candidates = [n for n in (own, registered) if isinstance(n, int) and not isinstance(n, bool) and n > 0]
+    return min(candidates) if candidates else _FALLBACK_CONTEXT
+
+
+def _pad_id(tokenizer, model) -> int:
+    for value in (tokenizer.pad_token_id, tokenizer.eos_token_id, getattr(model.config, "pad_token_id", None)):
+        if isinstance(value, int):
+            return value
+    return 0

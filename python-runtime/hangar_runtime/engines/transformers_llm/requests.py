@@ -1,0 +1,70 @@
+"""A CALL's arguments to a Request: the prompt's token ids and how to generate.
+The methods carry the protocol's signatures, so a wrong argument is a TypeError
+(ERROR invalid) naming it."""
+
+from dataclasses import dataclass
+
+from .chat_format import render_chat
+from .generate_config import DEFAULT_MAX_TOKENS, GenerateConfig, parse_generate_config
+from .sequence import Request
+from .tool_calls import uses_llama3_json
+
+
+@dataclass
+class ModelFacts:
+    """What the load settled that requests depend on."""
+    tokenizer: object
+    context_length: int
+    eos_token_ids: frozenset[int]
+    chat_template: str | None  # the registration's, overriding the tokenizer's
+    stop: list[str]  # the registration's stop strings
+    model_family: str | None
+    abilities: tuple[str, ...]
+
+
+class Requests:
+    def __init__(self, facts: ModelFacts):
+        self._facts = facts
+
+    def chat(self, messages, generate_config=None, tools=None, tool_choice=None, chat_template_kwargs=None) -> Request:
+        config = parse_generate_config(generate_config)
+        if config.echo:
+            raise ValueError("echo is for generate only")
+        # tool_choice "none" means the model must not call tools: it is not told
+        # about them. Other choices cannot be enforced here (no constrained
+        # decoding); the model decides, as with "auto".
+        if tool_choice == "none":
+            tools = None
+        prompt = render_chat(self._facts.tokenizer, messages, template=self._facts.chat_template, tools=tools,
+                             chat_template_kwargs=chat_template_kwargs)
+        parse_tools = bool(tools) and "tools" in self._facts.abilities
+        llama3 = uses_llama3_json(self._facts.model_family) if parse_tools else None
+        # The template already wrote any BOS token; the tokenizer must not add another.
+        return self._request(prompt, config, add_special_tokens=False, llama3_tools=llama3)
+
+    def generate(self, prompt, generate_config=None) -> Request:
+        if not isinstance(prompt, str):
+            raise TypeError(f"prompt must be a string, got {type(prompt).__name__}")
+        config = parse_generate_config(generate_config)
+        return self._request(prompt, config, add_special_tokens=True, llama3_tools=None,
+                             echo=prompt if config.echo else "")
+
+    def _request(self, prompt: str, config: GenerateConfig, *, add_special_tokens: bool,
+                 llama3_tools: bool | None, echo: str = "") -> Request:
+        facts = self._facts
+        ids = list(facts.tokenizer(prompt, add_special_tokens=add_special_tokens)["input_ids"])
+        if not ids:
+            raise ValueError("The prompt is empty")
+        room = facts.context_length - len(ids)
+        if room < 1:
+            raise ValueError(f"The prompt is {len(ids)} tokens, which leaves no room in the model's context "
+                             f"of {facts.context_length} tokens")
+        return Request(
+            prompt_ids=ids,
+            config=config,
+            max_tokens=min(config.max_tokens or DEFAULT_MAX_TOKENS, room),
+            stop=facts.stop + config.stop,
+            stop_token_ids=facts.eos_token_ids | frozenset(config.stop_token_ids),
+            llama3_tools=llama3_tools,
+            echo=echo,
+        )
