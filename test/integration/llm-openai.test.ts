@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
 import { waitFor } from './harness/processes.js';
 import { makeHome, removeHome, startServer, venvPython, type TestServer } from './harness/server.js';
-import { buildTinyLlm, tinyLlmRegistration } from './harness/tiny-llm.js';
+import { buildTinyLlm, tinyLlmRegistration } from './harness/tiny-models.js';
 
 // A tiny real Llama served by the Transformers engine, driven by both official OpenAI SDKs.
 describe('LLM serving through the OpenAI SDKs', () => {

@@ -22,7 +22,7 @@ class ModelFacts:
     abilities: tuple[str, ...]
 
 
-class Requests:
+class RequestBuilder:
     def __init__(self, facts: ModelFacts):
         self._facts = facts
 

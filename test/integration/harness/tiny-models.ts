@@ -8,15 +8,20 @@ export interface TinyLlm {
   vocab_size: number;
 }
 
-/** Builds the tiny real Llama (trained BPE tokenizer + 2 random layers, fixed seed) in `dir`. */
-export function buildTinyLlm(dir: string): TinyLlm {
-  const out = execFileSync(venvPython, [path.join(repoRoot, 'test', 'fixtures', 'tiny_models.py'), 'llm', dir], {
+/** Runs `test/fixtures/tiny_models.py <kind> <dir>` and returns the JSON line it prints. */
+export function buildTinyModel<T>(kind: 'llm' | 'embedder' | 'cross-encoder', dir: string): T {
+  const out = execFileSync(venvPython, [path.join(repoRoot, 'test', 'fixtures', 'tiny_models.py'), kind, dir], {
     encoding: 'utf8',
     env: { ...process.env, HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1' },
   });
   const line = out.trim().split('\n').filter((l) => l.startsWith('{')).pop();
   if (!line) throw new Error(`tiny_models.py printed no JSON: ${out}`);
-  return JSON.parse(line) as TinyLlm;
+  return JSON.parse(line) as T;
+}
+
+/** The tiny real Llama (trained BPE tokenizer + 2 random layers, fixed seed) in `dir`. */
+export function buildTinyLlm(dir: string): TinyLlm {
+  return buildTinyModel<TinyLlm>('llm', dir);
 }
 
 /** A custom LLM registration for it (Xinference's shape: a JSON string in `model`). */

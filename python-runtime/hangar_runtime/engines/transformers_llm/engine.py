@@ -1,0 +1,139 @@
+"""The `transformers` engine: load (folder or hub download), describe, and the
+`chat` and `generate` methods, served by the continuous batcher.
+
+Imports here stay light: PyTorch and transformers (seconds to import) are loaded
+after the model files are found, so a download that cannot start fails fast."""
+
+import logging
+
+from ...errors import InvalidModel
+from ..base import BatchScheduler, Engine, Progress
+from .download import DOWNLOAD_SHARE, model_folder
+
+log = logging.getLogger("hangar_runtime.transformers")
+
+DEFAULT_MAX_BATCH_SIZE = 8
+METHODS = frozenset({"chat", "generate"})
+
+
+class TransformersLLMEngine(Engine):
+    name = "transformers"
+
+    def __init__(self):
+        self.abilities: tuple[str, ...] = ()
+        self._context_length = 0
+        self._batcher = None
+
+    def load(self, spec: dict, progress: Progress) -> None:
+        engine_kwargs = spec.get("engine_kwargs") or {}
+        if not isinstance(engine_kwargs, dict):
+            raise InvalidModel(f"engine_kwargs must be a map, got {type(engine_kwargs).__name__}")
+        max_batch_size = _max_batch_size(engine_kwargs)
+        chat_template = _optional_string(spec, "chat_template")
+        stop = _stop_strings(spec.get("stop"))
+        path = model_folder(spec, progress)
+        progress(DOWNLOAD_SHARE, "load", f"Loading {path}")
+
+        from .batcher import Batcher
+        from .loaded_model import load_model
+        from .request_builder import ModelFacts, RequestBuilder
+        from .sequence import Sequence
+
+        loaded = load_model(path, spec, engine_kwargs)
+        tokenizer = loaded.tokenizer
+        self.abilities = _abilities(spec.get("model_ability"), has_template=bool(
+            chat_template or getattr(tokenizer, "chat_template", None)))
+        self._context_length = loaded.context_length
+        builder = RequestBuilder(ModelFacts(
+            tokenizer=tokenizer, context_length=loaded.context_length, eos_token_ids=loaded.eos_token_ids,
+            chat_template=chat_template, stop=stop, model_family=_optional_string(spec, "model_family"),
+            abilities=self.abilities))
+        builders = {"chat": builder.chat, "generate": builder.generate}
+
+        def make_sequence(method, args, kwargs, sink):
+            return Sequence(builders[method](*args, **kwargs), sink, tokenizer)
+
+        self._batcher = Batcher(loaded, make_sequence, METHODS, max_batch_size)
+        progress(1.0, "load", f"Loaded {path} on {loaded.device}")
+
+    def describe(self) -> dict:
+        return {"context_length": self._context_length}
+
+    def methods(self) -> dict:
+        return {"chat": self.chat, "generate": self.generate}
+
+    def scheduler(self) -> BatchScheduler | None:
+        return self._batcher
+
+    # The runtime hands these calls to the scheduler; called directly (an
+    # embedding program, a test), each runs alone to its RESULT value.
+
+    def chat(self, *args, **kwargs) -> dict:
+        return self._run_alone("chat", args, kwargs)
+
+    def generate(self, *args, **kwargs) -> dict:
+        return self._run_alone("generate", args, kwargs)
+
+    def _run_alone(self, method: str, args, kwargs) -> dict:
+        sink = _ResultSink()
+        self._batcher.submit(method, list(args), dict(kwargs), sink)
+        while not sink.closed:
+            self._batcher.step()
+        if sink.error is not None:
+            raise sink.error
+        return sink.value
+
+
+class _ResultSink:
+    """A CallSink that keeps a non-stream call's RESULT value (or its error)."""
+
+    call_id = 0
+    stream = False
+
+    def __init__(self):
+        self.closed = False
+        self.value = None
+        self.error: BaseException | None = None
+
+    def chunk(self, value) -> None:
+        raise RuntimeError("chunk() on a non-stream call")
+
+    def finish(self, value=None) -> None:
+        self.value, self.closed = value, True
+
+    def fail(self, exc: BaseException, kind: str | None = None) -> None:
+        self.error, self.closed = exc, True
+
+
+def _max_batch_size(engine_kwargs: dict) -> int:
+    value = engine_kwargs.get("max_batch_size", DEFAULT_MAX_BATCH_SIZE)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidModel(f"engine_kwargs.max_batch_size must be a positive integer, got {value!r}")
+    return value
+
+
+def _optional_string(spec: dict, key: str) -> str | None:
+    value = spec.get(key)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise InvalidModel(f"{key} must be a string, got {type(value).__name__}")
+    return value
+
+
+def _stop_strings(value) -> list[str]:
+    if value is None:
+        return []
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(s, str) for s in items):
+        raise InvalidModel(f"stop must be a string or a list of strings, got {value!r}")
+    return list(items)
+
+
+def _abilities(value, has_template: bool) -> tuple[str, ...]:
+    if value is None:
+        # No registration to say: what the files can do.
+        return ("generate", "chat") if has_template else ("generate",)
+    if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
+        raise InvalidModel(f"model_ability must be a list of strings, got {value!r}")
+    return tuple(value)

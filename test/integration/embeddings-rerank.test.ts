@@ -1,0 +1,130 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client } from './harness/http.js';
+import { makeHome, removeHome, startServer, venvPython, type TestServer } from './harness/server.js';
+import { buildTinyModel } from './harness/tiny-models.js';
+
+interface TinyEncoder {
+  path: string;
+  dimensions: number;
+  max_tokens: number;
+}
+
+const norm = (v: number[]) => Math.sqrt(v.reduce((s, x) => s + x * x, 0));
+
+// Tiny real BERTs (trained WordPiece vocabulary, random weights) as a sentence-transformers
+// embedder and as a cross-encoder, served by the sentence_transformers engine.
+describe('embeddings and rerank', () => {
+  let server: TestServer;
+  let work: string;
+  let api: ReturnType<typeof client>;
+  let embedder: TinyEncoder;
+
+  beforeAll(async () => {
+    work = await makeHome('hangar-enc-');
+    embedder = buildTinyModel<TinyEncoder>('embedder', path.join(work, 'embedder'));
+    const cross = buildTinyModel<TinyEncoder>('cross-encoder', path.join(work, 'cross'));
+    server = await startServer();
+    api = client(server.url);
+    const spec = (uri: string) => [{ model_format: 'pytorch', quantization: 'none', model_uri: uri }];
+    expect((await api.post('/v1/model_registrations/embedding', { model: { model_name: 'tiny-embed', dimensions: embedder.dimensions, max_tokens: embedder.max_tokens, language: ['en'], model_specs: spec(embedder.path) }, persist: false })).status).toBe(200);
+    expect((await api.post('/v1/model_registrations/rerank', { model: { model_name: 'tiny-rerank', type: 'normal', max_tokens: cross.max_tokens, language: ['en'], model_specs: spec(cross.path) }, persist: false })).status).toBe(200);
+    const e = await api.post('/v1/models', { model_name: 'tiny-embed', model_type: 'embedding', model_uid: 'embed' });
+    expect(e.status, e.text).toBe(200);
+    const r = await api.post('/v1/models', { model_name: 'tiny-rerank', model_type: 'rerank', model_uid: 'rerank' });
+    expect(r.status, r.text).toBe(200);
+  }, 180_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await removeHome(server.home);
+    await removeHome(work);
+  });
+
+  it('embeds strings with the right count, dimension and unit norm, and counts tokens', async () => {
+    const res = await api.post('/v1/embeddings', { model: 'embed', input: ['the quick brown fox', 'a lazy dog sleeps', 'hello'] });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.object).toBe('list');
+    expect(res.body.model_replica).toBe('embed-0');
+    expect(res.body.data).toHaveLength(3);
+    for (const item of res.body.data) {
+      expect(item.embedding).toHaveLength(embedder.dimensions);
+      expect(norm(item.embedding)).toBeCloseTo(1, 4);
+    }
+    expect(res.body.usage.prompt_tokens).toBeGreaterThan(3);
+    const single = await api.post('/v1/embeddings', { model: 'embed', input: 'hello' });
+    expect(single.body.data).toHaveLength(1);
+  });
+
+  it('gives identical vectors inside and outside a batch', async () => {
+    const alone = (await api.post('/v1/embeddings', { model: 'embed', input: 'the quick brown fox' })).body.data[0].embedding as number[];
+    const crowd = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => api.post('/v1/embeddings', { model: 'embed', input: i % 3 === 0 ? 'the quick brown fox' : `other words number ${i}` })),
+    );
+    for (let i = 0; i < crowd.length; i += 3) {
+      const v = crowd[i]!.body.data[0].embedding as number[];
+      v.forEach((x, j) => expect(x).toBeCloseTo(alone[j]!, 5));
+    }
+  });
+
+  it('truncates to the asked dimensions and encodes base64 as OpenAI does', async () => {
+    const dims = Math.floor(embedder.dimensions / 2);
+    const cut = await api.post('/v1/embeddings', { model: 'embed', input: 'hello', dimensions: dims });
+    expect(cut.body.data[0].embedding).toHaveLength(dims);
+    const b64 = await api.post('/v1/embeddings', { model: 'embed', input: 'hello', encoding_format: 'base64' });
+    const floats = new Float32Array(Buffer.from(b64.body.data[0].embedding, 'base64').buffer.slice(0));
+    const plain = (await api.post('/v1/embeddings', { model: 'embed', input: 'hello' })).body.data[0].embedding as number[];
+    expect(floats.length).toBe(plain.length);
+    floats.forEach((x, j) => expect(x).toBeCloseTo(plain[j]!, 5));
+  });
+
+  it('truncates an over-long input by default and refuses it with truncate: false', async () => {
+    const long = 'word '.repeat(embedder.max_tokens * 2);
+    expect((await api.post('/v1/embeddings', { model: 'embed', input: long })).status).toBe(200);
+    const refused = await api.post('/v1/embeddings', { model: 'embed', input: ['fine', long], truncate: false });
+    expect(refused.status).toBe(400);
+    expect(refused.body.detail).toMatch(/1/);
+  });
+
+  it('reranks in score order with top_n and documents', async () => {
+    const documents = ['a fox in the forest', 'stock market news', 'the quick brown fox jumps', 'recipes for bread'];
+    const all = await api.post('/v1/rerank', { model: 'rerank', query: 'quick fox', documents, return_documents: true, return_len: true });
+    expect(all.status, all.text).toBe(200);
+    const scores = all.body.results.map((r: any) => r.relevance_score);
+    expect(scores).toEqual([...scores].sort((a: number, b: number) => b - a));
+    expect(all.body.results.map((r: any) => r.index).sort()).toEqual([0, 1, 2, 3]);
+    for (const r of all.body.results) expect(r.document).toEqual({ text: documents[r.index] });
+    expect(all.body.meta.tokens.input_tokens).toBeGreaterThan(0);
+    const top = await api.post('/v1/rerank', { model: 'rerank', query: 'quick fox', documents, top_n: 2 });
+    expect(top.body.results).toHaveLength(2);
+    expect(top.body.results.map((r: any) => r.index)).toEqual(all.body.results.slice(0, 2).map((r: any) => r.index));
+    expect(top.body.results[0].document).toBeNull();
+  });
+
+  it('refuses embeddings on a rerank model and rerank on an embedding model, naming them', async () => {
+    const wrong = await api.post('/v1/embeddings', { model: 'rerank', input: 'x' });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.detail).toContain('rerank');
+    const wrong2 = await api.post('/v1/rerank', { model: 'embed', query: 'x', documents: ['y'] });
+    expect(wrong2.status).toBe(400);
+    expect(wrong2.body.detail).toContain('embed');
+  });
+
+  it('works with the OpenAI JavaScript and Python SDKs', async () => {
+    const sdk = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'none', maxRetries: 0 });
+    const js = await sdk.embeddings.create({ model: 'embed', input: ['hello', 'world'] });
+    expect(js.data).toHaveLength(2);
+    expect(js.data[0]!.embedding).toHaveLength(embedder.dimensions);
+    const script = `
+import json, sys
+from openai import OpenAI
+c = OpenAI(base_url=sys.argv[1] + "/v1", api_key="none", max_retries=0)
+r = c.embeddings.create(model="embed", input=["hello", "world"])
+print(json.dumps({"n": len(r.data), "dim": len(r.data[0].embedding)}))
+`;
+    const py = JSON.parse(execFileSync(venvPython, ['-c', script, server.url], { encoding: 'utf8', timeout: 60_000 }).trim().split('\n').pop()!);
+    expect(py).toEqual({ n: 2, dim: embedder.dimensions });
+  });
+});
