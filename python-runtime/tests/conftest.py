@@ -1,3 +1,5 @@
+import importlib.util
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -5,6 +7,15 @@ from pathlib import Path
 import pytest
 
 from harness import Runtime
+
+# Tests never reach the network: a hub lookup must fail at once, not hang.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
+# test/fixtures/tiny_models.py at the repository root: shared with the
+# TypeScript integration tests.
+TINY_MODELS = Path(__file__).resolve().parents[2] / "test" / "fixtures" / "tiny_models.py"
 
 
 def short_tmpdir() -> Path:
@@ -32,3 +43,15 @@ def spawn(workdir):
     yield _spawn
     for runtime in started:
         runtime.close()
+
+
+@pytest.fixture(scope="session")
+def tiny_llm() -> dict:
+    """The tiny LLM of test/fixtures/tiny_models.py, built once per session:
+    {path, eos_token_id, vocab_size}."""
+    spec = importlib.util.spec_from_file_location("tiny_models", TINY_MODELS)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    path = short_tmpdir()
+    yield module.build_llm(path / "tiny-llm")
+    shutil.rmtree(path, ignore_errors=True)

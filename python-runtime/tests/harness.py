@@ -4,6 +4,7 @@ spawns a real runtime process and speaks the wire protocol to it.
 Message numbers are copied from docs/runtime-protocol.md rather than imported
 from hangar_runtime, so the tests check the runtime against the doc."""
 
+import os
 import subprocess
 import sys
 import time
@@ -29,7 +30,7 @@ class Runtime:
     """One runtime process and the control-plane end of its two sockets."""
 
     def __init__(self, workdir: Path, replica: str, *, heartbeat_timeout: float = 60.0,
-                 extra_args=(), wrap=None):
+                 extra_args=(), wrap=None, env: dict | None = None):
         self.replica = replica
         self.identity = replica.encode()
         self._ctx = zmq.Context()
@@ -44,7 +45,8 @@ class Runtime:
         self.stdout_path = workdir / f"{replica}.stdout"
         self.stderr_path = workdir / f"{replica}.stderr"
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
-            self.process = subprocess.Popen(argv, cwd=RUNTIME_DIR, stdout=out, stderr=err)
+            self.process = subprocess.Popen(argv, cwd=RUNTIME_DIR, stdout=out, stderr=err,
+                                            env=None if env is None else {**os.environ, **env})
 
     def _router(self, endpoint: str) -> zmq.Socket:
         sock = self._ctx.socket(zmq.ROUTER)

@@ -4,13 +4,10 @@
 Imports here stay light: PyTorch and transformers (seconds to import) are loaded
 after the model files are found, so a download that cannot start fails fast."""
 
-import logging
-
 from ...errors import InvalidModel
 from ..base import BatchScheduler, Engine, Progress
 from .download import DOWNLOAD_SHARE, model_folder
-
-log = logging.getLogger("hangar_runtime.transformers")
+from .tool_calls import tool_call_format
 
 DEFAULT_MAX_BATCH_SIZE = 8
 METHODS = frozenset({"chat", "generate"})
@@ -31,6 +28,8 @@ class TransformersLLMEngine(Engine):
         max_batch_size = _max_batch_size(engine_kwargs)
         chat_template = _optional_string(spec, "chat_template")
         stop = _stop_strings(spec.get("stop"))
+        tool_format = tool_call_format(_optional_string(spec, "tool_parser"), _optional_string(spec, "model_family"))
+        reasoning_tags = _reasoning_tags(spec)
         path = model_folder(spec, progress)
         progress(DOWNLOAD_SHARE, "load", f"Loading {path}")
 
@@ -43,10 +42,12 @@ class TransformersLLMEngine(Engine):
         tokenizer = loaded.tokenizer
         self.abilities = _abilities(spec.get("model_ability"), has_template=bool(
             chat_template or getattr(tokenizer, "chat_template", None)))
+        if "reasoning" not in self.abilities:
+            reasoning_tags = None
         self._context_length = loaded.context_length
         builder = RequestBuilder(ModelFacts(
             tokenizer=tokenizer, context_length=loaded.context_length, eos_token_ids=loaded.eos_token_ids,
-            chat_template=chat_template, stop=stop, model_family=_optional_string(spec, "model_family"),
+            chat_template=chat_template, stop=stop, tool_format=tool_format, reasoning_tags=reasoning_tags,
             abilities=self.abilities))
         builders = {"chat": builder.chat, "generate": builder.generate}
 
@@ -128,6 +129,11 @@ def _stop_strings(value) -> list[str]:
     if not isinstance(items, list) or not all(isinstance(s, str) for s in items):
         raise InvalidModel(f"stop must be a string or a list of strings, got {value!r}")
     return list(items)
+
+
+def _reasoning_tags(spec: dict) -> tuple[str, str] | None:
+    start, end = _optional_string(spec, "reasoning_start_tag"), _optional_string(spec, "reasoning_end_tag")
+    return (start, end) if start and end else None
 
 
 def _abilities(value, has_template: bool) -> tuple[str, ...]:

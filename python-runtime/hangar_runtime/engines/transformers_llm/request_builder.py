@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from .chat_format import render_chat
 from .generate_config import DEFAULT_MAX_TOKENS, GenerateConfig, parse_generate_config
 from .sequence import Request
-from .tool_calls import uses_llama3_json
 
 
 @dataclass
@@ -18,7 +17,8 @@ class ModelFacts:
     eos_token_ids: frozenset[int]
     chat_template: str | None  # the registration's, overriding the tokenizer's
     stop: list[str]  # the registration's stop strings
-    model_family: str | None
+    tool_format: str  # "hermes" or "json" (tool_calls.tool_call_format)
+    reasoning_tags: tuple[str, str] | None  # set when the model has the reasoning ability
     abilities: tuple[str, ...]
 
 
@@ -38,19 +38,21 @@ class RequestBuilder:
         prompt = render_chat(self._facts.tokenizer, messages, template=self._facts.chat_template, tools=tools,
                              chat_template_kwargs=chat_template_kwargs)
         parse_tools = bool(tools) and "tools" in self._facts.abilities
-        llama3 = uses_llama3_json(self._facts.model_family) if parse_tools else None
+        tags = self._facts.reasoning_tags
         # The template already wrote any BOS token; the tokenizer must not add another.
-        return self._request(prompt, config, add_special_tokens=False, llama3_tools=llama3)
+        return self._request(prompt, config, add_special_tokens=False,
+                             tool_format=self._facts.tool_format if parse_tools else None,
+                             reasoning_tags=tags,
+                             # DeepSeek-R1's template ends the prompt inside the reasoning.
+                             reasoning_open=bool(tags) and prompt.rstrip().endswith(tags[0]))
 
     def generate(self, prompt, generate_config=None) -> Request:
         if not isinstance(prompt, str):
             raise TypeError(f"prompt must be a string, got {type(prompt).__name__}")
         config = parse_generate_config(generate_config)
-        return self._request(prompt, config, add_special_tokens=True, llama3_tools=None,
-                             echo=prompt if config.echo else "")
+        return self._request(prompt, config, add_special_tokens=True, echo=prompt if config.echo else "")
 
-    def _request(self, prompt: str, config: GenerateConfig, *, add_special_tokens: bool,
-                 llama3_tools: bool | None, echo: str = "") -> Request:
+    def _request(self, prompt: str, config: GenerateConfig, *, add_special_tokens: bool, **options) -> Request:
         facts = self._facts
         ids = list(facts.tokenizer(prompt, add_special_tokens=add_special_tokens)["input_ids"])
         if not ids:
@@ -65,6 +67,5 @@ class RequestBuilder:
             max_tokens=min(config.max_tokens or DEFAULT_MAX_TOKENS, room),
             stop=facts.stop + config.stop,
             stop_token_ids=facts.eos_token_ids | frozenset(config.stop_token_ids),
-            llama3_tools=llama3_tools,
-            echo=echo,
+            **options,
         )

@@ -1,8 +1,12 @@
 """One call's generation: the tokens it has, when it ends, and what it sends.
 
 The batcher feeds it one chosen token per step (accept); everything from token
-to wire happens here: end tokens, text, stop strings, tool calls, echo, usage,
-and the stream's CHUNKs or the one RESULT (docs/runtime-protocol.md)."""
+to wire happens here: end tokens, text, stop strings, reasoning, tool calls,
+echo, usage, and the stream's CHUNKs or the one RESULT (docs/runtime-protocol.md).
+
+Text flows: token -> detokenizer -> stop strings (the raw text is what a stop
+string is matched against) -> reasoning split -> tool-call filter (the answer
+part only) -> CHUNK or RESULT."""
 
 from dataclasses import dataclass
 
@@ -11,6 +15,7 @@ import torch
 from ..base import CallSink
 from .detokenizer import Detokenizer
 from .generate_config import GenerateConfig
+from .reasoning import ReasoningSplitter
 from .sampling import Sampler
 from .stopping import StopScanner
 from .tool_calls import ToolCallText
@@ -23,7 +28,9 @@ class Request:
     max_tokens: int  # already capped by the context
     stop: list[str]  # the registration's and the request's
     stop_token_ids: frozenset[int]  # the model's end tokens and the request's
-    llama3_tools: bool | None = None  # None: no tool-call parsing
+    tool_format: str | None = None  # "hermes" or "json"; None: no tool-call parsing
+    reasoning_tags: tuple[str, str] | None = None  # (start, end); None: no reasoning split
+    reasoning_open: bool = False  # the prompt already opened the reasoning
     echo: str = ""  # generate with echo: the prompt text, sent before the completion
 
 
@@ -39,9 +46,13 @@ class Sequence:
         self._finished = False
         self._detok = Detokenizer(tokenizer, request.prompt_ids)
         self._stops = StopScanner(request.stop)
-        self._tools = ToolCallText(request.llama3_tools) if request.llama3_tools is not None else None
+        self._tools = ToolCallText(request.tool_format) if request.tool_format else None
+        self._reasoning = (ReasoningSplitter(*request.reasoning_tags, starts_inside=request.reasoning_open)
+                           if request.reasoning_tags else None)
         self._echo = request.echo
-        self._text: list[str] = []  # a non-stream call's text, sent at the end
+        # A non-stream call's answer and reasoning, sent as one RESULT at the end.
+        self._text: list[str] = []
+        self._thought: list[str] = []
 
     @property
     def done(self) -> bool:
@@ -78,6 +89,9 @@ class Sequence:
             # Text held back for a possible stop string (or a half character)
             # turned out to be just text.
             self._emit(self._stops.feed(self._detok.flush()) + self._stops.flush())
+        if self._reasoning is not None:
+            thought, answer = self._reasoning.finish()
+            self._send(self._tools.feed(answer) if self._tools else answer, thought)
         tool_calls: list[dict] = []
         if self._tools is not None:
             rest, tool_calls = self._tools.finish()
@@ -86,6 +100,8 @@ class Sequence:
         if tool_calls:
             final["tool_calls"] = tool_calls
         final["text"] = "" if self.sink.stream else "".join(self._text)
+        if self._thought:
+            final["reasoning_content"] = "".join(self._thought)
         self.sink.finish(final)
 
     def _usage(self) -> dict:
@@ -93,14 +109,23 @@ class Sequence:
         return {"prompt_tokens": prompt, "completion_tokens": self.generated, "total_tokens": prompt + self.generated}
 
     def _emit(self, text: str) -> None:
+        """Generated text, through the reasoning split and the tool-call filter."""
+        thought = ""
+        if self._reasoning is not None:
+            thought, text = self._reasoning.feed(text)
         if self._tools is not None:
             text = self._tools.feed(text)
-        self._send(text)
+        self._send(text, thought)
 
-    def _send(self, text: str) -> None:
-        if not text:
+    def _send(self, text: str, thought: str = "") -> None:
+        if not text and not thought:
             return
         if self.sink.stream:
-            self.sink.chunk({"text": text})
+            chunk = {"text": text}
+            if thought:
+                chunk["reasoning_content"] = thought
+            self.sink.chunk(chunk)
         else:
             self._text.append(text)
+            if thought:
+                self._thought.append(thought)

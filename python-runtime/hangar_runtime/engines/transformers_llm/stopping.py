@@ -3,6 +3,8 @@ contains it. Text arrives in pieces (a token at a time), so a piece ending with
 what could be the start of a stop string is held back until the next piece says
 whether it is one."""
 
+from .holdback import split_held
+
 
 class StopScanner:
     def __init__(self, stops: list[str]):
@@ -22,23 +24,10 @@ class StopScanner:
             self.stopped = True
             self._held = ""
             return text[:cut]
-        keep = self._partial_stop_suffix(text)
-        self._held = text[len(text) - keep:] if keep else ""
-        return text[:len(text) - keep]
+        safe, self._held = split_held(text, self._stops)
+        return safe
 
     def flush(self) -> str:
         """What was held back, once generation ended for another reason."""
         held, self._held = self._held, ""
         return held
-
-    def _partial_stop_suffix(self, text: str) -> int:
-        """Length of the longest end of `text` that is the start of a stop string.
-        Holding exactly that much is enough: a stop string that begins earlier
-        would already be whole in `text` and found by the search above."""
-        longest = 0
-        for stop in self._stops:
-            for n in range(min(len(stop) - 1, len(text)), longest, -1):
-                if text.endswith(stop[:n]):
-                    longest = n
-                    break
-        return longest

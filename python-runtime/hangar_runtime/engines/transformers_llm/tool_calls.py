@@ -1,10 +1,12 @@
 """Tool calls in a model's text, turned into OpenAI `tool_calls`.
 
-Two formats, picked by the model family:
-- Qwen / Hermes: `<tool_call>{"name": ..., "arguments": {...}}</tool_call>` blocks,
-  anywhere in the text, any number of them;
-- Llama 3.1: the whole reply is one JSON object `{"name": ..., "parameters": {...}}`
-  (or a list of them).
+Two formats, picked by the registration's `tool_parser` or else the model family:
+- "hermes" (Qwen, Hermes and most open templates):
+  `<tool_call>{"name": ..., "arguments": {...}}</tool_call>` blocks, anywhere in
+  the text, any number of them;
+- "json" (Llama 3.1, Mistral): the whole reply is one JSON object
+  `{"name": ..., "parameters": {...}}` or a list of them (Mistral's opens with
+  `[TOOL_CALLS]`, usually a special token that decoding already removed).
 
 A stream must not show the markup as text and then again as tool_calls, so from
 where a tool call may begin the text is held back; at the end it becomes
@@ -14,16 +16,29 @@ import json
 import re
 import secrets
 
+from .holdback import split_held
+
 _HERMES_OPEN = "<tool_call>"
 _HERMES_BLOCK = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 _HERMES_UNCLOSED = re.compile(r"<tool_call>((?:(?!<tool_call>).)*)$", re.DOTALL)
 
 
-def uses_llama3_json(model_family) -> bool:
-    """Llama 3.x families call tools in bare JSON; every other family here uses
-    the Hermes blocks that Qwen, Hermes, Mistral-instruct fine-tunes and most
-    open chat templates with tool support have adopted."""
-    return isinstance(model_family, str) and "llama-3" in model_family.lower()
+_JSON_PARSERS = ("llama3", "mistral")
+_HERMES_PARSERS = ("qwen", "hermes")
+_MISTRAL_MARKER = "[TOOL_CALLS]"
+
+
+def tool_call_format(tool_parser, model_family) -> str:
+    """"json" or "hermes". Without a known tool_parser: Llama 3.x families call
+    tools in bare JSON, every other family gets the Hermes blocks that most open
+    chat templates with tool support have adopted."""
+    if tool_parser in _JSON_PARSERS:
+        return "json"
+    if tool_parser in _HERMES_PARSERS:
+        return "hermes"
+    if isinstance(model_family, str) and "llama-3" in model_family.lower():
+        return "json"
+    return "hermes"
 
 
 def parse_hermes(text: str) -> tuple[str, list[dict]]:
@@ -44,8 +59,10 @@ def parse_hermes(text: str) -> tuple[str, list[dict]]:
     return (rest.strip() if calls else rest), calls
 
 
-def parse_llama3_json(text: str) -> tuple[str, list[dict]]:
+def parse_json_calls(text: str) -> tuple[str, list[dict]]:
     body = text.strip()
+    if body.startswith(_MISTRAL_MARKER):
+        body = body[len(_MISTRAL_MARKER):].lstrip()
     if not body.startswith(("{", "[")):
         return text, []
     try:
@@ -63,11 +80,11 @@ class ToolCallText:
     """Passes text through until a tool call may have begun, then holds the rest
     until finish() says what it was."""
 
-    def __init__(self, llama3_json: bool):
-        self._llama3 = llama3_json
+    def __init__(self, tool_format: str):
+        self._json = tool_format == "json"
         self._held = ""
         self._holding = False
-        self._seen_text = False  # llama3: a non-JSON start means plain text throughout
+        self._seen_text = False  # json: a reply that does not open with JSON is plain text
 
     def feed(self, text: str) -> str:
         if self._holding:
@@ -75,14 +92,14 @@ class ToolCallText:
             return ""
         text = self._held + text
         self._held = ""
-        return self._feed_llama3(text) if self._llama3 else self._feed_hermes(text)
+        return self._feed_json(text) if self._json else self._feed_hermes(text)
 
     def finish(self) -> tuple[str, list[dict]]:
         """(text still to hand out, tool_calls)."""
         held, self._held = self._held, ""
         if not self._holding:
             return held, []
-        rest, calls = parse_llama3_json(held) if self._llama3 else parse_hermes(held)
+        rest, calls = parse_json_calls(held) if self._json else parse_hermes(held)
         return rest, calls
 
     def _feed_hermes(self, text: str) -> str:
@@ -91,11 +108,10 @@ class ToolCallText:
             self._holding = True
             self._held = text[start:]
             return text[:start]
-        keep = _partial_suffix(text, _HERMES_OPEN)
-        self._held = text[len(text) - keep:] if keep else ""
-        return text[:len(text) - keep]
+        safe, self._held = split_held(text, [_HERMES_OPEN])
+        return safe
 
-    def _feed_llama3(self, text: str) -> str:
+    def _feed_json(self, text: str) -> str:
         if self._seen_text:
             return text
         stripped = text.lstrip()
@@ -108,13 +124,6 @@ class ToolCallText:
             return ""
         self._seen_text = True
         return text
-
-
-def _partial_suffix(text: str, marker: str) -> int:
-    for n in range(min(len(marker) - 1, len(text)), 0, -1):
-        if text.endswith(marker[:n]):
-            return n
-    return 0
 
 
 def _call_from_json(raw: str) -> dict | None:

@@ -1,0 +1,221 @@
+"""The LLM engine in this process, driving its batcher step by step: batched
+output equals solo output, admission respects max_batch_size, and the token-level
+rules (end tokens, sampling, tool calls in a stream) hold."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from hangar_runtime.engines.transformers_llm.engine import TransformersLLMEngine  # noqa: E402
+from hangar_runtime.engines.transformers_llm.generate_config import GenerateConfig  # noqa: E402
+from hangar_runtime.engines.transformers_llm.sampling import Sampler, keep_top_k, keep_top_p  # noqa: E402
+from hangar_runtime.engines.transformers_llm.sequence import Request, Sequence  # noqa: E402
+
+PROMPTS = ["Hello", "The quick brown fox jumps", "Tell me a story about the robot and the stars, please",
+           "a", "What is the weather like in Paris today? It is sunny and warm", "x y z",
+           "count one two three", "forty two"]
+GREEDY = {"max_tokens": 40, "temperature": 0}
+
+
+class ListSink:
+    def __init__(self, call_id: int, stream: bool):
+        self.call_id, self.stream = call_id, stream
+        self.closed = False
+        self.chunks: list = []
+        self.value = None
+
+    def chunk(self, value):
+        self.chunks.append(value)
+
+    def finish(self, value=None):
+        if self.stream and value is not None:
+            self.chunks.append(value)
+        self.value, self.closed = value, True
+
+    def fail(self, exc, kind=None):
+        self.value, self.closed = ("error", kind, exc), True
+
+    def text(self) -> str:
+        return "".join(c["text"] for c in self.chunks) if self.stream else self.value["text"]
+
+
+@pytest.fixture(scope="module")
+def engine(tiny_llm):
+    engine = TransformersLLMEngine()
+    engine.load({"model_uri": tiny_llm["path"], "engine_kwargs": {}, "model_ability": ["generate", "chat"]},
+                lambda *a: None)
+    return engine
+
+
+@pytest.fixture(scope="module")
+def solo(engine):
+    """Each prompt's greedy text, generated alone."""
+    return [engine.generate(p, generate_config=GREEDY)["text"] for p in PROMPTS]
+
+
+@pytest.fixture
+def batcher(engine):
+    batcher = engine.scheduler()
+    yield batcher
+    batcher.join_caches, batcher.max_batch_size = True, 8
+    assert not batcher.has_work()
+
+
+def run_staggered(batcher, every: int, stream_every_other: bool = True) -> list[ListSink]:
+    """Submits one prompt every `every` steps, so calls join a batch already running."""
+    sinks, pending, steps = [], list(enumerate(PROMPTS)), 0
+    while pending or batcher.has_work():
+        if pending and steps % every == 0:
+            i, prompt = pending.pop(0)
+            sinks.append(ListSink(i, stream=stream_every_other and i % 2 == 0))
+            batcher.submit("generate", [prompt], {"generate_config": GREEDY}, sinks[-1])
+        batcher.step()
+        steps += 1
+        assert steps < 2000
+    return sinks
+
+
+def test_solo_greedy_matches_transformers_generate(engine, solo):
+    loaded = engine.scheduler()._loaded
+    for prompt, text in zip(PROMPTS[:3], solo):
+        ids = loaded.tokenizer(prompt)["input_ids"]
+        out = loaded.model.generate(torch.tensor([ids]), max_new_tokens=40, do_sample=False)
+        assert text == loaded.tokenizer.decode(out[0, len(ids):], skip_special_tokens=True)
+
+
+@pytest.mark.parametrize("join_caches", [True, False], ids=["joined-cache", "rebuilt-cache"])
+@pytest.mark.parametrize("every", [1, 3])
+def test_batched_greedy_output_equals_solo(batcher, solo, join_caches, every):
+    batcher.join_caches = join_caches
+    sinks = run_staggered(batcher, every)
+    assert {s.call_id: s.text() for s in sinks} == dict(enumerate(solo))
+    assert all(s.value["finish_reason"] == "length" for s in sinks)
+
+
+def test_all_at_once_beyond_max_batch_size(batcher, solo):
+    batcher.max_batch_size = 3
+    sinks = [ListSink(i, stream=False) for i in range(len(PROMPTS))]
+    for sink, prompt in zip(sinks, PROMPTS):
+        batcher.submit("generate", [prompt], {"generate_config": GREEDY}, sink)
+    widest = 0
+    while batcher.has_work():
+        batcher.step()
+        widest = max(widest, len(batcher._running))
+    assert widest == 3
+    assert [s.text() for s in sinks] == solo
+
+
+def test_closed_sink_leaves_the_batch_and_others_go_on(batcher, solo):
+    sinks = [ListSink(i, stream=True) for i in range(3)]
+    for sink, prompt in zip(sinks, PROMPTS):
+        batcher.submit("generate", [prompt], {"generate_config": GREEDY}, sink)
+    for _ in range(5):
+        batcher.step()
+    sinks[1].closed = True  # what an ABORT does to a sink
+    batcher.step()
+    assert len(batcher._running) == 2
+    while batcher.has_work():
+        batcher.step()
+    assert [sinks[0].text(), sinks[2].text()] == [solo[0], solo[2]]
+
+
+def test_stop_token_id_ends_with_stop_and_counts_the_token(engine):
+    loaded = engine.scheduler()._loaded
+    ids = loaded.tokenizer(PROMPTS[1])["input_ids"]
+    tokens = loaded.model.generate(torch.tensor([ids]), max_new_tokens=20, do_sample=False)[0, len(ids):].tolist()
+    k = 6
+    stop_id = tokens[k]
+    first = tokens.index(stop_id)
+    result = engine.generate(PROMPTS[1], generate_config={**GREEDY, "stop_token_ids": [stop_id]})
+    assert result["finish_reason"] == "stop"
+    assert result["usage"]["completion_tokens"] == first + 1
+    assert result["text"] == loaded.tokenizer.decode(tokens[:first], skip_special_tokens=True)
+
+
+def test_end_token_ends_with_stop_and_counts(engine):
+    loaded = engine.scheduler()._loaded
+    eos = loaded.tokenizer.eos_token_id
+    ids = loaded.tokenizer("Hello")["input_ids"]
+    out = loaded.model.generate(torch.tensor([ids]), max_new_tokens=200, do_sample=False, eos_token_id=eos)
+    tokens = out[0, len(ids):].tolist()
+    assert tokens[-1] == eos  # the tiny model does end its reply to "Hello" within 200 tokens
+    result = engine.generate("Hello", generate_config={"max_tokens": 200, "temperature": 0})
+    assert result["finish_reason"] == "stop"
+    assert result["usage"]["completion_tokens"] == len(tokens)
+    assert result["text"] == loaded.tokenizer.decode(tokens[:-1], skip_special_tokens=True)
+
+
+def test_max_tokens_defaults_to_256_and_is_capped_by_the_context(batcher):
+    for config, expected in [({}, lambda n: 256), ({"max_tokens": 100000}, lambda n: 512 - n)]:
+        sink = ListSink(1, stream=False)
+        batcher.submit("generate", ["Hello there"], {"generate_config": config}, sink)
+        request = batcher._waiting[-1].request
+        assert request.max_tokens == expected(len(request.prompt_ids))
+        sink.closed = True
+        batcher.step()
+
+
+def test_seeded_sampling_repeats_alone_and_in_a_batch(engine, batcher):
+    config = {"max_tokens": 30, "temperature": 0.9, "top_p": 0.95, "top_k": 50, "seed": 7}
+    alone = engine.generate(PROMPTS[0], generate_config=config)["text"]
+    assert engine.generate(PROMPTS[0], generate_config=config)["text"] == alone
+    sinks = [ListSink(i, stream=False) for i in range(3)]
+    for sink, prompt in zip(sinks, [PROMPTS[2], PROMPTS[0], PROMPTS[3]]):
+        batcher.submit("generate", [prompt], {"generate_config": config}, sink)
+    while batcher.has_work():
+        batcher.step()
+    assert sinks[1].text() == alone
+
+
+def replay(engine, reply: str, stream: bool, **request_options) -> ListSink:
+    """Feeds a Sequence the tokens of `reply`, then the end token, as if the model
+    had generated them."""
+    tokenizer = engine.scheduler()._loaded.tokenizer
+    ids = tokenizer(reply, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+    request = Request(prompt_ids=[5, 6], config=GenerateConfig(), max_tokens=100, stop=[],
+                      stop_token_ids=frozenset({tokenizer.eos_token_id}), **request_options)
+    sink = ListSink(1, stream=stream)
+    sequence = Sequence(request, sink, tokenizer)
+    for token in ids:
+        sequence.accept(token)
+    assert sink.closed and sink.value["usage"]["completion_tokens"] == len(ids)
+    return sink
+
+
+def test_tool_call_in_a_stream_comes_as_tool_calls_not_text(engine):
+    reply = 'On it. <tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    sink = replay(engine, reply, stream=True, tool_format="hermes")
+    *deltas, last = sink.chunks
+    assert "".join(d["text"] for d in deltas) == "On it. "
+    assert last["finish_reason"] == "tool_calls" and last["text"] == ""
+    assert last["tool_calls"][0]["function"] == {"name": "get_weather", "arguments": '{"city": "Paris"}'}
+    assert last["usage"]["prompt_tokens"] == 2
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_reasoning_then_answer_then_tool_call(engine, stream):
+    reply = ('<think>\nThe user wants weather.\n</think>\n\nChecking.'
+             '<tool_call>{"name": "get_weather", "arguments": {}}</tool_call>')
+    sink = replay(engine, reply, stream, tool_format="hermes", reasoning_tags=("<think>", "</think>"))
+    if stream:
+        *deltas, last = sink.chunks
+        text = "".join(d["text"] for d in deltas)
+        thought = "".join(d.get("reasoning_content", "") for d in deltas)
+    else:
+        last = sink.value
+        text, thought = last["text"], last["reasoning_content"]
+    assert (thought, text) == ("The user wants weather.\n", "Checking.")
+    assert last["finish_reason"] == "tool_calls" and last["tool_calls"][0]["function"]["name"] == "get_weather"
+
+
+def test_sampler_filters():
+    logits = torch.tensor([1.0, 3.0, 2.0, 0.5])
+    assert torch.isinf(keep_top_k(logits, 2)).tolist() == [True, False, False, True]
+    # probabilities ~ [.08, .60, .22, .05]: the top one alone falls short of 0.7, two reach it
+    assert torch.isinf(keep_top_p(logits, 0.7)).tolist() == [True, False, False, True]
+    assert torch.isinf(keep_top_p(logits, 0.01)).tolist() == [True, False, True, True]
+    greedy = Sampler(GenerateConfig(temperature=0.0, repetition_penalty=2.0))
+    assert greedy.choose(logits, history=[]) == 1
+    assert greedy.choose(logits, history=[1]) == 2  # 3/2 = 1.5 < 2
+    top1 = Sampler(GenerateConfig(temperature=1.0, top_k=1, seed=1))
+    assert top1.greedy and top1.choose(logits, history=[]) == 1
