@@ -129,6 +129,10 @@ function loadFields(typed: TypedRecord, spec: FlatSpec | undefined): LoadFields 
       load.stop = record.stop;
       load.stop_token_ids = record.stop_token_ids;
       load.context_length = record.context_length;
+      // How the engine reads tool calls and reasoning out of the text (docs/runtime-protocol.md).
+      if (record.tool_parser) load.tool_parser = record.tool_parser;
+      if (record.reasoning_start_tag) load.reasoning_start_tag = record.reasoning_start_tag;
+      if (record.reasoning_end_tag) load.reasoning_end_tag = record.reasoning_end_tag;
       break;
     case 'image':
     case 'audio':

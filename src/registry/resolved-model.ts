@@ -31,6 +31,9 @@ export interface LoadFields {
   stop?: string[];
   stop_token_ids?: number[];
   context_length?: number;
+  tool_parser?: string;
+  reasoning_start_tag?: string;
+  reasoning_end_tag?: string;
   /** Image, audio, video: the family's engine defaults (`default_model_config`). */
   model_config?: Record<string, unknown>;
 }
