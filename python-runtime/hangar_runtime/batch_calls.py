@@ -25,6 +25,9 @@ class BatchedCalls:
     def busy(self) -> bool:
         return self._scheduler.has_work()
 
+    def wait_before_step(self) -> float:
+        return self._scheduler.wait_before_step()
+
     def submit(self, call_id: int, method: str, args: list, kwargs: dict, stream: bool) -> None:
         sink = _Sink(call_id, stream, self._replies, self._aborts)
         try:

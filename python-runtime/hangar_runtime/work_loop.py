@@ -62,9 +62,12 @@ class WorkLoop:
     def _next_message(self) -> tuple:
         """The next inbox message; (None, None) after a batch step instead."""
         if self._batch is not None and self._batch.busy():
-            # Never block while calls are running: new ones join at the next step.
+            # Never block past the next step while calls are waiting: new ones join
+            # at it. A scheduler gathering a window asks for a bounded wait instead
+            # of a step now; an arriving message ends the wait at once.
+            wait = self._batch.wait_before_step()
             try:
-                return self._inbox.get_nowait()
+                return self._inbox.get(timeout=wait) if wait > 0 else self._inbox.get_nowait()
             except queue.Empty:
                 self._batch.step()
                 return None, None

@@ -75,12 +75,12 @@ def test_download_reports_progress_from_the_loading_thread(monkeypatch, workdir)
 
     import huggingface_hub
 
-    from hangar_runtime.engines.transformers_llm import download
+    from hangar_runtime.engines import hub_download as download
 
     class Info:
         sha = "0" * 40
 
-    def fake_snapshot_download(repo_id, *, revision, cache_dir, tqdm_class):
+    def fake_snapshot_download(repo_id, *, revision, cache_dir, tqdm_class, ignore_patterns=None):
         assert (repo_id, revision, cache_dir) == (HUB_ID, Info.sha, str(workdir / "huggingface"))
         files = tqdm_class(total=2)
         data = tqdm_class(total=1000, unit="B")

@@ -81,6 +81,13 @@ class BatchScheduler(ABC):
     def has_work(self) -> bool:
         """True while any call is queued or running (step() should be called)."""
 
+    def wait_before_step(self) -> float:
+        """Seconds the work loop may wait for more calls before step() is due; 0 (the
+        default): step now. A scheduler that gathers calls into a window returns
+        the time left in it: the loop then blocks on its inbox for at most that
+        long, so it neither spins nor delays a CALL or SHUTDOWN that arrives."""
+        return 0.0
+
     @abstractmethod
     def step(self) -> None:
         """Admit queued calls, advance every running one, answer the finished ones

@@ -2,7 +2,6 @@
 generation needs (end tokens, context length, padding id)."""
 
 import logging
-import os
 from dataclasses import dataclass
 
 import torch
@@ -10,6 +9,7 @@ import transformers
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from ...errors import InvalidModel, exception_text
+from ..torch_device import pick_device
 
 log = logging.getLogger("hangar_runtime.transformers")
 
@@ -25,15 +25,6 @@ class LoadedModel:
     eos_token_ids: frozenset[int]  # any of them ends a sequence ("stop")
     context_length: int
     pad_token_id: int  # fills left padding; masked out, so any real id does
-
-
-def pick_device() -> torch.device:
-    # The control plane gives a replica its GPUs through CUDA_VISIBLE_DEVICES and
-    # sets it empty for CPU replicas; an unset variable also means CPU, so a
-    # runtime started by hand does not grab whatever GPU it sees.
-    if os.environ.get("CUDA_VISIBLE_DEVICES") and torch.cuda.is_available():
-        return torch.device("cuda")
-    return torch.device("cpu")
 
 
 def pick_dtype(requested, device: torch.device):

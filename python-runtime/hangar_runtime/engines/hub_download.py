@@ -1,6 +1,7 @@
 """Where the model files are: a local folder (`model_uri`), or a Hugging Face hub
 repository (`model_id`) downloaded into `<cache_dir>/huggingface` with PROGRESS
-0-0.8 on the way.
+0-0.8 on the way. Shared by the engines that load from the hub (transformers LLMs,
+sentence-transformers).
 
 A hub that cannot be reached must fail the launch in seconds, not after minutes
 of retries, and say how to get going anyway (launch from a local folder with
@@ -11,11 +12,11 @@ import logging
 import os
 import threading
 
-from ...errors import InvalidModel, exception_text
-from ..base import Progress
-from ..model_uri import local_path
+from ..errors import InvalidModel, exception_text
+from .base import Progress
+from .model_uri import local_path
 
-log = logging.getLogger("hangar_runtime.transformers")
+log = logging.getLogger("hangar_runtime.hub")
 
 DOWNLOAD_SHARE = 0.8  # of the load's progress; loading the weights is the rest
 _PROBE_TIMEOUT_S = 5.0
@@ -23,7 +24,9 @@ _REPORT_EVERY_S = 0.5
 _LOCAL_HINT = "Download the model on a machine that can reach the hub and launch it from a local folder with model_path."
 
 
-def model_folder(spec: dict, progress: Progress) -> str:
+def model_folder(spec: dict, progress: Progress, ignore_patterns: list[str] | None = None) -> str:
+    """ignore_patterns: files of the repository the engine cannot use (other
+    frameworks' weights), left on the hub rather than downloaded."""
     if spec.get("model_uri"):
         path = local_path(spec["model_uri"])
         if not os.path.isdir(path):
@@ -37,10 +40,11 @@ def model_folder(spec: dict, progress: Progress) -> str:
         raise InvalidModel(f"Cannot download {model_id}: this runtime downloads from huggingface only, "
                            f"not {hub}. {_LOCAL_HINT}")
     cache_dir = os.path.join(spec["cache_dir"], "huggingface") if spec.get("cache_dir") else None
-    return download(model_id, spec.get("model_revision") or None, cache_dir, progress)
+    return download(model_id, spec.get("model_revision") or None, cache_dir, progress, ignore_patterns)
 
 
-def download(model_id: str, revision: str | None, cache_dir: str | None, progress: Progress) -> str:
+def download(model_id: str, revision: str | None, cache_dir: str | None, progress: Progress,
+             ignore_patterns: list[str] | None = None) -> str:
     from huggingface_hub import HfApi, constants, snapshot_download
     from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError, RevisionNotFoundError
 
@@ -67,7 +71,7 @@ def download(model_id: str, revision: str | None, cache_dir: str | None, progres
     def run():
         try:
             outcome["path"] = snapshot_download(model_id, revision=info.sha, cache_dir=cache_dir,
-                                                tqdm_class=tracker.bar_class())
+                                                tqdm_class=tracker.bar_class(), ignore_patterns=ignore_patterns)
         except BaseException as exc:  # handed to the load thread, which reports it
             outcome["error"] = exc
 

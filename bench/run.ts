@@ -1,0 +1,14 @@
+/** `npm run bench`: every benchmark, one after another; each prints its figures and writes bench/results/<name>.json. */
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const benches = ['llm-streaming.ts'];
+let failed = 0;
+for (const bench of benches) {
+  console.log(`\n== ${bench}`);
+  const result = spawnSync(process.execPath, ['--import', 'tsx', path.join(here, bench)], { stdio: 'inherit' });
+  if (result.status !== 0) failed++;
+}
+process.exit(failed > 0 ? 1 : 0);
