@@ -1,0 +1,1 @@
+"""The `vllm` engine: LLMs on GPU hosts through vLLM's async engine."""

@@ -1,0 +1,26 @@
+"""Our generate_config as the keyword arguments of vllm.SamplingParams. Kept free
+of any vllm import, so the mapping is tested on machines without vLLM."""
+
+from ..transformers_llm.generate_config import DEFAULT_MAX_TOKENS, GenerateConfig
+
+
+def sampling_kwargs(config: GenerateConfig, *, prompt_tokens: int, context_length: int) -> dict:
+    room = context_length - prompt_tokens
+    if room <= 0:
+        raise ValueError(f"The prompt has {prompt_tokens} tokens, which leaves no room in the model's context of {context_length}")
+    max_tokens = min(config.max_tokens or DEFAULT_MAX_TOKENS, room)
+    kwargs = {
+        "max_tokens": max_tokens,
+        "temperature": config.temperature,
+        "top_p": config.top_p,
+        # vLLM spells "off" as -1 (0 is refused); ours allows 0 or -1.
+        "top_k": config.top_k if config.top_k > 0 else -1,
+        "repetition_penalty": config.repetition_penalty,
+        "stop": list(config.stop),
+        "stop_token_ids": list(config.stop_token_ids),
+        # vLLM leaves stop strings out of the text by default; say so, the protocol requires it.
+        "include_stop_str_in_output": False,
+    }
+    if config.seed is not None:
+        kwargs["seed"] = config.seed
+    return kwargs

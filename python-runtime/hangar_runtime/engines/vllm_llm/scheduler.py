@@ -1,0 +1,98 @@
+"""vLLM batches by itself (its own continuous batching and paged KV cache); this
+scheduler only bridges it to the runtime's work loop. vLLM's engine is asyncio: it
+runs on an event loop in a daemon thread, each request's outputs are put on a
+thread-safe queue, and step() — on the work-loop thread, the only one allowed to
+touch the sockets — turns them into CHUNKs and RESULTs."""
+
+import asyncio
+import queue
+import threading
+
+from ..base import BatchScheduler, CallSink
+from ..transformers_llm.tool_calls import parse_hermes, parse_json_calls
+
+METHODS = frozenset({"chat", "generate"})
+# How long the work loop may block on its inbox while vLLM produces the next tokens.
+_IDLE_WAIT_S = 0.005
+
+
+class _Call:
+    def __init__(self, sink: CallSink, prompt: str, params, tool_format: str | None):
+        self.sink, self.prompt, self.params, self.tool_format = sink, prompt, params, tool_format
+        self.sent = ""  # text already sent as CHUNKs
+        self.abort_sent = False
+
+
+class VllmScheduler(BatchScheduler):
+    methods = METHODS
+
+    def __init__(self, engine, build_call):
+        self._engine = engine
+        self._build_call = build_call  # (method, args, kwargs, sink) -> _Call; raises for bad input
+        self._outputs: queue.Queue = queue.Queue()
+        self._calls: dict[str, _Call] = {}
+        self._loop = asyncio.new_event_loop()
+        threading.Thread(target=self._loop.run_forever, name="vllm-loop", daemon=True).start()
+
+    def submit(self, method: str, args: list, kwargs: dict, sink: CallSink) -> None:
+        call = self._build_call(method, args, kwargs, sink)
+        request_id = f"hangar-{sink.call_id}"
+        self._calls[request_id] = call
+        asyncio.run_coroutine_threadsafe(self._consume(request_id, call.prompt, call.params), self._loop)
+
+    async def _consume(self, request_id: str, prompt: str, params) -> None:
+        try:
+            async for output in self._engine.generate(prompt, params, request_id):
+                self._outputs.put((request_id, output, None))
+        except Exception as exc:  # the engine's failure belongs to this call only
+            self._outputs.put((request_id, None, exc))
+
+    def has_work(self) -> bool:
+        return bool(self._calls)
+
+    def wait_before_step(self) -> float:
+        return 0.0 if not self._outputs.empty() else _IDLE_WAIT_S
+
+    def step(self) -> None:
+        for request_id, call in list(self._calls.items()):
+            if call.sink.closed and not call.abort_sent:  # aborted by the control plane
+                call.abort_sent = True
+                asyncio.run_coroutine_threadsafe(self._engine.abort(request_id), self._loop)
+                del self._calls[request_id]
+        while True:
+            try:
+                request_id, output, error = self._outputs.get_nowait()
+            except queue.Empty:
+                return
+            call = self._calls.get(request_id)
+            if call is None:
+                continue
+            if error is not None:
+                del self._calls[request_id]
+                call.sink.fail(error, "internal")
+            else:
+                self._deliver(request_id, call, output)
+
+    def _deliver(self, request_id: str, call: _Call, output) -> None:
+        completion = output.outputs[0]
+        text = completion.text  # cumulative
+        # With tools, text is held back to the end: a call cannot be told from prose midway.
+        if call.sink.stream and call.tool_format is None and len(text) > len(call.sent):
+            call.sink.chunk({"text": text[len(call.sent):]})
+            call.sent = text
+        if not output.finished:
+            return
+        del self._calls[request_id]
+        result = {"text": text, "finish_reason": "length" if completion.finish_reason == "length" else "stop"}
+        if call.tool_format is not None:
+            rest, tool_calls = (parse_hermes if call.tool_format == "hermes" else parse_json_calls)(text)
+            if tool_calls:
+                result.update(text=rest, tool_calls=tool_calls, finish_reason="tool_calls")
+        prompt_tokens, completion_tokens = len(output.prompt_token_ids or []), len(completion.token_ids)
+        result["usage"] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                           "total_tokens": prompt_tokens + completion_tokens}
+        if call.sink.stream:
+            held = result["text"][len(call.sent):] if call.tool_format is None else result["text"]
+            call.sink.finish({**result, "text": held})
+        else:
+            call.sink.finish(result)
