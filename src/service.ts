@@ -47,6 +47,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     launcher,
     gpuCount: env.gpuCount,
     cacheDir: path.join(config.home, 'cache'),
+    timings: config.lifecycle,
     logger,
   });
   const app = await buildApp({ logger, registry, supervisor, authenticator, gpuCount: env.gpuCount, version, startedAt });

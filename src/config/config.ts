@@ -32,6 +32,14 @@ export interface LifecycleTimings {
   /** Shutdown escalation: ask, wait; SIGTERM, wait; SIGKILL. */
   shutdownGraceMs: number;
   terminateGraceMs: number;
+  /** Restart of a crashed replica: first delay, doubled per attempt up to the cap. */
+  restartFirstDelayMs: number;
+  restartMaxDelayMs: number;
+  /** At most this many restarts of one replica within the window; past it the replica stays down. */
+  restartLimit: number;
+  restartWindowMs: number;
+  /** On SIGTERM/SIGINT, how long in-flight requests may take to finish before runtimes are stopped. */
+  drainTimeoutMs: number;
 }
 
 export const DEFAULT_HOST = '127.0.0.1';
@@ -43,7 +51,29 @@ export const defaultLifecycle: LifecycleTimings = {
   helloTimeoutMs: 60_000,
   shutdownGraceMs: 3000,
   terminateGraceMs: 3000,
+  restartFirstDelayMs: 500,
+  restartMaxDelayMs: 30_000,
+  restartLimit: 5,
+  restartWindowMs: 10 * 60_000,
+  drainTimeoutMs: 30_000,
 };
+
+/**
+ * Every timing can be set from the environment as HANGAR_<NAME> in upper snake case,
+ * e.g. HANGAR_RESTART_LIMIT=3 or HANGAR_DRAIN_TIMEOUT_MS=5000.
+ */
+export function lifecycleFromEnv(env: NodeJS.ProcessEnv): Partial<LifecycleTimings> {
+  const out: Partial<LifecycleTimings> = {};
+  for (const key of Object.keys(defaultLifecycle) as Array<keyof LifecycleTimings>) {
+    const name = `HANGAR_${key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
+    const raw = env[name];
+    if (raw === undefined || raw === '') continue;
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got ${JSON.stringify(raw)}`);
+    out[key] = value;
+  }
+  return out;
+}
 
 /** The repository (or installed package) root: two levels above this file in both src/ and dist/. */
 export const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -67,6 +97,6 @@ export function resolveConfig(overrides: Partial<Config> = {}, env: NodeJS.Proce
     runtimeRoot: overrides.runtimeRoot ?? path.join(packageRoot, 'python-runtime'),
     logLevel: overrides.logLevel ?? env.HANGAR_LOG_LEVEL ?? 'info',
     authConfigFile: overrides.authConfigFile ?? null,
-    lifecycle: { ...defaultLifecycle, ...overrides.lifecycle },
+    lifecycle: { ...defaultLifecycle, ...lifecycleFromEnv(env), ...overrides.lifecycle },
   };
 }

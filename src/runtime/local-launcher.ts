@@ -57,8 +57,8 @@ export class LocalLauncher implements RuntimeLauncher {
       stderr: 'pipe',
       buffer: false,
     });
-    forwardLines(subprocess, log);
-    const child = new LocalProcess(subprocess, connection, timings, log);
+    const lastLines = forwardLines(subprocess, log);
+    const child = new LocalProcess(subprocess, connection, timings, log, lastLines);
 
     const onCancel = (): void => connection.failLoad(new RuntimeFailure('cancelled', 'The launch was cancelled'));
     start.signal.addEventListener('abort', onCancel, { once: true });
@@ -76,14 +76,23 @@ export class LocalLauncher implements RuntimeLauncher {
   }
 }
 
-function forwardLines(subprocess: Subprocess, log: Logger): void {
-  for (const [stream, level] of [[subprocess.stderr, 'info'], [subprocess.stdout, 'info']] as const) {
+// How much of a dead runtime's own output goes into the error its callers see.
+const LAST_LINES_KEPT = 5;
+
+/** Forwards the runtime's lines to our log; returns the last few, for the cause of a crash. */
+function forwardLines(subprocess: Subprocess, log: Logger): string[] {
+  const last: string[] = [];
+  for (const stream of [subprocess.stderr, subprocess.stdout]) {
     if (!stream) continue;
     const lines = createInterface({ input: stream, crlfDelay: Infinity });
     lines.on('line', (line) => {
-      if (line.length > 0) log[level]({ source: 'runtime' }, line);
+      if (line.length === 0) return;
+      log.info({ source: 'runtime' }, line);
+      last.push(line.length > 300 ? `${line.slice(0, 300)}...` : line);
+      if (last.length > LAST_LINES_KEPT) last.shift();
     });
   }
+  return last;
 }
 
 /** The child process and its stop escalation: ask, wait, SIGTERM, wait, SIGKILL. */
@@ -96,11 +105,13 @@ class LocalProcess {
     private readonly connection: RuntimeConnection,
     private readonly timings: LifecycleTimings,
     log: Logger,
+    lastLines: string[],
   ) {
     this.exited = subprocess.then((result) => {
       const how = result.signal ? `signal ${result.signal}` : `exit code ${String(result.exitCode)}`;
       if (!this.stopping) log.warn({ pid: subprocess.pid }, `runtime process ended unexpectedly (${how})`);
-      connection.markDead(`the runtime process ended (${how})`);
+      const output = lastLines.length > 0 ? `; its last output: ${lastLines.join(' | ')}` : '';
+      connection.markDead(`the runtime process ended (${how})${output}`);
     });
   }
 

@@ -7,8 +7,9 @@ export type InstanceState = 'CREATING' | 'READY' | 'ERROR' | 'TERMINATING' | 'TE
 const ALLOWED: Record<InstanceState, readonly InstanceState[]> = {
   CREATING: ['READY', 'ERROR', 'TERMINATING'],
   READY: ['ERROR', 'TERMINATING'],
-  // An instance in ERROR can still be terminated (cleans up whatever is left).
-  ERROR: ['TERMINATING'],
+  // An instance in ERROR can still be terminated (cleans up whatever is left);
+  // a replica in ERROR may be restarted (CREATING) by the recovery policy.
+  ERROR: ['TERMINATING', 'CREATING'],
   TERMINATING: ['TERMINATED'],
   TERMINATED: [],
 };

@@ -16,6 +16,8 @@ export class ModelInstance {
   readonly createdTs = Math.floor(Date.now() / 1000);
   /** Aborting it cancels a launch in progress. */
   readonly launchAbort = new AbortController();
+  /** Aborted when the instance is terminated: cancels pending and running restarts. */
+  readonly lifetime = new AbortController();
   /** Settles when the launch has ended, either way. Rejects with the launch's error. */
   launched: Promise<void> = Promise.resolve();
   private nextReplica = 0;

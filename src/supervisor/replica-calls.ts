@@ -39,7 +39,12 @@ function takeReplica(instance: ModelInstance): Replica & { runtime: NonNullable<
   const limit = instance.request.request_limits ?? null;
   const replica = instance.pickReplica(limit);
   if (!replica?.runtime) {
-    if (limit !== null) throw new HangarError('request_limit_reached', [limit, instance.uid]);
+    if (limit !== null && instance.replicas.some((r) => r.status === 'READY')) throw new HangarError('request_limit_reached', [limit, instance.uid]);
+    const restartAt = Math.min(...instance.replicas.map((r) => r.restartAt ?? (r.status === 'CREATING' ? Date.now() + 1000 : Infinity)));
+    if (Number.isFinite(restartAt)) {
+      const seconds = Math.max(1, Math.ceil((restartAt - Date.now()) / 1000));
+      throw new HangarError('runtime_unavailable', [instance.uid, 'its replicas are restarting'], { headers: { 'retry-after': String(seconds) } });
+    }
     throw new HangarError('runtime_unavailable', [instance.uid, 'no replica is ready']);
   }
   replica.inFlight++;

@@ -1,4 +1,5 @@
 import type { Runtime } from '../runtime/runtime.js';
+import { RestartPolicy, type RestartSettings } from './restart-policy.js';
 import { assertTransition, type InstanceState } from './instance-state.js';
 
 /** One replica of a model instance: `<uid>-<n>`, one runtime process. */
@@ -8,13 +9,23 @@ export class Replica {
   errorMessage: string | null = null;
   runtime: Runtime | null = null;
   inFlight = 0;
+  /** When a pending restart is due (ms since epoch), or null. */
+  restartAt: number | null = null;
+  /** A restart in progress, so terminate can wait for it to be cancelled. */
+  starting: Promise<unknown> | null = null;
   readonly createdTs = Math.floor(Date.now() / 1000);
+  private restartPolicy: RestartPolicy | null = null;
 
   constructor(
     readonly index: number,
     readonly uid: string,
     readonly gpuIndexes: number[],
   ) {}
+
+  restarts(settings: RestartSettings): RestartPolicy {
+    this.restartPolicy ??= new RestartPolicy(settings);
+    return this.restartPolicy;
+  }
 
   transition(to: InstanceState, errorMessage: string | null = null): void {
     assertTransition(`replica ${this.uid}`, this.status, to);
@@ -33,6 +44,7 @@ export class Replica {
       error_message: this.errorMessage,
       pid: this.runtime?.pid ?? null,
       in_flight: this.inFlight,
+      restarts: this.restartPolicy?.recentAttempts ?? 0,
       accelerators: this.gpuIndexes.map(String),
     };
   }

@@ -1,15 +1,17 @@
 import { existsSync } from 'node:fs';
+import type { LifecycleTimings } from '../config/config.js';
 import { HangarError } from '../errors/hangar-error.js';
 import type { Logger } from '../logging/logger.js';
 import type { ModelType, ResolvedModel } from '../registry/index.js';
 import type { Runtime, RuntimeLauncher } from '../runtime/runtime.js';
 import { RuntimeFailure } from '../runtime/runtime-failure.js';
 import { allocateGpus } from './gpu-allocation.js';
-import { buildLoadSpec } from './load-spec.js';
 import { launchKey, type LaunchRequest } from './launch-request.js';
 import { ModelInstance } from './model-instance.js';
 import { suffixedUid, validateModelUid } from './model-uid.js';
 import { Replica } from './replica.js';
+import { ReplicaRecovery } from './replica-recovery.js';
+import { startReplica } from './replica-start.js';
 import { launchFailure } from './failure-mapping.js';
 import { CallStream, callReplica, checkCallable, type CallResult, type CallTarget } from './replica-calls.js';
 
@@ -32,6 +34,7 @@ export interface SupervisorOptions {
   launcher: RuntimeLauncher;
   gpuCount: number;
   cacheDir: string;
+  timings: LifecycleTimings;
   logger: Logger;
 }
 
@@ -43,8 +46,11 @@ export interface SupervisorOptions {
 export class Supervisor {
   private readonly instances = new Map<string, ModelInstance>();
   private shuttingDown = false;
+  private readonly recovery: ReplicaRecovery;
 
-  constructor(private readonly options: SupervisorOptions) {}
+  constructor(private readonly options: SupervisorOptions) {
+    this.recovery = new ReplicaRecovery(options.launcher, options.cacheDir, options.timings, options.logger);
+  }
 
   /**
    * Launch (contract §3.1). The record enters the table before the first await, so a
@@ -85,27 +91,10 @@ export class Supervisor {
   private async startReplicas(instance: ModelInstance): Promise<void> {
     const { launcher, cacheDir, logger } = this.options;
     const signal = instance.launchAbort.signal;
-    const results = await Promise.allSettled(
-      instance.replicas.map(async (replica) => {
-        const runtime = await launcher.start({
-          replicaUid: replica.uid,
-          load: buildLoadSpec(instance, replica, cacheDir),
-          envs: instance.request.envs,
-          gpuIndexes: replica.gpuIndexes,
-          signal,
-          onProgress: (p) => {
-            replica.progress = p.progress;
-          },
-        });
-        replica.runtime = runtime;
-        replica.progress = 1;
-        replica.transition('READY');
-        return runtime;
-      }),
-    );
+    const results = await Promise.allSettled(instance.replicas.map((replica) => startReplica(launcher, instance, replica, cacheDir, signal)));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (!failed && instance.state === 'CREATING') {
-      for (const replica of instance.replicas) this.watchDeath(instance, replica);
+      for (const replica of instance.replicas) this.recovery.watch(instance, replica);
       instance.transition('READY', 'Model is ready');
       logger.info({ model_uid: instance.uid, replicas: instance.replicas.length }, 'model ready');
       return;
@@ -123,18 +112,6 @@ export class Supervisor {
     throw error;
   }
 
-  private watchDeath(instance: ModelInstance, replica: Replica): void {
-    replica.runtime?.onDeath((reason) => {
-      if (replica.status !== 'READY') return; // stopped on purpose
-      replica.transition('ERROR', reason);
-      instance.events.add('ERROR', `Replica ${replica.uid} died: ${reason}`);
-      this.options.logger.error({ model_uid: instance.uid, replica: replica.uid }, `runtime died: ${reason}`);
-      if (instance.state === 'READY' && instance.replicas.every((r) => r.status !== 'READY')) {
-        instance.transition('ERROR', `Every replica of ${instance.uid} is gone`);
-      }
-    });
-  }
-
   /** Terminate (contract §3): a launch in progress is cancelled first; resolves when every process is gone. */
   async terminate(uid: string): Promise<void> {
     const instance = this.require(uid);
@@ -147,9 +124,11 @@ export class Supervisor {
       await instance.launched.catch(() => {});
     }
     if (this.instances.get(uid) !== instance) return;
+    instance.lifetime.abort();
     instance.transition('TERMINATING', 'Terminate model');
+    await Promise.all(instance.replicas.map((r) => r.starting?.catch(() => {})));
     const runtimes = instance.replicas.map((r) => r.runtime).filter((r): r is Runtime => r !== null);
-    for (const replica of instance.replicas) if (replica.status === 'READY') replica.transition('TERMINATING');
+    for (const replica of instance.replicas) if (replica.status === 'READY' || replica.status === 'CREATING') replica.transition('TERMINATING');
     await Promise.all(runtimes.map((r) => r.terminate()));
     for (const replica of instance.replicas) if (replica.status === 'TERMINATING') replica.transition('TERMINATED');
     instance.transition('TERMINATED');

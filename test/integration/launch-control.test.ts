@@ -94,17 +94,30 @@ describe('launch control: progress, cancel, loading, limits, crashes', () => {
     expect((await api.post('/v1/flexible/infers', { model: 'fragile', value: 3 })).body.value).toBe(3);
   });
 
-  it('fails a call at once with 503 when its runtime dies, and marks the model ERROR', async () => {
+  it('fails a call at once with 503 naming the cause when its runtime dies, then restarts the replica', async () => {
     const pid = (await api.post('/v1/flexible/infers', { model: 'fragile', value: 1 })).body.pid as number;
     const crashed = await api.post('/v1/flexible/infers', { model: 'fragile', action: 'crash' });
     expect(crashed.status).toBe(503);
     expect(crashed.body.error.code).toBe('runtime_unavailable');
+    expect(crashed.body.detail).toContain('fragile');
+    expect(crashed.body.detail).toContain('exit code 17');
     expect(isAlive(pid)).toBe(false);
+
+    // While the replica comes back, calls get 503 with Retry-After; then it serves again.
+    const during = await api.post('/v1/flexible/infers', { model: 'fragile', value: 1 });
+    if (during.status === 503) expect(during.headers.get('retry-after')).toBeTruthy();
+    const back = await waitFor(async () => (await api.post('/v1/flexible/infers', { model: 'fragile', value: 2 })).status === 200, 15_000);
+    expect(back).toBe(true);
+    const newPid = (await api.post('/v1/flexible/infers', { model: 'fragile', value: 3 })).body.pid as number;
+    expect(newPid).not.toBe(pid);
+    const events = (await api.get('/v1/models/fragile/events')).body.map((e: any) => e.event_content);
+    expect(events.some((e: string) => e.includes('died') && e.includes('exit code 17'))).toBe(true);
+    expect(events).toContain('Replica fragile-0 restarted');
     const instance = (await api.get('/v1/models/instances?model_uid=fragile')).body[0];
-    expect(instance.status).toBe('ERROR');
-    expect(instance.replica_statuses[0].status).toBe('ERROR');
-    expect((await api.post('/v1/flexible/infers', { model: 'fragile', value: 1 })).status).toBe(503);
+    expect(instance.status).toBe('READY');
+    expect(instance.replica_statuses[0]).toMatchObject({ status: 'READY', restarts: 1 });
     expect((await api.delete('/v1/models/fragile')).status).toBe(200);
+    expect(isAlive(newPid)).toBe(false);
   });
 
   it('logs the runtime\'s own lines with the model uid attached', () => {

@@ -1,0 +1,23 @@
+import type { Runtime, RuntimeLauncher } from '../runtime/runtime.js';
+import { buildLoadSpec } from './load-spec.js';
+import type { ModelInstance } from './model-instance.js';
+import type { Replica } from './replica.js';
+
+/** Starts one replica's runtime (first launch or restart) and marks it READY. */
+export async function startReplica(launcher: RuntimeLauncher, instance: ModelInstance, replica: Replica, cacheDir: string, signal: AbortSignal): Promise<Runtime> {
+  replica.progress = 0;
+  const runtime = await launcher.start({
+    replicaUid: replica.uid,
+    load: buildLoadSpec(instance, replica, cacheDir),
+    envs: instance.request.envs,
+    gpuIndexes: replica.gpuIndexes,
+    signal,
+    onProgress: (p) => {
+      replica.progress = p.progress;
+    },
+  });
+  replica.runtime = runtime;
+  replica.progress = 1;
+  replica.transition('READY');
+  return runtime;
+}
