@@ -14,6 +14,7 @@ ENGINES: dict[str, type[Engine]] = {cls.name: cls for cls in (SklearnEngine, Pyt
 # machine without them installed) should never pay. name -> (module, class).
 LAZY_ENGINES: dict[str, tuple[str, str]] = {
     "transformers": ("hangar_runtime.engines.transformers_llm.engine", "TransformersLLMEngine"),
+    "sentence_transformers": ("hangar_runtime.engines.sentence_transformers.engine", "SentenceTransformersEngine"),
 }
 
 

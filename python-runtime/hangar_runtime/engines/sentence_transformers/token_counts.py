@@ -13,14 +13,14 @@ def count_tokens(tokenizer, texts: list[str], pairs: list[str] | None = None) ->
     return [len(ids) for ids in encoded["input_ids"]]
 
 
-def check_lengths(counts: list[int], max_tokens: int, truncate: bool, what: str) -> int:
+def check_lengths(counts: list[int], max_tokens: int, truncate: bool, label: str) -> int:
     """The tokens the model will read in all. With truncate off, an input over
-    the limit raises, naming its index (`what` names the inputs: "input",
-    "document")."""
+    the limit raises, naming its index: `label` is "input {}", say, formatted
+    with the index."""
     if not truncate:
         for index, count in enumerate(counts):
             if count > max_tokens:
-                raise ValueError(f"{what} {index} has {count} tokens, more than the model's {max_tokens} "
+                raise ValueError(f"{label.format(index)} has {count} tokens, more than the model's {max_tokens} "
                                  f"(send truncate: true to cut it instead)")
     return sum(min(count, max_tokens) for count in counts)
 

@@ -1,0 +1,55 @@
+"""`rerank`: one call's query and documents checked and counted (prepare), then
+many calls' (query, document) pairs scored in one `CrossEncoder.predict` and cut
+back into per-call results (run)."""
+
+from dataclasses import dataclass
+
+from .loaded_encoder import LoadedEncoder
+from .token_counts import check_lengths, count_tokens, parse_truncate
+
+
+@dataclass
+class RerankRequest:
+    query: str
+    documents: list[str]
+    input_tokens: int
+
+    @property
+    def size(self) -> int:
+        return len(self.documents)
+
+
+class Reranker:
+    method = "rerank"
+
+    def __init__(self, loaded: LoadedEncoder, max_batch_size: int):
+        self._loaded = loaded
+        self._max_batch_size = max_batch_size
+
+    def prepare(self, args: list, kwargs: dict) -> RerankRequest:
+        """Raises ValueError or TypeError (ERROR invalid) for input the model cannot take."""
+        return self._prepare(*args, **kwargs)
+
+    def _prepare(self, query, documents, truncate=True) -> RerankRequest:
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a string, got {type(query).__name__}")
+        if not isinstance(documents, list) or not all(isinstance(d, str) for d in documents):
+            raise TypeError("documents must be a list of strings")
+        if not documents:
+            raise ValueError("documents must not be empty")
+        # A pair is read as one sequence, so the limit applies to query and document together.
+        counts = count_tokens(self._loaded.tokenizer, [query] * len(documents), documents)
+        input_tokens = check_lengths(counts, self._loaded.max_tokens, parse_truncate(truncate),
+                                    "document {} with the query")
+        return RerankRequest(query=query, documents=documents, input_tokens=input_tokens)
+
+    def run(self, requests: list[RerankRequest]) -> list[dict]:
+        pairs = [(r.query, d) for r in requests for d in r.documents]
+        scores = self._loaded.model.predict(pairs, batch_size=self._max_batch_size, show_progress_bar=False,
+                                            convert_to_numpy=True)
+        results, start = [], 0
+        for request in requests:
+            mine = scores[start:start + request.size]
+            start += request.size
+            results.append({"scores": [float(s) for s in mine], "input_tokens": request.input_tokens})
+        return results

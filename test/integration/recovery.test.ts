@@ -1,0 +1,90 @@
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client } from './harness/http.js';
+import { isAlive, runtimePids, waitFor } from './harness/processes.js';
+import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
+import { buildTinyLlm, tinyLlmRegistration } from './harness/tiny-models.js';
+
+// A launcher that loads once, then crashes on every later start (its marker file exists).
+const CRASH_ON_RESTART = `import os
+
+def load(marker):
+    if os.path.exists(marker):
+        print("refusing to start again", flush=True)
+        os._exit(9)
+    open(marker, "w").close()
+    return {}
+
+def infer(model, action="echo"):
+    if action == "crash":
+        os._exit(3)
+    return {"pid": os.getpid()}
+`;
+
+describe('crashed runtimes', () => {
+  let server: TestServer;
+  let api: ReturnType<typeof client>;
+  let work: string;
+
+  beforeAll(async () => {
+    work = await makeHome('hangar-recovery-');
+    const tiny = buildTinyLlm(path.join(work, 'llm'));
+    await writeFile(path.join(work, 'crashy.py'), CRASH_ON_RESTART);
+    server = await startServer({ env: { HANGAR_RESTART_FIRST_DELAY_MS: '200', HANGAR_RESTART_LIMIT: '3' } });
+    api = client(server.url);
+    expect((await api.post('/v1/model_registrations/LLM', tinyLlmRegistration('tiny-chat', tiny.path))).status).toBe(200);
+    const crashy = { model_name: 'crashy', model_uri: path.join(work, 'crashy.py'), launcher: 'python', launcher_args: { marker: path.join(work, 'started') } };
+    expect((await api.post('/v1/model_registrations/flexible', { model: crashy, persist: false })).status).toBe(200);
+  }, 120_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await removeHome(server.home);
+    await removeHome(work);
+  });
+
+  it('fails 4 streams at once when their runtime is SIGKILLed, then serves again after the restart', async () => {
+    expect((await api.post('/v1/models', { model_name: 'tiny-chat', model_engine: 'Transformers', model_uid: 'llm' })).status).toBe(200);
+    const [pid] = await runtimePids(server.home);
+    const body = { model: 'llm', prompt: 'Once upon a time', max_tokens: 400, temperature: 0, stream: true };
+    const streams = await Promise.all(
+      Array.from({ length: 4 }, () => fetch(`${server.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })),
+    );
+    const readers = streams.map(async (res) => {
+      if (res.status !== 200) return { status: res.status, error: true, endedAt: performance.now() };
+      const text = await res.text();
+      return { status: 200, error: text.includes('"error"'), done: text.includes('[DONE]'), endedAt: performance.now() };
+    });
+    process.kill(pid!, 'SIGKILL');
+    const killedAt = performance.now();
+    const outcomes = await Promise.all(readers);
+    for (const outcome of outcomes) {
+      expect(outcome.error, JSON.stringify(outcome)).toBe(true);
+      expect(outcome.endedAt - killedAt).toBeLessThan(1000);
+    }
+    const back = await waitFor(async () => (await api.post('/v1/completions', { model: 'llm', prompt: 'Hi', max_tokens: 2 })).status === 200, 60_000);
+    expect(back).toBe(true);
+    const events = (await api.get('/v1/models/llm/events')).body.map((e: any) => e.event_content);
+    expect(events.some((e: string) => e.includes('died') && e.includes('SIGKILL'))).toBe(true);
+    expect(events).toContain('Replica llm-0 restarted');
+    expect((await api.delete('/v1/models/llm')).status).toBe(200);
+  }, 120_000);
+
+  it('gives up on a runtime that crashes on every start, with the reason, leaving no process', async () => {
+    expect((await api.post('/v1/models', { model_name: 'crashy', model_type: 'flexible', model_uid: 'crashy' })).status).toBe(200);
+    const [pid] = await runtimePids(server.home);
+    expect((await api.post('/v1/flexible/infers', { model: 'crashy', action: 'crash' })).status).toBe(503);
+    const gaveUp = await waitFor(async () => (await api.get('/v1/models/instances?model_uid=crashy')).body[0]?.status === 'ERROR', 30_000);
+    expect(gaveUp).toBe(true);
+    const instance = (await api.get('/v1/models/instances?model_uid=crashy')).body[0];
+    expect(instance.error_message).toContain('restarted 3 times');
+    expect(instance.error_message).toContain('refusing to start again');
+    expect(isAlive(pid!)).toBe(false);
+    expect(await runtimePids(server.home)).toEqual([]);
+    const events = (await api.get('/v1/models/crashy/events')).body.map((e: any) => e.event_content);
+    expect(events.filter((e: string) => e.startsWith('Restart of replica crashy-0 failed'))).toHaveLength(3);
+    expect((await api.post('/v1/flexible/infers', { model: 'crashy' })).status).toBe(503);
+    expect((await api.delete('/v1/models/crashy')).status).toBe(200);
+  }, 60_000);
+});
