@@ -6,6 +6,7 @@ import { tokenRoute } from './api/auth/token-route.js';
 import { chatRoutes } from './api/chat/routes.js';
 import { completionRoutes } from './api/completions/routes.js';
 import { embeddingsRoutes } from './api/embeddings/routes.js';
+import { installDrain } from './api/drain.js';
 import { installErrorHandler } from './api/error-handler.js';
 import { flexibleRoutes } from './api/flexible/routes.js';
 import { modelRoutes } from './api/models/routes.js';
@@ -48,6 +49,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   installRouteTable(app);
   installErrorHandler(app);
   installRequestId(app);
+  installDrain(app);
   installOverheadClock(app);
   installAuthGuard(app, parts.authenticator);
   installMetrics(app);

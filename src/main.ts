@@ -20,13 +20,15 @@ program
   .option('--home <dir>', 'state folder (env HANGAR_HOME)', defaultHome())
   .option('--log-level <level>', 'trace, debug, info, warn, error', process.env.HANGAR_LOG_LEVEL ?? 'info')
   .option('--auth-config <file>', 'turn on authentication with this users-and-secret JSON file')
-  .action(async (opts: { host: string; port: number; home: string; logLevel: string; authConfig?: string }) => {
+  .option('--no-restore', 'do not relaunch the models that were running at the last stop')
+  .action(async (opts: { host: string; port: number; home: string; logLevel: string; authConfig?: string; restore: boolean }) => {
     const config = resolveConfig({
       host: opts.host,
       port: opts.port,
       home: opts.home,
       logLevel: opts.logLevel,
       authConfigFile: opts.authConfig ?? null,
+      restore: opts.restore,
     });
     const logger = createLogger(config.logLevel);
     let service;
@@ -38,8 +40,12 @@ program
       process.exit(1);
     }
     logger.info({ url: service.url, home: config.home }, 'hangar is listening');
+    let stopping = false;
     const stop = (signal: string): void => {
-      logger.info({ signal }, 'shutting down: stopping every model');
+      // A second signal while draining changes nothing: the drain has its own timeout.
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal }, 'shutting down: draining, then stopping every model');
       service.close().then(
         () => process.exit(0),
         (err: unknown) => {
@@ -48,8 +54,10 @@ program
         },
       );
     };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    // `on`, not `once`: execa's exit hook re-raises a signal that has no other
+    // listener left, which would kill us in the middle of the drain.
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
   });
 
 await program.parseAsync(process.argv);

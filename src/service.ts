@@ -10,6 +10,7 @@ import type { Logger } from './logging/logger.js';
 import { Registry } from './registry/index.js';
 import { probeEnvironment } from './runtime/environment-probe.js';
 import { LocalLauncher } from './runtime/local-launcher.js';
+import { InstanceStore } from './supervisor/instance-store.js';
 import { Supervisor } from './supervisor/supervisor.js';
 import { version } from './version.js';
 
@@ -48,15 +49,21 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     gpuCount: env.gpuCount,
     cacheDir: path.join(config.home, 'cache'),
     timings: config.lifecycle,
+    store: new InstanceStore(path.join(config.home, 'state', 'instances.json'), logger),
     logger,
   });
   const app = await buildApp({ logger, registry, supervisor, authenticator, gpuCount: env.gpuCount, version, startedAt });
   if (authenticator) logger.info({ auth_config: config.authConfigFile }, 'authentication is on');
   const url = await app.listen({ host: config.host, port: config.port });
+  if (config.restore) await supervisor.restore();
 
   let closing: Promise<void> | null = null;
   const close = (): Promise<void> => {
     closing ??= (async () => {
+      app.drain.start();
+      const inFlight = app.drain.inFlight;
+      if (inFlight > 0) logger.info({ in_flight: inFlight, timeout_ms: config.lifecycle.drainTimeoutMs }, 'draining: waiting for requests in flight');
+      if (!(await app.drain.idle(config.lifecycle.drainTimeoutMs))) logger.warn({ in_flight: app.drain.inFlight }, 'drain timeout reached; stopping anyway');
       await app.close();
       await supervisor.shutdown();
     })();

@@ -19,6 +19,8 @@ export interface Config {
   logLevel: string;
   /** `--auth-config`: the users and secret file; absent means no authentication. */
   authConfigFile: string | null;
+  /** Relaunch what was running before the last stop (`--no-restore` turns it off). */
+  restore: boolean;
   lifecycle: LifecycleTimings;
 }
 
@@ -97,6 +99,7 @@ export function resolveConfig(overrides: Partial<Config> = {}, env: NodeJS.Proce
     runtimeRoot: overrides.runtimeRoot ?? path.join(packageRoot, 'python-runtime'),
     logLevel: overrides.logLevel ?? env.HANGAR_LOG_LEVEL ?? 'info',
     authConfigFile: overrides.authConfigFile ?? null,
+    restore: overrides.restore ?? true,
     lifecycle: { ...defaultLifecycle, ...lifecycleFromEnv(env), ...overrides.lifecycle },
   };
 }

@@ -75,6 +75,8 @@ export const catalog = {
   inference_failed: entry(500, 'server_error', '%s'),
   runtime_unavailable: entry(503, 'service_unavailable_error', 'The runtime of model %s is not available: %s'),
 
+  server_draining: entry(503, 'service_unavailable_error', 'The server is shutting down and takes no new requests'),
+
   // Anything unexpected; the message never carries internals.
   internal_error: entry(500, 'server_error', 'Internal server error (request id %s)'),
 } as const satisfies Record<string, CatalogEntry>;

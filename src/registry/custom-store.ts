@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { HangarError } from '../errors/hangar-error.js';
+import { writeFileAtomic } from '../storage/atomic-file.js';
 import { MODEL_TYPES, registryFolder, type ModelType } from './model-type.js';
 import type { RegistryLogger } from './registry-logger.js';
 
@@ -31,32 +31,13 @@ export class CustomStore {
     return path.join(this.folder(type), `${name}.json`);
   }
 
-  /**
-   * Writes atomically: a temp file in the same folder (same file system, so the
-   * rename is atomic), fsync, rename over the target, fsync the folder. Readers see
-   * the old file or the new one, never half of one; on any failure the temp file is
-   * removed and the error is `registration_persist_failed`.
-   */
+  /** Writes atomically (see writeFileAtomic); on failure nothing is left and the error is `registration_persist_failed`. */
   async save(type: ModelType, name: string, definition: unknown): Promise<void> {
-    const folder = this.folder(type);
-    const target = this.file(type, name);
-    // A leading dot and a suffix other than .json: `loadAll` never reads a temp file.
-    const temp = path.join(folder, `.${name}.json.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
     try {
-      await mkdir(folder, { recursive: true });
-      const handle = await open(temp, 'wx', 0o644);
-      try {
-        await handle.writeFile(`${JSON.stringify(definition, null, 2)}\n`, 'utf8');
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(temp, target);
+      await writeFileAtomic(this.file(type, name), `${JSON.stringify(definition, null, 2)}\n`);
     } catch (err) {
-      await rm(temp, { force: true }).catch(() => undefined);
       throw persistFailed(name, err);
     }
-    await syncFolder(folder);
   }
 
   /** Removes the file; a file that is not there is already removed. */
@@ -100,18 +81,4 @@ export class CustomStore {
 
 function persistFailed(name: string, err: unknown): HangarError {
   return new HangarError('registration_persist_failed', [name, (err as Error).message], { cause: err });
-}
-
-/** So the rename survives a power cut; some file systems refuse to fsync a folder, which costs only that guarantee. */
-async function syncFolder(folder: string): Promise<void> {
-  try {
-    const handle = await open(folder, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    // best effort, see above
-  }
 }

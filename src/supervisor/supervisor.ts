@@ -13,6 +13,7 @@ import { Replica } from './replica.js';
 import { ReplicaRecovery } from './replica-recovery.js';
 import { startReplica } from './replica-start.js';
 import { launchFailure } from './failure-mapping.js';
+import type { InstanceStore } from './instance-store.js';
 import { CallStream, callReplica, checkCallable, type CallResult, type CallTarget } from './replica-calls.js';
 
 export type { CallResult, CallTarget } from './replica-calls.js';
@@ -35,6 +36,8 @@ export interface SupervisorOptions {
   gpuCount: number;
   cacheDir: string;
   timings: LifecycleTimings;
+  /** Where what should be running is kept across restarts; null keeps nothing. */
+  store: InstanceStore | null;
   logger: Logger;
 }
 
@@ -97,6 +100,7 @@ export class Supervisor {
       for (const replica of instance.replicas) this.recovery.watch(instance, replica);
       instance.transition('READY', 'Model is ready');
       logger.info({ model_uid: instance.uid, replicas: instance.replicas.length }, 'model ready');
+      await this.persist();
       return;
     }
     // Roll back completely: every replica that did start is stopped, the uid is free.
@@ -133,6 +137,29 @@ export class Supervisor {
     for (const replica of instance.replicas) if (replica.status === 'TERMINATING') replica.transition('TERMINATED');
     instance.transition('TERMINATED');
     this.instances.delete(uid);
+    await this.persist();
+  }
+
+  /**
+   * Saves the READY models as what should run after a restart. Not while shutting
+   * down: stopping the service must not erase what it will bring back.
+   */
+  private async persist(): Promise<void> {
+    if (this.shuttingDown || !this.options.store) return;
+    const running = [...this.instances.values()].filter((i) => i.state === 'READY');
+    await this.options.store.save(running.map((i) => ({ uid: i.uid, request: i.request })));
+  }
+
+  /** Relaunches what was running before the last stop (each in the background, with progress as usual). */
+  async restore(): Promise<number> {
+    const saved = (await this.options.store?.load()) ?? [];
+    for (const { uid, request } of saved) {
+      this.launch({ ...request, model_uid: uid }, false).catch((err: unknown) => {
+        this.options.logger.error({ model_uid: uid, err }, `could not restore model ${uid}: ${(err as Error).message}`);
+      });
+    }
+    if (saved.length > 0) this.options.logger.info({ models: saved.map((s) => s.uid) }, `restoring ${saved.length} model(s)`);
+    return saved.length;
   }
 
   private async whenGone(instance: ModelInstance): Promise<void> {

@@ -22,7 +22,7 @@ export async function buildTestApp(auth: AuthConfig | null): Promise<{ app: Fast
   const env = { pythonModules: new Set<string>(), executables: new Set<string>(), gpuCount: 0 };
   const registry = await Registry.open({ home, env, logger });
   const launcher = new LocalLauncher({ python: config.python, runtimeRoot: config.runtimeRoot, home, timings: config.lifecycle, logger });
-  const supervisor = new Supervisor({ resolver: registry, launcher, gpuCount: 0, cacheDir: path.join(home, 'cache'), timings: config.lifecycle, logger });
+  const supervisor = new Supervisor({ resolver: registry, launcher, gpuCount: 0, cacheDir: path.join(home, 'cache'), timings: config.lifecycle, store: null, logger });
   const app = await buildApp({
     logger,
     registry,

@@ -1,0 +1,57 @@
+import type { FastifyInstance } from 'fastify';
+import { HangarError } from '../errors/hangar-error.js';
+
+export interface Drain {
+  /** From now on new requests get 503; those in flight go on. */
+  start(): void;
+  /** Resolves when no request is in flight, or after `timeoutMs`; true when all finished. */
+  idle(timeoutMs: number): Promise<boolean>;
+  readonly inFlight: number;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    drain: Drain;
+  }
+}
+
+/**
+ * Graceful shutdown's first half: stop taking new work while the work in flight
+ * (streams included) finishes. A request counts until its response is closed —
+ * finished or aborted by the client — so a drain never waits on a client that left.
+ */
+export function installDrain(app: FastifyInstance): void {
+  let draining = false;
+  let inFlight = 0;
+  let onIdle: (() => void) | null = null;
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (draining && request.routeOptions.url !== '/status') {
+      throw new HangarError('server_draining', [], { headers: { 'retry-after': '5', connection: 'close' } });
+    }
+    inFlight++;
+    reply.raw.once('close', () => {
+      inFlight--;
+      if (inFlight === 0) onIdle?.();
+    });
+  });
+
+  app.decorate('drain', {
+    start() {
+      draining = true;
+    },
+    idle(timeoutMs: number) {
+      if (inFlight === 0) return Promise.resolve(true);
+      return new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), timeoutMs);
+        onIdle = () => {
+          clearTimeout(timer);
+          resolve(true);
+        };
+      });
+    },
+    get inFlight() {
+      return inFlight;
+    },
+  } satisfies Drain);
+}
