@@ -8,6 +8,7 @@ import { completionRoutes } from './api/completions/routes.js';
 import { embeddingsRoutes } from './api/embeddings/routes.js';
 import { installDrain } from './api/drain.js';
 import { installErrorHandler } from './api/error-handler.js';
+import { installJsonBody } from './api/json-body.js';
 import { flexibleRoutes } from './api/flexible/routes.js';
 import { modelRoutes } from './api/models/routes.js';
 import { installMetrics } from './api/metrics/routes.js';
@@ -48,6 +49,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   app.setSerializerCompiler(serializerCompiler);
   installRouteTable(app);
   installErrorHandler(app);
+  installJsonBody(app);
   installRequestId(app);
   installDrain(app);
   installOverheadClock(app);

@@ -1,0 +1,43 @@
+import type { FastifyInstance } from 'fastify';
+import sjson from 'secure-json-parse';
+import { HangarError } from '../errors/hangar-error.js';
+
+/** Deeper than this is not a request anyone means; it only exhausts recursion further in. */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * The JSON body parser: fastify's own rules (secure-json-parse drops `__proto__` and
+ * `constructor.prototype` poisoning) plus a nesting limit, so hostile nesting is a
+ * 400 here instead of a stack overflow in whatever walks the value later.
+ */
+export function installJsonBody(app: FastifyInstance): void {
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = body as string;
+    if (text.length === 0) return done(new HangarError('invalid_json', ['the body is empty']));
+    let value: unknown;
+    try {
+      value = sjson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' });
+    } catch (err) {
+      return done(new HangarError('invalid_json', [(err as Error).message]));
+    }
+    if (depthExceeds(value, MAX_JSON_DEPTH)) {
+      return done(new HangarError('invalid_json', [`the body is nested deeper than ${MAX_JSON_DEPTH} levels`]));
+    }
+    done(null, value);
+  });
+}
+
+/** Iterative, so measuring the depth cannot overflow the stack itself. */
+function depthExceeds(root: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[root, 1]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (value === null || typeof value !== 'object') continue;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(value) ? value : Object.values(value)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
