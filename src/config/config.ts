@@ -31,6 +31,11 @@ export interface LifecycleTimings {
   heartbeatTimeoutMs: number;
   /** From spawn to HELLO. */
   helloTimeoutMs: number;
+  /**
+   * A load fails only when it stops moving: no PROGRESS for this long. Big models take
+   * long, so there is no deadline for the whole load, only for silence.
+   */
+  loadStallTimeoutMs: number;
   /** Shutdown escalation: ask, wait; SIGTERM, wait; SIGKILL. */
   shutdownGraceMs: number;
   terminateGraceMs: number;
@@ -51,6 +56,7 @@ export const defaultLifecycle: LifecycleTimings = {
   heartbeatIntervalMs: 1000,
   heartbeatTimeoutMs: 10_000,
   helloTimeoutMs: 60_000,
+  loadStallTimeoutMs: 15 * 60_000,
   shutdownGraceMs: 3000,
   terminateGraceMs: 3000,
   restartFirstDelayMs: 500,

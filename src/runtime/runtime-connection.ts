@@ -17,6 +17,7 @@ interface Handshake {
   onProgress: (p: LoadProgress) => void;
   resolve: (info: ReadyInfo) => void;
   reject: (error: RuntimeFailure) => void;
+  /** HELLO's deadline, then, once loading, the stall deadline (reset by each PROGRESS). */
   helloTimer: NodeJS.Timeout;
 }
 
@@ -24,6 +25,7 @@ export interface ConnectionTimings {
   heartbeatIntervalMs: number;
   heartbeatTimeoutMs: number;
   helloTimeoutMs: number;
+  loadStallTimeoutMs: number;
 }
 
 /**
@@ -208,6 +210,7 @@ export class RuntimeConnection {
       case MessageType.HELLO:
         return this.onHello(body);
       case MessageType.PROGRESS:
+        this.armStallTimer();
         this.handshake?.onProgress({
           progress: Math.min(1, Math.max(0, Number(body.progress) || 0)),
           stage: String(body.stage ?? 'load'),
@@ -255,7 +258,19 @@ export class RuntimeConnection {
       return;
     }
     this.startHeartbeat();
+    this.armStallTimer();
     this.send(this.data, MessageType.LOAD, hs.spec as unknown as Record<string, unknown>);
+  }
+
+  private armStallTimer(): void {
+    const hs = this.handshake;
+    if (!hs) return;
+    clearTimeout(hs.helloTimer);
+    const ms = this.timings.loadStallTimeoutMs;
+    hs.helloTimer = setTimeout(
+      () => this.failLoad(new RuntimeFailure('internal', `the load made no progress for ${Math.round(ms / 1000)} s (HANGAR_LOAD_STALL_TIMEOUT_MS)`)),
+      ms,
+    );
   }
 
   private onReady(body: Record<string, unknown>): void {

@@ -137,3 +137,25 @@ describe('launch control: progress, cancel, loading, limits, crashes', () => {
     expect((await fetch(`${server.url}/docs`)).status).toBe(200);
   });
 });
+
+describe('a load that stops moving', () => {
+  it('fails after the stall timeout and leaves no process', async () => {
+    const work = await makeHome('hangar-stall-');
+    const file = path.join(work, 'stuck.py');
+    await writeFile(file, 'import time\n\ndef load():\n    time.sleep(60)\n\ndef infer(model):\n    return 1\n');
+    const server = await startServer({ env: { HANGAR_LOAD_STALL_TIMEOUT_MS: '1500' } });
+    try {
+      const api = client(server.url);
+      expect((await api.post('/v1/model_registrations/flexible', { model: { model_name: 'stuck', model_uri: file, launcher: 'python' }, persist: false })).status).toBe(200);
+      const res = await api.post('/v1/models', { model_name: 'stuck', model_type: 'flexible' });
+      expect(res.status).toBe(500);
+      expect(res.body.error.code).toBe('model_load_failed');
+      expect(res.body.detail).toContain('no progress for 2 s');
+      expect(await runtimePids(server.home)).toEqual([]);
+    } finally {
+      await server.stop();
+      await removeHome(server.home);
+      await removeHome(work);
+    }
+  });
+});
