@@ -2,7 +2,12 @@
 JSON log: one human-readable line per record, prefixed with the replica uid."""
 
 import logging
+import os
 import sys
+
+# The runtime's own level (its loggers are all under "hangar_runtime"), e.g.
+# DEBUG to see each batch an engine runs; libraries stay at INFO either way.
+LEVEL_ENV = "HANGAR_RUNTIME_LOG_LEVEL"
 
 
 class _OneLineFormatter(logging.Formatter):
@@ -19,3 +24,9 @@ def setup_logging(replica: str, level: int = logging.INFO) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+    own = os.environ.get(LEVEL_ENV, "").upper()
+    if own:
+        if isinstance(logging.getLevelName(own), int):
+            logging.getLogger("hangar_runtime").setLevel(own)
+        else:
+            logging.getLogger("hangar_runtime").warning("ignoring %s=%s: not a log level", LEVEL_ENV, own)

@@ -45,13 +45,31 @@ def spawn(workdir):
         runtime.close()
 
 
-@pytest.fixture(scope="session")
-def tiny_llm() -> dict:
-    """The tiny LLM of test/fixtures/tiny_models.py, built once per session:
-    {path, eos_token_id, vocab_size}."""
+def _build_tiny(builder: str, name: str):
     spec = importlib.util.spec_from_file_location("tiny_models", TINY_MODELS)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     path = short_tmpdir()
-    yield module.build_llm(path / "tiny-llm")
+    yield getattr(module, builder)(path / name)
     shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def tiny_llm() -> dict:
+    """The tiny LLM of test/fixtures/tiny_models.py, built once per session:
+    {path, eos_token_id, vocab_size}."""
+    yield from _build_tiny("build_llm", "tiny-llm")
+
+
+@pytest.fixture(scope="session")
+def tiny_embedder() -> dict:
+    """The tiny sentence-transformers BERT of test/fixtures/tiny_models.py:
+    {path, dimensions, max_tokens}."""
+    yield from _build_tiny("build_embedder", "tiny-embedder")
+
+
+@pytest.fixture(scope="session")
+def tiny_cross_encoder() -> dict:
+    """The tiny one-label BERT cross-encoder of test/fixtures/tiny_models.py:
+    {path, dimensions, max_tokens}."""
+    yield from _build_tiny("build_cross_encoder", "tiny-cross-encoder")

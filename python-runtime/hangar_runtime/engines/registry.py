@@ -15,6 +15,7 @@ ENGINES: dict[str, type[Engine]] = {cls.name: cls for cls in (SklearnEngine, Pyt
 LAZY_ENGINES: dict[str, tuple[str, str]] = {
     "transformers": ("hangar_runtime.engines.transformers_llm.engine", "TransformersLLMEngine"),
     "sentence_transformers": ("hangar_runtime.engines.sentence_transformers.engine", "SentenceTransformersEngine"),
+    "vllm": ("hangar_runtime.engines.vllm_llm.engine", "VllmEngine"),
 }
 
 

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .call_args import bind
 from .loaded_encoder import LoadedEncoder
 from .token_counts import check_lengths, count_tokens, parse_truncate
 
@@ -34,7 +35,8 @@ class Embedder:
 
     def prepare(self, args: list, kwargs: dict) -> EmbedRequest:
         """Raises ValueError or TypeError (ERROR invalid) for input the model cannot take."""
-        return self._prepare(*args, **kwargs)
+        bound = bind(self.method, self._prepare, args, kwargs)
+        return self._prepare(*bound.args, **bound.kwargs)
 
     def _prepare(self, inputs, dimensions=None, truncate=True) -> EmbedRequest:
         if not isinstance(inputs, list):

@@ -44,6 +44,11 @@ def load_encoder(path: str, spec: dict, engine_kwargs: dict, cross: bool) -> Loa
         raise InvalidModel(f"Cannot load {path} as a sentence-transformers {cls.__name__}: "
                            f"{type(exc).__name__}: {exception_text(exc)}") from exc
     model.eval()
+    if cross and model.num_labels != 1:
+        # rerank answers one relevance score per document; a classifier over
+        # several labels has no single one to give.
+        raise InvalidModel(f"{path} is a cross-encoder with {model.num_labels} output labels; "
+                           f"a rerank model has one")
     tokenizer = getattr(model, "tokenizer", None)
     if tokenizer is None:
         raise InvalidModel(f"{path} has no tokenizer; this engine serves text models only")

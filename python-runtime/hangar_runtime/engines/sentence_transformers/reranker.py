@@ -4,6 +4,7 @@ back into per-call results (run)."""
 
 from dataclasses import dataclass
 
+from .call_args import bind
 from .loaded_encoder import LoadedEncoder
 from .token_counts import check_lengths, count_tokens, parse_truncate
 
@@ -28,7 +29,8 @@ class Reranker:
 
     def prepare(self, args: list, kwargs: dict) -> RerankRequest:
         """Raises ValueError or TypeError (ERROR invalid) for input the model cannot take."""
-        return self._prepare(*args, **kwargs)
+        bound = bind(self.method, self._prepare, args, kwargs)
+        return self._prepare(*bound.args, **bound.kwargs)
 
     def _prepare(self, query, documents, truncate=True) -> RerankRequest:
         if not isinstance(query, str):

@@ -1,0 +1,206 @@
+"""The sentence_transformers engine's window batcher with a fake task and a fake
+clock (no model): which calls share a forward pass, and how failures stay with
+the call that caused them. Then the work loop driving it for real: a window
+is waited out on the inbox, not spun through."""
+
+import queue
+import threading
+import time
+
+import pytest
+
+from hangar_runtime import protocol
+from hangar_runtime.aborts import AbortRegistry
+from hangar_runtime.batch_calls import BatchedCalls
+from hangar_runtime.engines.sentence_transformers.window_batcher import WindowBatcher
+from hangar_runtime.replies import Replies
+from hangar_runtime.work_loop import WorkLoop
+
+WINDOW_S = 0.005
+
+
+class Request:
+    def __init__(self, items):
+        self.items, self.size = items, len(items)
+
+
+class FakeTask:
+    """Echoes each input upper-cased; "bad" fails prepare, "boom" fails run."""
+    method = "embed"
+
+    def __init__(self):
+        self.passes: list[list[str]] = []
+
+    def prepare(self, args, kwargs):
+        if "bad" in args[0]:
+            raise ValueError("input 0 is bad")
+        return Request(args[0])
+
+    def run(self, requests):
+        items = [i for r in requests for i in r.items]
+        self.passes.append(items)
+        if "boom" in items:
+            raise RuntimeError("boom")
+        return [[i.upper() for i in r.items] for r in requests]
+
+
+class Sink:
+    stream = False
+
+    def __init__(self, call_id=0):
+        self.call_id, self.closed, self.value, self.error = call_id, False, None, None
+
+    def chunk(self, value):
+        raise AssertionError("no chunks here")
+
+    def finish(self, value=None):
+        self.value, self.closed = value, True
+
+    def fail(self, exc, kind=None):
+        self.error, self.closed = exc, True
+
+
+class Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+@pytest.fixture
+def rig():
+    task, clock = FakeTask(), Clock()
+    return task, clock, WindowBatcher(task, WINDOW_S, max_batch_size=4, clock=clock)
+
+
+def submit(batcher, items) -> Sink:
+    sink = Sink()
+    batcher.submit("embed", [items], {}, sink)
+    return sink
+
+
+def test_calls_within_the_window_share_one_pass(rig):
+    task, clock, batcher = rig
+    assert not batcher.has_work()
+    a = submit(batcher, ["a"])
+    assert batcher.wait_before_step() == pytest.approx(WINDOW_S)
+    clock.now += 0.003
+    b = submit(batcher, ["b", "c"])
+    # The window runs from the first waiting call, not the latest.
+    assert batcher.wait_before_step() == pytest.approx(0.002)
+    clock.now += 0.002
+    assert batcher.wait_before_step() == 0.0
+    batcher.step()
+    assert task.passes == [["a", "b", "c"]]
+    assert (a.value, b.value) == (["A"], ["B", "C"])
+    assert not batcher.has_work() and list(batcher.passes) == [2]
+
+
+def test_a_full_window_closes_at_once_and_the_rest_wait_in_order(rig):
+    task, clock, batcher = rig
+    sinks = [submit(batcher, ["a", "b"]), submit(batcher, ["c"]), submit(batcher, ["d", "e"]), submit(batcher, ["f"])]
+    assert batcher.wait_before_step() == 0.0  # 6 inputs waiting, max 4
+    batcher.step()
+    # Arrival order: the third call would overflow, so it and the fourth go next.
+    assert task.passes == [["a", "b", "c"]]
+    clock.now += WINDOW_S  # the rest have waited a whole window too
+    assert batcher.has_work() and batcher.wait_before_step() == 0.0
+    batcher.step()
+    assert task.passes[1] == ["d", "e", "f"]
+    assert [s.value for s in sinks] == [["A", "B"], ["C"], ["D", "E"], ["F"]]
+
+
+def test_a_call_bigger_than_a_batch_is_served_alone(rig):
+    task, _, batcher = rig
+    big, small = submit(batcher, list("abcdef")), submit(batcher, ["g"])
+    batcher.step()
+    batcher.step()
+    assert task.passes == [list("abcdef"), ["g"]]
+    assert big.value == list("ABCDEF") and small.value == ["G"]
+
+
+def test_a_call_failing_its_checks_never_joins_a_batch(rig):
+    task, _, batcher = rig
+    good = submit(batcher, ["a"])
+    with pytest.raises(ValueError, match="input 0"):
+        submit(batcher, ["bad"])
+    batcher.step()
+    assert task.passes == [["a"]] and good.value == ["A"]
+
+
+def test_closed_calls_are_not_encoded(rig):
+    task, _, batcher = rig
+    aborted, kept = submit(batcher, ["a"]), submit(batcher, ["b"])
+    aborted.closed = True  # what an ABORT does to its sink before the step
+    batcher.step()
+    assert task.passes == [["b"]] and kept.value == ["B"] and aborted.value is None
+
+
+def test_a_failing_pass_is_retried_call_by_call(rig):
+    task, _, batcher = rig
+    ok1, boom, ok2 = submit(batcher, ["a"]), submit(batcher, ["boom"]), submit(batcher, ["c"])
+    batcher.step()
+    assert task.passes == [["a", "boom", "c"], ["a"], ["boom"], ["c"]]
+    assert ok1.value == ["A"] and ok2.value == ["C"]
+    assert isinstance(boom.error, RuntimeError) and boom.value is None
+
+
+class Outbox:
+    def __init__(self):
+        self.answers: queue.Queue = queue.Queue()
+
+    def data(self, msg_type, body):
+        self.send_data(protocol.encode(msg_type, body))
+
+    def send_data(self, frame):
+        self.answers.put(protocol.decode(frame))
+
+    def control(self, msg_type, body):
+        pass
+
+
+class CountingBatcher(WindowBatcher):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.steps = self.waits = 0
+
+    def wait_before_step(self):
+        self.waits += 1
+        return super().wait_before_step()
+
+    def step(self):
+        self.steps += 1
+        super().step()
+
+
+def test_the_work_loop_waits_out_a_window_on_its_inbox():
+    """A call arriving 50 ms into a 500 ms window joins it; the loop steps once
+    for the window instead of spinning; SHUTDOWN during a window ends the loop."""
+    task = FakeTask()
+    batcher = CountingBatcher(task, 0.5, max_batch_size=64)
+    inbox, outbox = queue.Queue(), Outbox()
+    loop = WorkLoop(inbox, outbox, AbortRegistry(), threading.Event())
+    loop._methods = {"embed": lambda *a: None}
+    loop._batch = BatchedCalls(batcher, Replies(outbox), loop._aborts)
+    runner = threading.Thread(target=loop._run, daemon=True)
+    runner.start()
+    started = time.monotonic()
+    inbox.put((protocol.CALL, {"id": 1, "method": "embed", "args": [["a"]], "kwargs": {}}))
+    time.sleep(0.05)
+    inbox.put((protocol.CALL, {"id": 2, "method": "embed", "args": [["b"]], "kwargs": {}}))
+    answers = [outbox.answers.get(timeout=5), outbox.answers.get(timeout=5)]
+    elapsed = time.monotonic() - started
+    assert sorted((body["id"], body["value"]) for _, body in answers) == [(1, ["A"]), (2, ["B"])]
+    assert task.passes == [["a", "b"]]
+    assert 0.45 < elapsed < 3, elapsed
+    assert batcher.steps == 1
+    assert batcher.waits <= 4  # one per message and one per wait: no spinning
+    inbox.put((protocol.CALL, {"id": 3, "method": "embed", "args": [["c"]], "kwargs": {}}))
+    time.sleep(0.05)  # call 3's window is open
+    stopping = time.monotonic()
+    inbox.put((protocol.SHUTDOWN, {}))
+    runner.join(timeout=3)
+    assert not runner.is_alive()
+    assert time.monotonic() - stopping < 0.4  # it did not sit out the window first
+    assert task.passes == [["a", "b"]]
