@@ -3,9 +3,11 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SignJWT, UnsecuredJWT } from 'jose';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SECRET, upstreamAuthConfig } from '../fixtures/auth-users.js';
 import { writePythonLauncher } from './harness/fixtures.js';
+import { buildTinyModel } from './harness/tiny-models.js';
 import { request } from './harness/http.js';
 import { makeHome, removeHome, repoRoot, startServer, type TestServer } from './harness/server.js';
 
@@ -30,7 +32,14 @@ describe('authentication against the real server (contract §7)', () => {
     const launcher = await writePythonLauncher(work);
     const reg = await post('/v1/model_registrations/flexible', { model: { model_name: 'scaler', model_uri: launcher, launcher: 'python' }, persist: false }, ADMIN_KEY);
     expect(reg.status, reg.text).toBe(200);
-  });
+    const embedder = buildTinyModel<{ path: string; dimensions: number; max_tokens: number }>('embedder', path.join(work, 'embedder'));
+    const embedReg = await post(
+      '/v1/model_registrations/embedding',
+      { model: { model_name: 'tiny-embed', dimensions: embedder.dimensions, max_tokens: embedder.max_tokens, language: ['en'], model_specs: [{ model_format: 'pytorch', quantization: 'none', model_uri: embedder.path }] }, persist: false },
+      ADMIN_KEY,
+    );
+    expect(embedReg.status, embedReg.text).toBe(200);
+  }, 120_000);
 
   afterAll(async () => {
     await server?.stop();
@@ -66,6 +75,22 @@ describe('authentication against the real server (contract §7)', () => {
     const unknownKey = await get('/v1/models', 'sk-wrongapikey12');
     expect(unknownKey.status).toBe(401);
     expect(unknownKey.body.detail).toBe('Could not validate credentials');
+  });
+
+  it('runs the embeddings legs of the upstream sequence, over HTTP and through the OpenAI SDK', async () => {
+    expect((await post('/v1/models', { model_name: 'tiny-embed', model_type: 'embedding', model_uid: 'embed' }, USER2_KEY)).status).toBe(403);
+    const launch = await post('/v1/models', { model_name: 'tiny-embed', model_type: 'embedding', model_uid: 'embed' }, USER3_KEY);
+    expect(launch.status, launch.text).toBe(200);
+    expect((await post('/v1/embeddings', { model: 'embed', input: 'hello' }, USER2_KEY)).status).toBe(403);
+    expect((await post('/v1/embeddings', { model: 'embed', input: 'hello' }, USER3_KEY)).status).toBe(200);
+
+    const sdk = (apiKey: string) => new OpenAI({ baseURL: `${server.url}/v1`, apiKey, maxRetries: 0 });
+    await expect(sdk('sk-wrongapikey12').models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+    await expect(sdk(USER2_KEY).embeddings.create({ model: 'embed', input: 'hello' })).rejects.toBeInstanceOf(OpenAI.PermissionDeniedError);
+    const ok = await sdk(USER3_KEY).embeddings.create({ model: 'embed', input: 'hello' });
+    expect(ok.data).toHaveLength(1);
+    expect((await del('/v1/models/embed', USER3_KEY)).status).toBe(403);
+    expect((await del('/v1/models/embed', ADMIN_KEY)).status).toBe(200);
   });
 
   it('logs in with JSON or a form, and the token works like the user', async () => {

@@ -74,7 +74,8 @@ describe('embeddings and rerank', () => {
     const cut = await api.post('/v1/embeddings', { model: 'embed', input: 'hello', dimensions: dims });
     expect(cut.body.data[0].embedding).toHaveLength(dims);
     const b64 = await api.post('/v1/embeddings', { model: 'embed', input: 'hello', encoding_format: 'base64' });
-    const floats = new Float32Array(Buffer.from(b64.body.data[0].embedding, 'base64').buffer.slice(0));
+    // Copied into a fresh buffer: a small Buffer lives inside Node's shared pool.
+    const floats = new Float32Array(new Uint8Array(Buffer.from(b64.body.data[0].embedding, 'base64')).buffer);
     const plain = (await api.post('/v1/embeddings', { model: 'embed', input: 'hello' })).body.data[0].embedding as number[];
     expect(floats.length).toBe(plain.length);
     floats.forEach((x, j) => expect(x).toBeCloseTo(plain[j]!, 5));
