@@ -108,14 +108,18 @@ def test_token_ids_travel_and_bad_arguments_are_invalid(embedder):
     assert "dimensions" in answers[1][1]["message"] and "normalize" in answers[2][1]["message"]
 
 
-def test_a_call_aborted_in_its_window_is_not_encoded(embedder):
-    since = len(embedder.stderr())
+def test_a_call_aborted_in_its_window_is_not_encoded(spawn, tiny_embedder):
+    # A fresh runtime with nothing else waiting, so the ABORT surely lands inside the window.
+    runtime = spawn("embed-abort-0", env=DEBUG_LOG)
+    runtime.hello()
+    runtime.load_ok(encoder_spec("embedding", tiny_embedder["path"]))
+    since = len(runtime.stderr())
     call_id = next(_ids)
-    embedder.call(call_id, ["hello"], engine_method="embed")
-    embedder.send_control(ABORT, {"id": call_id})
-    msg_type, body = embedder.recv()
-    assert (msg_type, body["id"], body["kind"]) == (ERROR, call_id, "aborted")
-    assert passes_logged(embedder, since) == []
+    runtime.call(call_id, ["hello"], engine_method="embed")
+    runtime.send_control(ABORT, {"id": call_id})
+    msg_type, body = runtime.recv()
+    assert (msg_type, body["id"], body.get("kind")) == (ERROR, call_id, "aborted"), body
+    assert passes_logged(runtime, since) == []
 
 
 def test_cross_encoder_serves_rerank(spawn, tiny_cross_encoder):

@@ -205,19 +205,3 @@ def test_the_work_loop_waits_out_a_window_on_its_inbox():
     assert time.monotonic() - stopping < 0.4  # it did not sit out the window first
     assert task.passes == [["a", "b"]]
 
-
-def test_a_lone_caller_after_a_lone_pass_skips_the_window(rig):
-    task, clock, batcher = rig
-    submit(batcher, ["a"])
-    assert batcher.wait_before_step() == pytest.approx(WINDOW_S)  # nothing known yet: wait
-    batcher.step()
-    submit(batcher, ["b"])
-    assert batcher.wait_before_step() == 0.0  # the last pass served one call: serve now
-    batcher.step()
-    submit(batcher, ["c"])
-    submit(batcher, ["d"])
-    assert batcher.wait_before_step() == pytest.approx(WINDOW_S)  # two waiting: the window gathers more
-    batcher.step()
-    submit(batcher, ["e"])
-    assert batcher.wait_before_step() == pytest.approx(WINDOW_S)  # the last pass was a batch: busy, wait
-    assert task.passes == [["a"], ["b"], ["c", "d"]]

@@ -69,11 +69,6 @@ class WindowBatcher(BatchScheduler):
         self._drop_closed()
         if not self._waiting or self._waiting_inputs() >= self.max_batch_size:
             return 0.0
-        # A lone caller (one call waiting, and the last pass served one too) gains
-        # nothing from a window: serve it now. Under load the calls that pile up
-        # during a pass make the next pass a batch, and the window applies again.
-        if len(self._waiting) == 1 and self.passes and self.passes[-1] == 1:
-            return 0.0
         return max(0.0, self._waiting[0].since + self._window_s - self._clock())
 
     def step(self) -> None:
