@@ -18,7 +18,7 @@ interface Handshake {
   resolve: (info: ReadyInfo) => void;
   reject: (error: RuntimeFailure) => void;
   /** HELLO's deadline, then, once loading, the stall deadline (reset by each PROGRESS). */
-  helloTimer: NodeJS.Timeout;
+  deadline: NodeJS.Timeout;
 }
 
 export interface ConnectionTimings {
@@ -75,11 +75,11 @@ export class RuntimeConnection {
   load(spec: LoadSpec, onProgress: (p: LoadProgress) => void): Promise<ReadyInfo> {
     if (this.deadReason) return Promise.reject(new RuntimeFailure('dead', this.deadReason));
     return new Promise<ReadyInfo>((resolve, reject) => {
-      const helloTimer = setTimeout(
+      const deadline = setTimeout(
         () => this.markDead(`the runtime did not say hello within ${this.timings.helloTimeoutMs} ms`),
         this.timings.helloTimeoutMs,
       );
-      this.handshake = { spec, onProgress, resolve, reject, helloTimer };
+      this.handshake = { spec, onProgress, resolve, reject, deadline };
     });
   }
 
@@ -145,7 +145,7 @@ export class RuntimeConnection {
     this.stopHeartbeat();
     const failure = new RuntimeFailure('dead', reason);
     if (this.handshake) {
-      clearTimeout(this.handshake.helloTimer);
+      clearTimeout(this.handshake.deadline);
       this.handshake.reject(failure);
       this.handshake = null;
     }
@@ -159,7 +159,7 @@ export class RuntimeConnection {
   /** Fails a pending handshake with a specific failure (cancel), then marks the connection dead. */
   failLoad(failure: RuntimeFailure): void {
     if (this.handshake) {
-      clearTimeout(this.handshake.helloTimer);
+      clearTimeout(this.handshake.deadline);
       this.handshake.reject(failure);
       this.handshake = null;
     }
@@ -251,7 +251,7 @@ export class RuntimeConnection {
   private onHello(body: Record<string, unknown>): void {
     const hs = this.handshake;
     if (!hs) return;
-    clearTimeout(hs.helloTimer);
+    clearTimeout(hs.deadline);
     if (body.protocol !== PROTOCOL_VERSION) {
       this.requestShutdown();
       this.failLoad(new RuntimeFailure('internal', `runtime speaks protocol ${String(body.protocol)}, the control plane ${PROTOCOL_VERSION}`));
@@ -265,9 +265,9 @@ export class RuntimeConnection {
   private armStallTimer(): void {
     const hs = this.handshake;
     if (!hs) return;
-    clearTimeout(hs.helloTimer);
+    clearTimeout(hs.deadline);
     const ms = this.timings.loadStallTimeoutMs;
-    hs.helloTimer = setTimeout(
+    hs.deadline = setTimeout(
       () => this.failLoad(new RuntimeFailure('internal', `the load made no progress for ${Math.round(ms / 1000)} s (HANGAR_LOAD_STALL_TIMEOUT_MS)`)),
       ms,
     );

@@ -119,10 +119,13 @@ export class Supervisor {
   /** Terminate (contract §3): a launch in progress is cancelled first; resolves when every process is gone. */
   async terminate(uid: string): Promise<void> {
     const instance = this.require(uid);
-    if (instance.state === 'TERMINATING') {
-      await this.whenGone(instance);
-      return;
-    }
+    // A second terminate while the first runs waits for the same one.
+    instance.stopping ??= this.stop(instance);
+    await instance.stopping;
+  }
+
+  private async stop(instance: ModelInstance): Promise<void> {
+    const uid = instance.uid;
     if (instance.state === 'CREATING') {
       instance.launchAbort.abort();
       await instance.launched.catch(() => {});
@@ -160,13 +163,6 @@ export class Supervisor {
     }
     if (saved.length > 0) this.options.logger.info({ models: saved.map((s) => s.uid) }, `restoring ${saved.length} model(s)`);
     return saved.length;
-  }
-
-  private async whenGone(instance: ModelInstance): Promise<void> {
-    const deadline = Date.now() + 30_000;
-    while (this.instances.get(instance.uid) === instance && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
   }
 
   /** Cancel a launch in progress (contract §3); the instance ends in ERROR. A finished launch is left alone. */
