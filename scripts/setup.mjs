@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Set-up, idempotent: compiles the control plane and makes the runtime's Python
+// Set-up, idempotent: compiles the control plane, builds the web UI (web/ → web/dist,
+// again only when its sources change) and makes the runtime's Python
 // environment (python-runtime/.venv) from python-runtime's own requirement files.
 // A second run with nothing changed does no work beyond the compile.
 import { createHash } from 'node:crypto';
@@ -27,6 +28,64 @@ function run(cmd, args, options = {}) {
   }
 }
 
+/**
+ * Debian packages the service's engines use (scripts/system-packages.txt) and, with
+ * `--with-test-tools`, the ones only the tests use (scripts/system-packages-test.txt).
+ * Installed with apt-get when missing and we are root on a Debian-like machine;
+ * elsewhere we only say what is missing (the engines that need them then report
+ * themselves unavailable in /v1/engines).
+ */
+function installSystemPackages() {
+  const lists = ['system-packages.txt'];
+  if (process.argv.includes('--with-test-tools')) lists.push('system-packages-test.txt');
+  const wanted = lists
+    .map((f) => path.join(root, 'scripts', f))
+    .filter((f) => existsSync(f))
+    .flatMap((f) => readFileSync(f, 'utf8').split('\n'))
+    .map((line) => line.replace(/#.*/, '').trim())
+    .filter(Boolean);
+  const missing = wanted.filter((pkg) => spawnSync('dpkg-query', ['-W', '-f=${Status}', pkg], { encoding: 'utf8' }).stdout?.includes('install ok installed') !== true);
+  if (missing.length === 0) return;
+  const canInstall = process.getuid?.() === 0 && spawnSync('apt-get', ['--version']).status === 0;
+  if (!canInstall) {
+    console.warn(`setup: Debian packages missing (install them for the engines that use them): ${missing.join(' ')}`);
+    return;
+  }
+  console.log(`setup: installing Debian packages: ${missing.join(' ')}`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  // Another apt user (an unattended upgrade, a parallel set-up) may hold the lock a while.
+  const lock = ['-o', 'DPkg::Lock::Timeout=300'];
+  run('apt-get', [...lock, 'update', '-qq'], { env });
+  run('apt-get', [...lock, 'install', '-y', '-qq', '--no-install-recommends', ...missing], { env });
+}
+
+/**
+ * The web UI (web/, React + Vite) built to static files in web/dist, which the server
+ * serves at `/`. Type-checked first (web/ has its own tsconfig: DOM and JSX). Skipped
+ * when web/'s files and the lockfile are what the last build was made from.
+ */
+function buildWebUi() {
+  const webDir = path.join(root, 'web');
+  const outDir = path.join(webDir, 'dist');
+  const stamp = path.join(outDir, '.hangar-sources.sha256');
+  const sources = (dir) =>
+    readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.name !== 'dist' && e.name !== 'node_modules')
+      .flatMap((e) => (e.isDirectory() ? sources(path.join(dir, e.name)) : [path.join(dir, e.name)]))
+      .sort();
+  const hash = createHash('sha256');
+  for (const f of [...sources(webDir), path.join(root, 'package-lock.json')]) hash.update(path.relative(root, f)).update(readFileSync(f));
+  const digest = hash.digest('hex');
+  if (existsSync(path.join(outDir, 'index.html')) && existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === digest) {
+    console.log('setup: web UI is up to date');
+    return;
+  }
+  console.log('setup: building the web UI (tsc, vite)');
+  run(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(webDir, 'tsconfig.json')]);
+  run(process.execPath, [path.join(root, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', path.join(webDir, 'vite.config.ts')]);
+  writeFileSync(stamp, `${digest}\n`);
+}
+
 function findPython() {
   for (const candidate of [process.env.HANGAR_BOOTSTRAP_PYTHON, 'python3.11', 'python3'].filter(Boolean)) {
     const probe = spawnSync(candidate, ['-c', 'import sys, venv; print("%d.%d" % sys.version_info[:2])'], { encoding: 'utf8' });
@@ -52,8 +111,11 @@ function pipEnv() {
   return first ? { ...process.env, PIP_INDEX_URL: first } : process.env;
 }
 
+installSystemPackages();
+
 console.log('setup: compiling the control plane (tsc)');
 run(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.build.json')]);
+buildWebUi();
 
 if (!existsSync(venvPython)) {
   console.log(`setup: creating ${path.relative(root, venv)}`);

@@ -1,3 +1,5 @@
+import path from 'node:path';
+import fastifyMultipart from '@fastify/multipart';
 import { fastifySSE } from '@fastify/sse';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
@@ -17,9 +19,19 @@ import { installOverheadClock } from './api/overhead.js';
 import { registrationRoutes } from './api/registrations/routes.js';
 import { rerankRoutes } from './api/rerank/routes.js';
 import { genRequestId, installRequestId } from './api/request-id.js';
+import { DebugRequestLogs } from './api/request-logging.js';
 import { installRouteTable } from './api/route-table.js';
 import { serviceRoutes } from './api/service/routes.js';
+import { audioSpeechRoutes } from './api/audio-speech/routes.js';
+import { audioTranscriptionRoutes } from './api/audio-transcriptions/routes.js';
+import { imageGenerationRoutes } from './api/images-generations/routes.js';
+import { imagesOcrRoutes } from './api/images-ocr/routes.js';
+import { MediaStore } from './api/media-files/media-store.js';
+import { mediaFileRoutes } from './api/media-files/routes.js';
+import { videoGenerationRoutes } from './api/video-generations/routes.js';
+import { webUiRoutes } from './api/web-ui/routes.js';
 import type { Authenticator } from './auth/authenticator.js';
+import { packageRoot } from './config/config.js';
 import type { Logger } from './logging/logger.js';
 import type { Registry } from './registry/index.js';
 import type { Supervisor } from './supervisor/supervisor.js';
@@ -33,6 +45,8 @@ export interface AppParts {
   gpuCount: number;
   version: string;
   startedAt: number;
+  /** The built web UI (default `<package>/web/dist`, what `npm run setup` writes). */
+  webRoot?: string;
 }
 
 /** Builds the HTTP app from its parts. The only importer of api/. */
@@ -43,7 +57,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
     genReqId: genRequestId,
     // Model inputs (batches of rows, long prompts) are bigger than fastify's 1 MiB default.
     bodyLimit: 64 * 1024 * 1024,
-    disableRequestLogging: false,
+    logController: new DebugRequestLogs(),
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -54,9 +68,11 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   installDrain(app);
   installOverheadClock(app);
   installAuthGuard(app, parts.authenticator);
-  installMetrics(app);
+  installMetrics(app, parts.supervisor);
   await installOpenApi(app, parts.version);
   await app.register(fastifySSE);
+  // Upload routes read their parts themselves, each with its own limits (api/multipart/form.ts).
+  await app.register(fastifyMultipart);
 
   const { supervisor, registry } = parts;
   await app.register(serviceRoutes, {
@@ -74,5 +90,13 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   await app.register(completionRoutes, { supervisor });
   await app.register(embeddingsRoutes, { supervisor });
   await app.register(rerankRoutes, { supervisor });
+  const media = new MediaStore();
+  await app.register(audioTranscriptionRoutes, { supervisor });
+  await app.register(audioSpeechRoutes, { supervisor });
+  await app.register(imagesOcrRoutes, { supervisor });
+  await app.register(imageGenerationRoutes, { supervisor, media });
+  await app.register(videoGenerationRoutes, { supervisor, media });
+  await app.register(mediaFileRoutes, { media });
+  await app.register(webUiRoutes, { root: parts.webRoot ?? path.join(packageRoot, 'web', 'dist') });
   return app;
 }

@@ -10,6 +10,8 @@ import type { Logger } from './logging/logger.js';
 import { Registry } from './registry/index.js';
 import { probeEnvironment } from './runtime/environment-probe.js';
 import { LocalLauncher } from './runtime/local-launcher.js';
+import { RayCluster } from './runtime/ray-cluster.js';
+import type { RuntimeLauncher } from './runtime/runtime.js';
 import { InstanceStore } from './supervisor/instance-store.js';
 import { Supervisor } from './supervisor/supervisor.js';
 import { version } from './version.js';
@@ -36,26 +38,41 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   logger.info({ modules: [...env.pythonModules], executables: [...env.executables], gpus: env.gpuCount }, 'runtime environment probed');
 
   const registry = await Registry.open({ home: config.home, env, logger });
-  const launcher = new LocalLauncher({
-    python: config.python,
-    runtimeRoot: config.runtimeRoot,
-    home: config.home,
-    timings: config.lifecycle,
-    logger,
-  });
+  // Cluster mode joins Ray before anything listens: a cluster that cannot be reached
+  // (or Ray not installed) stops the start with the agent's own words.
+  const cluster = config.cluster
+    ? await RayCluster.connect({ ...config.cluster, python: config.python, runtimeRoot: config.runtimeRoot, home: config.home, timings: config.lifecycle, logger })
+    : null;
+  // Only the local launcher keeps a warm spare; a Ray actor is placed per launch.
+  const local = cluster
+    ? null
+    : new LocalLauncher({
+      python: config.python,
+      runtimeRoot: config.runtimeRoot,
+      home: config.home,
+      timings: config.lifecycle,
+      logger,
+      warmSpare: config.warmSpare,
+      warmSpareModules: config.warmSpareModules,
+    });
+  const launcher: RuntimeLauncher = cluster?.launcher ?? local!;
+  // On a cluster, a replica's GPUs must fit on one node: the most any node has.
+  const gpuCount = cluster ? Math.max(0, ...(await cluster.nodes()).map((n) => n.total.GPU)) : env.gpuCount;
   const supervisor = new Supervisor({
     resolver: registry,
     launcher,
-    gpuCount: env.gpuCount,
+    gpuCount,
+    cluster,
     cacheDir: path.join(config.home, 'cache'),
     timings: config.lifecycle,
     store: new InstanceStore(path.join(config.home, 'state', 'instances.json'), logger),
     logger,
   });
-  const app = await buildApp({ logger, registry, supervisor, authenticator, gpuCount: env.gpuCount, version, startedAt });
+  const app = await buildApp({ logger, registry, supervisor, authenticator, gpuCount, version, startedAt });
   if (authenticator) logger.info({ auth_config: config.authConfigFile }, 'authentication is on');
   const url = await app.listen({ host: config.host, port: config.port });
   if (config.restore) await supervisor.restore();
+  local?.warmSpare();
 
   let closing: Promise<void> | null = null;
   const close = (): Promise<void> => {
@@ -66,6 +83,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       if (!(await app.drain.idle(config.lifecycle.drainTimeoutMs))) logger.warn({ in_flight: app.drain.inFlight }, 'drain timeout reached; stopping anyway');
       await app.close();
       await supervisor.shutdown();
+      await cluster?.close();
     })();
     return closing;
   };

@@ -4,20 +4,24 @@ Wires the I/O thread, the watchdog and the work loop together, and turns their
 outcome into the exit codes of docs/runtime-protocol.md."""
 
 import argparse
+import importlib
 import logging
 import math
 import os
 import queue
 import signal
 import sys
+import time
 
 import zmq
 
 from . import exit_codes
 from .aborts import AbortRegistry
+from .curve_keys import BadCurveKeys, take_from_environment
 from .io_thread import BadEndpoint, IOThread
 from .logging_setup import setup_logging
 from .outbox import Outbox
+from .runtime_stats import RuntimeStats
 from .watchdog import Heartbeat, Watchdog
 from .work_loop import WorkLoop
 
@@ -40,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="exit when the parent pid is no longer this (0: no check)")
     parser.add_argument("--heartbeat-timeout", type=float, default=10.0, metavar="SECONDS",
                         help="exit when no PING arrives for this long (default 10)")
+    parser.add_argument("--preload", default="", metavar="MODULES",
+                        help="comma-separated modules to import before the LOAD is read (a warm spare "
+                             "pays torch's import while no one waits for it); missing ones are skipped")
     return parser
 
 
@@ -64,6 +71,11 @@ def parse_args(parser: argparse.ArgumentParser, argv: list[str] | None) -> argpa
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parse_args(parser, argv)
+    # First, before any user code runs: the keys leave the environment here.
+    try:
+        curve = take_from_environment()
+    except BadCurveKeys as exc:
+        parser.error(str(exc))
     # A user's print() must never reach the control plane's stdout pipe as if it
     # were ours; stderr is where it forwards lines from anyway.
     sys.stdout = sys.stderr
@@ -78,8 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     inbox: queue.Queue = queue.Queue()
     aborts = AbortRegistry()
     heartbeat = Heartbeat()
+    stats = RuntimeStats()
     try:
-        io = IOThread(ctx, args.data, args.control, args.replica, inbox, aborts, heartbeat)
+        io = IOThread(ctx, args.data, args.control, args.replica, inbox, aborts, heartbeat, stats, curve)
     except BadEndpoint as exc:
         ctx.term()
         parser.error(str(exc))
@@ -88,8 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     outbox = Outbox(ctx, io.stopping)
     io.start()
     log.info("runtime started (pid %d)", os.getpid())
+    preload(args.preload)
 
-    code = WorkLoop(inbox, outbox, aborts, io.stopping).run()
+    code = WorkLoop(inbox, outbox, aborts, io.stopping, stats).run()
 
     linger = 0 if code == exit_codes.SHUTDOWN else _FINAL_MESSAGE_LINGER_MS
     outbox.stop(linger)
@@ -99,6 +113,22 @@ def main(argv: list[str] | None = None) -> int:
         ctx.term()  # waits (up to the linger) for a last LOAD_FAILED or DEAD to go out
     log.info("exiting with code %d", code)
     return code
+
+
+def preload(modules: str) -> None:
+    """Imports what a load would import anyway. The I/O thread already answers PINGs
+    and queues a LOAD that arrives meanwhile, so the only cost of a slow import here
+    is the wait it would have been anyway."""
+    names = [m.strip() for m in modules.split(",") if m.strip()]
+    if not names:
+        return
+    started = time.monotonic()
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # a missing optional library only makes the spare less warm
+            log.info("preload of %s skipped: %s", name, exc)
+    log.info("preloaded %s in %.2fs", ", ".join(names), time.monotonic() - started)
 
 
 if __name__ == "__main__":

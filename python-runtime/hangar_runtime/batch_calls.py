@@ -28,8 +28,8 @@ class BatchedCalls:
     def wait_before_step(self) -> float:
         return self._scheduler.wait_before_step()
 
-    def submit(self, call_id: int, method: str, args: list, kwargs: dict, stream: bool) -> None:
-        sink = _Sink(call_id, stream, self._replies, self._aborts)
+    def submit(self, call_id: int, method: str, args: list, kwargs: dict, stream: bool, alone: bool = False) -> None:
+        sink = _Sink(call_id, stream, alone, self._replies, self._aborts)
         try:
             self._scheduler.submit(method, args, kwargs, sink)
         except Exception as exc:
@@ -43,6 +43,8 @@ class BatchedCalls:
         for sink in list(self._open.values()):
             if self._aborts.is_aborted(sink.call_id):
                 sink.abort()
+        # The calls the scheduler holds at this step: the batch size it reports.
+        self._replies.stats.batch_step(len(self._open))
         try:
             self._scheduler.step()
         except Exception as exc:
@@ -70,9 +72,10 @@ class _Sink:
     """engines.base.CallSink over Replies: each call ends with exactly one RESULT,
     END or ERROR, and nothing is sent after it."""
 
-    def __init__(self, call_id: int, stream: bool, replies: Replies, aborts: AbortRegistry):
+    def __init__(self, call_id: int, stream: bool, alone: bool, replies: Replies, aborts: AbortRegistry):
         self.call_id = call_id
         self.stream = stream
+        self.alone = alone
         self._replies = replies
         self._aborts = aborts
         self._closed = False

@@ -16,6 +16,8 @@ import zmq
 
 from . import exit_codes, outbox, protocol
 from .aborts import AbortRegistry
+from .runtime_stats import RuntimeStats
+from .curve_keys import CurveKeys
 from .watchdog import Heartbeat
 
 log = logging.getLogger("hangar_runtime.io")
@@ -38,8 +40,11 @@ class BadEndpoint(ValueError):
 
 class IOThread(threading.Thread):
     def __init__(self, ctx: zmq.Context, data_endpoint: str, control_endpoint: str, replica: str,
-                 inbox: queue.Queue, aborts: AbortRegistry, heartbeat: Heartbeat):
+                 inbox: queue.Queue, aborts: AbortRegistry, heartbeat: Heartbeat,
+                 stats: RuntimeStats | None = None, curve: CurveKeys | None = None):
         super().__init__(name="hangar-io", daemon=True)
+        self._stats = stats if stats is not None else RuntimeStats()
+        self._curve = curve
         self._replica = replica
         self._inbox = inbox
         self._aborts = aborts
@@ -73,6 +78,8 @@ class IOThread(threading.Thread):
         sock = self._track(ctx.socket(zmq.DEALER))
         # Must be set before connect: the control plane checks who is talking by it.
         sock.setsockopt(zmq.ROUTING_ID, replica.encode("utf-8"))
+        if self._curve is not None:
+            self._curve.apply(sock)
         return sock
 
     def run(self) -> None:
@@ -134,7 +141,8 @@ class IOThread(threading.Thread):
             return True
         if msg_type == protocol.PING:
             self._heartbeat.beat()
-            self._pending[self._control].append(protocol.encode(protocol.PONG, {"ts": body.get("ts")}))
+            self._pending[self._control].append(protocol.encode(protocol.PONG, {
+                "ts": body.get("ts"), "stats": self._stats.snapshot()}))
         elif msg_type == protocol.ABORT:
             call_id = body.get("id")
             if isinstance(call_id, int) and not isinstance(call_id, bool):
@@ -145,6 +153,8 @@ class IOThread(threading.Thread):
             self._begin_shutdown()
             return False
         elif msg_type in (protocol.LOAD, protocol.CALL):
+            if msg_type == protocol.CALL:
+                self._stats.call_received()
             self._inbox.put((msg_type, body))
         else:
             name = protocol.NAMES.get(msg_type, f"0x{msg_type:02x}")

@@ -8,16 +8,22 @@ from . import protocol
 from .errors import call_error_kind, exception_text
 from .outbox import Outbox
 from .plain_values import NotPlainValue, to_plain
+from .runtime_stats import RuntimeStats
 
 log = logging.getLogger("hangar_runtime.work")
 
 
 class Replies:
-    def __init__(self, outbox: Outbox):
+    def __init__(self, outbox: Outbox, stats: RuntimeStats | None = None):
         self._outbox = outbox
+        # Counts every call's last message, for the queue depth the runtime reports.
+        self.stats = stats if stats is not None else RuntimeStats()
 
     def result(self, call_id: int, value) -> bool:
-        return self._send_value(protocol.RESULT, call_id, value)
+        sent = self._send_value(protocol.RESULT, call_id, value)
+        if sent:  # else error() has counted it
+            self.stats.call_answered()
+        return sent
 
     def chunk(self, call_id: int, value) -> bool:
         """False when the value could not be sent (an ERROR went out instead)."""
@@ -25,6 +31,7 @@ class Replies:
 
     def end(self, call_id: int) -> None:
         self._outbox.data(protocol.END, {"id": call_id})
+        self.stats.call_answered()
 
     def fail(self, call_id: int, exc: BaseException, kind: str | None = None) -> None:
         """ERROR for an exception; its kind follows the doc's mapping unless given."""
@@ -35,6 +42,7 @@ class Replies:
 
     def error(self, call_id: int, kind: str, message: str) -> None:
         self._outbox.data(protocol.ERROR, {"id": call_id, "kind": kind, "message": message})
+        self.stats.call_answered()
 
     def _send_value(self, msg_type: int, call_id: int, value) -> bool:
         # Encoded before sending, so a value that cannot travel becomes ERROR

@@ -18,15 +18,17 @@ from .errors import InvalidModel, exception_text
 from .outbox import Outbox
 from .plain_values import to_plain
 from .replies import Replies
+from .runtime_stats import RuntimeStats
 
 log = logging.getLogger("hangar_runtime.work")
 
 
 class WorkLoop:
-    def __init__(self, inbox: queue.Queue, outbox: Outbox, aborts: AbortRegistry, stopping: threading.Event):
+    def __init__(self, inbox: queue.Queue, outbox: Outbox, aborts: AbortRegistry, stopping: threading.Event,
+                 stats: RuntimeStats | None = None):
         self._inbox = inbox
         self._outbox = outbox
-        self._replies = Replies(outbox)
+        self._replies = Replies(outbox, stats)
         self._aborts = aborts
         self._stopping = stopping
         self._methods: dict | None = None  # set once an engine is loaded
@@ -142,7 +144,7 @@ class WorkLoop:
             self._replies.error(call_id, "unknown_method", f"Unknown method: {method}")
             return False
         if self._batch is not None and method in self._batch.methods:
-            self._batch.submit(call_id, method, args, kwargs, bool(body.get("stream")))
+            self._batch.submit(call_id, method, args, kwargs, bool(body.get("stream")), body.get("alone") is True)
             return True
         try:
             result = fn(*args, **kwargs)

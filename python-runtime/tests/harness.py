@@ -170,3 +170,9 @@ def load_spec(engine: str, model_uri: str, **extra) -> dict:
     spec.update(extra)
     return spec
 
+
+
+def without_stats(message: tuple[int, dict]) -> tuple[int, dict]:
+    """A PONG without the `stats` it carries (whose values change), for exact comparisons."""
+    msg_type, body = message
+    return msg_type, {k: v for k, v in body.items() if k != "stats"}

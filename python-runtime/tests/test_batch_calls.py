@@ -127,3 +127,21 @@ def test_unsendable_value_ends_the_call_with_internal_error(rig):
     sink.finish({"value": object()})
     sink.finish({"again": 1})  # nothing after a call is answered
     assert outbox.sent == [(9, "ERROR", "internal")]
+
+
+def test_stats_count_answers_and_the_calls_held_at_each_step(rig):
+    # What the PONG's stats report (docs/runtime-protocol.md, "Stats").
+    batch, _, _, _ = rig
+    stats = batch._replies.stats
+    for _ in range(3):  # the I/O thread counts CALLs as they arrive
+        stats.call_received()
+    batch.submit(1, "run", ["chunk", "finish"], {}, stream=True)
+    batch.submit(2, "run", ["finish"], {}, stream=False)
+    batch.submit(3, "run", ["bad"], {}, stream=False)  # answered at once
+    assert stats.snapshot()["queue_depth"] == 2
+    batch.step()
+    assert (stats.batch_steps, stats.last_batch_size) == (1, 2)
+    run_until_idle(batch)
+    snap = stats.snapshot()
+    assert snap["queue_depth"] == 0 and snap["batch_size"] == 1
+    assert (snap["batch_steps"], snap["batch_step_calls"]) == (2, 3)

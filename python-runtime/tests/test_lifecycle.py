@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness import (HELLO, LOAD, LOAD_FAILED, PING, PONG, READY, RUNTIME_DIR, SHUTDOWN, frame,
-                     load_spec)
+                     load_spec, without_stats)
 
 TOY = str(Path(__file__).parent / "launchers" / "toy.py")
 
@@ -24,7 +24,12 @@ def test_hello_then_pong_from_both_sockets(spawn):
     assert hello["pid"] == runtime.process.pid
     assert hello["python"] == "%d.%d.%d" % sys.version_info[:3]
     runtime.send_control(PING, {"ts": 42})
-    assert runtime.recv_control() == (PONG, {"ts": 42})
+    msg_type, pong = runtime.recv_control()
+    assert msg_type == PONG and pong["ts"] == 42
+    # The stats ride on every PONG (docs/runtime-protocol.md, "Stats").
+    stats = pong["stats"]
+    assert stats["queue_depth"] == 0 and stats["batch_size"] == 0 and stats["batch_steps"] == 0
+    assert stats["rss_bytes"] > 10 * 1024 * 1024  # a Python process with zmq loaded
 
 
 @pytest.mark.parametrize("args, fragment", [
@@ -60,6 +65,35 @@ def test_shutdown_before_load_exits_0(spawn):
     assert runtime.wait_exit(timeout=5) == 0
 
 
+def test_preload_imports_before_the_load_and_skips_missing_modules(spawn):
+    # A warm spare: it imports while no LOAD has come yet, and a LOAD sent during the
+    # imports waits in the inbox. A missing module is logged, not fatal.
+    runtime = spawn(extra_args=("--preload", "json,no_such_module_xyz, sklearn"))
+    runtime.hello()
+    runtime.load_ok(load_spec("python", TOY))
+    runtime.send_control(SHUTDOWN, {})
+    assert runtime.wait_exit(timeout=5) == 0
+    err = runtime.stderr_path.read_text()
+    assert "preload of no_such_module_xyz skipped" in err
+    assert "preloaded json, no_such_module_xyz, sklearn" in err
+
+
+def test_queue_depth_counts_calls_not_yet_answered(spawn):
+    runtime = spawn()
+    runtime.hello()
+    runtime.load_ok(load_spec("python", TOY))
+    # One call sleeps in the engine, two wait behind it: three held, then none.
+    runtime.call(1, "sleep", 0.5)
+    runtime.call(2, "echo", "a")
+    runtime.call(3, "raise", "ValueError", "bad")
+    time.sleep(0.2)
+    runtime.send_control(PING, {"ts": 1})
+    assert runtime.recv_control()[1]["stats"]["queue_depth"] == 3
+    assert sorted(runtime.recv()[1]["id"] for _ in range(3)) == [1, 2, 3]
+    runtime.send_control(PING, {"ts": 2})
+    assert runtime.recv_control()[1]["stats"]["queue_depth"] == 0
+
+
 def test_shutdown_after_ready_exits_0_within_2s(spawn):
     runtime = spawn()
     runtime.hello()
@@ -79,7 +113,7 @@ def test_malformed_messages_are_ignored(spawn):
         runtime.data.send_multipart([runtime.identity, *garbage])
         runtime.control.send_multipart([runtime.identity, *garbage])
     runtime.send_control(PING, {"ts": 5})
-    assert runtime.recv_control() == (PONG, {"ts": 5})
+    assert without_stats(runtime.recv_control()) == (PONG, {"ts": 5})
     runtime.load_ok(load_spec("python", TOY))
     assert runtime.process.poll() is None
 

@@ -19,7 +19,7 @@ GREEDY = {"max_tokens": 40, "temperature": 0}
 
 class ListSink:
     def __init__(self, call_id: int, stream: bool):
-        self.call_id, self.stream = call_id, stream
+        self.call_id, self.stream, self.alone = call_id, stream, False
         self.closed = False
         self.chunks: list = []
         self.value = None

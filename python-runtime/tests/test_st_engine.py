@@ -33,6 +33,7 @@ def reranker(tiny_cross_encoder):
 
 class Sink:
     stream = False
+    alone = False
 
     def __init__(self, call_id: int):
         self.call_id, self.closed, self.value, self.error = call_id, False, None, None

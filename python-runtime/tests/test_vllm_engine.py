@@ -36,7 +36,7 @@ def test_vllm_engine_serves_the_tiny_model(tiny_llm):
     scheduler = engine.scheduler()
 
     class Sink:
-        call_id, stream, closed, value = 1, False, False, None
+        call_id, stream, alone, closed, value = 1, False, True, False, None
 
         def chunk(self, value):
             pass

@@ -47,8 +47,8 @@ class FakeTask:
 class Sink:
     stream = False
 
-    def __init__(self, call_id=0):
-        self.call_id, self.closed, self.value, self.error = call_id, False, None, None
+    def __init__(self, call_id=0, alone=False):
+        self.call_id, self.alone, self.closed, self.value, self.error = call_id, alone, False, None, None
 
     def chunk(self, value):
         raise AssertionError("no chunks here")
@@ -74,8 +74,8 @@ def rig():
     return task, clock, WindowBatcher(task, WINDOW_S, max_batch_size=4, clock=clock)
 
 
-def submit(batcher, items) -> Sink:
-    sink = Sink()
+def submit(batcher, items, alone=False) -> Sink:
+    sink = Sink(alone=alone)
     batcher.submit("embed", [items], {}, sink)
     return sink
 
@@ -95,6 +95,25 @@ def test_calls_within_the_window_share_one_pass(rig):
     assert task.passes == [["a", "b", "c"]]
     assert (a.value, b.value) == (["A"], ["B", "C"])
     assert not batcher.has_work() and list(batcher.passes) == [2]
+
+
+def test_a_call_sent_alone_opens_no_window_and_takes_what_is_queued(rig):
+    task, clock, batcher = rig
+    a = submit(batcher, ["a"], alone=True)
+    assert batcher.wait_before_step() == 0.0  # nobody else was calling: no window
+    b = submit(batcher, ["b"])  # already in the inbox when the loop drains it
+    assert batcher.wait_before_step() == 0.0
+    batcher.step()
+    assert task.passes == [["a", "b"]] and (a.value, b.value) == (["A"], ["B"])
+
+
+def test_alone_opens_no_window_only_when_nothing_waits(rig):
+    task, clock, batcher = rig
+    submit(batcher, ["a"])
+    clock.now += 0.001
+    # Sent alone, yet a call is waiting in its window: it joins that window.
+    submit(batcher, ["b"], alone=True)
+    assert batcher.wait_before_step() == pytest.approx(WINDOW_S - 0.001)
 
 
 def test_a_full_window_closes_at_once_and_the_rest_wait_in_order(rig):
@@ -205,3 +224,25 @@ def test_the_work_loop_waits_out_a_window_on_its_inbox():
     assert time.monotonic() - stopping < 0.4  # it did not sit out the window first
     assert task.passes == [["a", "b"]]
 
+
+
+def test_the_work_loop_serves_a_call_sent_alone_without_its_window():
+    """With a 10 s window, a CALL marked `alone` is answered at once, and a second
+    CALL already queued behind it shares its pass: the `alone` flag travels from
+    the wire through the work loop to the batcher."""
+    task = FakeTask()
+    batcher = CountingBatcher(task, 10.0, max_batch_size=64)
+    inbox, outbox = queue.Queue(), Outbox()
+    loop = WorkLoop(inbox, outbox, AbortRegistry(), threading.Event())
+    loop._methods = {"embed": lambda *a: None}
+    loop._batch = BatchedCalls(batcher, Replies(outbox), loop._aborts)
+    inbox.put((protocol.CALL, {"id": 1, "method": "embed", "args": [["a"]], "kwargs": {}, "alone": True}))
+    inbox.put((protocol.CALL, {"id": 2, "method": "embed", "args": [["b"]], "kwargs": {}}))
+    runner = threading.Thread(target=loop._run, daemon=True)
+    runner.start()
+    answers = [outbox.answers.get(timeout=5), outbox.answers.get(timeout=5)]
+    assert sorted((body["id"], body["value"]) for _, body in answers) == [(1, ["A"]), (2, ["B"])]
+    assert task.passes == [["a", "b"]]
+    inbox.put((protocol.SHUTDOWN, {}))
+    runner.join(timeout=3)
+    assert not runner.is_alive()

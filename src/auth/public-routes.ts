@@ -7,7 +7,12 @@ export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
   'GET /status',
   'GET /v1/cluster/auth',
   'POST /token',
+  // The web UI's static files (src/api/web-ui/routes.ts): the login page has to load
+  // before there is a credential. They hold no data; the API calls they make are guarded.
   'GET /',
+  'GET /ui',
+  'GET /ui/*',
+  'GET /assets/*',
 ]);
 
 export function isPublicRoute(method: string, url: string): boolean {

@@ -21,7 +21,46 @@ export interface Config {
   authConfigFile: string | null;
   /** Relaunch what was running before the last stop (`--no-restore` turns it off). */
   restore: boolean;
+  /**
+   * Keep one runtime process started ahead of need, its heavy imports done, for the
+   * next launch (`--no-warm-spare` or HANGAR_WARM_SPARE=0 turns it off).
+   */
+  warmSpare: boolean;
+  /** What the warm spare imports while it waits (HANGAR_WARM_SPARE_MODULES, comma-separated). */
+  warmSpareModules: string[];
   lifecycle: LifecycleTimings;
+  /** `--cluster`: run runtimes on this Ray cluster; null is local mode (the default). */
+  cluster: ClusterConfig | null;
+}
+
+/** Cluster mode (docs/cluster.md). */
+export interface ClusterConfig {
+  /** `ray://host:port` (Ray Client), a GCS `host:port` of a cluster this host is in, or `auto`. */
+  address: string;
+  /** `--cluster-host` / HANGAR_CLUSTER_HOST: this host's address as Ray nodes reach it; null: the one Ray sees. */
+  bindHost: string | null;
+  /** HANGAR_CLUSTER_CPUS_PER_REPLICA: CPUs each replica's actor asks Ray for (default 1). */
+  cpusPerReplica: number;
+  /** HANGAR_CLUSTER_PLACEMENT_TIMEOUT_MS: how long Ray may take to place an actor before the launch fails with 503. */
+  placementTimeoutMs: number;
+}
+
+/** The runtime's own list of what its torch-based engines import (torch, transformers, model classes). */
+export const DEFAULT_WARM_SPARE_MODULES = ['hangar_runtime.warm_imports'];
+
+/** HANGAR_WARM_SPARE: `0`, `false`, `no` or `off` turn the warm spare off; empty or absent leave the default (on). */
+export function warmSpareFromEnv(env: NodeJS.ProcessEnv): boolean | undefined {
+  const raw = env.HANGAR_WARM_SPARE?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return undefined;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  throw new Error(`HANGAR_WARM_SPARE must be 1 or 0 (true/false, on/off), got ${JSON.stringify(env.HANGAR_WARM_SPARE)}`);
+}
+
+function warmSpareModulesFromEnv(env: NodeJS.ProcessEnv): string[] | undefined {
+  const raw = env.HANGAR_WARM_SPARE_MODULES;
+  if (raw === undefined) return undefined;
+  return raw.split(',').map((m) => m.trim()).filter((m) => m.length > 0);
 }
 
 export interface LifecycleTimings {
@@ -29,6 +68,15 @@ export interface LifecycleTimings {
   heartbeatIntervalMs: number;
   /** No pong for this long: the runtime is dead. Also handed to the runtime, which exits after as long without a ping. */
   heartbeatTimeoutMs: number;
+  /**
+   * ZMTP heartbeats on each runtime's control socket. libzmq's own I/O thread answers
+   * them, so a runtime busy in Python never misses one: a connection quiet for
+   * `connectionTimeoutMs` means the process is frozen or its machine unreachable,
+   * not merely busy. A hung work loop that still answers these is caught by the
+   * slower PING/PONG heartbeat above.
+   */
+  connectionHeartbeatMs: number;
+  connectionTimeoutMs: number;
   /** From spawn to HELLO. */
   helloTimeoutMs: number;
   /**
@@ -55,6 +103,8 @@ export const DEFAULT_PORT = 9997;
 export const defaultLifecycle: LifecycleTimings = {
   heartbeatIntervalMs: 1000,
   heartbeatTimeoutMs: 10_000,
+  connectionHeartbeatMs: 200,
+  connectionTimeoutMs: 800,
   helloTimeoutMs: 60_000,
   loadStallTimeoutMs: 15 * 60_000,
   shutdownGraceMs: 3000,
@@ -106,6 +156,30 @@ export function resolveConfig(overrides: Partial<Config> = {}, env: NodeJS.Proce
     logLevel: overrides.logLevel ?? env.HANGAR_LOG_LEVEL ?? 'info',
     authConfigFile: overrides.authConfigFile ?? null,
     restore: overrides.restore ?? true,
+    // The flag can only turn it off; the environment decides when the flag is absent.
+    warmSpare: overrides.warmSpare === false ? false : (warmSpareFromEnv(env) ?? true),
+    warmSpareModules: overrides.warmSpareModules ?? warmSpareModulesFromEnv(env) ?? DEFAULT_WARM_SPARE_MODULES,
     lifecycle: { ...defaultLifecycle, ...lifecycleFromEnv(env), ...overrides.lifecycle },
+    cluster: overrides.cluster ?? null,
+  };
+}
+
+/** The cluster settings for `--cluster <address>`, the rest from the environment. */
+export function clusterConfig(address: string, bindHost: string | null, env: NodeJS.ProcessEnv = process.env): ClusterConfig {
+  const number = (name: string, fallback: number, min: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value < min) throw new Error(`${name} must be a number of at least ${min}, got ${JSON.stringify(raw)}`);
+    return value;
+  };
+  if (address !== 'auto' && !/^(ray:\/\/)?[^\s/:]+:\d+$/.test(address)) {
+    throw new Error(`--cluster must be ray://<host>:<port>, <host>:<port> or auto, got ${JSON.stringify(address)}`);
+  }
+  return {
+    address,
+    bindHost: bindHost ?? (env.HANGAR_CLUSTER_HOST || null),
+    cpusPerReplica: number('HANGAR_CLUSTER_CPUS_PER_REPLICA', 1, 0),
+    placementTimeoutMs: number('HANGAR_CLUSTER_PLACEMENT_TIMEOUT_MS', 60_000, 1000),
   };
 }

@@ -75,7 +75,14 @@ export const catalog = {
   inference_failed: entry(500, 'server_error', '%s'),
   runtime_unavailable: entry(503, 'service_unavailable_error', 'The runtime of model %s is not available: %s'),
 
+  // Audio, image and video routes
+  unsupported_upload_format: entry(400, 'invalid_request_error', 'The file in field %s is not %s in a format this route reads; expected one of: %s'),
+  media_not_found: entry(404, 'not_found_error', 'Generated file %s not found; links to generated files expire'),
+
   server_draining: entry(503, 'service_unavailable_error', 'The server is shutting down and takes no new requests'),
+
+  // Web UI
+  web_ui_not_built: entry(503, 'service_unavailable_error', 'The web UI is not built (%s is missing); run `npm run setup`'),
 
   // Anything unexpected; the message never carries internals.
   internal_error: entry(500, 'server_error', 'Internal server error (request id %s)'),

@@ -80,21 +80,22 @@ export const ENGINE_TABLE: { readonly [T in ModelType]: readonly EngineDefinitio
   ],
   audio: [
     {
+      // Speech recognition (Whisper family) and text-to-speech pipelines of transformers.
       name: 'transformers',
-      runtimeEngine: 'transformers',
+      runtimeEngine: 'transformers_audio',
       requires: [pythonModule('torch'), pythonModule('transformers')],
-      match: { families: ['whisper'], abilities: ['audio2text'] },
+      match: { families: ['whisper', 'wav2vec2', 'transformers-tts', 'vits', 'musicgen', 'bark'], abilities: ['audio2text', 'text2audio'] },
     },
     {
       name: 'pocketsphinx',
       runtimeEngine: 'pocketsphinx',
-      requires: [pythonModule('pocketsphinx')],
+      requires: [pythonModule('pocketsphinx'), pythonModule('soundfile')],
       match: { families: ['pocketsphinx'], abilities: ['audio2text'] },
     },
     {
       name: 'espeak',
       runtimeEngine: 'espeak',
-      requires: [executable('espeak-ng')],
+      requires: [executable('espeak-ng'), pythonModule('soundfile')],
       match: { families: ['espeak'], abilities: ['text2audio'] },
     },
   ],
@@ -108,15 +109,16 @@ export const ENGINE_TABLE: { readonly [T in ModelType]: readonly EngineDefinitio
     {
       name: 'tesseract',
       runtimeEngine: 'tesseract',
-      requires: [executable('tesseract')],
+      requires: [executable('tesseract'), pythonModule('PIL')],
       match: { families: ['tesseract'], abilities: ['ocr'] },
     },
     {
-      // Image-to-text (OCR) models that transformers loads natively, such as GOT-OCR 2.0.
+      // Image-to-text models that transformers loads natively: OCR models such as
+      // GOT-OCR 2.0 and captioners (VisionEncoderDecoder); served by /v1/images/ocr.
       name: 'transformers',
-      runtimeEngine: 'transformers',
-      requires: [pythonModule('torch'), pythonModule('transformers')],
-      match: { families: ['ocr'], abilities: ['ocr'] },
+      runtimeEngine: 'transformers_image',
+      requires: [pythonModule('torch'), pythonModule('transformers'), pythonModule('PIL')],
+      match: { families: ['ocr', 'image-to-text'], abilities: ['ocr'] },
     },
   ],
   video: [

@@ -138,6 +138,7 @@ function loadFields(typed: TypedRecord, spec: FlatSpec | undefined): LoadFields 
     case 'audio':
     case 'video':
       if (record.default_model_config) load.model_config = record.default_model_config;
+      if (record.default_generate_config) load.generate_config = record.default_generate_config;
       break;
     case 'flexible':
       load.launcher = record.launcher;

@@ -36,4 +36,6 @@ export interface LoadFields {
   reasoning_end_tag?: string;
   /** Image, audio, video: the family's engine defaults (`default_model_config`). */
   model_config?: Record<string, unknown>;
+  /** Image and video: the family's generation defaults (`default_generate_config`). */
+  generate_config?: Record<string, unknown>;
 }

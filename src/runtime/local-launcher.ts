@@ -1,13 +1,13 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { execa, type ResultPromise } from 'execa';
 import type { LifecycleTimings } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
-import type { ChunkQueue } from './chunk-queue.js';
+import { ConnectedRuntime } from './connected-runtime.js';
 import { RuntimeConnection } from './runtime-connection.js';
-import type { CallOptions, ReadyInfo, Runtime, RuntimeLauncher, StartOptions } from './runtime.js';
+import { RuntimeProcess, type OutputTarget } from './runtime-process.js';
+import type { ReadyInfo, Runtime, RuntimeLauncher, StartOptions } from './runtime.js';
 import { RuntimeFailure } from './runtime-failure.js';
+import { WarmSpare, type SpareRuntime } from './warm-spare.js';
 
 export interface LocalLauncherOptions {
   python: string;
@@ -15,50 +15,40 @@ export interface LocalLauncherOptions {
   home: string;
   timings: LifecycleTimings;
   logger: Logger;
+  /** Keep one pre-started runtime for the next launch (`--no-warm-spare` turns it off). */
+  warmSpare: boolean;
+  /** Modules the spare imports while it waits (`--preload`). */
+  warmSpareModules: readonly string[];
 }
-
-type Subprocess = ResultPromise<{ reject: false; stdin: 'ignore'; stdout: 'pipe'; stderr: 'pipe'; buffer: false }>;
 
 /** Starts runtimes as child processes of the control plane, with ipc:// sockets under `<home>/run`. */
 export class LocalLauncher implements RuntimeLauncher {
-  constructor(private readonly options: LocalLauncherOptions) {}
+  private readonly spares: WarmSpare | null;
+
+  constructor(private readonly options: LocalLauncherOptions) {
+    this.spares = options.warmSpare
+      ? new WarmSpare({ spawn: (name) => this.spawnSpare(name), logger: options.logger })
+      : null;
+  }
+
+  /** Starts the first warm spare (when they are on); the service calls it once it listens. */
+  warmSpare(): void {
+    this.spares?.warm();
+  }
 
   async start(start: StartOptions): Promise<Runtime> {
-    const { python, runtimeRoot, home, timings, logger } = this.options;
-    const log = logger.child({ model_uid: start.load.model_uid, replica: start.replicaUid });
-    const runDir = path.join(home, 'run');
-    await mkdir(runDir, { recursive: true });
+    const log = this.options.logger.child({ model_uid: start.load.model_uid, replica: start.replicaUid });
     if (start.signal.aborted) throw new RuntimeFailure('cancelled', 'The launch was cancelled');
-
-    const connection = new RuntimeConnection(start.replicaUid, timings, log);
-    const endpoints = await connection.bind(runDir);
-    const args = [
-      '-m', 'hangar_runtime',
-      '--data', endpoints.data,
-      '--control', endpoints.control,
-      '--replica', start.replicaUid,
-      '--parent-pid', String(process.pid),
-      '--heartbeat-timeout', String(timings.heartbeatTimeoutMs / 1000),
-    ];
-    const env: Record<string, string> = {
-      ...start.envs,
-      PYTHONPATH: runtimeRoot,
-      PYTHONUNBUFFERED: '1',
-      // An empty list hides every GPU from CUDA: a CPU replica must not grab one by accident.
-      CUDA_VISIBLE_DEVICES: start.gpuIndexes.length > 0 ? start.gpuIndexes.join(',') : '',
-    };
-    const subprocess: Subprocess = execa(python, args, {
-      cwd: runtimeRoot,
-      env,
-      extendEnv: true,
-      reject: false,
-      stdin: 'ignore',
-      stdout: 'pipe',
-      stderr: 'pipe',
-      buffer: false,
-    });
-    const lastLines = forwardLines(subprocess, log);
-    const child = new LocalProcess(subprocess, connection, timings, log, lastLines);
+    const spare = this.spares?.take(start) ?? null;
+    let connection: RuntimeConnection;
+    let child: RuntimeProcess;
+    if (spare) {
+      log.info({ pid: spare.process.pid, spare: spare.name }, 'launch takes the warm spare runtime');
+      spare.output.log = log;
+      ({ connection, process: child } = spare);
+    } else {
+      ({ connection, process: child } = await this.spawn(start.replicaUid, { log }, start.envs, start.gpuIndexes, []));
+    }
 
     const onCancel = (): void => connection.failLoad(new RuntimeFailure('cancelled', 'The launch was cancelled'));
     start.signal.addEventListener('abort', onCancel, { once: true });
@@ -72,107 +62,54 @@ export class LocalLauncher implements RuntimeLauncher {
       throw err;
     } finally {
       start.signal.removeEventListener('abort', onCancel);
+      // Warmed only now: a spare importing torch next to a loading model slows both.
+      this.spares?.warm();
     }
   }
-}
 
-// How much of a dead runtime's own output goes into the error its callers see.
-const LAST_LINES_KEPT = 5;
-
-/** Forwards the runtime's lines to our log; returns the last few, for the cause of a crash. */
-function forwardLines(subprocess: Subprocess, log: Logger): string[] {
-  const last: string[] = [];
-  for (const stream of [subprocess.stderr, subprocess.stdout]) {
-    if (!stream) continue;
-    const lines = createInterface({ input: stream, crlfDelay: Infinity });
-    lines.on('line', (line) => {
-      if (line.length === 0) return;
-      log.info({ source: 'runtime' }, line);
-      last.push(line.length > 300 ? `${line.slice(0, 300)}...` : line);
-      if (last.length > LAST_LINES_KEPT) last.shift();
-    });
-  }
-  return last;
-}
-
-/** The child process and its stop escalation: ask, wait, SIGTERM, wait, SIGKILL. */
-class LocalProcess {
-  readonly exited: Promise<void>;
-  private stopping: Promise<void> | null = null;
-
-  constructor(
-    private readonly subprocess: Subprocess,
-    private readonly connection: RuntimeConnection,
-    private readonly timings: LifecycleTimings,
-    log: Logger,
-    lastLines: string[],
-  ) {
-    this.exited = subprocess.then((result) => {
-      const how = result.signal ? `signal ${result.signal}` : `exit code ${String(result.exitCode)}`;
-      if (!this.stopping) log.warn({ pid: subprocess.pid }, `runtime process ended unexpectedly (${how})`);
-      const output = lastLines.length > 0 ? `; its last output: ${lastLines.join(' | ')}` : '';
-      connection.markDead(`the runtime process ended (${how})${output}`);
-    });
+  async shutdown(): Promise<void> {
+    await this.spares?.shutdown();
   }
 
-  get pid(): number {
-    return this.subprocess.pid ?? -1;
+  private spawnSpare(name: string): Promise<SpareRuntime> {
+    const output: OutputTarget = { log: this.options.logger.child({ spare: name }) };
+    return this.spawn(name, output, {}, [], this.options.warmSpareModules).then((started) => ({ name, output, ...started }));
   }
 
-  stop(): Promise<void> {
-    this.stopping ??= this.escalate();
-    return this.stopping;
-  }
-
-  private async escalate(): Promise<void> {
-    if (!this.connection.isDead) this.connection.requestShutdown();
-    if (!(await this.exitsWithin(this.timings.shutdownGraceMs))) {
-      this.subprocess.kill('SIGTERM');
-      if (!(await this.exitsWithin(this.timings.terminateGraceMs))) {
-        this.subprocess.kill('SIGKILL');
-        await this.exited;
-      }
-    }
-    await this.connection.close();
-  }
-
-  private exitsWithin(ms: number): Promise<boolean> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(false), ms);
-      void this.exited.then(() => {
-        clearTimeout(timer);
-        resolve(true);
-      });
-    });
+  private async spawn(
+    routingId: string,
+    output: OutputTarget,
+    envs: Record<string, string>,
+    gpuIndexes: number[],
+    preload: readonly string[],
+  ): Promise<{ connection: RuntimeConnection; process: RuntimeProcess }> {
+    const { python, runtimeRoot, home, timings } = this.options;
+    const runDir = path.join(home, 'run');
+    await mkdir(runDir, { recursive: true });
+    const connection = new RuntimeConnection(routingId, timings, output.log);
+    const endpoints = await connection.bind(runDir);
+    const env: Record<string, string> = {
+      ...envs,
+      // An empty list hides every GPU from CUDA: a CPU replica must not grab one by accident.
+      CUDA_VISIBLE_DEVICES: gpuIndexes.length > 0 ? gpuIndexes.join(',') : '',
+    };
+    const child = RuntimeProcess.spawn(
+      { python, runtimeRoot, endpoints, routingId, heartbeatTimeoutMs: timings.heartbeatTimeoutMs, env, preload },
+      connection,
+      timings,
+      output,
+    );
+    return { connection, process: child };
   }
 }
 
-class LocalRuntime implements Runtime {
-  constructor(
-    readonly replicaUid: string,
-    private readonly connection: RuntimeConnection,
-    private readonly process: LocalProcess,
-    readonly ready: ReadyInfo,
-  ) {}
+class LocalRuntime extends ConnectedRuntime {
+  constructor(replicaUid: string, connection: RuntimeConnection, private readonly process: RuntimeProcess, ready: ReadyInfo) {
+    super(replicaUid, connection, ready);
+  }
 
   get pid(): number {
     return this.process.pid;
-  }
-
-  get address(): string {
-    return this.connection.address;
-  }
-
-  call(method: string, args: unknown[], kwargs: Record<string, unknown>, options: CallOptions = {}): Promise<unknown> {
-    return this.connection.call(method, args, kwargs, options.signal);
-  }
-
-  stream(method: string, args: unknown[], kwargs: Record<string, unknown>): ChunkQueue<unknown> {
-    return this.connection.stream(method, args, kwargs);
-  }
-
-  onDeath(listener: (reason: string) => void): void {
-    this.connection.onDeath(listener);
   }
 
   terminate(): Promise<void> {

@@ -2,9 +2,13 @@ import { rm } from 'node:fs/promises';
 import { Router } from 'zeromq';
 import type { Logger } from '../logging/logger.js';
 import { ChunkQueue } from './chunk-queue.js';
+import type { CurveKeyPair } from './cluster-keys.js';
+import { CLUSTER_ZAP_DOMAIN } from './curve-gate.js';
 import { allocateEndpoints, type EndpointPair } from './endpoints.js';
-import type { LoadProgress, LoadSpec, ReadyInfo } from './runtime.js';
+import type { LoadProgress, LoadSpec, ReadyInfo, RuntimeStats } from './runtime.js';
+import { parseStats } from './runtime-stats.js';
 import { RuntimeFailure, failureKind } from './runtime-failure.js';
+import { SocketSender } from './socket-sender.js';
 import { MessageType, PROTOCOL_VERSION, decodeMessage, encodeMessage, type Message, type MessageTypeCode } from './wire.js';
 
 interface PendingCall {
@@ -21,9 +25,21 @@ interface Handshake {
   deadline: NodeJS.Timeout;
 }
 
+/**
+ * Cluster mode: both sockets listen on `tcp://<host>:*` as CURVE servers, and only
+ * peers the process's CurveGate knows get in (docs/runtime-protocol.md, "Transport
+ * and security"). The gate must be open before binding: the sockets enforce ZAP.
+ */
+export interface SecureBinding {
+  host: string;
+  server: CurveKeyPair;
+}
+
 export interface ConnectionTimings {
   heartbeatIntervalMs: number;
   heartbeatTimeoutMs: number;
+  connectionHeartbeatMs: number;
+  connectionTimeoutMs: number;
   helloTimeoutMs: number;
   loadStallTimeoutMs: number;
 }
@@ -36,6 +52,7 @@ export interface ConnectionTimings {
 export class RuntimeConnection {
   private readonly data = new Router();
   private readonly control = new Router();
+  private readonly senders: Map<Router, SocketSender>;
   private endpoints: EndpointPair | null = null;
   private readonly identity: Buffer;
   private readonly calls = new Map<number, PendingCall>();
@@ -44,9 +61,16 @@ export class RuntimeConnection {
   private handshake: Handshake | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   private lastPong = 0;
+  private helloSeen = false;
+  /** From the latest PONG (docs/runtime-protocol.md, "Stats"); null until one carried them. */
+  stats: RuntimeStats | null = null;
   private deadReason: string | null = null;
   private readonly deathListeners: Array<(reason: string) => void> = [];
+  private readonly connectionLostListeners: Array<() => void> = [];
   private closed = false;
+  /** Peers that failed the security handshake (no or wrong cluster key), for the hello-timeout message. */
+  private refusedPeers = 0;
+  private boundAddress = '';
 
   constructor(
     readonly replicaUid: string,
@@ -54,39 +78,96 @@ export class RuntimeConnection {
     private readonly logger: Logger,
   ) {
     this.identity = Buffer.from(replicaUid, 'utf8');
-    for (const socket of [this.data, this.control]) socket.linger = 0;
+    for (const socket of [this.data, this.control]) {
+      socket.linger = 0;
+      // A ROUTER silently drops messages to a peer past its high-water mark (1,000 by
+      // default), and a call whose CALL is dropped would wait forever. The queue is
+      // bounded anyway by the requests in flight, so it is left unbounded here.
+      socket.sendHighWaterMark = 0;
+    }
+    // A failure here means the socket is closing; the death path handles it.
+    const onError = (err: unknown): void => this.logger.debug({ err, replica: this.replicaUid }, 'send to runtime failed');
+    this.senders = new Map([this.data, this.control].map((socket) => [socket, new SocketSender(socket, onError)]));
+    this.control.heartbeatInterval = timings.connectionHeartbeatMs;
+    this.control.heartbeatTimeout = timings.connectionTimeoutMs;
+    // The runtime's only peer on this socket is its control DEALER: a disconnect after
+    // HELLO means the runtime closed it (stopping), died, or stopped answering ZMTP
+    // heartbeats. Which of those it was is for the owner of the process to tell.
+    this.control.events.on('disconnect', () => {
+      if (this.helloSeen && !this.closed && !this.deadReason) for (const listener of this.connectionLostListeners) listener();
+    });
+    for (const socket of [this.data, this.control]) {
+      for (const event of ['handshake:error:auth', 'handshake:error:protocol'] as const) {
+        socket.events.on(event, ({ address }) => {
+          this.refusedPeers++;
+          this.logger.warn({ replica: this.replicaUid, address }, 'a peer was refused: it does not hold the cluster\'s CURVE key');
+        });
+      }
+    }
   }
 
   /** Binds both sockets and starts reading; returns the endpoints for the runtime's command line. */
   async bind(runDir: string): Promise<{ data: string; control: string }> {
-    this.endpoints = allocateEndpoints(runDir);
+    return this.bindTo(allocateEndpoints(runDir));
+  }
+
+  /** Binds both sockets on tcp:// as CURVE servers (see SecureBinding). */
+  async bindSecure({ host, server }: SecureBinding): Promise<{ data: string; control: string }> {
+    for (const socket of [this.data, this.control]) {
+      socket.curveServer = true;
+      socket.curveSecretKey = server.secretKey;
+      socket.zapDomain = CLUSTER_ZAP_DOMAIN;
+      // No ZAP handler means no entry, never an open door.
+      socket.zapEnforceDomain = true;
+    }
+    const at = host.includes(':') ? `[${host}]` : host;
+    return this.bindTo({ data: `tcp://${at}:*`, control: `tcp://${at}:*`, files: [] });
+  }
+
+  private async bindTo(endpoints: EndpointPair): Promise<{ data: string; control: string }> {
+    this.endpoints = endpoints;
     await this.data.bind(this.endpoints.data);
     await this.control.bind(this.endpoints.control);
     void this.readLoop(this.data);
     void this.readLoop(this.control);
-    return { data: this.data.lastEndpoint ?? this.endpoints.data, control: this.control.lastEndpoint ?? this.endpoints.control };
+    this.boundAddress = this.data.lastEndpoint ?? this.endpoints.data;
+    return { data: this.boundAddress, control: this.control.lastEndpoint ?? this.endpoints.control };
   }
 
+  /** The data endpoint, kept from bind: a closed socket (dead runtime awaiting restart) throws when asked. */
   get address(): string {
-    return this.data.lastEndpoint ?? '';
+    return this.boundAddress;
   }
 
-  /** Waits for HELLO, sends LOAD, and resolves on READY. */
+  /**
+   * Waits for HELLO (unless it came already: a warm spare says hello long before its
+   * load is known), sends LOAD, and resolves on READY.
+   */
   load(spec: LoadSpec, onProgress: (p: LoadProgress) => void): Promise<ReadyInfo> {
     if (this.deadReason) return Promise.reject(new RuntimeFailure('dead', this.deadReason));
     return new Promise<ReadyInfo>((resolve, reject) => {
       const deadline = setTimeout(
-        () => this.markDead(`the runtime did not say hello within ${this.timings.helloTimeoutMs} ms`),
+        () => {
+          const refused = this.refusedPeers > 0 ? ` (${this.refusedPeers} connection(s) refused for lacking the cluster's CURVE key)` : '';
+          this.markDead(`the runtime did not say hello within ${this.timings.helloTimeoutMs} ms${refused}`);
+        },
         this.timings.helloTimeoutMs,
       );
       this.handshake = { spec, onProgress, resolve, reject, deadline };
+      if (this.helloSeen) this.sendLoad();
     });
+  }
+
+  /** Calls and streams sent and not yet answered (the control plane's view of the queue). */
+  get pendingCalls(): number {
+    return this.calls.size + this.streams.size;
   }
 
   call(method: string, args: unknown[], kwargs: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
     if (this.deadReason) return Promise.reject(new RuntimeFailure('dead', this.deadReason));
     if (signal?.aborted) return Promise.reject(new RuntimeFailure('aborted', 'The request was aborted'));
     const id = this.nextCallId++;
+    const alone = this.isIdle();
     return new Promise((resolve, reject) => {
       const onAbort = (): void => {
         this.calls.delete(id);
@@ -104,7 +185,7 @@ export class RuntimeConnection {
           reject(e);
         },
       });
-      this.send(this.data, MessageType.CALL, { id, method, args, kwargs, stream: false });
+      this.send(this.data, MessageType.CALL, { id, method, args, kwargs, stream: false, alone });
     });
   }
 
@@ -118,13 +199,28 @@ export class RuntimeConnection {
       queue.fail(new RuntimeFailure('dead', this.deadReason));
       return queue;
     }
+    const alone = this.isIdle();
     this.streams.set(id, queue);
-    this.send(this.data, MessageType.CALL, { id, method, args, kwargs, stream: true });
+    this.send(this.data, MessageType.CALL, { id, method, args, kwargs, stream: true, alone });
     return queue;
+  }
+
+  /**
+   * No call of ours is open on this runtime. Sent with a CALL as `alone`: a batching
+   * engine then serves it at once instead of gathering a window nobody will join.
+   * Read before the new call is registered, so it does not count itself.
+   */
+  private isIdle(): boolean {
+    return this.pendingCalls === 0;
   }
 
   onDeath(listener: (reason: string) => void): void {
     this.deathListeners.push(listener);
+  }
+
+  /** The control connection dropped after HELLO (see the constructor); the runtime is not yet marked dead. */
+  onConnectionLost(listener: () => void): void {
+    this.connectionLostListeners.push(listener);
   }
 
   get isDead(): boolean {
@@ -170,6 +266,7 @@ export class RuntimeConnection {
     if (this.closed) return;
     this.closed = true;
     this.markDead('the runtime was stopped');
+    for (const sender of this.senders.values()) sender.clear();
     this.data.close();
     this.control.close();
     await Promise.all((this.endpoints?.files ?? []).map((f) => rm(f, { force: true })));
@@ -177,11 +274,7 @@ export class RuntimeConnection {
 
   private send(socket: Router, type: MessageTypeCode, body: Record<string, unknown>): void {
     if (this.closed) return;
-    // A non-mandatory ROUTER queues or drops at once, so send never blocks; a
-    // failure here means the socket is closing and the death path handles it.
-    socket.send([this.identity, encodeMessage(type, body)]).catch((err: unknown) => {
-      this.logger.debug({ err, replica: this.replicaUid }, 'send to runtime failed');
-    });
+    this.senders.get(socket)!.send([this.identity, encodeMessage(type, body)]);
   }
 
   private async readLoop(socket: Router): Promise<void> {
@@ -240,6 +333,7 @@ export class RuntimeConnection {
       }
       case MessageType.PONG:
         this.lastPong = Date.now();
+        this.stats = parseStats(body.stats) ?? this.stats;
         return;
       case MessageType.DEAD:
         return this.markDead(`the runtime's work loop died: ${String(body.message ?? '')}`);
@@ -249,15 +343,22 @@ export class RuntimeConnection {
   }
 
   private onHello(body: Record<string, unknown>): void {
-    const hs = this.handshake;
-    if (!hs) return;
-    clearTimeout(hs.deadline);
+    if (this.helloSeen) return;
+    this.helloSeen = true;
     if (body.protocol !== PROTOCOL_VERSION) {
       this.requestShutdown();
       this.failLoad(new RuntimeFailure('internal', `runtime speaks protocol ${String(body.protocol)}, the control plane ${PROTOCOL_VERSION}`));
       return;
     }
+    // From HELLO on the runtime's watchdog counts missed pings, with or without a load.
     this.startHeartbeat();
+    if (this.handshake) this.sendLoad();
+  }
+
+  private sendLoad(): void {
+    const hs = this.handshake;
+    if (!hs) return;
+    clearTimeout(hs.deadline);
     this.armStallTimer();
     this.send(this.data, MessageType.LOAD, hs.spec as unknown as Record<string, unknown>);
   }

@@ -13,7 +13,9 @@ export type RuntimeFailureKind =
   /** The runtime process is gone or stopped answering. */
   | 'dead'
   /** The launch was cancelled. */
-  | 'cancelled';
+  | 'cancelled'
+  /** No node of the cluster can hold the replica now (cluster mode). */
+  | 'no_fit';
 
 export class RuntimeFailure extends Error {
   constructor(
@@ -25,7 +27,7 @@ export class RuntimeFailure extends Error {
   }
 }
 
-const KINDS: ReadonlySet<string> = new Set(['invalid', 'internal', 'aborted', 'unknown_method', 'dead', 'cancelled']);
+const KINDS: ReadonlySet<string> = new Set(['invalid', 'internal', 'aborted', 'unknown_method', 'dead', 'cancelled', 'no_fit']);
 
 export function failureKind(value: unknown): RuntimeFailureKind {
   return typeof value === 'string' && KINDS.has(value) ? (value as RuntimeFailureKind) : 'internal';

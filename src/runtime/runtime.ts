@@ -28,6 +28,15 @@ export interface ReadyInfo {
   description: Record<string, unknown>;
 }
 
+/** What a runtime reports about itself in each PONG (docs/runtime-protocol.md, "Stats"). */
+export interface RuntimeStats {
+  queueDepth: number;
+  batchSize: number;
+  batchSteps: number;
+  batchStepCalls: number;
+  rssBytes: number;
+}
+
 export interface LoadProgress {
   progress: number;
   stage: string;
@@ -39,11 +48,21 @@ export interface StartOptions {
   load: LoadSpec;
   /** Extra environment for the runtime process (the launch's `envs`). */
   envs: Record<string, string>;
-  /** GPUs this replica may use; empty means CPU only. */
+  /** GPUs this replica may use; empty means CPU only. On a cluster only their count matters: Ray picks them. */
   gpuIndexes: number[];
+  /** The launch's `worker_ip`: on a cluster, the node to run on. Local mode has one node and ignores it. */
+  workerIp?: string | undefined;
   onProgress: (progress: LoadProgress) => void;
   /** Aborting it cancels the start: the process is killed and start() rejects with kind `cancelled`. */
   signal: AbortSignal;
+}
+
+/** A cluster node a runtime runs on, as Ray names it. */
+export interface RuntimeNode {
+  id: string;
+  address: string;
+  hostname: string;
+  gpuIds: string[];
 }
 
 export interface CallOptions {
@@ -57,6 +76,12 @@ export interface Runtime {
   /** Where the control plane reaches it (the data endpoint). */
   readonly address: string;
   readonly ready: ReadyInfo;
+  /** The latest stats the runtime reported (null before its first PONG with them). */
+  readonly stats: RuntimeStats | null;
+  /** Calls sent to it and not yet answered. */
+  readonly pendingCalls: number;
+  /** The cluster node it runs on; absent for local runtimes. */
+  readonly node?: RuntimeNode;
   call(method: string, args: unknown[], kwargs: Record<string, unknown>, options?: CallOptions): Promise<unknown>;
   stream(method: string, args: unknown[], kwargs: Record<string, unknown>): ChunkQueue<unknown>;
   /** Called once when the runtime dies without being asked to stop. */
@@ -65,7 +90,9 @@ export interface Runtime {
   terminate(): Promise<void>;
 }
 
-/** Places and starts runtimes: locally as child processes, or (later) on a cluster. */
+/** Places and starts runtimes: locally as child processes (LocalLauncher), or on a Ray cluster (RayLauncher). */
 export interface RuntimeLauncher {
   start(options: StartOptions): Promise<Runtime>;
+  /** Stops what the launcher keeps of its own (a warm spare); the supervisor calls it last at shutdown. */
+  shutdown?(): Promise<void>;
 }

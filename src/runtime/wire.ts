@@ -1,4 +1,4 @@
-import { decode, encode } from '@msgpack/msgpack';
+import { Decoder, Encoder } from '@msgpack/msgpack';
 
 /**
  * Message types of runtime protocol v1 (docs/runtime-protocol.md). One frame per
@@ -30,8 +30,13 @@ export interface Message {
   body: Record<string, unknown>;
 }
 
+// One of each for the process: `encode()`/`decode()` build a new one (and its buffers)
+// per call, which showed on the hot path. Both are synchronous, so sharing is safe.
+const encoder = new Encoder({ ignoreUndefined: true });
+const decoder = new Decoder();
+
 export function encodeMessage(type: MessageTypeCode, body: Record<string, unknown>): Buffer {
-  const payload = encode(body, { ignoreUndefined: true });
+  const payload = encoder.encodeSharedRef(body);
   const frame = Buffer.allocUnsafe(payload.byteLength + 1);
   frame[0] = type;
   frame.set(payload, 1);
@@ -40,7 +45,7 @@ export function encodeMessage(type: MessageTypeCode, body: Record<string, unknow
 
 export function decodeMessage(frame: Buffer): Message {
   if (frame.length < 1) throw new Error('empty frame');
-  const body = decode(frame.subarray(1));
+  const body = decoder.decode(frame.subarray(1));
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new Error(`message body of type 0x${frame[0]!.toString(16)} is not a map`);
   }

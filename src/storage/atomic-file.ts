@@ -11,12 +11,13 @@ import path from 'node:path';
  * The temp name starts with a dot and does not end in the target's extension, so a
  * folder scan for `*.json` never picks it up.
  */
-export async function writeFileAtomic(target: string, content: string): Promise<void> {
+export async function writeFileAtomic(target: string, content: string, mode = 0o644): Promise<void> {
   const folder = path.dirname(target);
   const temp = path.join(folder, `.${path.basename(target)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
   try {
     await mkdir(folder, { recursive: true });
-    const handle = await open(temp, 'wx', 0o644);
+    // The mode is set at creation, so a secret is never readable by others, not even briefly.
+    const handle = await open(temp, 'wx', mode);
     try {
       await handle.writeFile(content, 'utf8');
       await handle.sync();

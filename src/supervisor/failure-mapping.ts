@@ -2,13 +2,15 @@ import { HangarError } from '../errors/hangar-error.js';
 import { RuntimeFailure } from '../runtime/runtime-failure.js';
 import type { ModelInstance } from './model-instance.js';
 
-/** A failed launch as the contract answers it (§3.1): 400 bad model, 499 cancelled, 500 otherwise. */
+/** A failed launch as the contract answers it (§3.1): 400 bad model, 499 cancelled, 503 no room on the cluster, 500 otherwise. */
 export function launchFailure(instance: ModelInstance, cause: unknown): HangarError {
   if (cause instanceof HangarError) return cause;
   const name = instance.resolved.modelName;
   if (cause instanceof RuntimeFailure) {
     if (cause.kind === 'invalid') return new HangarError('model_load_invalid', [name, cause.message], { cause });
     if (cause.kind === 'cancelled') return new HangarError('launch_cancelled', [instance.uid], { cause });
+    // Xinference's code for "no room for this model"; the message says what was asked and what is free.
+    if (cause.kind === 'no_fit') return new HangarError('no_gpu_slot', [`${name}: ${cause.message}`], { cause });
     return new HangarError('model_load_failed', [name, cause.message], { cause });
   }
   return new HangarError('model_load_failed', [name, cause instanceof Error ? cause.message : String(cause)], { cause });

@@ -1,6 +1,7 @@
 import type { LifecycleTimings } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import type { RuntimeLauncher } from '../runtime/runtime.js';
+import type { LifecycleEvents } from './lifecycle-events.js';
 import type { ModelInstance } from './model-instance.js';
 import type { Replica } from './replica.js';
 import { startReplica } from './replica-start.js';
@@ -18,6 +19,7 @@ export class ReplicaRecovery {
     private readonly cacheDir: string,
     private readonly timings: LifecycleTimings,
     private readonly logger: Logger,
+    private readonly events: LifecycleEvents,
   ) {}
 
   watch(instance: ModelInstance, replica: Replica): void {
@@ -52,6 +54,7 @@ export class ReplicaRecovery {
     if (instance.lifetime.signal.aborted || instance.state !== 'READY') return;
     replica.restartAt = null;
     replica.transition('CREATING');
+    this.events.restarted({ modelUid: instance.uid, modelName: instance.resolved.modelName, modelType: instance.resolved.modelType, replica: replica.uid });
     replica.starting = startReplica(this.launcher, instance, replica, this.cacheDir, instance.lifetime.signal);
     try {
       await replica.starting;

@@ -46,6 +46,8 @@ export class Replica {
       in_flight: this.inFlight,
       restarts: this.restartPolicy?.recentAttempts ?? 0,
       accelerators: this.gpuIndexes.map(String),
+      // Cluster mode: the Ray node it runs on (absent locally).
+      ...(this.runtime?.node ? { node: { node_id: this.runtime.node.id, address: this.runtime.node.address, hostname: this.runtime.node.hostname, gpu_ids: this.runtime.node.gpuIds } } : {}),
     };
   }
 }

@@ -14,9 +14,13 @@ import { ReplicaRecovery } from './replica-recovery.js';
 import { startReplica } from './replica-start.js';
 import { launchFailure } from './failure-mapping.js';
 import type { InstanceStore } from './instance-store.js';
+import { clusterWorkers, type ClusterView, type ClusterWorker } from './cluster-workers.js';
 import { CallStream, callReplica, checkCallable, type CallResult, type CallTarget } from './replica-calls.js';
+import { LifecycleEvents, type ReplicaSnapshot } from './lifecycle-events.js';
 
 export type { CallResult, CallTarget } from './replica-calls.js';
+export type { LaunchEvent, LifecycleListener, ReplicaSnapshot, RestartEvent } from './lifecycle-events.js';
+export type { ClusterView, ClusterWorker } from './cluster-workers.js';
 
 /** What the supervisor needs from the registry: turn a launch into a runnable model. */
 export interface ModelResolver {
@@ -39,6 +43,8 @@ export interface SupervisorOptions {
   /** Where what should be running is kept across restarts; null keeps nothing. */
   store: InstanceStore | null;
   logger: Logger;
+  /** Cluster mode: the Ray nodes, to show where replicas run; absent in local mode. */
+  cluster?: ClusterView | null;
 }
 
 /**
@@ -50,9 +56,11 @@ export class Supervisor {
   private readonly instances = new Map<string, ModelInstance>();
   private shuttingDown = false;
   private readonly recovery: ReplicaRecovery;
+  /** Launches and restarts, for metrics. */
+  readonly lifecycle = new LifecycleEvents();
 
   constructor(private readonly options: SupervisorOptions) {
-    this.recovery = new ReplicaRecovery(options.launcher, options.cacheDir, options.timings, options.logger);
+    this.recovery = new ReplicaRecovery(options.launcher, options.cacheDir, options.timings, options.logger, this.lifecycle);
   }
 
   /**
@@ -94,11 +102,21 @@ export class Supervisor {
   private async startReplicas(instance: ModelInstance): Promise<void> {
     const { launcher, cacheDir, logger } = this.options;
     const signal = instance.launchAbort.signal;
+    const startedAt = performance.now();
+    const report = (outcome: 'ready' | 'failed'): void =>
+      this.lifecycle.launched({
+        modelUid: instance.uid,
+        modelName: instance.resolved.modelName,
+        modelType: instance.resolved.modelType,
+        outcome,
+        seconds: (performance.now() - startedAt) / 1000,
+      });
     const results = await Promise.allSettled(instance.replicas.map((replica) => startReplica(launcher, instance, replica, cacheDir, signal)));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (!failed && instance.state === 'CREATING') {
       for (const replica of instance.replicas) this.recovery.watch(instance, replica);
       instance.transition('READY', 'Model is ready');
+      report('ready');
       logger.info({ model_uid: instance.uid, replicas: instance.replicas.length }, 'model ready');
       await this.persist();
       return;
@@ -112,6 +130,7 @@ export class Supervisor {
       if (replica.status === 'CREATING' || replica.status === 'READY') replica.transition('ERROR', error.message);
     }
     if (instance.state === 'CREATING') instance.transition('ERROR', error.message);
+    report('failed');
     logger.warn({ model_uid: instance.uid, code: error.code }, `launch failed: ${error.message}`);
     throw error;
   }
@@ -189,6 +208,32 @@ export class Supervisor {
     return [...this.instances.values()].sort((a, b) => (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0));
   }
 
+  /** Every replica with a runtime now, for gauges read at scrape time. */
+  replicaSnapshots(): ReplicaSnapshot[] {
+    const out: ReplicaSnapshot[] = [];
+    for (const instance of this.instances.values()) {
+      for (const replica of instance.replicas) {
+        const runtime = replica.runtime;
+        if (!runtime || replica.status !== 'READY') continue;
+        out.push({
+          modelUid: instance.uid,
+          modelName: instance.resolved.modelName,
+          modelType: instance.resolved.modelType,
+          replica: replica.uid,
+          pid: runtime.pid,
+          pendingCalls: runtime.pendingCalls,
+          stats: runtime.stats,
+        });
+      }
+    }
+    return out;
+  }
+
+  /** Whether a uid names an instance (any state), without the 404 of `require`. */
+  has(uid: string): boolean {
+    return this.instances.has(uid);
+  }
+
   /** The instance of a uid, or 404. */
   require(uid: string): ModelInstance {
     const instance = this.instances.get(uid);
@@ -210,9 +255,23 @@ export class Supervisor {
     return new CallStream(instance, target, method, args, kwargs);
   }
 
+  /** Cluster mode: every live node with the replicas on it; null in local mode. */
+  async clusterWorkers(): Promise<ClusterWorker[] | null> {
+    if (!this.options.cluster) return null;
+    let nodes;
+    try {
+      nodes = await this.options.cluster.nodes();
+    } catch (err) {
+      // The cluster agent is gone or Ray does not answer: say so, as a 503 naming why.
+      throw new HangarError('runtime_unavailable', ['cluster', err instanceof Error ? err.message : String(err)], { cause: err });
+    }
+    return clusterWorkers(nodes, this.sorted());
+  }
+
   /** Stops every model; used when the server shuts down. */
   async shutdown(): Promise<void> {
     this.shuttingDown = true;
     await Promise.all([...this.instances.keys()].map((uid) => this.terminate(uid).catch(() => {})));
+    await this.options.launcher.shutdown?.();
   }
 }

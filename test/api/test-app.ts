@@ -15,13 +15,14 @@ import { Supervisor } from '../../src/supervisor/supervisor.js';
  * The real app, in process, with real parts (registry, supervisor, local launcher),
  * for tests that drive many routes with `inject` and start no runtime.
  */
-export async function buildTestApp(auth: AuthConfig | null): Promise<{ app: FastifyInstance; close: () => Promise<void> }> {
+export async function buildTestApp(auth: AuthConfig | null, options: { webRoot?: string } = {}): Promise<{ app: FastifyInstance; close: () => Promise<void> }> {
   const home = await mkdtemp(path.join(os.tmpdir(), 'hangar-app-'));
   const config = resolveConfig({ home, logLevel: 'silent' });
   const logger = createLogger('silent');
   const env = { pythonModules: new Set<string>(), executables: new Set<string>(), gpuCount: 0 };
   const registry = await Registry.open({ home, env, logger });
-  const launcher = new LocalLauncher({ python: config.python, runtimeRoot: config.runtimeRoot, home, timings: config.lifecycle, logger });
+  // No warm spare: this app starts no runtime.
+  const launcher = new LocalLauncher({ python: config.python, runtimeRoot: config.runtimeRoot, home, timings: config.lifecycle, logger, warmSpare: false, warmSpareModules: [] });
   const supervisor = new Supervisor({ resolver: registry, launcher, gpuCount: 0, cacheDir: path.join(home, 'cache'), timings: config.lifecycle, store: null, logger });
   const app = await buildApp({
     logger,
@@ -31,6 +32,7 @@ export async function buildTestApp(auth: AuthConfig | null): Promise<{ app: Fast
     gpuCount: 0,
     version: 'test',
     startedAt: Date.now(),
+    ...options,
   });
   await app.ready();
   return {

@@ -69,6 +69,25 @@ describe('embeddings and rerank', () => {
     }
   });
 
+  it('serves a lone request without waiting for its batching window', async () => {
+    // A 10 s window (the most allowed): a lone request that waited for company would run into the signal's 6 s.
+    const slow = await api.post('/v1/models', { model_name: 'tiny-embed', model_type: 'embedding', model_uid: 'embed-wide-window', batch_window_ms: 10_000 });
+    expect(slow.status, slow.text).toBe(200);
+    try {
+      for (let i = 0; i < 3; i++) {
+        const res = await fetch(`${server.url}/v1/embeddings`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'embed-wide-window', input: `lone request ${i}` }),
+          signal: AbortSignal.timeout(6_000),
+        });
+        expect(res.status).toBe(200);
+      }
+    } finally {
+      await api.delete('/v1/models/embed-wide-window');
+    }
+  });
+
   it('truncates to the asked dimensions and encodes base64 as OpenAI does', async () => {
     const dims = Math.floor(embedder.dimensions / 2);
     const cut = await api.post('/v1/embeddings', { model: 'embed', input: 'hello', dimensions: dims });

@@ -103,6 +103,13 @@ describe('LLM serving through the OpenAI SDKs', () => {
     expect((err as Error).message).toContain('tiny does not support tool calls');
   });
 
+  it('refuses embeddings on an LLM without the embed ability, naming it and what it can do', async () => {
+    const err = await sdk.embeddings.create({ model: 'tiny', input: 'hello' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((err as Error).message).toContain('tiny');
+    expect((err as Error).message).toMatch(/chat/);
+  });
+
   it('fails a built-in launch fast when the hub cannot be reached, saying how to use a local folder', async () => {
     const api = client(server.url);
     const res = await api.post('/v1/models', { model_name: 'qwen2.5-instruct', model_engine: 'Transformers', model_size_in_billions: '0_5', model_uid: 'offline' });

@@ -22,6 +22,17 @@ def infer(model, action="echo"):
     return {"pid": os.getpid()}
 `;
 
+// Sleeps as long as it is asked: a call that is surely in flight when the process freezes.
+const SLEEPER = `import os, time
+
+def load():
+    return {}
+
+def infer(model, seconds=0):
+    time.sleep(seconds)
+    return {"pid": os.getpid()}
+`;
+
 describe('crashed runtimes', () => {
   let server: TestServer;
   let api: ReturnType<typeof client>;
@@ -31,11 +42,14 @@ describe('crashed runtimes', () => {
     work = await makeHome('hangar-recovery-');
     const tiny = buildTinyLlm(path.join(work, 'llm'));
     await writeFile(path.join(work, 'crashy.py'), CRASH_ON_RESTART);
+    await writeFile(path.join(work, 'sleeper.py'), SLEEPER);
     server = await startServer({ env: { HANGAR_RESTART_FIRST_DELAY_MS: '200', HANGAR_RESTART_LIMIT: '3' } });
     api = client(server.url);
     expect((await api.post('/v1/model_registrations/LLM', tinyLlmRegistration('tiny-chat', tiny.path))).status).toBe(200);
     const crashy = { model_name: 'crashy', model_uri: path.join(work, 'crashy.py'), launcher: 'python', launcher_args: { marker: path.join(work, 'started') } };
     expect((await api.post('/v1/model_registrations/flexible', { model: crashy, persist: false })).status).toBe(200);
+    const sleeper = { model_name: 'sleeper', model_uri: path.join(work, 'sleeper.py'), launcher: 'python' };
+    expect((await api.post('/v1/model_registrations/flexible', { model: sleeper, persist: false })).status).toBe(200);
   }, 120_000);
 
   afterAll(async () => {
@@ -70,6 +84,32 @@ describe('crashed runtimes', () => {
     expect(events).toContain('Replica llm-0 restarted');
     expect((await api.delete('/v1/models/llm')).status).toBe(200);
   }, 120_000);
+
+  it('notices a frozen runtime within about a second, fails its call, kills it and restarts it', async () => {
+    expect((await api.post('/v1/models', { model_name: 'sleeper', model_type: 'flexible', model_uid: 'sleeper' })).status).toBe(200);
+    const [pid] = await runtimePids(server.home);
+    const call = api.post('/v1/flexible/infers', { model: 'sleeper', seconds: 30 });
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the call is in the runtime
+    // SIGSTOP freezes every thread, libzmq's too: what a hung machine or a cut
+    // network looks like. The PING/PONG heartbeat would take 10 s to notice.
+    process.kill(pid!, 'SIGSTOP');
+    const frozenAt = performance.now();
+    try {
+      const res = await call;
+      expect(res.status).toBe(503);
+      expect(res.body.detail).toContain('stopped answering on its connection');
+      expect(performance.now() - frozenAt).toBeLessThan(3000);
+      expect(await waitFor(async () => !isAlive(pid!), 15_000)).toBe(true);
+    } finally {
+      if (isAlive(pid!)) process.kill(pid!, 'SIGKILL');
+    }
+    const back = await waitFor(async () => (await api.post('/v1/flexible/infers', { model: 'sleeper' })).status === 200, 60_000);
+    expect(back).toBe(true);
+    const events = (await api.get('/v1/models/sleeper/events')).body.map((e: any) => e.event_content);
+    expect(events.some((e: string) => e.includes('died') && e.includes('no ZMTP heartbeat'))).toBe(true);
+    expect((await api.delete('/v1/models/sleeper')).status).toBe(200);
+    expect(await runtimePids(server.home)).toEqual([]);
+  }, 90_000);
 
   it('gives up on a runtime that crashes on every start, with the reason, leaving no process', async () => {
     expect((await api.post('/v1/models', { model_name: 'crashy', model_type: 'flexible', model_uid: 'crashy' })).status).toBe(200);

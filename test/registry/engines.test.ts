@@ -21,7 +21,7 @@ describe('engines', () => {
       'llama.cpp': 'Engine llama.cpp needs Python module llama_cpp, which is not installed in the runtime environment',
     });
     expect(registry.engines('audio', 'espeak-ng')).toEqual({
-      espeak: 'Engine espeak needs the program espeak-ng, which is not on the PATH of the runtime environment',
+      espeak: 'Engine espeak needs Python module soundfile, which is not installed in the runtime environment; Engine espeak needs the program espeak-ng, which is not on the PATH of the runtime environment',
     });
   });
 

@@ -25,7 +25,7 @@ export function environment(modules: string[] = [], executables: string[] = [], 
 
 /** Everything this service can run on a CPU machine set up as CI sets it up. */
 export const CPU_ENV = environment(
-  ['torch', 'transformers', 'sentence_transformers', 'sklearn', 'joblib', 'pocketsphinx'],
+  ['torch', 'transformers', 'sentence_transformers', 'sklearn', 'joblib', 'pocketsphinx', 'soundfile', 'PIL'],
   ['espeak-ng', 'tesseract'],
 );
 

@@ -47,6 +47,9 @@ class CallSink(Protocol):
 
     call_id: int
     stream: bool
+    # The control plane had no other call open on this runtime when it sent this
+    # one (CALL's `alone`): nobody is about to join it in a batch.
+    alone: bool
 
     @property
     def closed(self) -> bool:

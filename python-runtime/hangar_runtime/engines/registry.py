@@ -16,6 +16,12 @@ LAZY_ENGINES: dict[str, tuple[str, str]] = {
     "transformers": ("hangar_runtime.engines.transformers_llm.engine", "TransformersLLMEngine"),
     "sentence_transformers": ("hangar_runtime.engines.sentence_transformers.engine", "SentenceTransformersEngine"),
     "vllm": ("hangar_runtime.engines.vllm_llm.engine", "VllmEngine"),
+    "pocketsphinx": ("hangar_runtime.engines.pocketsphinx_engine.engine", "PocketsphinxEngine"),
+    "espeak": ("hangar_runtime.engines.espeak.engine", "EspeakEngine"),
+    "tesseract": ("hangar_runtime.engines.tesseract.engine", "TesseractEngine"),
+    "transformers_audio": ("hangar_runtime.engines.transformers_audio.engine", "TransformersAudioEngine"),
+    "transformers_image": ("hangar_runtime.engines.transformers_image.engine", "TransformersImageEngine"),
+    "diffusers": ("hangar_runtime.engines.diffusers_engine.engine", "DiffusersEngine"),
 }
 
 

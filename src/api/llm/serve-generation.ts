@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CallTarget, Supervisor } from '../../supervisor/supervisor.js';
 import { abortOnDisconnect } from '../client-disconnect.js';
+import { countGenerated, observeStream } from '../metrics/generation-metrics.js';
 import { setOverheadHeader } from '../overhead.js';
 import { sendEventStream } from '../sse/event-stream.js';
 
@@ -24,9 +25,10 @@ export async function serveGeneration(supervisor: Supervisor, request: FastifyRe
   if (!call.stream) {
     const result = await supervisor.call(call.target, call.method, call.args, call.kwargs, abortOnDisconnect(reply));
     setOverheadHeader(request, reply, result.runtimeMs);
+    countGenerated(request.server.metrics, call.target.uid, result.value);
     return call.answer(result.value);
   }
-  const source = supervisor.stream(call.target, call.method, call.args, call.kwargs);
+  const source = observeStream(request.server.metrics, call.target.uid, request.arrivedAt, supervisor.stream(call.target, call.method, call.args, call.kwargs));
   const dispatchedAt = performance.now();
   await sendEventStream(request, reply, call.events(source), () => setOverheadHeader(request, reply, performance.now() - dispatchedAt));
   return undefined;

@@ -1,28 +1,34 @@
 import type { FastifyInstance } from 'fastify';
-import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Supervisor } from '../../supervisor/supervisor.js';
 import { needs } from '../auth/route-permission.js';
+import { ServiceMetrics } from './service-metrics.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Counters the routes feed (tokens, time to first token); see service-metrics.ts. */
+    metrics: ServiceMetrics;
+  }
+}
 
 /**
- * GET /metrics in Prometheus' text format: process metrics and a request counter per
- * route. Needs `admin` when auth is on (contract §5, ours). Installed on the root
- * instance (not as an encapsulated plugin) so its hook sees every route.
+ * GET /metrics in Prometheus' text format. Needs `admin` when auth is on (contract §5,
+ * ours). Installed on the root instance (not as an encapsulated plugin) so its hook
+ * sees every route.
  */
-export function installMetrics(app: FastifyInstance): void {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'hangar_' });
-  const requests = new Counter({
-    name: 'hangar_http_requests_total',
-    help: 'HTTP requests answered, by method, route pattern and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [registry],
-  });
+export function installMetrics(app: FastifyInstance, supervisor: Supervisor): void {
+  const metrics = new ServiceMetrics(supervisor);
+  app.decorate('metrics', metrics);
   app.addHook('onResponse', async (request, reply) => {
-    // The route pattern, not the path: uids in paths would explode the label set.
-    requests.inc({ method: request.method, route: request.routeOptions.url ?? 'unknown', status: String(reply.statusCode) });
+    // The route pattern, not the path: uids in paths would explode the label set. The
+    // model only when it names an instance, for the same reason.
+    const body = request.body as { model?: unknown } | undefined;
+    const model = typeof body?.model === 'string' && supervisor.has(body.model) ? body.model : '';
+    const route = request.routeOptions.url ?? 'unknown';
+    metrics.answered(request.method, route, reply.statusCode, model, reply.elapsedTime / 1000, request.overheadMs);
   });
 
   app.get('/metrics', { ...needs('admin'), schema: { tags: ['service'] } }, async (_request, reply) => {
-    reply.type(registry.contentType);
-    return registry.metrics();
+    reply.type(metrics.registry.contentType);
+    return metrics.registry.metrics();
   });
 }

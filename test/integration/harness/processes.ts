@@ -26,18 +26,26 @@ export async function waitFor(check: () => boolean | Promise<boolean>, ms: numbe
   }
 }
 
-/** Pids of live `hangar_runtime` processes whose command line mentions `marker` (e.g. the test's home folder). */
-export async function runtimePids(marker: string): Promise<number[]> {
+/** Pids of the processes `match` picks, by their command line (arguments joined by spaces) and parent pid. */
+export async function processPids(match: (p: { pid: number; cmdline: string; ppid: number }) => boolean): Promise<number[]> {
   const { readdir, readFile } = await import('node:fs/promises');
   const pids: number[] = [];
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const cmdline = (await readFile(`/proc/${entry}/cmdline`, 'utf8')).split('\0').join(' ');
-      if (cmdline.includes('hangar_runtime') && cmdline.includes(marker) && isAlive(Number(entry))) pids.push(Number(entry));
+      const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
+      // The parent pid follows the state, after the parenthesised command name.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (match({ pid: Number(entry), cmdline, ppid })) pids.push(Number(entry));
     } catch {
       // the process ended while we looked
     }
   }
   return pids;
+}
+
+/** Pids of live `hangar_runtime` processes whose command line mentions `marker` (e.g. the test's home folder). */
+export function runtimePids(marker: string): Promise<number[]> {
+  return processPids(({ pid, cmdline }) => cmdline.includes('hangar_runtime') && cmdline.includes(marker) && isAlive(pid));
 }

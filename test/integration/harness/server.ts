@@ -14,6 +14,8 @@ export interface TestServer {
   process: ChildProcess;
   /** Every JSON log line the server printed so far. */
   logs: Array<Record<string, unknown>>;
+  /** What the server wrote to stderr so far. */
+  stderr(): string;
   /** SIGTERM and wait for exit (graceful: stops every runtime). */
   stop(): Promise<void>;
   /** SIGKILL, no cleanup by the server. */
@@ -32,7 +34,9 @@ export async function startServer(options: { home?: string; env?: Record<string,
   const home = options.home ?? (await makeHome());
   const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'hangar.js'), 'start', '--host', '127.0.0.1', '--port', '0', '--home', home, ...(options.args ?? [])], {
     cwd: repoRoot,
-    env: { ...process.env, HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1', ...options.env },
+    // The warm spare is off unless a test asks for it (env HANGAR_WARM_SPARE: ''): most
+    // tests count runtime processes exactly, and every spare costs a torch import.
+    env: { ...process.env, HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1', HANGAR_WARM_SPARE: '0', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: Array<Record<string, unknown>> = [];
@@ -69,6 +73,7 @@ export async function startServer(options: { home?: string; env?: Record<string,
     home,
     process: child,
     logs,
+    stderr: () => stderr,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');

@@ -2,6 +2,12 @@
 one, up to `max_batch_size` inputs, are encoded in one forward pass, and each
 caller gets its own slice.
 
+A call the control plane sent `alone` (no other call of its own was open on this
+runtime) that finds nothing waiting opens no window: nobody is about to join it,
+so waiting would only add the window to its latency. It is served at the next
+step, together with whatever the work loop finds already queued in its inbox.
+Calls sent while others are open (a crowd of clients) gather as above.
+
 The window is kept without a thread and without spinning: wait_before_step()
 tells the work loop how long the window has left, and the loop blocks on its
 inbox for at most that long (a CALL arriving ends the wait and joins the
@@ -43,6 +49,7 @@ class _Waiting:
     request: Any
     sink: CallSink
     since: float  # when it was submitted
+    opens_no_window: bool  # sent alone, and nothing was waiting
 
 
 class WindowBatcher(BatchScheduler):
@@ -59,7 +66,9 @@ class WindowBatcher(BatchScheduler):
 
     def submit(self, method: str, args: list, kwargs: dict, sink: CallSink) -> None:
         request = self._task.prepare(args, kwargs)  # raising here fails this call alone
-        self._waiting.append(_Waiting(request, sink, self._clock()))
+        self._drop_closed()
+        alone = sink.alone and not self._waiting
+        self._waiting.append(_Waiting(request, sink, self._clock(), alone))
 
     def has_work(self) -> bool:
         self._drop_closed()
@@ -67,7 +76,7 @@ class WindowBatcher(BatchScheduler):
 
     def wait_before_step(self) -> float:
         self._drop_closed()
-        if not self._waiting or self._waiting_inputs() >= self.max_batch_size:
+        if not self._waiting or self._waiting[0].opens_no_window or self._waiting_inputs() >= self.max_batch_size:
             return 0.0
         return max(0.0, self._waiting[0].since + self._window_s - self._clock())
 

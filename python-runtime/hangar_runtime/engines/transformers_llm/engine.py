@@ -90,6 +90,7 @@ class _ResultSink:
 
     call_id = 0
     stream = False
+    alone = True
 
     def __init__(self):
         self.closed = False

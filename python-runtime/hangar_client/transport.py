@@ -1,0 +1,54 @@
+"""HTTP to the server: one httpx connection pool shared by a Client and its model handles."""
+
+import httpx
+
+from .errors import HangarClientError, error_from_response
+from .sse import iter_sse_chunks
+
+
+class Transport:
+    def __init__(self, base_url: str, timeout=None):
+        self.base_url = base_url.rstrip("/")
+        # No timeout by default, as Xinference's client: a launch waits for the model to load.
+        self.http = httpx.Client(base_url=self.base_url, timeout=timeout)
+        self.headers = {}
+
+    def set_credential(self, token):
+        if token:
+            self.headers["Authorization"] = f"Bearer {token}"
+        else:
+            self.headers.pop("Authorization", None)
+
+    def call(self, method: str, path: str, action: str, *, json=None, params=None, ok=(200,)):
+        response = self._send(method, path, action, json=json, params=params)
+        if response.status_code not in ok:
+            raise error_from_response(action, response)
+        return response.json() if response.content else None
+
+    def raw(self, method: str, path: str, action: str, **kwargs):
+        """The response as it is, for callers that read statuses themselves."""
+        return self._send(method, path, action, **kwargs)
+
+    def stream(self, path: str, body: dict, action: str):
+        try:
+            request = self.http.build_request("POST", path, json=body, headers=self.headers)
+            response = self.http.send(request, stream=True)
+        except httpx.TransportError as err:
+            raise self._unreachable(action, err) from err
+        if response.status_code != 200:
+            response.read()
+            response.close()
+            raise error_from_response(action, response)
+        return iter_sse_chunks(response, action)
+
+    def close(self):
+        self.http.close()
+
+    def _send(self, method, path, action, **kwargs):
+        try:
+            return self.http.request(method, path, headers=self.headers, **kwargs)
+        except httpx.TransportError as err:
+            raise self._unreachable(action, err) from err
+
+    def _unreachable(self, action, err):
+        return HangarClientError(action, f"cannot reach the server at {self.base_url}: {err}")

@@ -1,0 +1,131 @@
+"""The `diffusers` engine. One DiffusionPipeline per model (`DiffusionPipeline.from_pretrained`
+picks the pipeline class from the folder's model_index.json); image-to-image reuses
+its weights through `AutoPipelineForImage2Image.from_pipe`. Images come back as PNG
+bytes, videos as MP4 bytes (`diffusers.utils.export_to_video`); the control plane
+turns them into `b64_json` or a served `url`.
+
+Written against diffusers' documented API; diffusers does not install on the
+machines this project is tested on, so its tests run only where it imports."""
+
+import os
+import tempfile
+
+from ...errors import InvalidModel, exception_text
+from ..base import Engine, Progress
+from ..hub_download import DOWNLOAD_SHARE, model_folder
+from ..media_io.image_codec import decode, to_png
+
+MAX_IMAGES = 10  # OpenAI's limit for `n`
+# Keyword arguments a request may pass on to the pipeline call (`kwargs` of the route).
+PASSED_ON = frozenset({"num_inference_steps", "guidance_scale", "seed", "strength", "num_frames", "fps",
+                       "negative_prompt", "width", "height"})
+
+
+class DiffusersEngine(Engine):
+    name = "diffusers"
+
+    def __init__(self):
+        self.abilities: tuple[str, ...] = ()
+        self._pipeline = None
+        self._image_to_image = None
+        self._defaults: dict = {}
+
+    def load(self, spec: dict, progress: Progress) -> None:
+        try:
+            import diffusers
+        except ImportError as exc:
+            raise InvalidModel(f"The diffusers engine needs the diffusers Python package: {exc}") from exc
+        path = model_folder(spec, progress)
+        progress(DOWNLOAD_SHARE, "load", f"Loading {path}")
+        import torch
+
+        from ..torch_device import pick_device
+
+        device = pick_device()
+        # Half precision halves GPU memory; CPUs compute float16 slowly or not at all.
+        dtype = torch.float16 if device.type == "cuda" else torch.float32
+        try:
+            self._pipeline = diffusers.DiffusionPipeline.from_pretrained(path, torch_dtype=dtype).to(device)
+        except (OSError, ValueError, KeyError) as exc:
+            raise InvalidModel(f"Cannot load {path} as a diffusers pipeline: {exception_text(exc)}") from exc
+        self._pipeline.set_progress_bar_config(disable=True)
+        self.abilities = tuple(spec.get("model_ability") or ())
+        defaults = spec.get("generate_config") or {}
+        self._defaults = dict(defaults) if isinstance(defaults, dict) else {}
+        progress(1.0, "load", f"Loaded {type(self._pipeline).__name__} from {path} on {device}")
+
+    def describe(self) -> dict:
+        return {"pipeline": type(self._pipeline).__name__}
+
+    def methods(self) -> dict:
+        methods = {}
+        if "text2image" in self.abilities:
+            methods["text_to_image"] = self.text_to_image
+        if "image2image" in self.abilities:
+            methods["image_to_image"] = self.image_to_image
+        if "text2video" in self.abilities:
+            methods["text_to_video"] = self.text_to_video
+        return methods
+
+    def text_to_image(self, prompt, n=1, size=None, **kwargs) -> dict:
+        call = self._call_args(prompt, n, size, kwargs)
+        result = self._pipeline(num_images_per_prompt=n, **call)
+        return {"images": [to_png(image) for image in result.images]}
+
+    def image_to_image(self, image, prompt, n=1, size=None, **kwargs) -> dict:
+        import diffusers
+
+        if self._image_to_image is None:
+            self._image_to_image = diffusers.AutoPipelineForImage2Image.from_pipe(self._pipeline)
+        call = self._call_args(prompt, n, size, kwargs)
+        call.pop("width", None)
+        call.pop("height", None)
+        result = self._image_to_image(image=decode(image), num_images_per_prompt=n, **call)
+        return {"images": [to_png(picture) for picture in result.images]}
+
+    def text_to_video(self, prompt, n=1, **kwargs) -> dict:
+        from diffusers.utils import export_to_video
+
+        fps = kwargs.pop("fps", 8)
+        call = self._call_args(prompt, n, None, kwargs)
+        result = self._pipeline(num_videos_per_prompt=n, **call)
+        videos = []
+        with tempfile.TemporaryDirectory(prefix="hangar-video-") as folder:
+            for index, frames in enumerate(result.frames):
+                path = os.path.join(folder, f"video-{index}.mp4")
+                export_to_video(frames, path, fps=fps)
+                with open(path, "rb") as f:
+                    videos.append(f.read())
+        return {"videos": videos}
+
+    def _call_args(self, prompt, n, size, kwargs) -> dict:
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise ValueError("prompt must be a non-empty string")
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_IMAGES:
+            raise ValueError(f"n must be an integer from 1 to {MAX_IMAGES}, got {n!r}")
+        unknown = sorted(set(kwargs) - PASSED_ON)
+        if unknown:
+            raise ValueError(f"Unknown generation parameter(s) {', '.join(unknown)}; "
+                             f"allowed: {', '.join(sorted(PASSED_ON))}")
+        call = {**self._defaults, **kwargs, "prompt": prompt}
+        if size:
+            width, height = _size(size)
+            call.update(width=width, height=height)
+        seed = call.pop("seed", None)
+        if seed is not None:
+            import torch
+
+            call["generator"] = torch.Generator(device=self._pipeline.device).manual_seed(int(seed))
+        return call
+
+
+def _size(size) -> tuple[int, int]:
+    """OpenAI writes `1024x1024`, Xinference `1024*1024`."""
+    text = str(size).replace("*", "x")
+    try:
+        width, height = (int(part) for part in text.split("x"))
+    except ValueError as exc:
+        raise ValueError(f"size must look like 1024x1024, got {size!r}") from exc
+    if not (64 <= width <= 4096 and 64 <= height <= 4096):
+        raise ValueError(f"size must be between 64x64 and 4096x4096, got {size!r}")
+    return width, height

@@ -1,0 +1,1 @@
+"""The `espeak` engine: offline text-to-speech with the espeak-ng program."""

@@ -1,0 +1,36 @@
+"""The voices the installed espeak-ng offers, read from `espeak-ng --voices`."""
+
+import subprocess
+
+# OpenAI's voice names: OpenAI clients always send one, so each means the model's
+# default voice rather than an error.
+OPENAI_VOICES = frozenset({"alloy", "ash", "ballad", "coral", "echo", "fable", "nova", "onyx", "sage", "shimmer",
+                           "verse", "marin", "cedar"})
+
+
+def installed_voices(program: str) -> list[str]:
+    """Voice names as `-v` takes them (`en-us`, `de`, ...), in espeak-ng's order.
+
+    The listing is a table: `Pty Language Age/Gender VoiceName File Other Languages`;
+    the Language column is the name `-v` accepts."""
+    listing = subprocess.run([program, "--voices"], capture_output=True, text=True, timeout=30, check=True).stdout
+    voices = []
+    for line in listing.splitlines()[1:]:
+        columns = line.split()
+        if len(columns) >= 2 and columns[1] not in voices:
+            voices.append(columns[1])
+    return voices
+
+
+def choose_voice(requested, default: str, voices: list[str]) -> str:
+    """The `-v` value for a request's `voice`. A voice variant (`en-us+f3`) is
+    accepted when its base voice is installed."""
+    if requested in (None, "") or (isinstance(requested, str) and requested.lower() in OPENAI_VOICES):
+        return default
+    if not isinstance(requested, str):
+        raise ValueError(f"voice must be a string, got {type(requested).__name__}")
+    base = requested.split("+", 1)[0]
+    if base not in voices:
+        shown = ", ".join(voices[:20]) + (", ..." if len(voices) > 20 else "")
+        raise ValueError(f"Unknown voice {requested!r}; installed espeak-ng voices include: {shown}")
+    return requested

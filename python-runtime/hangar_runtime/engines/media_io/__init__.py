@@ -1,0 +1,1 @@
+"""Decoding uploads and encoding results for the audio, image and video engines."""

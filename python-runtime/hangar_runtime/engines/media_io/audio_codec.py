@@ -1,0 +1,79 @@
+"""Audio bytes in and out. An upload (wav, flac, ogg or mp3: what libsndfile,
+bundled with the soundfile wheel, reads) becomes mono float32 samples at the rate
+the model needs; synthesised samples become the format the client asked for."""
+
+import io
+from math import gcd
+
+import numpy as np
+
+INPUT_FORMATS = ("wav", "flac", "ogg", "mp3")
+OUTPUT_FORMATS = ("wav", "flac", "pcm", "mp3")
+_SOUNDFILE_FORMATS = {"wav": ("WAV", "PCM_16"), "flac": ("FLAC", "PCM_16"), "mp3": ("MP3", "MPEG_LAYER_III")}
+
+
+def decode(data, rate: int) -> np.ndarray:
+    """Mono float32 samples in [-1, 1] at `rate`. Raises ValueError (the caller's
+    fault: ERROR invalid) naming the formats it reads."""
+    import soundfile
+
+    if not isinstance(data, (bytes, bytearray)) or len(data) == 0:
+        raise ValueError(f"The audio file is empty; expected one of: {', '.join(INPUT_FORMATS)}")
+    try:
+        samples, source_rate = soundfile.read(io.BytesIO(bytes(data)), dtype="float32", always_2d=True)
+    except Exception as exc:  # soundfile.LibsndfileError and friends: the bytes are not audio it knows
+        # libsndfile's own text names a Python object, not the problem; the formats help more.
+        raise ValueError(f"The audio file could not be decoded; expected one of: {', '.join(INPUT_FORMATS)}") from exc
+    if samples.shape[0] == 0:
+        raise ValueError("The audio file holds no samples")
+    return resample(samples.mean(axis=1), int(source_rate), rate)
+
+
+def resample(samples: np.ndarray, source_rate: int, rate: int) -> np.ndarray:
+    if source_rate == rate:
+        return samples.astype(np.float32, copy=False)
+    from scipy.signal import resample_poly
+
+    # Polyphase resampling filters as it goes, so no aliasing from a plain interpolation.
+    divisor = gcd(source_rate, rate)
+    return resample_poly(samples, rate // divisor, source_rate // divisor).astype(np.float32)
+
+
+def to_pcm16(samples: np.ndarray) -> bytes:
+    """16-bit signed little-endian, the layout of OpenAI's `pcm` format."""
+    clipped = np.clip(np.asarray(samples, dtype=np.float32), -1.0, 1.0)
+    return (clipped * 32767.0).astype("<i2").tobytes()
+
+
+def encode(samples: np.ndarray, rate: int, response_format: str) -> bytes:
+    check_output_format(response_format)
+    if response_format == "pcm":
+        return to_pcm16(samples)
+    import soundfile
+
+    container, subtype = _SOUNDFILE_FORMATS[response_format]
+    buffer = io.BytesIO()
+    soundfile.write(buffer, np.asarray(samples, dtype=np.float32), rate, format=container, subtype=subtype)
+    return buffer.getvalue()
+
+
+def check_output_format(response_format) -> None:
+    if response_format not in OUTPUT_FORMATS:
+        raise ValueError(f"response_format must be one of {', '.join(OUTPUT_FORMATS)}, got {response_format!r}")
+
+
+def streaming_wav_header(rate: int, channels: int = 1, bits: int = 16) -> bytes:
+    """A WAV header for audio whose length is not known yet: the sizes are the
+    maximum, the convention players and decoders accept for streamed WAV."""
+    block = channels * bits // 8
+    unknown = 0xFFFFFFFF
+    return (b"RIFF" + unknown.to_bytes(4, "little") + b"WAVEfmt " + (16).to_bytes(4, "little")
+            + (1).to_bytes(2, "little") + channels.to_bytes(2, "little") + rate.to_bytes(4, "little")
+            + (rate * block).to_bytes(4, "little") + block.to_bytes(2, "little") + bits.to_bytes(2, "little")
+            + b"data" + unknown.to_bytes(4, "little"))
+
+
+def chunked(data: bytes, size: int = 32768):
+    """A whole encoded file as stream chunks (formats that cannot be encoded piecewise)."""
+    for start in range(0, len(data), size):
+        yield data[start:start + size]

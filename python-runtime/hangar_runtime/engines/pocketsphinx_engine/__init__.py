@@ -1,0 +1,1 @@
+"""The `pocketsphinx` engine: offline English speech-to-text with CMU PocketSphinx."""

@@ -1,0 +1,1 @@
+"""The `tesseract` engine: offline OCR with the tesseract program."""

@@ -1,0 +1,40 @@
+"""The diffusers engine where diffusers is missing (these machines): a launch fails
+with a message that says so, and the request checks that need no model still hold.
+Generation itself is tested end to end by test/integration/media-diffusers.test.ts,
+which runs where diffusers imports."""
+
+import importlib.util
+
+import pytest
+
+from hangar_runtime.engines.diffusers_engine.engine import DiffusersEngine, _size
+from hangar_runtime.errors import InvalidModel
+
+HAS_DIFFUSERS = importlib.util.find_spec("diffusers") is not None
+
+
+@pytest.mark.skipif(HAS_DIFFUSERS, reason="diffusers is installed here; the missing-package path cannot be seen")
+def test_load_without_diffusers_says_what_is_missing():
+    with pytest.raises(InvalidModel, match="needs the diffusers Python package"):
+        DiffusersEngine().load({"model_uri": "/nonexistent"}, lambda *a, **k: None)
+
+
+def test_sizes_are_read_in_openai_and_xinference_spelling():
+    assert _size("512x768") == (512, 768)
+    assert _size("1024*1024") == (1024, 1024)
+    for bad in ("big", "10x10", "512x"):
+        with pytest.raises(ValueError, match="size must"):
+            _size(bad)
+
+
+def test_generation_arguments_are_checked_before_the_pipeline_runs():
+    engine = DiffusersEngine()
+    with pytest.raises(ValueError, match="prompt must be a non-empty string"):
+        engine._call_args("  ", 1, None, {})
+    with pytest.raises(ValueError, match="n must be an integer from 1 to 10"):
+        engine._call_args("a cat", 11, None, {})
+    with pytest.raises(ValueError, match="Unknown generation parameter"):
+        engine._call_args("a cat", 1, None, {"callback": "x"})
+    engine._defaults = {"num_inference_steps": 1, "guidance_scale": 0.0}
+    call = engine._call_args("a cat", 2, "64x128", {"guidance_scale": 2.0})
+    assert call == {"num_inference_steps": 1, "guidance_scale": 2.0, "prompt": "a cat", "width": 64, "height": 128}

@@ -1,0 +1,11 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Supervisor } from '../../supervisor/supervisor.js';
+import { needs } from '../auth/route-permission.js';
+import { speechBody } from './schema.js';
+import { serveSpeech } from './serving.js';
+
+export const audioSpeechRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async (fastify, { supervisor }) => {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  app.post('/v1/audio/speech', { ...needs('models:read'), schema: { body: speechBody, tags: ['inference'] } }, (request, reply) => serveSpeech(supervisor, request, reply, request.body));
+};

@@ -1,0 +1,24 @@
+import { z } from 'zod';
+
+/** Formats the engines can make; OpenAI's opus and aac have no encoder here. */
+export const SPEECH_FORMATS = ['mp3', 'wav', 'flac', 'pcm'] as const;
+export type SpeechFormat = (typeof SPEECH_FORMATS)[number];
+
+export const SPEECH_CONTENT_TYPES: Record<SpeechFormat, string> = {
+  mp3: 'audio/mpeg',
+  wav: 'audio/wav',
+  flac: 'audio/flac',
+  pcm: 'audio/pcm',
+};
+
+/** POST /v1/audio/speech (contract §4; OpenAI's speech body plus Xinference's `stream` and `kwargs`). */
+export const speechBody = z.looseObject({
+  model: z.string({ error: (i) => (i.input === undefined ? 'Invalid input. Please specify the `model` field.' : undefined) }).min(1),
+  input: z.string().min(1, 'must not be empty').max(4096, 'must be at most 4096 characters'),
+  voice: z.string().min(1).nullish(),
+  response_format: z.enum(SPEECH_FORMATS).default('mp3'),
+  speed: z.number().min(0.25).max(4).default(1),
+  stream: z.boolean().default(false),
+  kwargs: z.union([z.string(), z.record(z.string(), z.unknown())]).nullish(),
+});
+export type SpeechBody = z.output<typeof speechBody>;

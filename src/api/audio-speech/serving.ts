@@ -1,0 +1,56 @@
+import { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { HangarError } from '../../errors/hangar-error.js';
+import type { Supervisor } from '../../supervisor/supervisor.js';
+import { abortOnDisconnect } from '../client-disconnect.js';
+import { engineKwargs } from '../media/engine-kwargs.js';
+import { setOverheadHeader } from '../overhead.js';
+import { SPEECH_CONTENT_TYPES, type SpeechBody } from './schema.js';
+
+const ROUTE = '/v1/audio/speech';
+
+/**
+ * Speech as audio bytes. With `stream: true` the bytes go out as the engine makes
+ * them (chunked transfer, the plain byte stream OpenAI's SDKs read); the first
+ * chunk is awaited before the status is sent, so a bad voice is still a 400.
+ */
+export async function serveSpeech(supervisor: Supervisor, request: FastifyRequest, reply: FastifyReply, body: SpeechBody): Promise<FastifyReply> {
+  const instance = supervisor.require(body.model);
+  if (instance.resolved.modelType === 'audio' && !instance.abilities.includes('text2audio')) {
+    throw new HangarError('ability_missing', [body.model, 'text-to-speech', instance.abilities.join(', ')], { param: 'model' });
+  }
+  const target = { uid: body.model, route: ROUTE, types: ['audio'] as const };
+  const kwargs: Record<string, unknown> = { ...engineKwargs(body.kwargs), speed: body.speed, response_format: body.response_format, stream: body.stream };
+  if (body.voice) kwargs.voice = body.voice;
+  // The audio type is set only once audio is coming: an error before that goes out as JSON.
+  const contentType = SPEECH_CONTENT_TYPES[body.response_format];
+  if (!body.stream) {
+    const result = await supervisor.call(target, 'speech', [body.input], kwargs, abortOnDisconnect(reply));
+    setOverheadHeader(request, reply, result.runtimeMs);
+    return reply.type(contentType).send(asBuffer(result.value));
+  }
+  const source = supervisor.stream(target, 'speech', [body.input], kwargs);
+  const dispatchedAt = performance.now();
+  let first: IteratorResult<unknown>;
+  try {
+    first = await source.next();
+  } catch (err) {
+    await source.return();
+    throw err;
+  }
+  setOverheadHeader(request, reply, performance.now() - dispatchedAt);
+  // A client that leaves ends the stream, which aborts the synthesis in the runtime.
+  reply.raw.once('close', () => void source.return());
+  async function* bytes(): AsyncGenerator<Buffer> {
+    if (first.done) return;
+    yield asBuffer(first.value);
+    for await (const chunk of source) yield asBuffer(chunk);
+  }
+  return reply.type(contentType).send(Readable.from(bytes()));
+}
+
+/** msgpack `bin` arrives as a Uint8Array view; fastify sends Buffers as they are. */
+function asBuffer(value: unknown): Buffer {
+  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  throw new HangarError('inference_failed', ['The engine returned no audio bytes']);
+}

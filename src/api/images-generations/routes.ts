@@ -1,0 +1,20 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Supervisor } from '../../supervisor/supervisor.js';
+import { needs } from '../auth/route-permission.js';
+import type { MediaStore } from '../media-files/media-store.js';
+import { imageGenerationBody } from './schema.js';
+import { serveGeneration, serveVariation } from './serving.js';
+
+/** POST /v1/images/generations (JSON), /v1/images/variations and /v1/images/edits (multipart), served by diffusers models. */
+export const imageGenerationRoutes: FastifyPluginAsync<{ supervisor: Supervisor; media: MediaStore }> = async (fastify, { supervisor, media }) => {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  app.post('/v1/images/generations', { ...needs('models:read'), schema: { body: imageGenerationBody, tags: ['inference'] } }, (request, reply) =>
+    serveGeneration(supervisor, media, request, reply, request.body),
+  );
+  for (const route of ['/v1/images/variations', '/v1/images/edits'] as const) {
+    app.post(route, { ...needs('models:read'), schema: { tags: ['inference'], consumes: ['multipart/form-data'] } }, (request, reply) =>
+      serveVariation(supervisor, media, request, reply, route),
+    );
+  }
+};

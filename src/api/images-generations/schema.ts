@@ -1,0 +1,29 @@
+import { z } from 'zod';
+
+const modelField = z.string({ error: (i) => (i.input === undefined ? 'Invalid input. Please specify the `model` field.' : undefined) }).min(1);
+/** OpenAI writes `1024x1024`, Xinference `1024*1024`. */
+const sizeField = z.string().regex(/^\d{2,4}[x*]\d{2,4}$/, 'must look like 1024x1024').nullish();
+
+/** POST /v1/images/generations (contract §4). */
+export const imageGenerationBody = z.looseObject({
+  model: modelField,
+  prompt: z.string().min(1, 'must not be empty'),
+  negative_prompt: z.string().nullish(),
+  n: z.int().min(1).max(10).default(1),
+  size: sizeField,
+  response_format: z.enum(['url', 'b64_json']).default('url'),
+  kwargs: z.union([z.string(), z.record(z.string(), z.unknown())]).nullish(),
+  user: z.string().nullish(),
+});
+export type ImageGenerationBody = z.output<typeof imageGenerationBody>;
+
+/** Text fields of POST /v1/images/variations (multipart, the source image is `image`). */
+export const imageVariationFields = z.looseObject({
+  model: modelField,
+  prompt: z.string().min(1, 'must not be empty'),
+  negative_prompt: z.string().optional(),
+  n: z.coerce.number().int().min(1).max(10).default(1),
+  size: sizeField,
+  response_format: z.enum(['url', 'b64_json']).default('url'),
+  kwargs: z.string().optional(),
+});

@@ -1,0 +1,155 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { LaunchEvent, ReplicaSnapshot, RestartEvent, Supervisor } from '../../supervisor/supervisor.js';
+
+// Seconds. Inference through a tiny model takes a millisecond; a big LLM call a minute.
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+// The control plane's own share of a request: well under a millisecond when healthy.
+const OVERHEAD_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1];
+const TTFT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const LAUNCH_BUCKETS = [0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900];
+
+/**
+ * Every metric the service exposes, in one registry (names follow Prometheus'
+ * conventions: `hangar_` prefix, base units, `_total` for counters). Only api/metrics
+ * imports prom-client; the supervisor reports through LifecycleEvents and
+ * `replicaSnapshots()`, and runtimes through the stats on their PONGs.
+ */
+export class ServiceMetrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'method' | 'route' | 'status' | 'model'>;
+  private readonly duration: Histogram<'method' | 'route' | 'model'>;
+  private readonly overhead: Histogram<'route'>;
+  private readonly tokens: Counter<'model'>;
+  private readonly ttft: Histogram<'model'>;
+  private readonly launches: Counter<'model_type' | 'model_name' | 'outcome'>;
+  private readonly launchSeconds: Histogram<'model_type' | 'outcome'>;
+  private readonly restarts: Counter<'model' | 'replica'>;
+
+  constructor(supervisor: Supervisor) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: 'hangar_' });
+    this.requests = new Counter({
+      name: 'hangar_http_requests_total',
+      help: 'HTTP requests answered, by method, route pattern, status and model (empty when none or unknown)',
+      labelNames: ['method', 'route', 'status', 'model'] as const,
+      registers,
+    });
+    this.duration = new Histogram({
+      name: 'hangar_http_request_duration_seconds',
+      help: 'Time from a request arriving to its response ending (a stream: to its last event)',
+      labelNames: ['method', 'route', 'model'] as const,
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.overhead = new Histogram({
+      name: 'hangar_http_overhead_seconds',
+      help: 'Time an inference request spent in the control plane, runtime time excluded (x-hangar-overhead-ms)',
+      labelNames: ['route'] as const,
+      buckets: OVERHEAD_BUCKETS,
+      registers,
+    });
+    this.tokens = new Counter({
+      name: 'hangar_generated_tokens_total',
+      help: 'Completion tokens generated, as the runtime counted them',
+      labelNames: ['model'] as const,
+      registers,
+    });
+    this.ttft = new Histogram({
+      name: 'hangar_time_to_first_token_seconds',
+      help: 'Streams: time from the request arriving to its first generated text',
+      labelNames: ['model'] as const,
+      buckets: TTFT_BUCKETS,
+      registers,
+    });
+    this.launches = new Counter({
+      name: 'hangar_model_launches_total',
+      help: 'Model launches that ended, by outcome (ready or failed)',
+      labelNames: ['model_type', 'model_name', 'outcome'] as const,
+      registers,
+    });
+    this.launchSeconds = new Histogram({
+      name: 'hangar_model_launch_duration_seconds',
+      help: 'Time from a launch request to its model being ready (or failing)',
+      labelNames: ['model_type', 'outcome'] as const,
+      buckets: LAUNCH_BUCKETS,
+      registers,
+    });
+    this.restarts = new Counter({
+      name: 'hangar_replica_restarts_total',
+      help: 'Restarts of replicas whose runtime died',
+      labelNames: ['model', 'replica'] as const,
+      registers,
+    });
+    supervisor.lifecycle.listen({
+      launched: (e: LaunchEvent) => {
+        this.launches.inc({ model_type: e.modelType, model_name: e.modelName, outcome: e.outcome });
+        this.launchSeconds.observe({ model_type: e.modelType, outcome: e.outcome }, e.seconds);
+      },
+      restarted: (e: RestartEvent) => this.restarts.inc({ model: e.modelUid, replica: e.replica }),
+    });
+    registerReplicaGauges(this.registry, () => supervisor.replicaSnapshots());
+  }
+
+  /** One answered request; `overheadMs` when the route reported one. */
+  answered(method: string, route: string, status: number, model: string, seconds: number, overheadMs: number | null): void {
+    this.requests.inc({ method, route, status: String(status), model });
+    this.duration.observe({ method, route, model }, seconds);
+    if (overheadMs !== null) this.overhead.observe({ route }, overheadMs / 1000);
+  }
+
+  generated(model: string, completionTokens: number): void {
+    if (completionTokens > 0) this.tokens.inc({ model }, completionTokens);
+  }
+
+  firstToken(model: string, seconds: number): void {
+    this.ttft.observe({ model }, seconds);
+  }
+}
+
+type ReplicaLabel = 'model' | 'replica';
+
+/**
+ * Per-replica values read when Prometheus scrapes: what the runtime last reported
+ * (at most a heartbeat old) and what the control plane has in flight. Reset on each
+ * scrape so a stopped replica's series disappear.
+ */
+function registerReplicaGauges(registry: Registry, snapshots: () => ReplicaSnapshot[]): void {
+  const labels = (s: ReplicaSnapshot): Record<ReplicaLabel, string> => ({ model: s.modelUid, replica: s.replica });
+  const gauge = (name: string, help: string, value: (s: ReplicaSnapshot) => number | null): void => {
+    new Gauge<ReplicaLabel>({
+      name,
+      help,
+      labelNames: ['model', 'replica'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const s of snapshots()) {
+          const v = value(s);
+          if (v !== null) this.set(labels(s), v);
+        }
+      },
+    });
+  };
+  // Counters the runtime keeps since it started: exposed as counters (a restart resets them, as Prometheus expects).
+  const counter = (name: string, help: string, value: (s: ReplicaSnapshot) => number | null): void => {
+    new Counter<ReplicaLabel>({
+      name,
+      help,
+      labelNames: ['model', 'replica'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const s of snapshots()) {
+          const v = value(s);
+          if (v !== null) this.inc(labels(s), v);
+        }
+      },
+    });
+  };
+  gauge('hangar_runtime_resident_memory_bytes', 'Resident memory of each replica\'s runtime process', (s) => s.stats?.rssBytes ?? null);
+  gauge('hangar_model_queue_depth', 'Calls a replica\'s runtime holds, waiting or running', (s) => s.stats?.queueDepth ?? null);
+  gauge('hangar_model_requests_in_flight', 'Calls the control plane has sent to a replica and not yet had answered', (s) => s.pendingCalls);
+  gauge('hangar_model_batch_size', 'Calls in a replica\'s last batch step (0 for engines that do not batch)', (s) => s.stats?.batchSize ?? null);
+  counter('hangar_model_batch_steps_total', 'Batch steps a replica\'s runtime has run', (s) => s.stats?.batchSteps ?? null);
+  counter('hangar_model_batched_calls_total', 'Sum over batch steps of the calls in the batch (divide by steps for the mean batch size)', (s) => s.stats?.batchStepCalls ?? null);
+}

@@ -1,0 +1,105 @@
+import type { FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import { HangarError } from '../../errors/hangar-error.js';
+
+export interface UploadedFile {
+  field: string;
+  filename: string;
+  data: Buffer;
+}
+
+export interface FormRules {
+  /** The route, for messages. */
+  route: string;
+  /** The file fields the route reads; any other file is a 400. */
+  fileFields: readonly string[];
+  /** Largest accepted file; a bigger one is a 413 naming the field and the limit. */
+  maxFileBytes: number;
+}
+
+export interface Form {
+  /** Text fields; a repeated field (`timestamp_granularities[]`) keeps every value. */
+  fields: Record<string, string | string[]>;
+  files: Map<string, UploadedFile>;
+}
+
+const MAX_FIELD_BYTES = 1024 * 1024;
+const MAX_FIELDS = 64;
+
+/**
+ * Reads a multipart/form-data body (the OpenAI and Xinference upload routes) with
+ * the route's own limits. @fastify/multipart streams each part; a file over the
+ * limit stops the upload there instead of buffering it all first.
+ */
+export async function readForm(request: FastifyRequest, rules: FormRules): Promise<Form> {
+  if (!request.isMultipart()) {
+    throw new HangarError('unsupported_media_type', [`${request.headers['content-type'] ?? 'none'}; ${rules.route} takes multipart/form-data`]);
+  }
+  const form: Form = { fields: {}, files: new Map() };
+  let current = '';
+  try {
+    const parts = request.parts({ limits: { fileSize: rules.maxFileBytes, files: rules.fileFields.length, fields: MAX_FIELDS, fieldSize: MAX_FIELD_BYTES } });
+    for await (const part of parts) {
+      current = part.fieldname;
+      if (part.type === 'file') {
+        if (!rules.fileFields.includes(part.fieldname)) {
+          part.file.resume();
+          throw new HangarError('invalid_field', [`${part.fieldname}: ${rules.route} takes no file in this field (file fields: ${rules.fileFields.join(', ')})`], { param: part.fieldname });
+        }
+        form.files.set(part.fieldname, { field: part.fieldname, filename: part.filename, data: await part.toBuffer() });
+        continue;
+      }
+      if (part.valueTruncated) throw new HangarError('payload_too_large', [`field ${part.fieldname} is longer than ${MAX_FIELD_BYTES} bytes`], { param: part.fieldname });
+      const value = String(part.value);
+      const previous = form.fields[part.fieldname];
+      form.fields[part.fieldname] = previous === undefined ? value : [...(Array.isArray(previous) ? previous : [previous]), value];
+    }
+  } catch (err) {
+    throw formError(err, rules, current);
+  }
+  return form;
+}
+
+function formError(err: unknown, rules: FormRules, field: string): unknown {
+  if (err instanceof HangarError) return err;
+  const code = (err as { code?: unknown }).code;
+  switch (code) {
+    case 'FST_REQ_FILE_TOO_LARGE':
+      return new HangarError('payload_too_large', [`the ${field} file is larger than ${mebibytes(rules.maxFileBytes)}, the limit of ${rules.route}`], { param: field, cause: err });
+    case 'FST_FILES_LIMIT':
+      return new HangarError('payload_too_large', [`${rules.route} takes at most ${rules.fileFields.length} file(s)`], { param: field, cause: err });
+    case 'FST_FIELDS_LIMIT':
+    case 'FST_PARTS_LIMIT':
+      return new HangarError('payload_too_large', [`${rules.route} takes at most ${MAX_FIELDS} fields`], { cause: err });
+    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+      return new HangarError('unsupported_media_type', [`${rules.route} takes multipart/form-data`], { cause: err });
+  }
+  // busboy's own parse failures (a malformed body) are the client's fault.
+  if (err instanceof Error && /multipart|boundary|Unexpected end of form/i.test(err.message)) {
+    return new HangarError('invalid_field', [`The multipart body could not be read: ${err.message}`], { cause: err });
+  }
+  return err;
+}
+
+function mebibytes(bytes: number): string {
+  return `${(bytes / (1024 * 1024)).toFixed(bytes % (1024 * 1024) === 0 ? 0 : 1)} MiB`;
+}
+
+/** The file a route needs, or a 400 naming the field. */
+export function requireFile(form: Form, field: string, route: string): UploadedFile {
+  const file = form.files.get(field);
+  if (!file) throw new HangarError('invalid_field', [`${field}: ${route} needs a file in the multipart field \`${field}\``], { param: field });
+  if (file.data.length === 0) throw new HangarError('invalid_field', [`${field}: the uploaded file is empty`], { param: field });
+  return file;
+}
+
+/** Checks the text fields against the route's zod schema: a 400 naming the field, as JSON bodies get. */
+export function parseFields<S extends z.ZodType>(schema: S, form: Form): z.output<S> {
+  const result = schema.safeParse(form.fields);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const field = issue?.path.join('.') ?? '';
+  const message = issue?.message ?? 'invalid value';
+  const text = field && !message.includes(field) ? `${field}: ${message}` : message;
+  throw new HangarError('invalid_field', [text], { param: field || null });
+}

@@ -1,0 +1,25 @@
+import type { Command } from 'commander';
+import { chatCommand } from './commands/chat.js';
+import { engineCommand } from './commands/engine.js';
+import { generateCommand } from './commands/generate.js';
+import { launchCommand } from './commands/launch.js';
+import { listCommand } from './commands/list.js';
+import { loginCommand } from './commands/login.js';
+import { registerCommand } from './commands/register.js';
+import { registrationsCommand } from './commands/registrations.js';
+import { terminateCommand } from './commands/terminate.js';
+import { unregisterCommand } from './commands/unregister.js';
+import { expandShortFlags } from './short-flags.js';
+
+const commands = [launchCommand, listCommand, terminateCommand, registerCommand, unregisterCommand, registrationsCommand, engineCommand, loginCommand, chatCommand, generateCommand];
+
+/** Adds the client commands (they talk to a server over HTTP) to the `hangar` program. */
+export function addClientCommands(program: Command): void {
+  for (const make of commands) program.addCommand(make());
+}
+
+/** argv with Xinference's flag spellings rewritten for commander (short-flags.ts), for the client commands only. */
+export function clientArgv(program: Command, argv: string[]): string[] {
+  const names = new Set(program.commands.filter((c) => c.name() !== 'start').map((c) => c.name()));
+  return expandShortFlags(argv, names);
+}

@@ -1,0 +1,32 @@
+import type { Command } from 'commander';
+import { reportFailure } from './cli-error.js';
+import { resolveConnection, type ConnectionOptions } from './connection.js';
+import { HttpClient } from './http-client.js';
+
+/** `-e/--endpoint`, `-ak/--api-key` (see short-flags.ts) and `--debug`, as every client command has them. */
+export function withConnectionOptions(command: Command): Command {
+  return command
+    .option('-e, --endpoint <url>', 'server address (env HANGAR_ENDPOINT, default http://127.0.0.1:9997)')
+    .option('--api-key <key>', 'API key or token, also -ak (env HANGAR_API_KEY, else the token saved by `hangar login`)')
+    .option('--debug', 'print the stack trace of a failure');
+}
+
+/**
+ * Wraps a command's work: resolves the connection, runs it, and turns any failure into
+ * one line and a non-zero exit (cli-error.ts).
+ */
+export function clientAction<O extends ConnectionOptions>(work: (http: HttpClient, options: O, command: Command) => Promise<void>) {
+  return async (options: O, command: Command): Promise<void> => {
+    try {
+      const http = new HttpClient(await resolveConnection(options));
+      await work(http, options, command);
+    } catch (err) {
+      reportFailure(err, options.debug === true);
+    }
+  };
+}
+
+/** Prints a value as JSON for `--json` (machine-readable, one document). */
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}

@@ -1,0 +1,114 @@
+import { Command, InvalidArgumentError } from 'commander';
+import { CliError } from '../cli-error.js';
+import { clientAction, printJson, withConnectionOptions } from '../command-options.js';
+import type { ConnectionOptions } from '../connection.js';
+import { engineKwargs } from '../engine-kwargs.js';
+import { followLaunch } from '../launch-progress.js';
+
+interface LaunchOptions extends ConnectionOptions {
+  modelName: string;
+  modelType: string;
+  modelEngine?: string;
+  modelUid?: string;
+  sizeInBillions?: string;
+  modelFormat?: string;
+  quantization?: string;
+  replica: number;
+  nGpu: string;
+  gpuIdx?: string;
+  modelPath?: string;
+  env?: string[];
+  workerIp?: string;
+  json?: boolean;
+}
+
+const positiveInt = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number of 1 or more.');
+  return n;
+};
+
+/** `hangar launch`: Xinference's flags (notes §10); unknown `--name value` pairs go to the engine. */
+export function launchCommand(): Command {
+  return withConnectionOptions(
+    new Command('launch')
+      .description('launch a model and follow its progress until it is ready')
+      .requiredOption('-n, --model-name <name>', 'registered model name')
+      .option('-t, --model-type <type>', 'LLM, embedding, rerank, image, audio, video or flexible', 'LLM')
+      .option('--model-engine <engine>', 'engine, also -en (required for LLMs), e.g. Transformers')
+      .option('-u, --model-uid <uid>', 'uid for the running model (default: the model name)')
+      .option('-s, --size-in-billions <size>', 'model size, e.g. 7 or 0_5')
+      .option('-f, --model-format <format>', 'e.g. pytorch, gptq, ggufv2')
+      .option('-q, --quantization <q>', 'e.g. none, Int4, q4_0')
+      .option('-r, --replica <n>', 'number of replicas', positiveInt, 1)
+      .option('--n-gpu <n>', 'GPUs per replica: auto, a number, or none for CPU', 'auto')
+      .option('--gpu-idx <list>', 'pin GPUs, comma separated, e.g. 0,1')
+      .option('--model-path <path>', 'launch from a local folder, also -mp')
+      .option('--env <name-and-value...>', 'environment variable for the model process, also -ev: --env NAME VALUE (repeatable)')
+      .option('--worker-ip <ip>', 'worker to place the model on')
+      .option('--json', 'print {"model_uid": ...} as JSON when ready')
+      // Unknown options are engine arguments (engine-kwargs.ts), collected from command.args.
+      .allowUnknownOption()
+      .allowExcessArguments(),
+  ).action(
+    clientAction<LaunchOptions>(async (http, options, command) => {
+      const body = launchBody(options, command.args);
+      const { model_uid: uid } = await http.post<{ model_uid: string }>('/v1/models?wait_ready=false', body);
+      await followLaunch(http, uid, { quiet: options.json === true });
+      if (options.json) printJson({ model_uid: uid });
+      else process.stdout.write(`Model uid: ${uid}\n`);
+    }),
+  );
+}
+
+/** The POST /v1/models body (contract §3.1) the flags describe. */
+export function launchBody(options: LaunchOptions, extra: string[]): Record<string, unknown> {
+  if (options.modelType === 'LLM' && !options.modelEngine) {
+    throw new CliError('--model-engine (-en) is required for LLM models, e.g. -en Transformers; `hangar engine -n <name>` lists the engines');
+  }
+  const body: Record<string, unknown> = {
+    ...engineKwargs(extra),
+    model_name: options.modelName,
+    model_type: options.modelType,
+    replica: options.replica,
+    n_gpu: nGpu(options.nGpu),
+  };
+  if (options.modelEngine) body.model_engine = options.modelEngine;
+  if (options.modelUid) body.model_uid = options.modelUid;
+  if (options.sizeInBillions) body.model_size_in_billions = sizeInBillions(options.sizeInBillions);
+  if (options.modelFormat) body.model_format = options.modelFormat;
+  if (options.quantization) body.quantization = options.quantization;
+  if (options.gpuIdx) body.gpu_idx = gpuIdx(options.gpuIdx);
+  if (options.modelPath) body.model_path = options.modelPath;
+  if (options.workerIp) body.worker_ip = options.workerIp;
+  if (options.env) body.envs = envPairs(options.env);
+  return body;
+}
+
+function nGpu(value: string): number | string | null {
+  if (value === 'auto') return 'auto';
+  if (value.toLowerCase() === 'none') return null;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new CliError(`--n-gpu must be auto, none or a whole number, not "${value}"`);
+  return n;
+}
+
+/** "7" → 7; "0.5" and "0_5" → "0_5", the catalog's spelling of a fractional size. */
+function sizeInBillions(value: string): number | string {
+  const n = Number(value.replace('_', '.'));
+  if (!Number.isFinite(n) || n <= 0) throw new CliError(`--size-in-billions must be a positive number such as 7 or 0_5, not "${value}"`);
+  return Number.isInteger(n) ? n : value.replace('.', '_');
+}
+
+function gpuIdx(value: string): number[] {
+  const list = value.split(',').map((s) => Number(s.trim()));
+  if (list.some((n) => !Number.isInteger(n) || n < 0)) throw new CliError(`--gpu-idx must be GPU numbers separated by commas, such as 0,1; not "${value}"`);
+  return list;
+}
+
+function envPairs(values: string[]): Record<string, string> {
+  if (values.length % 2 !== 0) throw new CliError('--env takes a name and a value: --env NAME VALUE');
+  const envs: Record<string, string> = {};
+  for (let i = 0; i < values.length; i += 2) envs[values[i]!] = values[i + 1]!;
+  return envs;
+}

@@ -1,0 +1,33 @@
+import { Command } from 'commander';
+import { CliError } from '../cli-error.js';
+import { clientAction, withConnectionOptions } from '../command-options.js';
+import type { ConnectionOptions } from '../connection.js';
+import { HttpClient } from '../http-client.js';
+import { saveToken } from '../token-store.js';
+
+/** `hangar login --username u --password p`: gets a token and saves it for this endpoint (token-store.ts). */
+export function loginCommand(): Command {
+  return withConnectionOptions(
+    new Command('login')
+      .description('log in and save the token for later commands against this endpoint')
+      .requiredOption('--username <name>', 'user name')
+      .requiredOption('--password <password>', 'password'),
+  ).action(
+    clientAction<ConnectionOptions & { username: string; password: string }>(async (http, options) => {
+      const { endpoint } = http.connection;
+      // Logging in never sends an old credential.
+      const anonymous = new HttpClient({ endpoint, credential: null });
+      const { auth } = await anonymous.get<{ auth: boolean }>('/v1/cluster/auth');
+      if (!auth) throw new CliError(`the server at ${endpoint} does not use authentication; no login is needed`);
+      let token: string;
+      try {
+        ({ access_token: token } = await anonymous.post<{ access_token: string }>('/token', { username: options.username, password: options.password }));
+      } catch (err) {
+        if (err instanceof CliError && err.status === 401) throw new CliError(`login to ${endpoint} failed: incorrect username or password`, 401);
+        throw err;
+      }
+      const file = await saveToken(endpoint, token);
+      process.stdout.write(`Logged in to ${endpoint} as ${options.username}; the token is saved in ${file}.\n`);
+    }),
+  );
+}

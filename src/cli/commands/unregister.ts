@@ -1,0 +1,18 @@
+import { Command } from 'commander';
+import { clientAction, withConnectionOptions } from '../command-options.js';
+import type { ConnectionOptions } from '../connection.js';
+
+/** `hangar unregister -t <type> -n <name>`: removes a custom registration. */
+export function unregisterCommand(): Command {
+  return withConnectionOptions(
+    new Command('unregister')
+      .description('remove a custom model registration')
+      .option('-t, --model-type <type>', 'LLM, embedding, rerank, image, audio, video or flexible', 'LLM')
+      .requiredOption('-n, --model-name <name>', 'the custom model to remove'),
+  ).action(
+    clientAction<ConnectionOptions & { modelType: string; modelName: string }>(async (http, options) => {
+      await http.delete(`/v1/model_registrations/${encodeURIComponent(options.modelType)}/${encodeURIComponent(options.modelName)}`);
+      process.stdout.write(`Unregistered ${options.modelName} (${options.modelType}).\n`);
+    }),
+  );
+}

@@ -1,0 +1,96 @@
+import { CliError } from './cli-error.js';
+import type { Connection } from './connection.js';
+import { readSseData } from './sse-reader.js';
+
+/**
+ * The CLI's only way to the server: JSON over HTTP (the cli-is-a-client rule of
+ * .dependency-cruiser.cjs). Every failure becomes a CliError whose one line says what
+ * to do about it.
+ */
+export class HttpClient {
+  constructor(readonly connection: Connection) {}
+
+  get<T>(path: string): Promise<T> {
+    return this.json<T>('GET', path);
+  }
+
+  post<T>(path: string, body?: unknown): Promise<T> {
+    return this.json<T>('POST', path, body ?? {});
+  }
+
+  delete<T>(path: string): Promise<T> {
+    return this.json<T>('DELETE', path);
+  }
+
+  /** POSTs and yields each `data:` payload of the SSE answer, parsed, until `[DONE]`. */
+  async *stream(path: string, body: unknown): AsyncGenerator<Record<string, unknown>> {
+    const res = await this.send('POST', path, body);
+    if (!res.ok) throw await failure(res, this.connection.endpoint);
+    if (!res.body) return;
+    for await (const data of readSseData(res.body)) {
+      if (data === '[DONE]') return;
+      const chunk = JSON.parse(data) as Record<string, unknown>;
+      if (chunk.error !== undefined) throw new CliError(`the server stopped the stream: ${errorText(chunk.error)}`);
+      yield chunk;
+    }
+  }
+
+  private async json<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await this.send(method, path, body);
+    const text = await res.text();
+    if (!res.ok) throw failureFrom(res, text, this.connection.endpoint);
+    return (text.length > 0 ? JSON.parse(text) : null) as T;
+  }
+
+  private async send(method: string, path: string, body?: unknown): Promise<Response> {
+    const { endpoint, credential } = this.connection;
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (credential) headers.authorization = `Bearer ${credential}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let url: URL;
+    try {
+      url = new URL(endpoint + path);
+    } catch {
+      throw new CliError(`the endpoint ${endpoint} is not a URL; pass one like http://127.0.0.1:9997 with -e/--endpoint or HANGAR_ENDPOINT`);
+    }
+    try {
+      return await fetch(url, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      const why = cause?.code ?? cause?.message ?? (err as Error).message;
+      throw new CliError(`cannot reach the Hangar server at ${endpoint} (${why}); is it running? Choose another with -e/--endpoint or HANGAR_ENDPOINT`, null, 1, err);
+    }
+  }
+}
+
+async function failure(res: Response, endpoint: string): Promise<CliError> {
+  return failureFrom(res, await res.text(), endpoint);
+}
+
+/** Maps an error answer (contract §1 shape: `detail` plus OpenAI's `error`) to one actionable line. */
+function failureFrom(res: Response, text: string, endpoint: string): CliError {
+  let detail = text.trim() || res.statusText;
+  try {
+    const body = JSON.parse(text) as { detail?: unknown; error?: unknown };
+    if (body.detail !== undefined) detail = errorText(body.detail);
+    else if (body.error !== undefined) detail = errorText(body.error);
+  } catch {
+    // not JSON: the raw text is the best we have
+  }
+  if (res.status === 401) {
+    return new CliError(`not authenticated at ${endpoint} (${detail}): log in with \`hangar login\` or pass --api-key`, 401);
+  }
+  if (res.status === 403) {
+    // The guard names the missing permission in the challenge: Bearer scope="models:start".
+    const scope = /scope="([^"]+)"/.exec(res.headers.get('www-authenticate') ?? '')?.[1];
+    const needs = scope ? `this needs the \`${scope}\` permission, which your credential lacks` : 'your credential lacks the permission this needs';
+    return new CliError(`permission denied at ${endpoint}: ${needs} (${detail})`, 403);
+  }
+  return new CliError(`${detail} (HTTP ${res.status})`, res.status);
+}
+
+function errorText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value && typeof value === 'object' && typeof (value as { message?: unknown }).message === 'string') return (value as { message: string }).message;
+  return JSON.stringify(value);
+}

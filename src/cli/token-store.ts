@@ -1,0 +1,40 @@
+import { createHash } from 'node:crypto';
+import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { defaultHome } from '../config/config.js';
+
+/**
+ * Tokens saved by `hangar login`, one file per endpoint, as Xinference keeps them
+ * (`<home>/auth/<sha256(endpoint)>`): `<HANGAR_HOME or ~/.hangar>/auth/<sha256>.json`,
+ * mode 0600 in a 0700 folder, since a token is as good as the password.
+ */
+export function tokenFile(endpoint: string, env: NodeJS.ProcessEnv = process.env): string {
+  const digest = createHash('sha256').update(normalizeEndpoint(endpoint)).digest('hex');
+  return path.join(defaultHome(env), 'auth', `${digest}.json`);
+}
+
+/** `http://h:1/` and `http://h:1` are the same server. */
+export function normalizeEndpoint(endpoint: string): string {
+  return endpoint.replace(/\/+$/, '');
+}
+
+export async function saveToken(endpoint: string, token: string): Promise<string> {
+  const file = tokenFile(endpoint);
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  // Written under a temporary name with 0600 from the start, then renamed: the token
+  // is never readable by others, and never half-written.
+  const tmp = `${file}.${process.pid}.tmp`;
+  await writeFile(tmp, JSON.stringify({ endpoint: normalizeEndpoint(endpoint), access_token: token }), { mode: 0o600 });
+  await chmod(tmp, 0o600);
+  await rename(tmp, file);
+  return file;
+}
+
+export async function loadToken(endpoint: string): Promise<string | null> {
+  try {
+    const saved = JSON.parse(await readFile(tokenFile(endpoint), 'utf8')) as { access_token?: unknown };
+    return typeof saved.access_token === 'string' ? saved.access_token : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,144 @@
+import { createInterface } from 'node:readline';
+import { execa, type ResultPromise } from 'execa';
+import type { LifecycleTimings } from '../config/config.js';
+import type { Logger } from '../logging/logger.js';
+import type { EndpointPair } from './endpoints.js';
+import type { RuntimeConnection } from './runtime-connection.js';
+
+type Subprocess = ResultPromise<{ reject: false; stdin: 'ignore'; stdout: 'pipe'; stderr: 'pipe'; buffer: false }>;
+
+export interface SpawnOptions {
+  python: string;
+  runtimeRoot: string;
+  endpoints: Pick<EndpointPair, 'data' | 'control'>;
+  /** The DEALERs' routing id: the replica uid, or a warm spare's own name. */
+  routingId: string;
+  heartbeatTimeoutMs: number;
+  env: Record<string, string>;
+  /** `--preload`: modules imported before the LOAD is read (a warm spare's). */
+  preload: readonly string[];
+}
+
+/** Where a runtime's output lines go; a warm spare's are re-pointed at the replica that takes it. */
+export interface OutputTarget {
+  log: Logger;
+}
+
+// How much of a dead runtime's own output goes into the error its callers see.
+const LAST_LINES_KEPT = 5;
+// After its connection drops, how long a dying process gets to be seen exiting.
+const EXIT_AFTER_DISCONNECT_MS = 300;
+
+/** The child process and its stop escalation: ask, wait, SIGTERM, wait, SIGKILL. */
+export class RuntimeProcess {
+  readonly exited: Promise<void>;
+  private hasExited = false;
+  private stopping: Promise<void> | null = null;
+
+  private constructor(
+    private readonly subprocess: Subprocess,
+    private readonly connection: RuntimeConnection,
+    private readonly timings: LifecycleTimings,
+    output: OutputTarget,
+    lastLines: string[],
+  ) {
+    this.exited = subprocess.then((result) => {
+      this.hasExited = true;
+      const how = result.signal ? `signal ${result.signal}` : `exit code ${String(result.exitCode)}`;
+      if (!this.stopping) output.log.warn({ pid: subprocess.pid }, `runtime process ended unexpectedly (${how})`);
+      const last = lastLines.length > 0 ? `; its last output: ${lastLines.join(' | ')}` : '';
+      connection.markDead(`the runtime process ended (${how})${last}`);
+    });
+    connection.onConnectionLost(() => void this.onConnectionLost());
+    // Declared dead while still running (no heartbeat, DEAD, connection lost): a hung
+    // process would otherwise stay behind, holding its memory and GPU.
+    connection.onDeath(() => {
+      if (!this.hasExited) void this.stop();
+    });
+  }
+
+  /**
+   * A process that exits closes its sockets, so the exit usually arrives just after
+   * the disconnect: wait for it briefly, so callers learn the exit code or signal and
+   * the last output. Still running after that, it is frozen or wedged below Python.
+   */
+  private async onConnectionLost(): Promise<void> {
+    if (this.stopping || (await this.exitsWithin(EXIT_AFTER_DISCONNECT_MS))) return;
+    const ms = this.timings.connectionTimeoutMs;
+    this.connection.markDead(`the runtime stopped answering on its connection (no ZMTP heartbeat for ${ms} ms; frozen or unreachable)`);
+  }
+
+  /** Spawns `python -m hangar_runtime` against a connection that is already bound. */
+  static spawn(options: SpawnOptions, connection: RuntimeConnection, timings: LifecycleTimings, output: OutputTarget): RuntimeProcess {
+    const args = [
+      '-m', 'hangar_runtime',
+      '--data', options.endpoints.data,
+      '--control', options.endpoints.control,
+      '--replica', options.routingId,
+      '--parent-pid', String(process.pid),
+      '--heartbeat-timeout', String(options.heartbeatTimeoutMs / 1000),
+    ];
+    if (options.preload.length > 0) args.push('--preload', options.preload.join(','));
+    const subprocess: Subprocess = execa(options.python, args, {
+      cwd: options.runtimeRoot,
+      env: { ...options.env, PYTHONPATH: options.runtimeRoot, PYTHONUNBUFFERED: '1' },
+      extendEnv: true,
+      reject: false,
+      stdin: 'ignore',
+      stdout: 'pipe',
+      stderr: 'pipe',
+      buffer: false,
+    });
+    const lastLines = forwardLines(subprocess, output);
+    return new RuntimeProcess(subprocess, connection, timings, output, lastLines);
+  }
+
+  get pid(): number {
+    return this.subprocess.pid ?? -1;
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= this.escalate();
+    return this.stopping;
+  }
+
+  private async escalate(): Promise<void> {
+    // Over a dead connection nobody hears SHUTDOWN: go straight to the signals.
+    const asked = !this.connection.isDead;
+    if (asked) this.connection.requestShutdown();
+    if (!asked || !(await this.exitsWithin(this.timings.shutdownGraceMs))) {
+      this.subprocess.kill('SIGTERM');
+      if (!(await this.exitsWithin(this.timings.terminateGraceMs))) {
+        this.subprocess.kill('SIGKILL');
+        await this.exited;
+      }
+    }
+    await this.connection.close();
+  }
+
+  private exitsWithin(ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), ms);
+      void this.exited.then(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  }
+}
+
+/** Forwards the runtime's lines to our log; returns the last few, for the cause of a crash. */
+function forwardLines(subprocess: Subprocess, output: OutputTarget): string[] {
+  const last: string[] = [];
+  for (const stream of [subprocess.stderr, subprocess.stdout]) {
+    if (!stream) continue;
+    const lines = createInterface({ input: stream, crlfDelay: Infinity });
+    lines.on('line', (line) => {
+      if (line.length === 0) return;
+      output.log.info({ source: 'runtime' }, line);
+      last.push(line.length > 300 ? `${line.slice(0, 300)}...` : line);
+      if (last.length > LAST_LINES_KEPT) last.shift();
+    });
+  }
+  return last;
+}

@@ -1,0 +1,66 @@
+import type { ModelType } from '../registry/index.js';
+import type { RuntimeStats } from '../runtime/runtime.js';
+
+/** A launch (POST /v1/models until READY, or until it failed or was cancelled). */
+export interface LaunchEvent {
+  modelUid: string;
+  modelName: string;
+  modelType: ModelType;
+  outcome: 'ready' | 'failed';
+  seconds: number;
+}
+
+/** A restart of a replica whose runtime died. */
+export interface RestartEvent {
+  modelUid: string;
+  modelName: string;
+  modelType: ModelType;
+  replica: string;
+}
+
+/** What one running replica looks like now, for gauges read at scrape time. */
+export interface ReplicaSnapshot {
+  modelUid: string;
+  modelName: string;
+  modelType: ModelType;
+  replica: string;
+  pid: number;
+  /** Calls the control plane has sent and not yet had answered. */
+  pendingCalls: number;
+  /** The runtime's own report (docs/runtime-protocol.md, "Stats"); null before its first. */
+  stats: RuntimeStats | null;
+}
+
+export interface LifecycleListener {
+  launched?(event: LaunchEvent): void;
+  restarted?(event: RestartEvent): void;
+}
+
+/**
+ * The supervisor's lifecycle as events for whoever counts them (the metrics in api/).
+ * The supervisor knows nothing of Prometheus; a listener that throws is its own bug
+ * and must not break a launch, so failures are swallowed here.
+ */
+export class LifecycleEvents {
+  private readonly listeners: LifecycleListener[] = [];
+
+  listen(listener: LifecycleListener): void {
+    this.listeners.push(listener);
+  }
+
+  launched(event: LaunchEvent): void {
+    for (const l of this.listeners) safely(() => l.launched?.(event));
+  }
+
+  restarted(event: RestartEvent): void {
+    for (const l of this.listeners) safely(() => l.restarted?.(event));
+  }
+}
+
+function safely(fn: () => void): void {
+  try {
+    fn();
+  } catch {
+    // see the class comment
+  }
+}

@@ -1,0 +1,55 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { repoRoot } from '../integration/harness/server.js';
+
+const image = inject('hangarImage');
+
+/** `docker-compose config` (Debian's Compose; docker/ci-build.sh installs it): schema validation and the merged result. */
+function composeConfig(file: string): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync('docker-compose', ['-f', file, 'config'], { encoding: 'utf8', env: { ...process.env, HANGAR_AUTH_CONFIG: '' } });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+describe.skipIf(!image)('compose files', () => {
+  let scratch: string;
+  beforeAll(async () => {
+    scratch = await mkdtemp(path.join(os.tmpdir(), 'hangar-compose-'));
+  });
+  afterAll(async () => {
+    await rm(scratch, { recursive: true, force: true });
+  });
+
+  it('the GPU file validates and reserves the GPUs, the port, both volumes and the auth folder', () => {
+    const result = composeConfig(path.join(repoRoot, 'docker', 'compose.yaml'));
+    expect(result.status, result.stderr).toBe(0);
+    const out = result.stdout;
+    expect(out).toContain('driver: nvidia');
+    expect(out).toContain('- gpu');
+    expect(out).toContain('target: 9997');
+    expect(out).toContain('hangar-home:/var/lib/hangar:rw');
+    expect(out).toContain('hangar-cache:/var/lib/hangar/cache:rw');
+    expect(out).toContain(':/etc/hangar:ro');
+    expect(out).toContain('restart: unless-stopped');
+    expect(out).toContain('dockerfile: docker/Dockerfile');
+  });
+
+  it('the CPU file validates and builds from the same Dockerfile without a GPU reservation', () => {
+    const result = composeConfig(path.join(repoRoot, 'docker', 'compose.cpu.yaml'));
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout).toContain('dockerfile: docker/Dockerfile');
+    expect(result.stdout).toContain('hangar-home:/var/lib/hangar:rw');
+    expect(result.stdout).not.toContain('nvidia');
+  });
+
+  it('the validator refuses a file the schema does not allow (so passing means something)', async () => {
+    const broken = path.join(scratch, 'compose.yaml');
+    const text = await readFile(path.join(repoRoot, 'docker', 'compose.yaml'), 'utf8');
+    await writeFile(broken, text.replace('restart: unless-stopped', 'restart: unless-stopped\n    gpus_please: all'));
+    const result = composeConfig(broken);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain('gpus_please');
+  });
+});

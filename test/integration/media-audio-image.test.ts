@@ -1,0 +1,281 @@
+import { execFileSync } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import OpenAI, { toFile } from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client } from './harness/http.js';
+import { waitFor } from './harness/processes.js';
+import { makeHome, removeHome, startServer, venvPython, type TestServer } from './harness/server.js';
+import { buildTinyMediaModels, pythonHas, renderTextImage } from './harness/tiny-media-models.js';
+
+// Real engines end to end: espeak-ng speaks, pocketsphinx listens, tesseract reads a
+// rendered image, and a tiny random-weight Whisper and image captioner (built here)
+// go through the Transformers pipelines. One server and one launch of each model
+// serve every case in this file.
+const SENTENCE = 'please open the door and turn on the light';
+// espeak-ng's en-us voice at 150 words a minute (speed 150/175): pocketsphinx's US
+// English model hears "he opened the door ..." in it; synthetic speech is recognised
+// only approximately, so the test looks for keywords.
+const SPEED = 150 / 175;
+
+describe('audio and image models', () => {
+  let server: TestServer;
+  let work: string;
+  let api: ReturnType<typeof client>;
+  let spoken: Buffer;
+
+  const post = async (route: string, form: FormData) => {
+    const res = await fetch(server.url + route, { method: 'POST', body: form });
+    const text = await res.text();
+    let body: any;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    return { status: res.status, text, body, headers: res.headers };
+  };
+  const audioForm = (model: string, data: Buffer, fields: Record<string, string> = {}, filename = 'speech.wav') => {
+    const form = new FormData();
+    form.append('model', model);
+    for (const [k, v] of Object.entries(fields)) form.append(k, v);
+    form.append('file', new Blob([data]), filename);
+    return form;
+  };
+  const imageForm = (model: string, data: Buffer, field = 'image') => {
+    const form = new FormData();
+    form.append('model', model);
+    form.append(field, new Blob([data]), 'image.png');
+    return form;
+  };
+
+  beforeAll(async () => {
+    work = await makeHome('hangar-media-');
+    const tiny = buildTinyMediaModels([
+      ['whisper', path.join(work, 'whisper')],
+      ['captioner', path.join(work, 'captioner')],
+      ['tts', path.join(work, 'tts')],
+    ]);
+    server = await startServer();
+    api = client(server.url);
+    const register = async (type: string, model: Record<string, unknown>) => {
+      const res = await api.post(`/v1/model_registrations/${type}`, { model, persist: false });
+      expect(res.status, res.text).toBe(200);
+    };
+    await register('audio', { model_name: 'tiny-whisper', model_family: 'whisper', model_ability: ['audio2text'], model_uri: tiny.whisper!.path });
+    await register('audio', { model_name: 'tiny-tts', model_family: 'vits', model_ability: ['text2audio'], model_uri: tiny.tts!.path });
+    await register('image', { model_name: 'tiny-captioner', model_family: 'image-to-text', model_ability: ['ocr'], model_uri: tiny.captioner!.path });
+    const launches = [
+      { model_name: 'espeak-ng', model_type: 'audio', model_uid: 'tts' },
+      { model_name: 'pocketsphinx-en-us', model_type: 'audio', model_uid: 'asr' },
+      { model_name: 'tesseract-ocr', model_type: 'image', model_uid: 'ocr' },
+      { model_name: 'tiny-whisper', model_type: 'audio', model_uid: 'whisper' },
+      { model_name: 'tiny-captioner', model_type: 'image', model_uid: 'captioner' },
+      { model_name: 'tiny-tts', model_type: 'audio', model_uid: 'vits' },
+    ];
+    const results = await Promise.all(launches.map((l) => api.post('/v1/models', l)));
+    for (const res of results) expect(res.status, res.text).toBe(200);
+  }, 240_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    if (server) await removeHome(server.home);
+    if (work) await removeHome(work);
+  });
+
+  it('speaks a sentence with espeak-ng and hears its keywords back with pocketsphinx', async () => {
+    const speech = await fetch(`${server.url}/v1/audio/speech`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'tts', input: SENTENCE, voice: 'en-us', response_format: 'wav', speed: SPEED }),
+    });
+    expect(speech.status).toBe(200);
+    expect(speech.headers.get('content-type')).toBe('audio/wav');
+    spoken = Buffer.from(await speech.arrayBuffer());
+    expect(spoken.subarray(0, 4).toString('latin1')).toBe('RIFF');
+    expect(spoken.length).toBeGreaterThan(22050); // more than half a second of 16-bit audio
+
+    const heard = await post('/v1/audio/transcriptions', audioForm('asr', spoken));
+    expect(heard.status, heard.text).toBe(200);
+    expect(Object.keys(heard.body)).toEqual(['text']);
+    const words = (heard.body.text as string).toLowerCase();
+    expect(words).toMatch(/open/);
+    expect(words).toMatch(/door/);
+  });
+
+  it('renders transcripts as text, srt, vtt and verbose_json', async () => {
+    const text = await post('/v1/audio/transcriptions', audioForm('asr', spoken, { response_format: 'text' }));
+    expect(text.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(text.text).toMatch(/door.*\n$/);
+    const srt = await post('/v1/audio/transcriptions', audioForm('asr', spoken, { response_format: 'srt' }));
+    expect(srt.text).toMatch(/^1\n\d\d:\d\d:\d\d,\d\d\d --> \d\d:\d\d:\d\d,\d\d\d\n.*door/);
+    const vtt = await post('/v1/audio/transcriptions', audioForm('asr', spoken, { response_format: 'vtt' }));
+    expect(vtt.text).toMatch(/^WEBVTT\n\n\d\d:\d\d:\d\d\.\d\d\d --> /);
+    const verbose = await post('/v1/audio/transcriptions', audioForm('asr', spoken, { response_format: 'verbose_json', 'timestamp_granularities[]': 'word' }));
+    expect(verbose.body).toMatchObject({ task: 'transcribe', language: 'en' });
+    expect(verbose.body.duration).toBeGreaterThan(1);
+    expect(verbose.body.segments.length).toBeGreaterThan(0);
+    expect(verbose.body.words.map((w: { word: string }) => w.word)).toContain('door');
+    const translated = await post('/v1/audio/translations', audioForm('asr', spoken));
+    expect(translated.body.text).toMatch(/door/);
+  });
+
+  it('makes flac, pcm, mp3 and a streamed wav', async () => {
+    const speak = (extra: Record<string, unknown>) =>
+      fetch(`${server.url}/v1/audio/speech`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tts', input: 'hello world', ...extra }) });
+    const flac = Buffer.from(await (await speak({ response_format: 'flac' })).arrayBuffer());
+    expect(flac.subarray(0, 4).toString('latin1')).toBe('fLaC');
+    const pcm = await speak({ response_format: 'pcm' });
+    expect(pcm.headers.get('content-type')).toBe('audio/pcm');
+    expect((await pcm.arrayBuffer()).byteLength % 2).toBe(0);
+    const mp3 = await speak({}); // OpenAI's default format
+    expect(mp3.headers.get('content-type')).toBe('audio/mpeg');
+    const head = Buffer.from(await mp3.arrayBuffer());
+    expect(head.subarray(0, 3).toString('latin1') === 'ID3' || (head[0] === 0xff && (head[1]! & 0xe0) === 0xe0)).toBe(true);
+    const streamed = await speak({ response_format: 'wav', stream: true });
+    expect(streamed.status).toBe(200);
+    let pieces = 0;
+    const parts: Buffer[] = [];
+    for await (const piece of streamed.body!) {
+      pieces++;
+      parts.push(Buffer.from(piece));
+    }
+    const whole = Buffer.concat(parts);
+    expect(whole.subarray(0, 4).toString('latin1')).toBe('RIFF');
+    expect(whole.length).toBeGreaterThan(10_000);
+    expect(pieces).toBeGreaterThan(0);
+  });
+
+  it('stops speaking for a client that goes away mid-stream, and keeps serving', async () => {
+    const controller = new AbortController();
+    const long = Array.from({ length: 60 }, (_, i) => `sentence number ${i} is spoken slowly.`).join(' ');
+    const res = await fetch(`${server.url}/v1/audio/speech`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'tts', input: long, response_format: 'pcm', stream: true, speed: 0.5 }),
+      signal: controller.signal,
+    });
+    const reader = res.body!.getReader();
+    expect((await reader.read()).done).toBe(false);
+    controller.abort();
+    expect(await waitFor(async () => (await api.get('/v1/models/tts/replicas')).body[0].in_flight === 0, 10_000)).toBe(true);
+    const next = await api.post('/v1/audio/speech', { model: 'tts', input: 'still here', response_format: 'wav' });
+    expect(next.status).toBe(200);
+  });
+
+  it('reads a rendered image back exactly with tesseract, with word boxes', async () => {
+    const file = path.join(work, 'text.png');
+    renderTextImage('Hangar reads 42 words', file);
+    const res = await post('/v1/images/ocr', imageForm('ocr', await readFile(file)));
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.text).toBe('Hangar reads 42 words');
+    expect(res.body.words.map((w: { text: string }) => w.text)).toEqual(['Hangar', 'reads', '42', 'words']);
+    for (const w of res.body.words) expect(w.box.width).toBeGreaterThan(0);
+    expect(res.body.lang).toBe('eng');
+  });
+
+  it('speaks with the tiny VITS model through the Transformers text-to-audio pipeline', async () => {
+    const speak = (extra: Record<string, unknown>) =>
+      fetch(`${server.url}/v1/audio/speech`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'vits', input: 'hello world', ...extra }) });
+    const wav = Buffer.from(await (await speak({ response_format: 'wav' })).arrayBuffer());
+    expect(wav.subarray(0, 4).toString('latin1')).toBe('RIFF');
+    expect(wav.readUInt32LE(24)).toBe(16000); // the model's own sampling rate
+    const flac = Buffer.from(await (await speak({ response_format: 'flac', stream: true })).arrayBuffer());
+    expect(flac.subarray(0, 4).toString('latin1')).toBe('fLaC');
+  });
+
+  it('runs the tiny Whisper and the tiny captioner through the Transformers pipelines', async () => {
+    const json = await post('/v1/audio/transcriptions', audioForm('whisper', spoken));
+    expect(json.status, json.text).toBe(200);
+    expect(typeof json.body.text).toBe('string');
+    const verbose = await post('/v1/audio/translations', audioForm('whisper', spoken, { response_format: 'verbose_json' }));
+    expect(verbose.status, verbose.text).toBe(200);
+    expect(verbose.body).toMatchObject({ task: 'translate', text: expect.any(String) });
+    expect(verbose.body.duration).toBeCloseTo(spoken.length / 2 / 22050, 0);
+    const file = path.join(work, 'text.png');
+    const caption = await post('/v1/images/ocr', imageForm('captioner', await readFile(file)));
+    expect(caption.status, caption.text).toBe(200);
+    expect(caption.body).toEqual({ model: 'captioner', text: expect.any(String) });
+  });
+
+  it('answers bad uploads and wrong models with clear errors', async () => {
+    const notAudio = await post('/v1/audio/transcriptions', audioForm('asr', Buffer.from('this is not audio at all'), {}, 'notes.txt'));
+    expect(notAudio.status).toBe(400);
+    expect(notAudio.body.error).toMatchObject({ code: 'unsupported_upload_format', param: 'file' });
+    expect(notAudio.body.detail).toMatch(/wav, flac, ogg, mp3/);
+    // A WAV header over garbage passes the sniffing; the decoder in the runtime refuses it.
+    const broken = Buffer.concat([Buffer.from('RIFF\u0000\u0000\u0000\u0000WAVE', 'latin1'), Buffer.alloc(64, 7)]);
+    const damaged = await post('/v1/audio/transcriptions', audioForm('asr', broken));
+    expect(damaged.status).toBe(400);
+    expect(damaged.body.detail).toMatch(/could not be decoded; expected one of: wav, flac, ogg, mp3/);
+    const tooBig = await post('/v1/audio/transcriptions', audioForm('asr', Buffer.alloc(26 * 1024 * 1024)));
+    expect(tooBig.status).toBe(413);
+    expect(tooBig.body.error).toMatchObject({ code: 'payload_too_large', param: 'file' });
+    expect(tooBig.body.detail).toMatch(/25 MiB/);
+    const noFile = new FormData();
+    noFile.append('model', 'asr');
+    const missing = await post('/v1/audio/transcriptions', noFile);
+    expect(missing.status).toBe(400);
+    expect(missing.body.error.param).toBe('file');
+    const json = await api.post('/v1/audio/transcriptions', { model: 'asr' });
+    expect(json.status).toBe(415);
+    const badFormat = await post('/v1/audio/transcriptions', audioForm('asr', spoken, { response_format: 'docx' }));
+    expect(badFormat.status).toBe(400);
+    expect(badFormat.body.error.param).toBe('response_format');
+    const notImage = await post('/v1/images/ocr', imageForm('ocr', spoken));
+    expect(notImage.body.error).toMatchObject({ code: 'unsupported_upload_format', param: 'image' });
+    const voice = await api.post('/v1/audio/speech', { model: 'tts', input: 'hi', voice: 'klingon' });
+    expect(voice.status).toBe(400);
+    expect(voice.body.detail).toMatch(/Unknown voice 'klingon'/);
+    expect(voice.headers.get('content-type')).toMatch(/^application\/json/);
+    const streamedVoice = await api.post('/v1/audio/speech', { model: 'tts', input: 'hi', voice: 'klingon', stream: true });
+    expect(streamedVoice.status).toBe(400);
+    const opus = await api.post('/v1/audio/speech', { model: 'tts', input: 'hi', response_format: 'opus' });
+    expect(opus.body.error.param).toBe('response_format');
+    const listen = await api.post('/v1/audio/speech', { model: 'asr', input: 'hi' });
+    expect(listen.body.error.code).toBe('ability_missing');
+    const draw = await api.post('/v1/images/generations', { model: 'ocr', prompt: 'a cat' });
+    expect(draw.body.error.code).toBe('ability_missing');
+    const wrongType = await post('/v1/audio/transcriptions', audioForm('ocr', spoken));
+    expect(wrongType.body.error.code).toBe('wrong_model_type');
+    const expired = await api.get('/v1/media/abcdef.png');
+    expect(expired.status).toBe(404);
+    expect(expired.body.error.code).toBe('media_not_found');
+  });
+
+  it('says in /v1/engines which engines run here and why the others cannot', async () => {
+    expect(Object.keys((await api.get('/v1/engines/audio/pocketsphinx-en-us')).body)).toEqual(['pocketsphinx']);
+    expect((await api.get('/v1/engines/audio/espeak-ng')).body.espeak).toEqual([{ model_name: 'espeak-ng', model_family: 'espeak', model_ability: ['text2audio'] }]);
+    expect(Array.isArray((await api.get('/v1/engines/image/tesseract-ocr')).body.tesseract)).toBe(true);
+    const diffusion = (await api.get('/v1/engines/image/sd-turbo')).body.diffusers;
+    if (pythonHas('diffusers')) expect(Array.isArray(diffusion)).toBe(true);
+    else expect(diffusion).toBe('Engine diffusers needs Python module diffusers, which is not installed in the runtime environment');
+  });
+
+  it('is called by the OpenAI JavaScript SDK', async () => {
+    const sdk = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'not-needed', maxRetries: 0 });
+    const speech = await sdk.audio.speech.create({ model: 'tts', input: SENTENCE, voice: 'alloy', response_format: 'wav', speed: SPEED });
+    const wav = Buffer.from(await speech.arrayBuffer());
+    expect(wav.subarray(0, 4).toString('latin1')).toBe('RIFF');
+    const transcript = await sdk.audio.transcriptions.create({ model: 'asr', file: await toFile(wav, 'speech.wav') });
+    expect(transcript.text).toMatch(/door/);
+    const translation = await sdk.audio.translations.create({ model: 'asr', file: await toFile(wav, 'speech.wav') });
+    expect(translation.text).toMatch(/door/);
+  });
+
+  it('is called by the OpenAI Python SDK', () => {
+    const script = `
+import json, sys
+from openai import OpenAI
+c = OpenAI(base_url=sys.argv[1] + "/v1", api_key="not-needed", max_retries=0)
+wav = c.audio.speech.create(model="tts", input=sys.argv[2], voice="alloy", response_format="wav", speed=float(sys.argv[3])).content
+text = c.audio.transcriptions.create(model="asr", file=("speech.wav", wav)).text
+srt = c.audio.transcriptions.create(model="asr", file=("speech.wav", wav), response_format="srt")
+print(json.dumps({"riff": wav[:4].decode("latin1"), "text": text, "srt": srt}))
+`;
+    const out = JSON.parse(execFileSync(venvPython, ['-c', script, server.url, SENTENCE, String(SPEED)], { encoding: 'utf8', timeout: 120_000 }).trim().split('\n').pop()!);
+    expect(out.riff).toBe('RIFF');
+    expect(out.text).toMatch(/door/);
+    expect(out.srt).toMatch(/^1\n00:00:0/);
+  });
+});

@@ -1,0 +1,219 @@
+import { rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client } from './harness/http.js';
+import { RayTestCluster, actorStates, rayEnv, rayInstalled } from './harness/ray-test-cluster.js';
+import { processPids, runtimePids, waitFor } from './harness/processes.js';
+import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
+
+// Cluster mode on a real Ray cluster on loopback (harness/ray_cluster.py): a head
+// (2 CPUs) and a second node (1 CPU and a custom resource, so it can be told apart).
+// Two replicas land on different nodes; the second node's raylet is killed outright
+// and its replica comes back on the head while requests go on.
+describe.skipIf(!rayInstalled())('cluster mode on Ray', () => {
+  let work: string;
+  let gcs: string;
+  let ray: RayTestCluster | undefined;
+  let server: TestServer;
+  let api: ReturnType<typeof client>;
+  const uid = `raytoy${process.pid}`;
+
+  beforeAll(async () => {
+    work = await makeHome('hangar-ray-');
+    ray = await RayTestCluster.start();
+    gcs = ray.address;
+    await writeFile(
+      path.join(work, 'where.py'),
+      'import os\n\ndef load(**kwargs):\n    return {}\n\ndef infer(model, value):\n    return {"value": value, "pid": os.getpid()}\n',
+    );
+    server = await startServer({ args: ['--cluster', gcs], env: { ...rayEnv, HANGAR_CLUSTER_PLACEMENT_TIMEOUT_MS: '20000' } });
+    api = client(server.url);
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    await ray?.stop();
+    if (server) await removeHome(server.home);
+    if (work) await removeHome(work);
+  });
+
+  async function replicas(): Promise<Array<Record<string, any>>> {
+    const res = await api.get(`/v1/models/${uid}/replicas`);
+    expect(res.status, res.text).toBe(200);
+    return res.body as Array<Record<string, any>>;
+  }
+
+  async function workers(): Promise<Array<Record<string, any>>> {
+    const res = await api.get('/v1/workers');
+    expect(res.status, res.text).toBe(200);
+    return res.body as Array<Record<string, any>>;
+  }
+
+  async function infer(value: number): Promise<{ status: number; pid?: number }> {
+    const res = await api.post('/v1/flexible/infers', { model: uid, args: [value] });
+    return { status: res.status, pid: res.status === 200 ? (res.body.pid as number) : undefined };
+  }
+
+  it('shows the Ray nodes with their resources', async () => {
+    const listed = await workers();
+    expect(listed).toHaveLength(2);
+    const secondNode = listed.find((w) => w.resources.total.custom.second_node === 1);
+    const head = listed.find((w) => w.is_head === true);
+    expect(secondNode?.resources.total.CPU).toBe(1);
+    expect(head?.resources.total.CPU).toBe(2);
+    expect(head?.resources.total.memory_bytes).toBeGreaterThan(0);
+
+    const info = await api.get('/v1/cluster/info');
+    expect(info.body.filter((n: any) => n.node_type === 'Worker')).toHaveLength(2);
+    const status = await api.get('/status');
+    expect(Object.keys(status.body.workers)).toHaveLength(2);
+  });
+
+  it('places two replicas on different nodes and serves through both', async () => {
+    const reg = { model_name: 'where', model_uri: path.join(work, 'where.py'), launcher: 'python', launcher_args: '{}' };
+    expect((await api.post('/v1/model_registrations/flexible', { model: JSON.stringify(reg), persist: false })).status).toBe(200);
+    const launch = await api.post('/v1/models', { model_name: 'where', model_type: 'flexible', model_uid: uid, replica: 2 });
+    expect(launch.status, launch.text).toBe(200);
+
+    const placed = await replicas();
+    const nodeIds = placed.map((r) => r.node.node_id as string);
+    expect(new Set(nodeIds).size).toBe(2);
+    const listed = await workers();
+    const onSecond = listed.find((w) => w.resources.total.custom.second_node === 1)!;
+    expect(onSecond.replicas).toHaveLength(1);
+    expect(Object.keys(onSecond.models)).toEqual(onSecond.replicas);
+
+    const pids = new Set<number | undefined>();
+    for (let i = 0; i < 6; i++) {
+      const res = await infer(i);
+      expect(res.status).toBe(200);
+      pids.add(res.pid);
+    }
+    expect(pids).toEqual(new Set(placed.map((r) => r.pid)));
+  });
+
+  it('refuses with 503 a launch no node can fit, saying what was asked and what is free', async () => {
+    const res = await api.post('/v1/models', { model_name: 'where', model_type: 'flexible', model_uid: `${uid}-big`, replica: 1, n_gpu: 1 });
+    // n_gpu above the cluster's GPUs is refused before placement, as in local mode.
+    expect(res.status).toBe(400);
+    const pinned = await api.post('/v1/models', { model_name: 'where', model_type: 'flexible', model_uid: `${uid}-pin`, replica: 1, worker_ip: '127.0.0.9' });
+    expect(pinned.status, pinned.text).toBe(503);
+    expect(pinned.body.error.code).toBe('no_gpu_slot');
+    expect(pinned.body.error.message).toMatch(/asked for 1 CPU and 0 GPU on the node with address 127\.0\.0\.9.*nodes: 127\.0\.0\.1/);
+    // The head has one CPU left: one more replica fits, the next not.
+    const one = await api.post('/v1/models', { model_name: 'where', model_type: 'flexible', model_uid: `${uid}-one`, replica: 1 });
+    expect(one.status, one.text).toBe(200);
+    const full = await api.post('/v1/models', { model_name: 'where', model_type: 'flexible', model_uid: `${uid}-full`, replica: 1 });
+    expect(full.status, full.text).toBe(503);
+    expect(full.body.error.message).toMatch(/asked for 1 CPU and 0 GPU;.*free: node 127\.0\.0\.1 \(\w+\) has 0 CPU/);
+    // Freed again: the head must have room for the replica of the node we kill next.
+    expect((await api.delete(`/v1/models/${uid}-one`)).status).toBe(200);
+  });
+
+  it('says clearly when a model_uri is not there on the node', async () => {
+    const file = path.join(work, 'gone.py');
+    await writeFile(file, 'def load(**kwargs):\n    return {}\n\ndef infer(model, value):\n    return value\n');
+    const reg = { model_name: 'gone', model_uri: file, launcher: 'python', launcher_args: '{}' };
+    expect((await api.post('/v1/model_registrations/flexible', { model: JSON.stringify(reg), persist: false })).status).toBe(200);
+    await rm(file);
+    const res = await api.post('/v1/models', { model_name: 'gone', model_type: 'flexible', model_uid: `${uid}-gone`, replica: 1 });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.error.message).toMatch(/does not exist.*on Ray node 127\.0\.0\.1.*a path every node can reach/);
+  });
+
+  it('brings the replica of a lost node back on another node while requests go on', async () => {
+    const before = await replicas();
+    const secondId = (await workers()).find((w) => w.resources.total.custom.second_node === 1)!.node_id as string;
+    expect(secondId).toBe(ray!.secondNodeId);
+    const lost = before.find((r) => r.node.node_id === secondId)!;
+    await ray!.killSecondNode();
+
+    let ok = 0;
+    const failures: number[] = [];
+    const back = await waitFor(async () => {
+      const res = await infer(ok);
+      if (res.status === 200) ok++;
+      else failures.push(res.status);
+      const now = (await replicas()).find((r) => r.replica_model_uid === lost.replica_model_uid)!;
+      return now.status === 'READY' && now.node.node_id !== secondId && now.restarts >= 1;
+    }, 60_000);
+    expect(back).toBe(true);
+    // Only a request in flight on the lost node may fail, and as "unavailable".
+    expect(failures.length).toBeLessThanOrEqual(2);
+    for (const status of failures) expect(status).toBe(503);
+    expect(ok).toBeGreaterThan(0);
+
+    const after = await replicas();
+    expect(after.every((r) => r.status === 'READY')).toBe(true);
+    const pids = new Set<number | undefined>();
+    for (let i = 0; i < 6; i++) {
+      const res = await infer(i);
+      expect(res.status).toBe(200);
+      pids.add(res.pid);
+    }
+    expect(pids).toEqual(new Set(after.map((r) => r.pid)));
+    // The node list follows Ray's own health check (a few seconds here), which may come
+    // after the replica is already back: our connection notices a lost node faster.
+    expect(await waitFor(async () => !(await workers()).some((w) => w.node_id === secondId), 20_000)).toBe(true);
+  });
+
+  it('restarts a replica whose runtime process dies on a live node, freeing its actor first', async () => {
+    const [victim] = await replicas();
+    process.kill(victim!.pid as number, 'SIGKILL');
+    const back = await waitFor(async () => {
+      const now = (await replicas()).find((r) => r.replica_model_uid === victim!.replica_model_uid)!;
+      return now.status === 'READY' && now.pid !== victim!.pid;
+    }, 30_000);
+    expect(back).toBe(true);
+    const now = (await replicas()).find((r) => r.replica_model_uid === victim!.replica_model_uid)!;
+    expect(now.error_message).toMatch(/the runtime process on Ray node 127\.0\.0\.1 \(\w+\) ended \(exit code -9\)|stopped answering/);
+    expect((await infer(1)).status).toBe(200);
+  });
+
+  it('terminates and leaves no actor and no runtime behind', async () => {
+    const res = await api.delete(`/v1/models/${uid}`);
+    expect(res.status, res.text).toBe(200);
+    const states = actorStates(gcs);
+    expect(Object.keys(states).length).toBeGreaterThan(0);
+    expect(Object.values(states).filter((s) => s !== 'DEAD')).toEqual([]);
+    expect(await waitFor(async () => (await runtimePids(uid)).length === 0, 10_000)).toBe(true);
+  });
+
+  it('joins through Ray Client (ray://) too', async () => {
+    const viaClient = await startServer({ args: ['--cluster', ray!.clientAddress], env: { ...rayEnv } });
+    try {
+      const other = client(viaClient.url);
+      const reg = { model_name: 'where', model_uri: path.join(work, 'where.py'), launcher: 'python', launcher_args: '{}' };
+      expect((await other.post('/v1/model_registrations/flexible', { model: JSON.stringify(reg), persist: false })).status).toBe(200);
+      const launch = await other.post('/v1/models', { model_name: 'where', model_type: 'flexible', model_uid: `${uid}-client`, replica: 1 });
+      expect(launch.status, launch.text).toBe(200);
+      const res = await other.post('/v1/flexible/infers', { model: `${uid}-client`, args: [7] });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.value).toBe(7);
+      const listed = (await other.get('/v1/workers')).body as Array<Record<string, any>>;
+      expect(listed.flatMap((w) => w.replicas)).toEqual([`${uid}-client-0`]);
+      expect((await other.delete(`/v1/models/${uid}-client`)).status).toBe(200);
+    } finally {
+      await viaClient.stop();
+      await removeHome(viaClient.home);
+    }
+  });
+
+  it('keeps answering, with the reason, when the cluster agent dies', async () => {
+    const agents = await agentPids(server.process.pid!);
+    expect(agents).toHaveLength(1);
+    process.kill(agents[0]!, 'SIGKILL');
+    expect(await waitFor(async () => (await api.get('/status')).status === 503, 10_000)).toBe(true);
+    const status = await api.get('/status');
+    expect(status.body.error.message).toMatch(/cluster.*the cluster agent ended \(signal SIGKILL\)/);
+    const launch = await api.post('/v1/models', { model_name: 'where', model_type: 'flexible', model_uid: `${uid}-after`, replica: 1 });
+    expect(launch.status).toBe(500);
+    expect(launch.body.error.message).toMatch(/the cluster agent ended/);
+    expect(server.process.exitCode).toBeNull();
+  });
+});
+
+/** The cluster agents the server started (`python -m hangar_cluster`, children of its pid). */
+function agentPids(serverPid: number): Promise<number[]> {
+  return processPids(({ cmdline, ppid }) => cmdline.includes('-m hangar_cluster') && ppid === serverPid);
+}

@@ -1,0 +1,35 @@
+/** A failed API call, read from the service's error body (contract §1). */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    /** The catalog code (`error.code`), when the body had one. */
+    readonly code: string | null,
+    /** For 403: the permission the route needs, from `WWW-Authenticate: Bearer scope="..."`. */
+    readonly scope: string | null,
+  ) {
+    super(message);
+  }
+
+  static async from(response: Response): Promise<ApiError> {
+    const text = await response.text();
+    let message = text || response.statusText;
+    let code: string | null = null;
+    try {
+      const body = JSON.parse(text) as { detail?: unknown; error?: { code?: string; message?: string } };
+      if (typeof body.detail === 'string') message = body.detail;
+      else if (body.error?.message) message = body.error.message;
+      code = body.error?.code ?? null;
+    } catch {
+      // not JSON: keep the text
+    }
+    const scope = /scope="([^"]+)"/.exec(response.headers.get('www-authenticate') ?? '')?.[1] ?? null;
+    return new ApiError(response.status, message, code, scope);
+  }
+
+  /** What a person reads: a 403 names the permission it lacks. */
+  describe(): string {
+    if (this.status === 403) return `Not enough permissions${this.scope ? `: this needs \`${this.scope}\`` : ''}.`;
+    return this.message;
+  }
+}

@@ -1,0 +1,70 @@
+import { useEffect, useState, useSyncExternalStore } from 'react';
+import { getJson } from './api/client';
+import { session } from './api/session';
+import { Layout } from './layout';
+import { ClusterPage } from './pages/cluster-page';
+import { LaunchPage } from './pages/launch-page';
+import { LoginPage } from './pages/login-page';
+import { RegisterPage } from './pages/register-page';
+import { RunningPage } from './pages/running-page';
+import { TryPage } from './pages/try-page';
+import { isModelType } from './model-types';
+import { match, navigate, useLocation } from './router';
+
+const HOME = '/ui/launch/LLM';
+
+/**
+ * Asks the server whether auth is on (`/v1/cluster/auth`, public), then either shows
+ * the login page (auth on, no credential: also after any 401) or the pages.
+ */
+export function App() {
+  const [auth, setAuth] = useState<boolean | null>(null);
+  const [authError, setAuthError] = useState<string | null>(null);
+  const credential = useSyncExternalStore(session.subscribe, session.credential);
+  const { path } = useLocation();
+
+  useEffect(() => {
+    getJson<{ auth: boolean }>('/v1/cluster/auth').then(
+      (body) => setAuth(body.auth),
+      (e: unknown) => setAuthError(e instanceof Error ? e.message : String(e)),
+    );
+  }, []);
+
+  const needsLogin = auth === true && credential === null;
+  useEffect(() => {
+    if (auth === null) return;
+    if (needsLogin && !path.startsWith('/ui/login')) {
+      const next = path.startsWith('/ui/') ? path + location.search : HOME;
+      navigate(`/ui/login?next=${encodeURIComponent(next)}`, { replace: true });
+    } else if (!needsLogin && (path.startsWith('/ui/login') || !path.startsWith('/ui/') || path === '/ui/')) {
+      const next = new URLSearchParams(location.search).get('next');
+      navigate(next?.startsWith('/ui/') && !next.startsWith('/ui/login') ? next : HOME, { replace: true });
+    }
+  }, [auth, needsLogin, path]);
+
+  if (authError) return <p className="banner error" role="alert">The service did not answer: {authError}</p>;
+  if (auth === null) return <p className="loading">Loading…</p>;
+  if (needsLogin) return path.startsWith('/ui/login') ? <LoginPage /> : null;
+  return (
+    <Layout authEnabled={auth}>
+      <Page path={path} />
+    </Layout>
+  );
+}
+
+function Page({ path }: { path: string }) {
+  let params: Record<string, string> | null;
+  if ((params = match('/ui/launch/:type', path)) && isModelType(params.type)) return <LaunchPage type={params.type} />;
+  if ((params = match('/ui/running/:type?', path))) return <RunningPage type={isModelType(params.type) ? params.type : null} />;
+  if ((params = match('/ui/register/:type/:name?', path)) && isModelType(params.type)) return <RegisterPage type={params.type} editing={params.name ?? null} />;
+  if (match('/ui/cluster', path)) return <ClusterPage />;
+  if ((params = match('/ui/try/:uid', path))) return <TryPage uid={params.uid!} />;
+  return (
+    <section>
+      <h1>Page not found</h1>
+      <p>
+        There is no page at <code>{path}</code>.
+      </p>
+    </section>
+  );
+}

@@ -1,0 +1,13 @@
+import { ApiError } from '../api/api-error';
+
+/** Shows a failed call the way a person can act on it: a 403 names the missing permission. */
+export function ErrorBanner({ error }: { error: unknown }) {
+  if (!error) return null;
+  const text = error instanceof ApiError ? error.describe() : error instanceof Error ? error.message : String(error);
+  const forbidden = error instanceof ApiError && error.status === 403;
+  return (
+    <div className={forbidden ? 'banner forbidden' : 'banner error'} role="alert" data-testid={forbidden ? 'forbidden' : 'error'}>
+      {text}
+    </div>
+  );
+}

@@ -1,0 +1,171 @@
+import { Fragment, useEffect, useState } from 'react';
+import { del } from '../api/client';
+import { ConfirmDialog } from '../components/confirm-dialog';
+import { ErrorBanner } from '../components/error-banner';
+import { Tabs } from '../components/tabs';
+import { MODEL_TYPES, type ModelType } from '../model-types';
+import { Link } from '../router';
+import { useFetch } from '../use-fetch';
+
+/** One item of `GET /v1/models/instances` (contract §3.5). */
+export interface Instance {
+  model_uid: string;
+  model_name: string;
+  model_type: ModelType;
+  model_engine?: string | null;
+  model_ability: string[];
+  replica: number;
+  status: string;
+  error_message?: string | null;
+}
+
+const REFRESH_MS = 2000;
+
+/** Every instance (launching ones too), per type; details show replicas and events; terminate asks first. */
+export function RunningPage({ type }: { type: ModelType | null }) {
+  const { data, error, reload } = useFetch<Instance[]>('/v1/models/instances');
+  const [open, setOpen] = useState<string | null>(null);
+  const [confirming, setConfirming] = useState<Instance | null>(null);
+  const [actionError, setActionError] = useState<unknown>(null);
+
+  useEffect(() => {
+    const timer = setInterval(reload, REFRESH_MS);
+    return () => clearInterval(timer);
+  }, [reload]);
+
+  const count = (t: ModelType) => (data ?? []).filter((i) => i.model_type === t).length;
+  const shown = (data ?? []).filter((i) => type === null || i.model_type === type);
+
+  const terminate = async (instance: Instance) => {
+    setConfirming(null);
+    setActionError(null);
+    try {
+      await del(`/v1/models/${encodeURIComponent(instance.model_uid)}`);
+    } catch (e) {
+      setActionError(e);
+    }
+    reload();
+  };
+
+  return (
+    <section>
+      <h1>Running models</h1>
+      <Tabs
+        label="Model types"
+        current={type ?? 'all'}
+        items={[{ key: 'all', label: `All (${data?.length ?? 0})`, to: '/ui/running' }, ...MODEL_TYPES.map((t) => ({ key: t.type, label: `${t.label} (${count(t.type)})`, to: `/ui/running/${t.type}` }))]}
+      />
+      <ErrorBanner error={error ?? actionError} />
+      {data && shown.length === 0 && (
+        <p className="empty">
+          Nothing is running. <Link to={`/ui/launch/${type ?? 'LLM'}`}>Launch a model</Link>.
+        </p>
+      )}
+      {shown.length > 0 && (
+        <div className="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Uid</th>
+                <th scope="col">Model</th>
+                <th scope="col">Type</th>
+                <th scope="col">Engine</th>
+                <th scope="col">Replicas</th>
+                <th scope="col">Status</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {shown.map((i) => (
+                <Fragment key={i.model_uid}>
+                  <tr data-uid={i.model_uid}>
+                    <td>
+                      <code>{i.model_uid}</code>
+                    </td>
+                    <td>{i.model_name}</td>
+                    <td>{i.model_type}</td>
+                    <td>{i.model_engine ?? '—'}</td>
+                    <td>{i.replica}</td>
+                    <td>
+                      <span className={`status ${i.status.toLowerCase()}`}>{i.status}</span>
+                    </td>
+                    <td className="row-actions">
+                      {i.status === 'READY' && (
+                        <Link to={`/ui/try/${encodeURIComponent(i.model_uid)}`} className="button">
+                          Try it
+                        </Link>
+                      )}
+                      <button type="button" aria-expanded={open === i.model_uid} onClick={() => setOpen(open === i.model_uid ? null : i.model_uid)}>
+                        Details
+                      </button>
+                      <button type="button" className="danger" onClick={() => setConfirming(i)}>
+                        Terminate
+                      </button>
+                    </td>
+                  </tr>
+                  {open === i.model_uid && (
+                    <tr className="details">
+                      <td colSpan={7}>
+                        <InstanceDetails uid={i.model_uid} errorMessage={i.error_message ?? null} />
+                      </td>
+                    </tr>
+                  )}
+                </Fragment>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {confirming && (
+        <ConfirmDialog
+          title={`Terminate ${confirming.model_uid}?`}
+          body="Every replica of this model stops, and requests in flight fail."
+          confirm="Terminate"
+          onConfirm={() => void terminate(confirming)}
+          onCancel={() => setConfirming(null)}
+        />
+      )}
+    </section>
+  );
+}
+
+interface Replica {
+  replica_id: number;
+  replica_model_uid: string;
+  status: string;
+  error_message?: string | null;
+}
+interface ModelEvent {
+  event_type: string;
+  event_ts: number;
+  event_content: string;
+}
+
+function InstanceDetails({ uid, errorMessage }: { uid: string; errorMessage: string | null }) {
+  const replicas = useFetch<Replica[]>(`/v1/models/${encodeURIComponent(uid)}/replicas`);
+  const events = useFetch<ModelEvent[]>(`/v1/models/${encodeURIComponent(uid)}/events`);
+  return (
+    <div className="instance-details">
+      {errorMessage && <p className="banner error">{errorMessage}</p>}
+      <h3>Replicas</h3>
+      <ErrorBanner error={replicas.error} />
+      <ul>
+        {(replicas.data ?? []).map((r) => (
+          <li key={r.replica_id}>
+            <code>{r.replica_model_uid}</code> <span className={`status ${r.status.toLowerCase()}`}>{r.status}</span>
+            {r.error_message && <span className="muted"> {r.error_message}</span>}
+          </li>
+        ))}
+      </ul>
+      <h3>Events</h3>
+      <ErrorBanner error={events.error} />
+      <ol className="events">
+        {(events.data ?? []).map((e, n) => (
+          <li key={n} className={e.event_type.toLowerCase()}>
+            <time dateTime={new Date(e.event_ts * 1000).toISOString()}>{new Date(e.event_ts * 1000).toLocaleTimeString()}</time> {e.event_type}: {e.event_content}
+          </li>
+        ))}
+      </ol>
+    </div>
+  );
+}
