@@ -36,6 +36,23 @@ seconds() { echo $((SECONDS - $1))s; }
 is_root() { [ "$(id -u)" = 0 ]; }
 
 # --- 1. tools --------------------------------------------------------------------
+# apt-get that waits for other apt users (a parallel set-up, an unattended upgrade):
+# DPkg::Lock::Timeout covers dpkg's lock, but `apt-get update` fails at once on the
+# lists lock, so retry that for up to five minutes.
+apt_get() {
+  local attempt err
+  err=$(mktemp)
+  for attempt in $(seq 1 60); do
+    if apt-get -o DPkg::Lock::Timeout=300 "$@" 2>"$err"; then rm -f "$err"; return 0; fi
+    grep -q 'Could not get lock' "$err" || break
+    [ "$attempt" = 1 ] && log "apt is busy (another apt-get holds its lock); waiting"
+    sleep 5
+  done
+  cat "$err" >&2
+  rm -f "$err"
+  return 1
+}
+
 install_tools() {
   local missing=()
   command -v docker >/dev/null || missing+=(docker.io)
@@ -55,16 +72,57 @@ install_tools() {
     printf '#!/bin/sh\n# added by docker/ci-build.sh while it installs packages\nexit 101\n' >"$guard"
     chmod +x "$guard"
   fi
-  # Other apt users on the machine may hold the lock for a while.
   local rc=0
-  { apt-get -o DPkg::Lock::Timeout=300 update -qq \
-      && apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; } || rc=$?
+  { apt_get update -qq \
+      && apt_get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; } || rc=$?
   if [ -n "$guard" ]; then rm -f "$guard"; fi
   [ "$rc" = 0 ] || die "apt-get failed (exit $rc)"
   log "installed in $(seconds $t)"
 }
 
 # --- 2. engine -------------------------------------------------------------------
+# Whether pid is a live process (a zombie, a killed engine nobody has reaped yet,
+# still answers kill -0).
+alive() {
+  local state
+  state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null || true)
+  [ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ]
+}
+
+# The pid in dockerd's pidfile when that process is a live dockerd; else empty.
+running_dockerd() {
+  local pidfile=$1 pid
+  [ -f "$pidfile" ] || return 0
+  pid=$(cat "$pidfile" 2>/dev/null || true)
+  [ -n "$pid" ] && alive "$pid" || return 0
+  # A pidfile left by a killed engine may name a pid the system has since reused.
+  [ "$(cat "/proc/$pid/comm" 2>/dev/null || true)" = dockerd ] && echo "$pid"
+  return 0
+}
+
+# Waits up to two minutes (an engine restoring a killed predecessor's state on a
+# busy two-core machine takes a while) for the engine to answer; fails once the
+# dockerd being waited for has exited.
+await_engine() {
+  local pid=$1 pidfile=$2 t=$3 other
+  for _ in $(seq 1 240); do
+    if docker info >/dev/null 2>&1; then
+      log "engine ready in $(seconds "$t")"
+      return 0
+    fi
+    if ! alive "$pid"; then
+      # Where setsid had to fork, $! was setsid itself: follow the pidfile instead.
+      other=$(running_dockerd "$pidfile")
+      if [ -n "$other" ] && [ "$other" != "$pid" ]; then pid=$other; continue; fi
+      log "dockerd $pid exited"
+      return 1
+    fi
+    sleep 0.5
+  done
+  log "dockerd $pid did not answer in $(seconds "$t")"
+  return 1
+}
+
 start_engine() {
   if docker info >/dev/null 2>&1; then
     log "using the running Docker engine"
@@ -72,33 +130,34 @@ start_engine() {
   fi
   is_root || die "no Docker engine answers and not root to start one"
   mkdir -p "$STATE_DIR"
-  local pidfile="$STATE_DIR/dockerd.pid"
-  if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
-    log "dockerd $(cat "$pidfile") runs but does not answer yet; waiting for it"
-  else
-    local t=$SECONDS
-    log "starting dockerd (data-root $STATE_DIR/data, log $STATE_DIR/dockerd.log)"
-    # setsid: the engine outlives this script (the tests use it) and its session.
-    setsid dockerd \
-      --data-root "$STATE_DIR/data" \
-      --exec-root "$STATE_DIR/exec" \
-      --pidfile "$pidfile" \
-      --host unix:///var/run/docker.sock \
-      --bridge=none --iptables=false --ip-masq=false \
-      >>"$STATE_DIR/dockerd.log" 2>&1 </dev/null &
-    log "dockerd pid $!, waiting for it to answer"
-    START_T=$t
+  local pidfile="$STATE_DIR/dockerd.pid" logfile="$STATE_DIR/dockerd.log" pid t=$SECONDS
+  pid=$(running_dockerd "$pidfile")
+  if [ -n "$pid" ]; then
+    log "dockerd $pid runs but does not answer yet; waiting for it"
+    if await_engine "$pid" "$pidfile" "$t"; then return; fi
+    # It went away (or hangs): ours replaces it.
+    if alive "$pid"; then kill -9 "$pid" 2>/dev/null || true; sleep 1; fi
   fi
-  for _ in $(seq 1 120); do
-    if docker info >/dev/null 2>&1; then
-      log "engine ready${START_T:+ in $(seconds "$START_T")}"
-      return
-    fi
-    if [ -f "$pidfile" ] && ! kill -0 "$(cat "$pidfile")" 2>/dev/null; then break; fi
-    sleep 0.5
-  done
-  tail -n 30 "$STATE_DIR/dockerd.log" >&2 || true
-  die "the Docker engine did not come up (log above: $STATE_DIR/dockerd.log)"
+  # A killed engine leaves its pidfile behind, and dockerd refuses to start while one
+  # names a live process: remove it. Keep the previous log for a post-mortem, and
+  # start a fresh one so that what is printed on failure is this engine's own.
+  rm -f "$pidfile"
+  if [ -f "$logfile" ]; then mv -f "$logfile" "$logfile.previous"; fi
+  t=$SECONDS
+  log "starting dockerd (data-root $STATE_DIR/data, log $logfile)"
+  # setsid: the engine outlives this script (the tests use it) and its session.
+  setsid dockerd \
+    --data-root "$STATE_DIR/data" \
+    --exec-root "$STATE_DIR/exec" \
+    --pidfile "$pidfile" \
+    --host unix:///var/run/docker.sock \
+    --bridge=none --iptables=false --ip-masq=false \
+    >"$logfile" 2>&1 </dev/null &
+  pid=$!
+  log "dockerd pid $pid, waiting for it to answer"
+  if await_engine "$pid" "$pidfile" "$t"; then return; fi
+  tail -n 40 "$logfile" >&2 || true
+  die "the Docker engine did not come up (log above: $logfile)"
 }
 
 # --- 3. base image ---------------------------------------------------------------
