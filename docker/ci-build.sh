@@ -213,11 +213,27 @@ serve_local() {
   echo "http://127.0.0.1:$PIP_PORT/$name"
 }
 
+# The first free port from PIP_PORT on: a server left behind by a killed earlier run
+# may still hold the usual one (the pip layer is then rebuilt, since the index address
+# is one of its build arguments).
+pick_pip_port() {
+  local port
+  for port in $(seq "$PIP_PORT" $((PIP_PORT + 20))); do
+    if python3 -c "import socket, sys; s = socket.socket(); s.bind(('127.0.0.1', int(sys.argv[1])))" "$port" 2>/dev/null; then
+      [ "$port" = "$PIP_PORT" ] || log "port $PIP_PORT is taken; serving the package indexes on $port"
+      PIP_PORT=$port
+      return
+    fi
+  done
+  die "no free port in $PIP_PORT-$((PIP_PORT + 20)) to serve the package indexes on (set HANGAR_PIP_PORT)"
+}
+
 # Sets PY_INDEX, PY_EXTRA, PY_FIND_LINKS, PY_TRUSTED from pip's configuration: file://
 # indexes and local find-links folders are served over loopback HTTP (the build runs
 # with --network host), other URLs pass through unchanged.
 python_sources() {
   PY_INDEX=""; PY_EXTRA=""; PY_FIND_LINKS=""; PY_TRUSTED=""
+  pick_pip_port
   local index extra links n=0 url path served=0
   index=$(pip_config index-url)
   extra=$(pip_config extra-index-url)
