@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline';
 import { execa, type ResultPromise } from 'execa';
 import type { Logger } from '../logging/logger.js';
+import { HangarError } from '../errors/hangar-error.js';
 import { RuntimeFailure } from './runtime-failure.js';
 
 /** A Ray node as the agent reports it (python-runtime/hangar_cluster/placement.py). */
@@ -51,7 +52,7 @@ export interface AgentOptions {
 
 interface Pending {
   resolve: (value: unknown) => void;
-  reject: (error: RuntimeFailure) => void;
+  reject: (error: RuntimeFailure | HangarError) => void;
 }
 
 // Joining a cluster imports Ray and connects to its GCS: a few seconds, more on a busy head.
@@ -133,7 +134,7 @@ export class ClusterAgent {
         const how = result.signal ? `signal ${result.signal}` : `exit code ${String(result.exitCode)}`;
         this.goneReason = `the cluster agent ended (${how})`;
         reject(new Error(`${this.goneReason}${lastErr.length > 0 ? `: ${lastErr.join(' | ')}` : ''}`));
-        for (const p of this.pending.values()) p.reject(new RuntimeFailure('dead', this.goneReason));
+        for (const p of this.pending.values()) p.reject(this.goneError());
         this.pending.clear();
         if (!this.closing) log.error(`${this.goneReason}; replicas on the cluster can no longer be started or watched`);
       });
@@ -156,8 +157,16 @@ export class ClusterAgent {
     else pending.reject(new RuntimeFailure(message.kind === 'no_fit' ? 'no_fit' : 'internal', String(message.message ?? 'cluster agent request failed')));
   }
 
+  /**
+   * Without its agent the service cannot place or start anything on the cluster: a
+   * 503 (the cluster is unavailable, as GET /status says), not a model that failed.
+   */
+  private goneError(): HangarError {
+    return new HangarError('runtime_unavailable', ['cluster', this.goneReason ?? 'the cluster agent ended']);
+  }
+
   private request<T>(op: string, body: Record<string, unknown>): Promise<T> {
-    if (this.goneReason) return Promise.reject(new RuntimeFailure('dead', this.goneReason));
+    if (this.goneReason) return Promise.reject(this.goneError());
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });

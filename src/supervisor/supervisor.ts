@@ -262,7 +262,8 @@ export class Supervisor {
     try {
       nodes = await this.options.cluster.nodes();
     } catch (err) {
-      // The cluster agent is gone or Ray does not answer: say so, as a 503 naming why.
+      if (err instanceof HangarError) throw err;
+      // Ray does not answer: say so, as a 503 naming why.
       throw new HangarError('runtime_unavailable', ['cluster', err instanceof Error ? err.message : String(err)], { cause: err });
     }
     return clusterWorkers(nodes, this.sorted());
