@@ -1,30 +1,20 @@
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { send } from '../api/client';
 import { ErrorBanner } from '../components/error-banner';
+import { useSubmit } from './use-submit';
 
 /** Uploads an image for OCR (`/v1/images/ocr`, multipart `model`, `image`); shows the engine's answer. */
 export function OcrPanel({ uid }: { uid: string }) {
   const [file, setFile] = useState<File | null>(null);
   const [result, setResult] = useState<unknown>(undefined);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
+  const { submit, busy, error } = useSubmit(async () => {
     if (!file) return;
-    setError(null);
-    setBusy(true);
-    try {
-      const form = new FormData();
-      form.set('model', uid);
-      form.set('image', file);
-      const response = await send('/v1/images/ocr', { method: 'POST', body: form });
-      setResult(await response.json());
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+    const form = new FormData();
+    form.set('model', uid);
+    form.set('image', file);
+    const response = await send('/v1/images/ocr', { method: 'POST', body: form });
+    setResult(await response.json());
+  });
   const text = typeof result === 'string' ? result : result && typeof result === 'object' && 'text' in result ? String((result as { text: unknown }).text) : null;
   return (
     <form className="panel" onSubmit={submit}>

@@ -1,6 +1,7 @@
-import { useEffect, useState, type FormEvent } from 'react';
+import { useEffect, useState } from 'react';
 import { send } from '../api/client';
 import { ErrorBanner } from '../components/error-banner';
+import { useSubmit } from './use-submit';
 
 /** Text-to-speech (`/v1/audio/speech`): the audio bytes come back and play in the page. */
 export function SpeechPanel({ uid }: { uid: string }) {
@@ -8,24 +9,13 @@ export function SpeechPanel({ uid }: { uid: string }) {
   const [voice, setVoice] = useState('');
   const [format, setFormat] = useState('wav');
   const [url, setUrl] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   useEffect(() => () => void (url && URL.revokeObjectURL(url)), [url]);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setError(null);
-    setBusy(true);
-    try {
-      const body: Record<string, unknown> = { model: uid, input, response_format: format };
-      if (voice.trim()) body.voice = voice.trim();
-      const response = await send('/v1/audio/speech', { method: 'POST', body: JSON.stringify(body) });
-      setUrl(URL.createObjectURL(await response.blob()));
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { submit, busy, error } = useSubmit(async () => {
+    const body: Record<string, unknown> = { model: uid, input, response_format: format };
+    if (voice.trim()) body.voice = voice.trim();
+    const response = await send('/v1/audio/speech', { method: 'POST', body: JSON.stringify(body) });
+    setUrl(URL.createObjectURL(await response.blob()));
+  });
   return (
     <form className="panel" onSubmit={submit}>
       <h2>Speak</h2>

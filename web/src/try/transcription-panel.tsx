@@ -1,32 +1,22 @@
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { send } from '../api/client';
 import { ErrorBanner } from '../components/error-banner';
+import { useSubmit } from './use-submit';
 
 /** Uploads an audio file for speech-to-text (`/v1/audio/transcriptions`, multipart `model`, `file`). */
 export function TranscriptionPanel({ uid }: { uid: string }) {
   const [file, setFile] = useState<File | null>(null);
   const [language, setLanguage] = useState('');
   const [text, setText] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
+  const { submit, busy, error } = useSubmit(async () => {
     if (!file) return;
-    setError(null);
-    setBusy(true);
-    try {
-      const form = new FormData();
-      form.set('model', uid);
-      form.set('file', file);
-      if (language.trim()) form.set('language', language.trim());
-      const response = await send('/v1/audio/transcriptions', { method: 'POST', body: form });
-      setText(((await response.json()) as { text: string }).text);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+    const form = new FormData();
+    form.set('model', uid);
+    form.set('file', file);
+    if (language.trim()) form.set('language', language.trim());
+    const response = await send('/v1/audio/transcriptions', { method: 'POST', body: form });
+    setText(((await response.json()) as { text: string }).text);
+  });
   return (
     <form className="panel" onSubmit={submit}>
       <h2>Transcribe audio</h2>
