@@ -1,6 +1,5 @@
 import path from 'node:path';
 import fastifyMultipart from '@fastify/multipart';
-import { fastifySSE } from '@fastify/sse';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { installAuthGuard } from './api/auth/guard.js';
@@ -31,7 +30,7 @@ import { mediaFileRoutes } from './api/media-files/routes.js';
 import { videoGenerationRoutes } from './api/video-generations/routes.js';
 import { webUiRoutes } from './api/web-ui/routes.js';
 import type { Authenticator } from './auth/authenticator.js';
-import { packageRoot } from './config/config.js';
+import { packageRoot, type StreamingSettings } from './config/config.js';
 import type { Logger } from './logging/logger.js';
 import type { Registry } from './registry/index.js';
 import type { Supervisor } from './supervisor/supervisor.js';
@@ -45,6 +44,8 @@ export interface AppParts {
   gpuCount: number;
   version: string;
   startedAt: number;
+  /** How streamed tokens are relayed (--stream-interval). */
+  streaming: StreamingSettings;
   /** The built web UI (default `<package>/web/dist`, what `npm run setup` writes). */
   webRoot?: string;
 }
@@ -70,7 +71,6 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   installAuthGuard(app, parts.authenticator);
   installMetrics(app, parts.supervisor);
   await installOpenApi(app, parts.version);
-  await app.register(fastifySSE);
   // Upload routes read their parts themselves, each with its own limits (api/multipart/form.ts).
   await app.register(fastifyMultipart);
 
@@ -86,8 +86,8 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   await app.register(registrationRoutes, { registry });
   await app.register(modelRoutes, { supervisor });
   await app.register(flexibleRoutes, { supervisor });
-  await app.register(chatRoutes, { supervisor });
-  await app.register(completionRoutes, { supervisor });
+  await app.register(chatRoutes, { supervisor, streaming: parts.streaming });
+  await app.register(completionRoutes, { supervisor, streaming: parts.streaming });
   await app.register(embeddingsRoutes, { supervisor });
   await app.register(rerankRoutes, { supervisor });
   const media = new MediaStore();

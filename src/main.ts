@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { addClientCommands, clientArgv } from './cli/client-commands.js';
-import { DEFAULT_HOST, DEFAULT_PORT, clusterConfig, defaultHome, resolveConfig } from './config/config.js';
+import { DEFAULT_HOST, DEFAULT_PORT, clusterConfig, defaultHome, resolveConfig, streamingFromEnv } from './config/config.js';
 import { createLogger } from './logging/logger.js';
 import { version } from './version.js';
 
@@ -8,6 +8,12 @@ function parsePort(value: string): number {
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError('must be an integer from 0 to 65535.');
   return port;
+}
+
+function parseStreamInterval(value: string): number {
+  const tokens = Number(value);
+  if (!Number.isInteger(tokens) || tokens < 1 || tokens > 1024) throw new InvalidArgumentError('must be an integer from 1 to 1024 (tokens per event).');
+  return tokens;
 }
 
 const program = new Command('hangar').description('Hangar: a model inference service with the Xinference and OpenAI wire contracts').version(version);
@@ -23,11 +29,14 @@ program
   .option('--no-restore', 'do not relaunch the models that were running at the last stop')
   .option('--no-warm-spare', 'do not keep a pre-started runtime for the next launch (env HANGAR_WARM_SPARE=0)')
   .option('--cluster <address>', 'run models on a Ray cluster: ray://<head>:<port>, <gcs-host>:<port>, or auto (see docs/cluster.md)')
+  .option('--stream-interval <tokens>', 'at most one SSE event per this many tokens on every stream (env HANGAR_STREAM_INTERVAL; default 1)', parseStreamInterval)
   .option('--cluster-host <address>', 'with --cluster: the address of this host that every Ray node can reach (env HANGAR_CLUSTER_HOST)')
-  .action(async (opts: { host: string; port: number; home: string; logLevel: string; authConfig?: string; restore: boolean; warmSpare: boolean; cluster?: string; clusterHost?: string }) => {
+  .action(async (opts: { host: string; port: number; home: string; logLevel: string; authConfig?: string; restore: boolean; warmSpare: boolean; cluster?: string; clusterHost?: string; streamInterval?: number }) => {
     let cluster = null;
+    let streaming;
     try {
       cluster = opts.cluster === undefined ? null : clusterConfig(opts.cluster, opts.clusterHost ?? null);
+      streaming = streamingFromEnv(process.env, opts.streamInterval ?? null);
     } catch (err) {
       process.stderr.write(`hangar: ${(err as Error).message}\n`);
       process.exit(2);
@@ -41,6 +50,7 @@ program
       authConfigFile: opts.authConfig ?? null,
       restore: opts.restore,
       warmSpare: opts.warmSpare,
+      streaming,
     });
     const logger = createLogger(config.logLevel);
     let service;

@@ -68,7 +68,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     store: new InstanceStore(path.join(config.home, 'state', 'instances.json'), logger),
     logger,
   });
-  const app = await buildApp({ logger, registry, supervisor, authenticator, gpuCount, version, startedAt });
+  const app = await buildApp({ logger, registry, supervisor, authenticator, gpuCount, version, startedAt, streaming: config.streaming });
   if (authenticator) logger.info({ auth_config: config.authConfigFile }, 'authentication is on');
   const url = await app.listen({ host: config.host, port: config.port });
   if (config.restore) await supervisor.restore();

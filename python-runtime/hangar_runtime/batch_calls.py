@@ -46,7 +46,9 @@ class BatchedCalls:
         # The calls the scheduler holds at this step: the batch size it reports.
         self._replies.stats.batch_step(len(self._open))
         try:
-            self._scheduler.step()
+            # A step's answers (one token for each running call, say) leave as one frame.
+            with self._replies.collect():
+                self._scheduler.step()
         except Exception as exc:
             # A scheduler should contain its own failures; if one escapes, every
             # call it held is in an unknown state, so each gets the error rather

@@ -1,10 +1,10 @@
-"""Runtime protocol v1 framing: one ZeroMQ frame is a type byte followed by one
+"""Runtime protocol v2 framing: one ZeroMQ frame is a type byte followed by one
 msgpack map. The control plane shares no code with us, so this module and
 docs/runtime-protocol.md must agree byte for byte."""
 
 import msgpack
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 
 HELLO = 0x01
 LOAD = 0x02
@@ -16,6 +16,8 @@ RESULT = 0x11
 CHUNK = 0x12
 END = 0x13
 ERROR = 0x14
+# v2: the RESULT, CHUNK, END and ERROR messages of many calls in one frame.
+BATCH = 0x15
 PING = 0x20
 PONG = 0x21
 ABORT = 0x22
@@ -25,7 +27,7 @@ DEAD = 0x24
 NAMES = {
     HELLO: "HELLO", LOAD: "LOAD", PROGRESS: "PROGRESS", READY: "READY",
     LOAD_FAILED: "LOAD_FAILED", CALL: "CALL", RESULT: "RESULT", CHUNK: "CHUNK",
-    END: "END", ERROR: "ERROR", PING: "PING", PONG: "PONG", ABORT: "ABORT",
+    END: "END", ERROR: "ERROR", BATCH: "BATCH", PING: "PING", PONG: "PONG", ABORT: "ABORT",
     SHUTDOWN: "SHUTDOWN", DEAD: "DEAD",
 }
 
@@ -40,6 +42,11 @@ def encode(msg_type: int, body: dict) -> bytes:
     if not isinstance(body, dict):
         raise TypeError(f"message body must be a map, got {type(body).__name__}")
     return bytes([msg_type]) + msgpack.packb(body, use_bin_type=True)
+
+
+def encode_batch(items: list) -> bytes:
+    """One BATCH frame: items are [type, body] pairs, in the order they happened."""
+    return bytes([BATCH]) + msgpack.packb({"items": items}, use_bin_type=True)
 
 
 def decode(frame: bytes) -> tuple[int, dict]:

@@ -1,8 +1,14 @@
 """How a call's answer goes out: RESULT, CHUNK, END and ERROR frames through the
 Outbox. Shared by the one-at-a-time path (work_loop) and the batched one
-(batch_calls), so both encode values and name failures the same way."""
+(batch_calls), so both encode values and name failures the same way.
+
+Inside `collect()` (a batching engine's step) the messages are gathered and leave
+as one BATCH frame (protocol v2) when the step ends: the I/O thread and the control
+plane then handle one message per engine step instead of one per token."""
 
 import logging
+import os
+from contextlib import contextmanager
 
 from . import protocol
 from .errors import call_error_kind, exception_text
@@ -18,6 +24,23 @@ class Replies:
         self._outbox = outbox
         # Counts every call's last message, for the queue depth the runtime reports.
         self.stats = stats if stats is not None else RuntimeStats()
+        self._gathered: list | None = None  # [type, body] pairs while collecting
+        # HANGAR_TOKEN_RELAY=per-token: one frame per message, as in protocol v1 days
+        # (the baseline of bench/llm-relay.ts; the control plane reads the same variable).
+        self._batching = os.environ.get("HANGAR_TOKEN_RELAY") != "per-token"
+
+    @contextmanager
+    def collect(self):
+        """Everything answered inside goes out together when the block ends."""
+        if self._gathered is not None or not self._batching:  # nested: the outer block sends
+            yield
+            return
+        self._gathered = []
+        try:
+            yield
+        finally:
+            items, self._gathered = self._gathered, None
+            self._send_gathered(items)
 
     def result(self, call_id: int, value) -> bool:
         sent = self._send_value(protocol.RESULT, call_id, value)
@@ -30,7 +53,7 @@ class Replies:
         return self._send_value(protocol.CHUNK, call_id, value)
 
     def end(self, call_id: int) -> None:
-        self._outbox.data(protocol.END, {"id": call_id})
+        self._send(protocol.END, {"id": call_id})
         self.stats.call_answered()
 
     def fail(self, call_id: int, exc: BaseException, kind: str | None = None) -> None:
@@ -41,19 +64,44 @@ class Replies:
         self.error(call_id, kind, exception_text(exc))
 
     def error(self, call_id: int, kind: str, message: str) -> None:
-        self._outbox.data(protocol.ERROR, {"id": call_id, "kind": kind, "message": message})
+        self._send(protocol.ERROR, {"id": call_id, "kind": kind, "message": message})
         self.stats.call_answered()
 
+    def _send(self, msg_type: int, body: dict) -> None:
+        if self._gathered is not None:
+            self._gathered.append([msg_type, body])
+        else:
+            self._outbox.data(msg_type, body)
+
     def _send_value(self, msg_type: int, call_id: int, value) -> bool:
-        # Encoded before sending, so a value that cannot travel becomes ERROR
-        # internal instead of a lost message.
+        # Converted (and, outside a batch, encoded) before sending, so a value that
+        # cannot travel becomes ERROR internal instead of a lost message.
         try:
-            frame = protocol.encode(msg_type, {"id": call_id, "value": to_plain(value)})
+            body = {"id": call_id, "value": _plain(value)}
+            frame = None if self._gathered is not None else protocol.encode(msg_type, body)
         except Exception as exc:
             # Our own conversion's traceback says nothing the message does not.
             log.error("call %s: result cannot be sent: %s", call_id, exception_text(exc),
                       exc_info=not isinstance(exc, NotPlainValue))
             self.error(call_id, "internal", exception_text(exc))
             return False
-        self._outbox.send_data(frame)
+        if frame is None:
+            self._gathered.append([msg_type, body])
+        else:
+            self._outbox.send_data(frame)
         return True
+
+    def _send_gathered(self, items: list) -> None:
+        if not items:
+            return
+        if len(items) == 1:
+            self._outbox.data(*items[0])
+            return
+        self._outbox.send_data(protocol.encode_batch(items))
+
+
+def _plain(value):
+    # The hot case of a stream (a text delta) skips the general walk.
+    if type(value) is dict and len(value) == 1 and type(value.get("text")) is str:
+        return value
+    return to_plain(value)

@@ -139,13 +139,14 @@ class WorkLoop:
         if not isinstance(args, list) or not isinstance(kwargs, dict):
             self._replies.error(call_id, "invalid", "CALL args must be a list and kwargs a map")
             return False
+        # A scheduler's methods need no callable of their own (vllm and simulator have none).
+        if self._batch is not None and method in self._batch.methods:
+            self._batch.submit(call_id, method, args, kwargs, bool(body.get("stream")), body.get("alone") is True)
+            return True
         fn = self._methods.get(method) if isinstance(method, str) else None
         if fn is None:
             self._replies.error(call_id, "unknown_method", f"Unknown method: {method}")
             return False
-        if self._batch is not None and method in self._batch.methods:
-            self._batch.submit(call_id, method, args, kwargs, bool(body.get("stream")), body.get("alone") is True)
-            return True
         try:
             result = fn(*args, **kwargs)
         except Exception as exc:

@@ -4,6 +4,7 @@ spawns a real runtime process and speaks the wire protocol to it.
 Message numbers are copied from docs/runtime-protocol.md rather than imported
 from hangar_runtime, so the tests check the runtime against the doc."""
 
+import collections
 import os
 import subprocess
 import sys
@@ -18,6 +19,7 @@ RUNTIME_DIR = Path(__file__).resolve().parents[1]
 HELLO, LOAD, PROGRESS, READY, LOAD_FAILED = 0x01, 0x02, 0x03, 0x04, 0x05
 CALL, RESULT, CHUNK, END, ERROR = 0x10, 0x11, 0x12, 0x13, 0x14
 PING, PONG, ABORT, SHUTDOWN, DEAD = 0x20, 0x21, 0x22, 0x23, 0x24
+BATCH = 0x15  # protocol v2: many calls' messages in one frame
 
 DEFAULT_TIMEOUT_S = 10.0
 
@@ -34,6 +36,9 @@ class Runtime:
         self.replica = replica
         self.identity = replica.encode()
         self._ctx = zmq.Context()
+        # Messages unpacked from a BATCH frame, handed out one by one by recv().
+        self._unpacked: collections.deque = collections.deque()
+        self.batch_frames = 0  # BATCH frames received, for tests of the batching itself
         self.data = self._router(f"ipc://{workdir}/{replica}.data")
         self.control = self._router(f"ipc://{workdir}/{replica}.ctl")
         argv = [sys.executable, "-m", "hangar_runtime",
@@ -75,6 +80,8 @@ class Runtime:
 
     def recv(self, sock: zmq.Socket | None = None, timeout: float = DEFAULT_TIMEOUT_S) -> tuple[int, dict]:
         sock = self.data if sock is None else sock
+        if sock is self.data and self._unpacked:
+            return self._unpacked.popleft()
         if not sock.poll(int(timeout * 1000)):
             raise AssertionError(f"no message within {timeout}s; runtime stderr:\n{self.stderr()}")
         parts = sock.recv_multipart()
@@ -82,6 +89,11 @@ class Runtime:
         assert parts[0] == self.identity, f"routing id {parts[0]!r}, expected {self.identity!r}"
         body = msgpack.unpackb(parts[1][1:], raw=False)
         assert isinstance(body, dict)
+        if parts[1][0] == BATCH:
+            self.batch_frames += 1
+            assert len(body["items"]) > 1, "a BATCH frame carries at least two messages"
+            self._unpacked.extend((t, b) for t, b in body["items"])
+            return self._unpacked.popleft()
         return parts[1][0], body
 
     def recv_control(self, timeout: float = DEFAULT_TIMEOUT_S) -> tuple[int, dict]:
@@ -94,6 +106,8 @@ class Runtime:
 
     def nothing_within(self, seconds: float, sock: zmq.Socket | None = None) -> bool:
         sock = self.data if sock is None else sock
+        if sock is self.data and self._unpacked:
+            return False
         return not sock.poll(int(seconds * 1000))
 
     # ---- protocol steps ----

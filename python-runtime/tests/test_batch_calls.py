@@ -15,14 +15,19 @@ NAMES = {protocol.RESULT: "RESULT", protocol.CHUNK: "CHUNK", protocol.END: "END"
 class FakeOutbox:
     def __init__(self):
         self.sent: list[tuple] = []
+        self.frames = 0
 
     def data(self, msg_type, body):
         self.send_data(protocol.encode(msg_type, body))
 
     def send_data(self, frame):
         msg_type, body = protocol.decode(frame)
-        detail = body.get("value", body.get("kind"))
-        self.sent.append((body["id"], NAMES[msg_type], detail))
+        # A step's messages come as one BATCH frame (protocol v2); unpacked in order.
+        items = body["items"] if msg_type == protocol.BATCH else [(msg_type, body)]
+        self.frames += 1
+        for item_type, item in items:
+            detail = item.get("value", item.get("kind"))
+            self.sent.append((item["id"], NAMES[item_type], detail))
 
 
 class Script(BatchScheduler):

@@ -20,7 +20,7 @@ def test_hello_then_pong_from_both_sockets(spawn):
     runtime = spawn("llama-7b-1")  # the harness checks the routing id of every message
     msg_type, hello = runtime.recv()
     assert msg_type == HELLO
-    assert hello["protocol"] == 1 and hello["replica"] == "llama-7b-1"
+    assert hello["protocol"] == 2 and hello["replica"] == "llama-7b-1"
     assert hello["pid"] == runtime.process.pid
     assert hello["python"] == "%d.%d.%d" % sys.version_info[:3]
     runtime.send_control(PING, {"ts": 42})

@@ -173,7 +173,10 @@ class Outbox:
         self.send_data(protocol.encode(msg_type, body))
 
     def send_data(self, frame):
-        self.answers.put(protocol.decode(frame))
+        msg_type, body = protocol.decode(frame)
+        # One step's answers come as one BATCH frame (protocol v2): each is put alone.
+        for item in body["items"] if msg_type == protocol.BATCH else [(msg_type, body)]:
+            self.answers.put(tuple(item))
 
     def control(self, msg_type, body):
         pass

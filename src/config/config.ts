@@ -31,6 +31,33 @@ export interface Config {
   lifecycle: LifecycleTimings;
   /** `--cluster`: run runtimes on this Ray cluster; null is local mode (the default). */
   cluster: ClusterConfig | null;
+  streaming: StreamingSettings;
+}
+
+/** How streamed tokens are relayed (docs/performance.md, "Token relay"). */
+export interface StreamingSettings {
+  /**
+   * `--stream-interval N` / HANGAR_STREAM_INTERVAL: at most one SSE event per N tokens
+   * for every stream (vLLM's `--stream-interval`); a request's
+   * `stream_options.stream_interval` overrides it. 1 (default): every token at once.
+   */
+  interval: number;
+  /**
+   * HANGAR_TOKEN_RELAY=per-token: the relay of protocol v1 days, one runtime message
+   * and one awaited socket write per token, never merged. Kept only as the baseline of
+   * bench/llm-relay.ts; the runtime reads the same variable.
+   */
+  perToken: boolean;
+}
+
+export function streamingFromEnv(env: NodeJS.ProcessEnv, interval: number | null = null): StreamingSettings {
+  const raw = env.HANGAR_STREAM_INTERVAL;
+  const fromEnv = raw === undefined || raw === '' ? 1 : Number(raw);
+  const value = interval ?? fromEnv;
+  if (!Number.isInteger(value) || value < 1 || value > 1024) {
+    throw new Error(`the stream interval must be an integer from 1 to 1024 tokens, got ${JSON.stringify(interval ?? raw)}`);
+  }
+  return { interval: value, perToken: env.HANGAR_TOKEN_RELAY === 'per-token' };
 }
 
 /** Cluster mode (docs/cluster.md). */
@@ -161,6 +188,7 @@ export function resolveConfig(overrides: Partial<Config> = {}, env: NodeJS.Proce
     warmSpareModules: overrides.warmSpareModules ?? warmSpareModulesFromEnv(env) ?? DEFAULT_WARM_SPARE_MODULES,
     lifecycle: { ...defaultLifecycle, ...lifecycleFromEnv(env), ...overrides.lifecycle },
     cluster: overrides.cluster ?? null,
+    streaming: overrides.streaming ?? streamingFromEnv(env),
   };
 }
 

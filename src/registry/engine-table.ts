@@ -56,6 +56,13 @@ export const ENGINE_TABLE: { readonly [T in ModelType]: readonly EngineDefinitio
       match: { formats: [...TORCH_FORMATS, 'fp8'] },
     },
     {
+      // A product feature for load tests (docs/simulator.md): serves only the `simulator` family.
+      name: 'simulator',
+      runtimeEngine: 'simulator',
+      requires: [],
+      match: { formats: ['simulator'] },
+    },
+    {
       name: 'llama.cpp',
       runtimeEngine: 'llama_cpp',
       requires: [pythonModule('llama_cpp')],

@@ -325,12 +325,10 @@ export class RuntimeConnection {
       case MessageType.CHUNK:
         this.streams.get(Number(body.id))?.push(body.value);
         return;
-      case MessageType.END: {
-        const id = Number(body.id);
-        this.streams.get(id)?.end();
-        this.streams.delete(id);
-        return;
-      }
+      case MessageType.END:
+        return this.onEnd(body);
+      case MessageType.BATCH:
+        return this.onBatch(body);
       case MessageType.PONG:
         this.lastPong = Date.now();
         this.stats = parseStats(body.stats) ?? this.stats;
@@ -342,12 +340,50 @@ export class RuntimeConnection {
     }
   }
 
+  private onEnd(body: Record<string, unknown>): void {
+    const id = Number(body.id);
+    this.streams.get(id)?.end();
+    this.streams.delete(id);
+  }
+
+  /**
+   * One engine step's answers (protocol v2). Each stream's chunks are queued first and
+   * its reader woken once at the end, so it gets the whole step in one read.
+   */
+  private onBatch(body: Record<string, unknown>): void {
+    const items = body.items;
+    if (!Array.isArray(items)) {
+      this.logger.warn({ replica: this.replicaUid }, 'BATCH without an items list ignored');
+      return;
+    }
+    const touched: ChunkQueue<unknown>[] = [];
+    for (const item of items) {
+      if (!Array.isArray(item) || item.length !== 2 || typeof item[0] !== 'number' || item[1] === null || typeof item[1] !== 'object') {
+        this.logger.warn({ replica: this.replicaUid }, 'malformed BATCH item ignored');
+        continue;
+      }
+      const [type, itemBody] = item as [number, Record<string, unknown>];
+      if (type === MessageType.CHUNK) {
+        const queue = this.streams.get(Number(itemBody.id));
+        if (queue) {
+          queue.pushQuietly(itemBody.value);
+          touched.push(queue);
+        }
+      } else if (type === MessageType.RESULT || type === MessageType.END || type === MessageType.ERROR) {
+        this.dispatch({ type, body: itemBody });
+      } else {
+        this.logger.warn({ replica: this.replicaUid, type }, 'message type not allowed in a BATCH ignored');
+      }
+    }
+    for (const queue of touched) queue.wake();
+  }
+
   private onHello(body: Record<string, unknown>): void {
     if (this.helloSeen) return;
     this.helloSeen = true;
     if (body.protocol !== PROTOCOL_VERSION) {
       this.requestShutdown();
-      this.failLoad(new RuntimeFailure('internal', `runtime speaks protocol ${String(body.protocol)}, the control plane ${PROTOCOL_VERSION}`));
+      this.failLoad(new RuntimeFailure('internal', protocolMismatch(body.protocol)));
       return;
     }
     // From HELLO on the runtime's watchdog counts missed pings, with or without a load.
@@ -425,4 +461,14 @@ export class RuntimeConnection {
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = null;
   }
+}
+
+/** docs/runtime-protocol.md, "Versions": what a control plane says to a runtime of another version. */
+export function protocolMismatch(theirs: unknown): string {
+  const version = typeof theirs === 'number' ? `protocol ${theirs}` : 'an unknown protocol';
+  const advice =
+    theirs === 1
+      ? 'Version 1 sends every token as its own message; this control plane needs version 2 (BATCH frames). Update the runtime: run `npm run setup` (or use the same Hangar release on every host).'
+      : 'Use the runtime from the same Hangar release as the control plane.';
+  return `the runtime speaks ${version}, the control plane protocol ${PROTOCOL_VERSION}. ${advice}`;
 }

@@ -1,10 +1,10 @@
 import { Decoder, Encoder } from '@msgpack/msgpack';
 
 /**
- * Message types of runtime protocol v1 (docs/runtime-protocol.md). One frame per
- * message: byte 0 is the type, the rest one msgpack map.
+ * Message types of runtime protocol v2 (docs/runtime-protocol.md). One frame per
+ * message: byte 0 is the type, the rest one msgpack map. v2 added BATCH.
  */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 export const MessageType = {
   HELLO: 0x01,
@@ -17,6 +17,8 @@ export const MessageType = {
   CHUNK: 0x12,
   END: 0x13,
   ERROR: 0x14,
+  /** v2: `{items: [[type, body], ...]}`, the RESULT/CHUNK/END/ERROR messages of one engine step. */
+  BATCH: 0x15,
   PING: 0x20,
   PONG: 0x21,
   ABORT: 0x22,

@@ -1,4 +1,5 @@
 import { HangarError } from '../errors/hangar-error.js';
+import type { ChunkQueue } from '../runtime/chunk-queue.js';
 import type { ModelType } from '../registry/index.js';
 import { callFailure } from './failure-mapping.js';
 import type { ModelInstance } from './model-instance.js';
@@ -81,7 +82,7 @@ export async function callReplica(
  */
 export class CallStream implements AsyncIterableIterator<unknown> {
   readonly replica: string;
-  private readonly chunks: AsyncIterableIterator<unknown>;
+  private readonly chunks: ChunkQueue<unknown>;
   private released = false;
   private readonly release: () => void;
 
@@ -108,11 +109,31 @@ export class CallStream implements AsyncIterableIterator<unknown> {
       if (result.done) this.release();
       return result;
     } catch (err) {
-      this.release();
-      const error = callFailure(this.instance, err);
-      this.instance.events.add('ERROR', `${this.target.route}: ${error.message}`);
-      throw error;
+      throw this.failed(err);
     }
+  }
+
+  /** Every chunk that has arrived since the last read (ChunkQueue.nextBatch); `[]` at the end. */
+  async nextBatch(): Promise<unknown[]> {
+    try {
+      const items = await this.chunks.nextBatch();
+      if (items.length === 0) this.release();
+      return items;
+    } catch (err) {
+      throw this.failed(err);
+    }
+  }
+
+  /** Chunks already queued, without waiting (possibly none). */
+  takeQueued(): unknown[] {
+    return this.chunks.takeQueued();
+  }
+
+  private failed(err: unknown): HangarError {
+    this.release();
+    const error = callFailure(this.instance, err);
+    this.instance.events.add('ERROR', `${this.target.route}: ${error.message}`);
+    return error;
   }
 
   async return(): Promise<IteratorResult<unknown>> {

@@ -25,6 +25,7 @@ export async function buildTestApp(auth: AuthConfig | null, options: { webRoot?:
   const launcher = new LocalLauncher({ python: config.python, runtimeRoot: config.runtimeRoot, home, timings: config.lifecycle, logger, warmSpare: false, warmSpareModules: [] });
   const supervisor = new Supervisor({ resolver: registry, launcher, gpuCount: 0, cacheDir: path.join(home, 'cache'), timings: config.lifecycle, store: null, logger });
   const app = await buildApp({
+    streaming: { interval: 1, perToken: false },
     logger,
     registry,
     supervisor,

@@ -16,6 +16,7 @@ LAZY_ENGINES: dict[str, tuple[str, str]] = {
     "transformers": ("hangar_runtime.engines.transformers_llm.engine", "TransformersLLMEngine"),
     "sentence_transformers": ("hangar_runtime.engines.sentence_transformers.engine", "SentenceTransformersEngine"),
     "vllm": ("hangar_runtime.engines.vllm_llm.engine", "VllmEngine"),
+    "simulator": ("hangar_runtime.engines.simulator.engine", "SimulatorEngine"),
     "pocketsphinx": ("hangar_runtime.engines.pocketsphinx_engine.engine", "PocketsphinxEngine"),
     "espeak": ("hangar_runtime.engines.espeak.engine", "EspeakEngine"),
     "tesseract": ("hangar_runtime.engines.tesseract.engine", "TesseractEngine"),

@@ -1,23 +1,25 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { StreamingSettings } from '../../config/config.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 import { needs } from '../auth/route-permission.js';
 import { serveGeneration } from '../llm/serve-generation.js';
-import { openAiSse } from '../sse/event-stream.js';
 import { chatBody } from './schema.js';
-import { chatChunks, chatCompletion, prepareChat } from './serving.js';
+import { chatCompletion, prepareChat } from './serving.js';
+import { chatStreamFormat } from './stream-events.js';
 
-export const chatRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async (fastify, { supervisor }) => {
+export const chatRoutes: FastifyPluginAsync<{ supervisor: Supervisor; streaming: StreamingSettings }> = async (fastify, { supervisor, streaming }) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
 
-  app.post('/v1/chat/completions', { ...needs('models:read'), ...openAiSse, schema: { body: chatBody, tags: ['inference'] } }, async (request, reply) => {
+  app.post('/v1/chat/completions', { ...needs('models:read'), schema: { body: chatBody, tags: ['inference'] } }, async (request, reply) => {
     const body = request.body;
-    return serveGeneration(supervisor, request, reply, {
+    return serveGeneration(supervisor, streaming, request, reply, {
       ...prepareChat(supervisor, body),
       method: 'chat',
       stream: body.stream === true,
       answer: (value) => chatCompletion(body.model, value),
-      events: (source) => chatChunks(body.model, source, body.stream_options?.include_usage === true),
+      streamInterval: body.stream_options?.stream_interval ?? null,
+      format: () => chatStreamFormat(body.model, body.stream_options?.include_usage === true),
     });
   });
 };

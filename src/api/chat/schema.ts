@@ -19,5 +19,7 @@ export const chatBody = z.looseObject({
   tool_choice: z.union([z.enum(['none', 'auto', 'required']), z.looseObject({ type: z.literal('function') })]).nullish(),
   chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
   enable_thinking: z.boolean().nullish(),
+  logprobs: z.boolean().nullish(),
+  top_logprobs: z.int().min(0).max(20).nullish(),
 });
 export type ChatBody = z.infer<typeof chatBody>;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { HangarError } from '../../errors/hangar-error.js';
 import type { CallTarget, Supervisor } from '../../supervisor/supervisor.js';
-import { asGeneration, toGenerateConfig, type Generation } from '../llm/generate-config.js';
+import { asGeneration, toGenerateConfig, withLogprobs } from '../llm/generate-config.js';
 import type { ChatBody } from './schema.js';
 
 const ROUTE = '/v1/chat/completions';
@@ -26,7 +26,7 @@ export function prepareChat(supervisor: Supervisor, body: ChatBody): ChatCall {
   const templateKwargs = { ...(body.chat_template_kwargs ?? {}) };
   if (body.enable_thinking !== null && body.enable_thinking !== undefined) templateKwargs.enable_thinking = body.enable_thinking;
   const kwargs: Record<string, unknown> = {
-    generate_config: toGenerateConfig(body, body.max_completion_tokens ?? body.max_tokens),
+    generate_config: withLogprobs(toGenerateConfig(body, body.max_completion_tokens ?? body.max_tokens), body.logprobs ? (body.top_logprobs ?? 0) : null),
     chat_template_kwargs: templateKwargs,
   };
   if (body.tools && body.tools.length > 0) {
@@ -55,44 +55,7 @@ export function chatCompletion(model: string, value: unknown): Record<string, un
   return {
     ...envelope(model),
     object: 'chat.completion',
-    choices: [{ index: 0, message, finish_reason: g.finish_reason ?? 'stop', logprobs: null }],
+    choices: [{ index: 0, message, finish_reason: g.finish_reason ?? 'stop', logprobs: g.logprobs?.length ? { content: g.logprobs } : null }],
     usage: g.usage ?? null,
   };
-}
-
-/**
- * Runtime chunks as OpenAI `chat.completion.chunk` events: a first chunk with the
- * role, content deltas, a last chunk with `finish_reason` (and tool calls), then, with
- * `stream_options.include_usage`, a chunk with empty `choices` and the usage.
- * The runtime's first chunk is awaited before anything is yielded, so an early failure
- * (bad input) can still be an ordinary HTTP error; `finally` releases the source
- * however the reader stops.
- */
-export async function* chatChunks(model: string, source: AsyncIterator<unknown>, includeUsage: boolean): AsyncGenerator<object> {
-  const base = { ...envelope(model), object: 'chat.completion.chunk' };
-  const chunk = (delta: Record<string, unknown>, finish: string | null) => ({
-    ...base,
-    choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
-    ...(includeUsage ? { usage: null } : {}),
-  });
-  try {
-    let next = await source.next();
-    yield chunk({ role: 'assistant', content: '' }, null);
-    let last: Generation | null = null;
-    for (; !next.done; next = await source.next()) {
-      const g = asGeneration(next.value);
-      if (g.finish_reason) {
-        last = g;
-        break;
-      }
-      if (g.text || g.reasoning_content) {
-        yield chunk({ ...(g.text ? { content: g.text } : {}), ...(g.reasoning_content ? { reasoning_content: g.reasoning_content } : {}) }, null);
-      }
-    }
-    const toolCalls = last?.tool_calls?.map((call, index) => ({ index, ...(call as object) }));
-    yield chunk(toolCalls?.length ? { tool_calls: toolCalls } : {}, last?.finish_reason ?? 'stop');
-    if (includeUsage) yield { ...base, choices: [], usage: last?.usage ?? null };
-  } finally {
-    await source.return?.();
-  }
 }

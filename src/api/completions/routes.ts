@@ -1,23 +1,25 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { StreamingSettings } from '../../config/config.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 import { needs } from '../auth/route-permission.js';
 import { serveGeneration } from '../llm/serve-generation.js';
-import { openAiSse } from '../sse/event-stream.js';
 import { completionBody } from './schema.js';
-import { completion, completionChunks, prepareCompletion } from './serving.js';
+import { completion, prepareCompletion } from './serving.js';
+import { completionStreamFormat } from './stream-events.js';
 
-export const completionRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async (fastify, { supervisor }) => {
+export const completionRoutes: FastifyPluginAsync<{ supervisor: Supervisor; streaming: StreamingSettings }> = async (fastify, { supervisor, streaming }) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
 
-  app.post('/v1/completions', { ...needs('models:read'), ...openAiSse, schema: { body: completionBody, tags: ['inference'] } }, async (request, reply) => {
+  app.post('/v1/completions', { ...needs('models:read'), schema: { body: completionBody, tags: ['inference'] } }, async (request, reply) => {
     const body = request.body;
-    return serveGeneration(supervisor, request, reply, {
+    return serveGeneration(supervisor, streaming, request, reply, {
       ...prepareCompletion(supervisor, body),
       method: 'generate',
       stream: body.stream === true,
       answer: (value) => completion(body.model, value),
-      events: (source) => completionChunks(body.model, source, body.stream_options?.include_usage === true),
+      streamInterval: body.stream_options?.stream_interval ?? null,
+      format: () => completionStreamFormat(body.model, body.stream_options?.include_usage === true),
     });
   });
 };

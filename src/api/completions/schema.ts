@@ -9,5 +9,7 @@ export const completionBody = z.looseObject({
   }),
   ...samplingShape,
   echo: z.boolean().nullish(),
+  // OpenAI's legacy completions: the number of alternatives per token, 0 to 5.
+  logprobs: z.int().min(0).max(5).nullish(),
 });
 export type CompletionBody = z.infer<typeof completionBody>;

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { HangarError } from '../../errors/hangar-error.js';
 import type { CallTarget, Supervisor } from '../../supervisor/supervisor.js';
-import { asGeneration, toGenerateConfig } from '../llm/generate-config.js';
+import { asGeneration, toGenerateConfig, withLogprobs } from '../llm/generate-config.js';
+import { completionLogprobs } from './stream-events.js';
 import type { CompletionBody } from './schema.js';
 
 export function prepareCompletion(supervisor: Supervisor, body: CompletionBody): { target: CallTarget; args: unknown[]; kwargs: Record<string, unknown> } {
@@ -11,7 +12,7 @@ export function prepareCompletion(supervisor: Supervisor, body: CompletionBody):
     throw new HangarError('ability_missing', [body.model, 'text completion (`generate`)', instance.abilities.join(', ')], { param: 'model' });
   }
   const prompt = Array.isArray(body.prompt) ? body.prompt[0]! : body.prompt;
-  const generateConfig = toGenerateConfig(body, body.max_tokens);
+  const generateConfig = withLogprobs(toGenerateConfig(body, body.max_tokens), body.logprobs ?? null);
   if (body.echo) generateConfig.echo = true;
   return { target, args: [prompt], kwargs: { generate_config: generateConfig } };
 }
@@ -24,30 +25,7 @@ export function completion(model: string, value: unknown): Record<string, unknow
   const g = asGeneration(value);
   return {
     ...envelope(model),
-    choices: [{ index: 0, text: g.text, logprobs: null, finish_reason: g.finish_reason ?? 'stop' }],
+    choices: [{ index: 0, text: g.text, logprobs: g.logprobs?.length ? completionLogprobs(g.logprobs) : null, finish_reason: g.finish_reason ?? 'stop' }],
     usage: g.usage ?? null,
   };
-}
-
-/** Runtime chunks as `text_completion` events; the last carries `finish_reason` (and usage when asked). */
-export async function* completionChunks(model: string, source: AsyncIterator<unknown>, includeUsage: boolean): AsyncGenerator<object> {
-  const base = envelope(model);
-  try {
-    for (let next = await source.next(); !next.done; next = await source.next()) {
-      const g = asGeneration(next.value);
-      const finish = g.finish_reason ?? null;
-      if (!g.text && !finish) continue;
-      yield {
-        ...base,
-        choices: [{ index: 0, text: g.text, logprobs: null, finish_reason: finish }],
-        ...(includeUsage ? { usage: null } : {}),
-      };
-      if (finish) {
-        if (includeUsage) yield { ...base, choices: [], usage: g.usage ?? null };
-        break;
-      }
-    }
-  } finally {
-    await source.return?.();
-  }
 }

@@ -16,7 +16,13 @@ export const samplingShape = {
   repetition_penalty: z.number().gt(0).nullish(),
   n: z.literal(1, { error: 'only n = 1 is supported' }).nullish(),
   stream: z.boolean().nullish(),
-  stream_options: z.object({ include_usage: z.boolean().nullish() }).nullish(),
+  stream_options: z
+    .object({
+      include_usage: z.boolean().nullish(),
+      // Ours (vLLM's --stream-interval, per request): at most one event per this many tokens.
+      stream_interval: z.int().min(1).max(1024).nullish(),
+    })
+    .nullish(),
 };
 
 type Sampling = { [K in keyof typeof samplingShape]?: z.infer<(typeof samplingShape)[K]> };
@@ -38,13 +44,31 @@ export function toGenerateConfig(body: Sampling, maxTokens: number | null | unde
   return config;
 }
 
-/** The runtime's answer for one generation (non-stream RESULT, or the last CHUNK). */
+/** Asks the runtime for token log-probabilities (`top` alternatives each), when the request did. */
+export function withLogprobs(config: Record<string, unknown>, top: number | null): Record<string, unknown> {
+  if (top !== null) {
+    config.logprobs = true;
+    config.top_logprobs = top;
+  }
+  return config;
+}
+
+/** One token's log-probability as the runtime sends it (OpenAI's chat shape). */
+export interface TokenLogprob {
+  token: string;
+  logprob: number;
+  bytes?: number[] | null;
+  top_logprobs?: Array<{ token: string; logprob: number; bytes?: number[] | null }>;
+}
+
+/** The runtime's answer for one generation (non-stream RESULT, or a stream CHUNK). */
 export interface Generation {
   text: string;
   reasoning_content?: string;
   tool_calls?: unknown[];
   finish_reason?: string;
   usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  logprobs?: TokenLogprob[] | null;
 }
 
 export function asGeneration(value: unknown): Generation {

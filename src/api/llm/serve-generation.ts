@@ -1,9 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { StreamingSettings } from '../../config/config.js';
 import type { CallTarget, Supervisor } from '../../supervisor/supervisor.js';
 import { abortOnDisconnect } from '../client-disconnect.js';
-import { countGenerated, observeStream } from '../metrics/generation-metrics.js';
+import { chunkObserver, countGenerated } from '../metrics/generation-metrics.js';
 import { setOverheadHeader } from '../overhead.js';
-import { sendEventStream } from '../sse/event-stream.js';
+import type { StreamFormat } from './stream-format.js';
+import { relayPerToken } from './per-token-relay.js';
+import { relayStream } from './stream-relay.js';
 
 export interface GenerationCall {
   target: CallTarget;
@@ -11,25 +14,39 @@ export interface GenerationCall {
   args: unknown[];
   kwargs: Record<string, unknown>;
   stream: boolean;
+  /** The request's `stream_options.stream_interval`, if it set one. */
+  streamInterval: number | null;
   /** The non-stream answer from the runtime's RESULT. */
   answer: (value: unknown) => Record<string, unknown>;
-  /** The stream's OpenAI events from the runtime's chunks. */
-  events: (source: AsyncIterator<unknown>) => AsyncIterator<object>;
+  /** How the stream's events are spelled. */
+  format: () => StreamFormat;
 }
 
 /**
- * The shared path of chat and completions: one call, or a stream sent as SSE.
+ * The shared path of chat and completions: one call, or a stream relayed as SSE.
  * A stream's overhead is everything before the call went to the runtime.
  */
-export async function serveGeneration(supervisor: Supervisor, request: FastifyRequest, reply: FastifyReply, call: GenerationCall): Promise<Record<string, unknown> | undefined> {
+export async function serveGeneration(
+  supervisor: Supervisor,
+  streaming: StreamingSettings,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  call: GenerationCall,
+): Promise<Record<string, unknown> | undefined> {
+  const metrics = request.server.metrics;
   if (!call.stream) {
     const result = await supervisor.call(call.target, call.method, call.args, call.kwargs, abortOnDisconnect(reply));
     setOverheadHeader(request, reply, result.runtimeMs);
-    countGenerated(request.server.metrics, call.target.uid, result.value);
+    countGenerated(metrics, call.target.uid, result.value);
     return call.answer(result.value);
   }
-  const source = observeStream(request.server.metrics, call.target.uid, request.arrivedAt, supervisor.stream(call.target, call.method, call.args, call.kwargs));
+  const source = supervisor.stream(call.target, call.method, call.args, call.kwargs);
   const dispatchedAt = performance.now();
-  await sendEventStream(request, reply, call.events(source), () => setOverheadHeader(request, reply, performance.now() - dispatchedAt));
+  const options = {
+    interval: call.streamInterval ?? streaming.interval,
+    beforeHeaders: () => setOverheadHeader(request, reply, performance.now() - dispatchedAt),
+    observe: chunkObserver(metrics, call.target.uid, request.arrivedAt),
+  };
+  await (streaming.perToken ? relayPerToken : relayStream)(request, reply, source, call.format(), options);
   return undefined;
 }

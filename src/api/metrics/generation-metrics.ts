@@ -14,27 +14,20 @@ export function countGenerated(metrics: ServiceMetrics, model: string, value: un
 }
 
 /**
- * The runtime's chunks, passed through unchanged, noting the time to the first one
- * that carries text (from `arrivedAt`, the request's arrival) and the usage of the last.
- * No copy of any chunk is made: this sits on the streaming hot path.
+ * Notes, for a stream, the time to the first chunk that carries text (from
+ * `arrivedAt`, the request's arrival) and the usage of the last. It sees every chunk
+ * relayed and copies none: it sits on the streaming hot path.
  */
-export function observeStream(metrics: ServiceMetrics, model: string, arrivedAt: number, source: AsyncIterator<unknown>): AsyncIterator<unknown> {
+export function chunkObserver(metrics: ServiceMetrics, model: string, arrivedAt: number): (values: readonly unknown[]) => void {
   let sawText = false;
-  return {
-    async next() {
-      const result = await source.next();
-      if (!result.done) {
-        const v = result.value as GenerationValue | null;
-        if (!sawText && v && (v.text || v.reasoning_content)) {
-          sawText = true;
-          metrics.firstToken(model, (performance.now() - arrivedAt) / 1000);
-        }
-        countGenerated(metrics, model, v);
+  return (values) => {
+    for (const value of values) {
+      const v = value as GenerationValue | null;
+      if (!sawText && v && (v.text || v.reasoning_content)) {
+        sawText = true;
+        metrics.firstToken(model, (performance.now() - arrivedAt) / 1000);
       }
-      return result;
-    },
-    async return(value?: unknown) {
-      return (await source.return?.(value)) ?? { value: undefined, done: true };
-    },
+      if (v?.usage) countGenerated(metrics, model, v);
+    }
   };
 }

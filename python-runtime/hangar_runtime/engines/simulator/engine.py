@@ -1,0 +1,68 @@
+"""The `simulator` engine (docs/simulator.md): serves `chat` and `generate` with no
+model and no GPU, generating deterministic text at a GPU-like cadence, through the
+same runtime process, protocol and control plane as every engine. It exists for
+load tests of a deployment; it is never evidence of how a real engine behaves."""
+
+from ..base import BatchScheduler, Engine, Progress
+from ..transformers_llm.generate_config import parse_generate_config
+from .options import parse_options
+from .request import SimRequest
+from .scheduler import SimulatorScheduler
+from .text import chat_prompt_tokens, count_prompt_tokens
+
+
+class SimulatorEngine(Engine):
+    name = "simulator"
+
+    def __init__(self):
+        self.abilities: tuple[str, ...] = ("chat", "generate")
+        self._scheduler: SimulatorScheduler | None = None
+        self._options = None
+
+    def load(self, spec: dict, progress: Progress) -> None:
+        self._options = parse_options(spec.get("engine_kwargs"))
+        abilities = spec.get("model_ability") or ["chat", "generate"]
+        self.abilities = tuple(str(a) for a in abilities if a in ("chat", "generate"))
+        self._scheduler = SimulatorScheduler(self._options, _build_request)
+        progress(1.0, "load", "Simulator ready (step %g ms, first token after %g ms, batch %d)" % (
+            self._options.step_ms, self._options.ttft_ms, self._options.max_batch))
+
+    def describe(self) -> dict:
+        o = self._options
+        return {"context_length": 1_000_000, "simulator": {"step_ms": o.step_ms, "ttft_ms": o.ttft_ms,
+                                                           "max_batch": o.max_batch}}
+
+    def methods(self) -> dict:
+        return {"chat": None, "generate": None}  # always served through the scheduler
+
+    def scheduler(self) -> BatchScheduler | None:
+        return self._scheduler
+
+
+def _build_request(method: str, args: list, kwargs: dict, sink, first_step_at: float) -> SimRequest:
+    raw = kwargs.get("generate_config")
+    config = parse_generate_config(raw)
+    top = _top_logprobs(raw if isinstance(raw, dict) else {})
+    if method == "chat":
+        if len(args) != 1:
+            raise TypeError("chat takes one argument, the messages")
+        return SimRequest(sink, config, chat_prompt_tokens(args[0]), first_step_at, top)
+    if len(args) != 1 or not isinstance(args[0], str):
+        raise TypeError("generate takes one argument, the prompt string")
+    prompt = args[0]
+    return SimRequest(sink, config, count_prompt_tokens(prompt), first_step_at, top,
+                      echo_text=prompt if config.echo else "")
+
+
+def _top_logprobs(raw: dict) -> int | None:
+    """`logprobs` (true, or a count as in OpenAI's completions) and `top_logprobs`."""
+    asked, top = raw.get("logprobs"), raw.get("top_logprobs")
+    if asked is None or asked is False:
+        return None
+    if asked is True:
+        count = top if top is not None else 0
+    else:
+        count = asked
+    if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= 20:
+        raise ValueError(f"top_logprobs must be an integer from 0 to 20, got {count!r}")
+    return count

@@ -1,0 +1,81 @@
+"""One simulated generation: which token comes next, what text may go out now
+(stop strings are held back while they might still match), and its final answer."""
+
+from ..base import CallSink
+from ..transformers_llm.generate_config import DEFAULT_MAX_TOKENS, GenerateConfig
+from .text import logprob_entry, token_text
+
+
+class SimRequest:
+    def __init__(self, sink: CallSink, config: GenerateConfig, prompt_tokens: int, first_step_at: float,
+                 top_logprobs: int | None, echo_text: str = ""):
+        self.sink = sink
+        self.max_tokens = config.max_tokens or DEFAULT_MAX_TOKENS
+        self.stop = [s for s in config.stop if s]
+        self.prompt_tokens = prompt_tokens
+        self.first_step_at = first_step_at  # monotonic seconds: not before this step
+        self.top_logprobs = top_logprobs  # None: no logprobs asked
+        self.generated = 0
+        self.text = echo_text  # everything generated so far (after an echoed prompt)
+        self.sent = 0  # characters of self.text already sent
+        self.logprobs: list[dict] = []  # for a non-stream answer
+        self.pending_logprobs: list[dict] = []  # a stream's, not yet sent
+        self.finish_reason: str | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.sink.closed
+
+    def advance(self) -> None:
+        """One engine step: one more token, then whatever may be sent."""
+        index = self.generated
+        self.generated += 1
+        self.text += token_text(index)
+        if self.top_logprobs is not None:
+            (self.pending_logprobs if self.sink.stream else self.logprobs).append(
+                logprob_entry(index, self.top_logprobs))
+        cut = self._stop_at()
+        if cut is not None:
+            self.text = self.text[:cut]
+            self.finish_reason = "stop"
+        elif self.generated >= self.max_tokens:
+            self.finish_reason = "length"
+        if self.sink.stream:
+            self._send_ready()
+        if self.finish_reason is not None:
+            self._finish()
+
+    def _stop_at(self) -> int | None:
+        found = [i for i in (self.text.find(s, max(0, self.sent - len(s))) for s in self.stop) if i >= 0]
+        return min(found) if found else None
+
+    def _send_ready(self) -> None:
+        end = len(self.text) if self.finish_reason else len(self.text) - self._held_back()
+        if end <= self.sent and not self.pending_logprobs:
+            return
+        value = {"text": self.text[self.sent:end]}
+        if self.pending_logprobs:
+            value["logprobs"], self.pending_logprobs = self.pending_logprobs, []
+        self.sent = max(self.sent, end)
+        self.sink.chunk(value)
+
+    def _held_back(self) -> int:
+        """Characters at the end of the text that begin some stop string."""
+        longest = 0
+        for stop in self.stop:
+            for n in range(min(len(stop) - 1, len(self.text) - self.sent), longest, -1):
+                if self.text.endswith(stop[:n]):
+                    longest = n
+                    break
+        return longest
+
+    def _finish(self) -> None:
+        usage = {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.generated,
+                 "total_tokens": self.prompt_tokens + self.generated}
+        if self.sink.stream:
+            self.sink.finish({"text": "", "finish_reason": self.finish_reason, "usage": usage})
+            return
+        result = {"text": self.text, "finish_reason": self.finish_reason, "usage": usage}
+        if self.top_logprobs is not None:
+            result["logprobs"] = self.logprobs
+        self.sink.finish(result)

@@ -1,0 +1,170 @@
+"""The simulator engine (a load-test token source, docs/simulator.md): its cadence,
+batch limit, deterministic text, stop strings, logprobs and usage, through its
+scheduler with a test clock, and through a real runtime process, where one engine
+step's chunks for many calls must leave as one BATCH frame (protocol v2)."""
+
+import pytest
+
+from hangar_runtime.engines.simulator.engine import SimulatorEngine
+from hangar_runtime.engines.simulator.text import answer_text
+from hangar_runtime.errors import InvalidModel
+
+from harness import CALL, CHUNK, END, ERROR
+
+
+class Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+class Sink:
+    def __init__(self, call_id, stream=True):
+        self.call_id, self.stream, self.alone = call_id, stream, False
+        self.closed, self.chunks, self.result, self.error = False, [], None, None
+
+    def chunk(self, value):
+        self.chunks.append(value)
+
+    def finish(self, value=None):
+        if self.stream and value is not None:
+            self.chunks.append(value)
+        else:
+            self.result = value
+        self.closed = True
+
+    def fail(self, exc, kind=None):
+        self.error, self.closed = exc, True
+
+
+def loaded(clock=None, **options):
+    engine = SimulatorEngine()
+    engine.load({"engine_kwargs": options, "model_ability": ["chat", "generate"]}, lambda *a: None)
+    scheduler = engine.scheduler()
+    if clock is not None:
+        scheduler._clock = clock
+    return engine, scheduler
+
+
+def text_of(sink):
+    return "".join(c.get("text", "") for c in sink.chunks)
+
+
+def test_one_token_per_step_for_every_running_call_at_the_step_cadence():
+    clock = Clock()
+    _, sched = loaded(clock, step_ms=20, max_batch=2)
+    sinks = [Sink(i) for i in range(3)]
+    for sink in sinks:
+        sched.submit("generate", ["a b"], {"generate_config": {"max_tokens": 3}}, sink)
+    assert sched.wait_before_step() == 0  # idle: the first step is due at once
+    sched.step()
+    assert [len(s.chunks) for s in sinks] == [1, 1, 0]  # max_batch 2: the third waits
+    assert sched.wait_before_step() == pytest.approx(0.020)
+    clock.now += 0.005
+    sched.step()  # woken early by a message: not due, nothing happens
+    assert [len(s.chunks) for s in sinks] == [1, 1, 0]
+    clock.now += 0.015
+    sched.step()
+    clock.now += 0.020
+    sched.step()
+    assert all(s.closed for s in sinks[:2]) and not sinks[2].closed
+    assert text_of(sinks[0]) == answer_text(3) == "alpha bravo charlie "
+    assert sinks[0].chunks[-1] == {"text": "", "finish_reason": "length",
+                                   "usage": {"prompt_tokens": 2, "completion_tokens": 3, "total_tokens": 5}}
+    clock.now += 0.020
+    sched.step()
+    assert text_of(sinks[2]) == "alpha "  # admitted once a slot freed
+
+
+def test_first_token_waits_for_ttft_and_a_late_runtime_does_not_burst():
+    clock = Clock()
+    _, sched = loaded(clock, step_ms=10, ttft_ms=25)
+    sink = Sink(1)
+    sched.submit("chat", [[{"role": "user", "content": "one two three"}]], {"generate_config": {"max_tokens": 2}}, sink)
+    for _ in range(3):  # steps at 0, 10, 20 ms: before the first token is due
+        sched.step()
+        clock.now += 0.010
+    assert sink.chunks == []
+    sched.step()  # 30 ms
+    assert text_of(sink) == "alpha "
+    clock.now += 0.100  # the runtime fell far behind: the next step is one step from now
+    sched.step()
+    assert sink.closed and sink.chunks[-1]["usage"]["prompt_tokens"] == 3
+
+
+def test_stop_strings_cut_the_text_and_are_never_sent_even_across_tokens():
+    _, sched = loaded(step_ms=0)
+    sink = Sink(1)
+    sched.submit("generate", ["x"], {"generate_config": {"max_tokens": 10, "stop": ["lie delta"]}}, sink)
+    while sched.has_work():
+        sched.step()
+    assert text_of(sink) == "alpha bravo char"
+    assert sink.chunks[-1]["finish_reason"] == "stop"
+    assert sink.chunks[-1]["usage"]["completion_tokens"] == 4
+
+
+def test_non_stream_answer_with_logprobs_and_echo():
+    _, sched = loaded(step_ms=0)
+    sink = Sink(1, stream=False)
+    sched.submit("generate", ["hi"], {"generate_config": {"max_tokens": 2, "echo": True, "logprobs": True,
+                                                          "top_logprobs": 2}}, sink)
+    while sched.has_work():
+        sched.step()
+    assert sink.result["text"] == "hialpha bravo "
+    assert [e["token"] for e in sink.result["logprobs"]] == ["alpha ", "bravo "]
+    assert len(sink.result["logprobs"][0]["top_logprobs"]) == 2
+
+
+def test_closed_calls_leave_the_batch():
+    _, sched = loaded(step_ms=0, max_batch=1)
+    first, second = Sink(1), Sink(2)
+    sched.submit("generate", ["x"], {"generate_config": {"max_tokens": 100}}, first)
+    sched.submit("generate", ["x"], {"generate_config": {"max_tokens": 1}}, second)
+    sched.step()
+    first.closed = True  # aborted by the control plane
+    sched.step()
+    assert second.closed and text_of(second) == "alpha "
+    assert len(first.chunks) == 1
+
+
+@pytest.mark.parametrize("options, field", [({"step_ms": -1}, "step_ms"), ({"max_batch": 0}, "max_batch"),
+                                            ({"max_batch": 2.5}, "max_batch"), ({"ttft_ms": "soon"}, "ttft_ms")])
+def test_bad_options_fail_the_load_naming_the_field(options, field):
+    with pytest.raises(InvalidModel, match=field):
+        loaded(**options)
+
+
+def test_bad_requests_are_refused_before_they_run():
+    _, sched = loaded()
+    with pytest.raises(ValueError, match="top_logprobs"):
+        sched.submit("generate", ["x"], {"generate_config": {"logprobs": 50}}, Sink(1))
+    with pytest.raises(TypeError, match="prompt"):
+        sched.submit("generate", [3], {}, Sink(2))
+    with pytest.raises(ValueError, match="messages"):
+        sched.submit("chat", [[]], {}, Sink(3))
+
+
+def test_a_step_for_many_streams_leaves_the_runtime_as_one_batch_frame(spawn):
+    rt = spawn("sim-0")
+    rt.hello()
+    ready = rt.load_ok({"engine": "simulator", "model_uid": "sim", "replica_uid": "sim-0",
+                        "engine_kwargs": {"step_ms": 50}})
+    assert ready["engine"] == "simulator"
+    for call_id in range(1, 9):
+        rt.send(CALL, {"id": call_id, "method": "generate", "args": ["p"], "kwargs": {"generate_config": {"max_tokens": 3}},
+                       "stream": True})
+    texts, ended = {i: "" for i in range(1, 9)}, set()
+    while len(ended) < 8:
+        msg_type, body = rt.recv()
+        assert msg_type in (CHUNK, END), body
+        if msg_type == CHUNK:
+            texts[body["id"]] += body["value"]["text"]
+        else:
+            ended.add(body["id"])
+    assert all(t == answer_text(3) for t in texts.values())
+    # 8 calls x (3 tokens + final chunk + END) in a handful of steps, not 40 frames.
+    assert 1 <= rt.batch_frames <= 6
+    rt.send(CALL, {"id": 20, "method": "nope", "args": [], "kwargs": {}, "stream": False})
+    assert rt.expect(ERROR)["kind"] == "unknown_method"

@@ -1,0 +1,65 @@
+import { randomUUID } from 'node:crypto';
+import type { Generation, TokenLogprob } from '../llm/generate-config.js';
+import type { StreamFormat } from '../llm/stream-format.js';
+import { sseEvent } from '../sse/sse-response.js';
+
+/**
+ * A completion stream as OpenAI `text_completion` events; the last carries
+ * `finish_reason`, followed (with `stream_options.include_usage`) by a usage chunk.
+ * The envelope is built once per stream: this runs for every token relayed.
+ */
+export function completionStreamFormat(model: string, includeUsage: boolean): StreamFormat {
+  const envelope = `{"id":"cmpl-${randomUUID()}","object":"text_completion","created":${Math.floor(Date.now() / 1000)},"model":${JSON.stringify(model)}`;
+  const head = `${envelope},"choices":[{"index":0,"text":`;
+  const tail = includeUsage ? '}],"usage":null}' : '}]}';
+  const offsets = new LogprobOffsets();
+  let finished = false;
+  const event = (g: Generation | null): string => {
+    const text = g?.text ?? '';
+    const finish = finished ? null : (g?.finish_reason ?? null);
+    const logprobs = g?.logprobs?.length ? JSON.stringify(offsets.completionLogprobs(g.logprobs)) : 'null';
+    return sseEvent(`${head}${JSON.stringify(text)},"logprobs":${logprobs},"finish_reason":${finish === null ? 'null' : JSON.stringify(finish)}${tail}`);
+  };
+  const finishing = (g: Generation | null): string => {
+    finished = true;
+    const events = event({ text: g?.text ?? '', finish_reason: g?.finish_reason ?? 'stop', logprobs: g?.logprobs ?? null });
+    return includeUsage ? events + sseEvent(`${envelope},"choices":[],"usage":${JSON.stringify(g?.usage ?? null)}}`) : events;
+  };
+  return {
+    opening: () => '',
+    events(g) {
+      if (finished) return '';
+      if (g.finish_reason) return finishing(g);
+      return g.text || g.logprobs?.length ? event(g) : '';
+    },
+    closing: () => (finished ? '' : finishing(null)),
+  };
+}
+
+/**
+ * OpenAI's legacy completions logprobs (`tokens`, `token_logprobs`, `top_logprobs`
+ * as maps, `text_offset`), from the runtime's per-token entries; offsets count on
+ * across the events of one stream.
+ */
+class LogprobOffsets {
+  private offset = 0;
+
+  completionLogprobs(entries: readonly TokenLogprob[]): Record<string, unknown> {
+    const textOffset: number[] = [];
+    for (const e of entries) {
+      textOffset.push(this.offset);
+      this.offset += e.token.length;
+    }
+    return {
+      tokens: entries.map((e) => e.token),
+      token_logprobs: entries.map((e) => e.logprob),
+      top_logprobs: entries.map((e) => Object.fromEntries((e.top_logprobs ?? []).map((t) => [t.token, t.logprob]))),
+      text_offset: textOffset,
+    };
+  }
+}
+
+/** A non-stream completion's logprobs (offsets from the start of its text). */
+export function completionLogprobs(entries: readonly TokenLogprob[]): Record<string, unknown> {
+  return new LogprobOffsets().completionLogprobs(entries);
+}

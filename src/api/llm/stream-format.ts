@@ -1,0 +1,15 @@
+import type { Generation } from './generate-config.js';
+
+/**
+ * How one endpoint (chat or completions) spells a stream's runtime chunks as SSE
+ * events. The relay hands it one value per event it wants written: a chunk, or
+ * several merged (generation-merge.ts).
+ */
+export interface StreamFormat {
+  /** Events before any chunk (chat's role chunk); '' for none. */
+  opening(): string;
+  /** Events for one value; a value with `finish_reason` also gets the finishing events (and usage). */
+  events(g: Generation): string;
+  /** Finishing events if no value carried a finish reason (a runtime that ended without one). */
+  closing(): string;
+}

@@ -1,0 +1,101 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { HangarError, errorBody } from '../../errors/hangar-error.js';
+import { SSE_DONE, SseResponse, sseEvent } from '../sse/sse-response.js';
+import { asGeneration } from './generate-config.js';
+import { mergeGenerations } from './generation-merge.js';
+import type { StreamFormat } from './stream-format.js';
+
+/** A stream of runtime chunks read a step at a time (supervisor CallStream). */
+export interface ChunkSource {
+  /** Everything that arrived since the last read, waiting for something; `[]` at the end. */
+  nextBatch(): Promise<unknown[]>;
+  /** Whatever has arrived, without waiting. */
+  takeQueued(): unknown[];
+  return(): Promise<unknown>;
+}
+
+export interface RelayOptions {
+  /** At most one event per this many text-bearing chunks (tokens); 1: every chunk. */
+  interval: number;
+  /** Runs once the first chunk is in, just before the headers go out. */
+  beforeHeaders: () => void;
+  /** Sees every chunk read (metrics). */
+  observe: (values: readonly unknown[]) => void;
+}
+
+/**
+ * Relays a generation's chunks to the client as SSE (docs/performance.md, "Token
+ * relay"), with OpenAI's framing: events, then `data: [DONE]`.
+ *
+ * - The first chunk is awaited before the headers go out, so a failure there is an
+ *   ordinary HTTP error; a failure later is one `data: {"error": ...}` event.
+ * - Nothing is held back while the client's socket takes what it is given: each chunk
+ *   is its own event, and the events read in one turn go out in one write.
+ * - While the client is still draining the last write, chunks queue in the source;
+ *   when it has drained, everything queued goes out merged into one event (texts and
+ *   log-probabilities concatenated, finish reason and usage kept).
+ * - `interval` > 1 merges every `interval` tokens into one event on purpose.
+ * - A client that goes away stops the source, which aborts the generation.
+ */
+export async function relayStream(request: FastifyRequest, reply: FastifyReply, source: ChunkSource, format: StreamFormat, options: RelayOptions): Promise<void> {
+  let batch = await source.nextBatch();
+  options.beforeHeaders();
+  const out = new SseResponse(request, reply);
+  out.onClientGone(() => void source.return());
+  const held = new HeldChunks(options.interval);
+  let pending = format.opening();
+  try {
+    for (let merge = false; batch.length > 0; ) {
+      options.observe(batch);
+      held.add(batch);
+      out.write(pending + held.events(format, merge));
+      pending = '';
+      merge = out.backpressured;
+      if (merge) await out.drained();
+      if (out.clientGone) return;
+      batch = merge ? source.takeQueued() : [];
+      if (batch.length === 0) batch = await source.nextBatch();
+    }
+    out.end(pending + held.events(format, true) + format.closing() + SSE_DONE);
+  } catch (err) {
+    const error = err instanceof HangarError ? err : new HangarError('internal_error', [String(request.id)], { cause: err });
+    if (error.status >= 500) request.log.error({ err: error.cause ?? error, code: error.code }, error.message);
+    out.end(held.events(format, true) + sseEvent(JSON.stringify({ error: errorBody(error).error })));
+  } finally {
+    await source.return();
+  }
+}
+
+/** Chunks read and not yet written: all of them, or, with an interval, until enough tokens are in. */
+class HeldChunks {
+  private values: unknown[] = [];
+  private tokens = 0;
+  private finishing = false;
+
+  constructor(private readonly interval: number) {}
+
+  add(values: readonly unknown[]): void {
+    for (const value of values) {
+      this.values.push(value);
+      const g = value as { text?: unknown; reasoning_content?: unknown; finish_reason?: unknown } | null;
+      if (g?.text || g?.reasoning_content) this.tokens++;
+      if (g?.finish_reason) this.finishing = true;
+    }
+  }
+
+  /** The events to write now; `merge` writes everything held as one event. */
+  events(format: StreamFormat, merge: boolean): string {
+    if (this.values.length === 0) return '';
+    let events = '';
+    if (merge || this.interval > 1) {
+      if (!merge && !this.finishing && this.tokens < this.interval) return '';
+      events = format.events(mergeGenerations(this.values));
+    } else {
+      for (const value of this.values) events += format.events(asGeneration(value));
+    }
+    this.values = [];
+    this.tokens = 0;
+    this.finishing = false;
+    return events;
+  }
+}

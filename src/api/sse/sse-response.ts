@@ -1,0 +1,90 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ServerResponse } from 'node:http';
+
+/**
+ * A `text/event-stream` response written straight to the socket (docs/decisions.md,
+ * "SSE writer"): the token relay needs to know when the client is still draining the
+ * previous write, and to send several events in one write, which an event-at-a-time
+ * SSE helper does not give it.
+ *
+ * The reply is hijacked, so Fastify's onSend hooks do not run: the headers they would
+ * add (`x-request-id`) are set here. `Connection` is left to Node, which honours a
+ * client's `Connection: close` by closing the socket after the last byte.
+ */
+export class SseResponse {
+  private readonly raw: ServerResponse;
+  private closedByClient = false;
+  private drainWaiter: (() => void) | null = null;
+
+  constructor(request: FastifyRequest, reply: FastifyReply) {
+    this.raw = reply.raw;
+    reply.hijack();
+    for (const [name, value] of Object.entries(reply.getHeaders())) {
+      if (value !== undefined) this.raw.setHeader(name, value);
+    }
+    this.raw.setHeader('content-type', 'text/event-stream; charset=utf-8');
+    this.raw.setHeader('cache-control', 'no-cache');
+    this.raw.setHeader('x-accel-buffering', 'no'); // no buffering in an nginx in front
+    this.raw.setHeader('x-request-id', request.id);
+    this.raw.writeHead(200);
+    const closed = (): void => {
+      this.closedByClient = !this.raw.writableFinished;
+      this.wakeDrain();
+    };
+    this.raw.on('close', closed);
+    this.raw.on('drain', () => this.wakeDrain());
+    // A write to a reset socket reports here; 'close' follows.
+    this.raw.on('error', () => {});
+  }
+
+  /** The client went away before the stream ended. */
+  get clientGone(): boolean {
+    return this.closedByClient || this.raw.destroyed;
+  }
+
+  /** The client has not taken the last write yet: more events should be merged, not queued. */
+  get backpressured(): boolean {
+    return this.raw.writableNeedDrain;
+  }
+
+  onClientGone(listener: () => void): void {
+    this.raw.on('close', () => {
+      if (this.closedByClient) listener();
+    });
+  }
+
+  /** One socket write for any number of events already framed as `data: ...\n\n`. */
+  write(events: string): void {
+    if (events && !this.clientGone) this.raw.write(events);
+  }
+
+  /** Resolves when the client has taken what was written (or is gone). */
+  drained(): Promise<void> {
+    if (!this.backpressured || this.clientGone) return Promise.resolve();
+    return new Promise((resolve) => {
+      const previous = this.drainWaiter;
+      this.drainWaiter = () => {
+        previous?.();
+        resolve();
+      };
+    });
+  }
+
+  end(events = ''): void {
+    if (this.clientGone) return;
+    this.raw.end(events);
+  }
+
+  private wakeDrain(): void {
+    const waiter = this.drainWaiter;
+    this.drainWaiter = null;
+    waiter?.();
+  }
+}
+
+/** One SSE event carrying a JSON value (OpenAI's streaming format: data lines only). */
+export function sseEvent(json: string): string {
+  return `data: ${json}\n\n`;
+}
+
+export const SSE_DONE = 'data: [DONE]\n\n';
