@@ -78,9 +78,15 @@ function renderedText(key: string): string {
   return result!.text!;
 }
 
+let simulator: LlmRecord | undefined;
+
 beforeAll(async () => {
   const catalog = await loadBuiltinCatalog();
-  llms = [...catalog.LLM.values()] as LlmRecord[];
+  // The simulator family is a load-test token source (docs/simulator.md), not a
+  // language model: it has no template or stop tokens; its own test is below.
+  const all = [...catalog.LLM.values()] as LlmRecord[];
+  simulator = all.find((r) => r.model_name === 'simulator');
+  llms = all.filter((r) => r !== simulator);
   if (!existsSync(python)) throw new Error(`${python} is missing: run the setup script (npm run setup) first`);
   const cases: Record<string, { template: string; context: Record<string, unknown> }> = {};
   for (const record of llms) {
@@ -110,6 +116,12 @@ beforeAll(async () => {
 }, 60_000);
 
 describe('built-in LLM families', () => {
+  it('include the simulator, whose only spec is in the format only the simulator engine reads', () => {
+    expect(simulator).toBeDefined();
+    expect(simulator!.model_ability).toEqual(['chat', 'generate']);
+    expect(specsOf(simulator!).map((s) => s.model_format)).toEqual(['simulator']);
+  });
+
   it('number at least 10, with the families the catalog promises', () => {
     expect(llms.length).toBeGreaterThanOrEqual(10);
     const names = llms.map((r) => r.model_name);

@@ -16,7 +16,7 @@ export function completionStreamFormat(model: string, includeUsage: boolean): St
   let finished = false;
   const event = (g: Generation | null): string => {
     const text = g?.text ?? '';
-    const finish = finished ? null : (g?.finish_reason ?? null);
+    const finish = g?.finish_reason ?? null;
     const logprobs = g?.logprobs?.length ? JSON.stringify(offsets.completionLogprobs(g.logprobs)) : 'null';
     return sseEvent(`${head}${JSON.stringify(text)},"logprobs":${logprobs},"finish_reason":${finish === null ? 'null' : JSON.stringify(finish)}${tail}`);
   };
