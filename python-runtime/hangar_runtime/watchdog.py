@@ -10,6 +10,7 @@ import threading
 import time
 
 from . import exit_codes
+from .process_group import end_own_group
 
 log = logging.getLogger("hangar_runtime.watchdog")
 
@@ -43,6 +44,7 @@ class Watchdog(threading.Thread):
             reason = self._reason_to_exit()
             if reason:
                 log.error("control plane gone (%s); exiting", reason)
+                end_own_group()  # nobody else is left to end what the engine started
                 os._exit(exit_codes.CONTROL_PLANE_GONE)
             time.sleep(CHECK_INTERVAL_S)
 

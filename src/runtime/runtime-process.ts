@@ -44,6 +44,8 @@ export class RuntimeProcess {
   ) {
     this.exited = subprocess.then((result) => {
       this.hasExited = true;
+      // What the engine started (vLLM's EngineCore holding GPU memory) must not outlive it.
+      killGroup(subprocess.pid, 'SIGKILL');
       const how = result.signal ? `signal ${result.signal}` : `exit code ${String(result.exitCode)}`;
       if (!this.stopping) output.log.warn({ pid: subprocess.pid }, `runtime process ended unexpectedly (${how})`);
       const last = lastLines.length > 0 ? `; its last output: ${lastLines.join(' | ')}` : '';
@@ -88,6 +90,10 @@ export class RuntimeProcess {
       stdout: 'pipe',
       stderr: 'pipe',
       buffer: false,
+      // Its own process group (pgid = its pid), holding everything the engine starts,
+      // so stopping the runtime can end all of it (killGroup). Terminal signals no
+      // longer reach it, which is as before: it ignored SIGINT and we stop it ourselves.
+      detached: true,
     });
     const lastLines = forwardLines(subprocess, output);
     return new RuntimeProcess(subprocess, connection, timings, output, lastLines);
@@ -107,9 +113,9 @@ export class RuntimeProcess {
     const asked = !this.connection.isDead;
     if (asked) this.connection.requestShutdown();
     if (!asked || !(await this.exitsWithin(this.timings.shutdownGraceMs))) {
-      this.subprocess.kill('SIGTERM');
+      killGroup(this.subprocess.pid, 'SIGTERM');
       if (!(await this.exitsWithin(this.timings.terminateGraceMs))) {
-        this.subprocess.kill('SIGKILL');
+        killGroup(this.subprocess.pid, 'SIGKILL');
         await this.exited;
       }
     }
@@ -141,4 +147,14 @@ function forwardLines(subprocess: Subprocess, output: OutputTarget): string[] {
     });
   }
   return last;
+}
+
+/** Signals a runtime's whole process group (it leads one: `detached`). Gone already is fine. */
+function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (!pid) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // ESRCH: nothing of the group is left.
+  }
 }

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { trainSklearnModel, writePythonLauncher } from './harness/fixtures.js';
@@ -55,6 +55,43 @@ describe('state across restarts, and no orphans', () => {
       await server.stop();
     } finally {
       await removeHome(home);
+    }
+  });
+
+  it('ends what an engine started when its runtime dies, is stopped, or loses its control plane', async () => {
+    // Like vLLM's EngineCore: a child process of the runtime that holds resources.
+    const spawner = path.join(work, 'spawner.py');
+    await writeFile(spawner, `import subprocess\n\ndef load():\n    return subprocess.Popen(["sleep", "300"])\n\ndef infer(child):\n    return child.pid\n`);
+    const server = await startServer();
+    try {
+      const api = client(server.url);
+      const definition = { model_name: 'spawner', model_uri: spawner, launcher: 'python' };
+      expect((await api.post('/v1/model_registrations/flexible', { model: definition, persist: false })).status).toBe(200);
+      const childOf = async (uid: string): Promise<number> => (await api.post('/v1/flexible/infers', { model: uid })).body as number;
+
+      // 1. The runtime is SIGKILLed: the control plane ends its group.
+      expect((await api.post('/v1/models', { model_name: 'spawner', model_type: 'flexible', model_uid: 'killed' })).status).toBe(200);
+      const child1 = await childOf('killed');
+      expect(isAlive(child1)).toBe(true);
+      const runtime1 = (await api.get('/v1/models/killed/replicas')).body[0].pid as number;
+      process.kill(runtime1, 'SIGKILL');
+      expect(await waitFor(() => !isAlive(child1), 5_000), `engine child ${child1} outlived its runtime`).toBe(true);
+      await api.delete('/v1/models/killed');
+
+      // 2. Terminated: the child goes with it.
+      expect((await api.post('/v1/models', { model_name: 'spawner', model_type: 'flexible', model_uid: 'stopped' })).status).toBe(200);
+      const child2 = await childOf('stopped');
+      expect((await api.delete('/v1/models/stopped')).status).toBe(200);
+      expect(await waitFor(() => !isAlive(child2), 5_000), `engine child ${child2} outlived a terminate`).toBe(true);
+
+      // 3. The control plane is SIGKILLed: the runtime ends its own group as it exits.
+      expect((await api.post('/v1/models', { model_name: 'spawner', model_type: 'flexible', model_uid: 'orphaned' })).status).toBe(200);
+      const child3 = await childOf('orphaned');
+      await server.kill();
+      expect(await waitFor(() => !isAlive(child3), 10_000), `engine child ${child3} outlived the control plane`).toBe(true);
+    } finally {
+      await server.kill();
+      await removeHome(server.home);
     }
   });
 
