@@ -33,12 +33,14 @@ class WorkLoop:
         self._stopping = stopping
         self._methods: dict | None = None  # set once an engine is loaded
         self._batch: BatchedCalls | None = None  # set once a batching engine is loaded
+        self._engine: Engine | None = None  # closed when the loop stops
 
     def run(self) -> int:
         """Returns the process exit code."""
         try:
             return self._run()
         except BaseException as exc:  # anything escaping here means the loop is gone
+            self._close_engine()
             log.critical("work loop died", exc_info=True)
             try:
                 self._outbox.control(protocol.DEAD, {"message": f"Work loop died: {exception_text(exc)}"})
@@ -52,6 +54,7 @@ class WorkLoop:
             if msg_type is None:
                 continue
             if msg_type == protocol.SHUTDOWN or self._stopping.is_set():
+                self._close_engine()
                 return exit_codes.SHUTDOWN
             if msg_type == protocol.LOAD:
                 if self._methods is not None:
@@ -75,6 +78,15 @@ class WorkLoop:
                 return None, None
         return self._inbox.get()
 
+    def _close_engine(self) -> None:
+        engine, self._engine = self._engine, None
+        if engine is None:
+            return
+        try:
+            engine.close()
+        except Exception:
+            log.warning("closing the engine raised", exc_info=True)
+
     # ---- load ----
 
     def _load(self, spec: dict) -> bool:
@@ -94,6 +106,7 @@ class WorkLoop:
             log.error("load failed", exc_info=True)
             return self._load_failed("internal", exception_text(exc))
         self._methods = methods
+        self._engine = engine
         if scheduler is not None:
             self._batch = BatchedCalls(scheduler, self._replies, self._aborts)
         self._outbox.data(protocol.READY, {

@@ -34,6 +34,10 @@ class Engine(ABC):
         """Method name -> callable, called as fn(*args, **kwargs) from a CALL. A
         streaming method returns an iterator; each item becomes a CHUNK."""
 
+    def close(self) -> None:
+        """The runtime is stopping: release what load() started (an engine's own
+        processes, GPU memory). Called once, from the work loop's thread."""
+
     def scheduler(self) -> "BatchScheduler | None":
         """An engine that serves many calls at once returns its scheduler; the work
         loop then hands it every call to one of scheduler.methods instead of calling

@@ -17,7 +17,6 @@ import inspect
 import logging
 
 import torch
-from transformers import DynamicCache
 
 from ...errors import exception_text
 from ..base import BatchScheduler, CallSink
@@ -113,7 +112,7 @@ class Batcher(BatchScheduler):
 
     def _prefill(self, rows: list[list[int]], sequences: list[Sequence]):
         ids, mask = kv_cache.left_pad(rows, self._loaded.pad_token_id, self._loaded.device)
-        cache = DynamicCache(config=self._model.config)
+        cache = kv_cache.new_cache(self._model.config)
         extra = {"logits_to_keep": 1} if self._logits_to_keep else {}
         logits = self._forward(sequences, input_ids=ids, attention_mask=mask,
                                position_ids=kv_cache.positions(mask), past_key_values=cache, **extra)

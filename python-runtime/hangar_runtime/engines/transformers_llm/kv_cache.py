@@ -12,10 +12,24 @@ Only plain DynamicCache layers (full attention, keys and values of shape
 import torch
 import torch.nn.functional as F
 from transformers import DynamicCache
-from transformers.cache_utils import DynamicLayer
+
+try:
+    from transformers.cache_utils import DynamicLayer
+except ImportError:  # transformers 4.x before the layered cache (< 4.56): always rebuild
+    DynamicLayer = None
+
+
+def new_cache(config) -> DynamicCache:
+    """An empty cache; transformers 4.x before 4.56 takes no config."""
+    try:
+        return DynamicCache(config=config)
+    except TypeError:
+        return DynamicCache()
 
 
 def joinable(cache) -> bool:
+    if DynamicLayer is None:
+        return False
     return type(cache) is DynamicCache and all(type(layer) is DynamicLayer for layer in cache.layers)
 
 

@@ -1,7 +1,13 @@
-"""The `vllm` engine (GPU hosts): the model is served by vLLM's AsyncLLMEngine,
-with our chat templates, stop handling and tool-call parsing on top, so it answers
-exactly the protocol's `chat` and `generate` (docs/runtime-protocol.md). Chosen
-only where `vllm` imports; the control plane's engine table says so elsewhere."""
+"""The `vllm` engine (GPU hosts): the model is served by vLLM's V1 async engine
+(`vllm.v1.engine.async_llm.AsyncLLM`, or the `AsyncLLMEngine` alias where that
+module is absent), with our chat templates, stop handling and tool-call parsing on
+top, so it answers exactly the protocol's `chat` and `generate`
+(docs/runtime-protocol.md). vLLM gets the prompt's token ids (we tokenize once, for
+usage and the context check) and sends deltas (`RequestOutputKind.DELTA`): each step
+hands over only its new text. Chosen only where `vllm` imports; the control plane's
+engine table says so elsewhere. Written against vllm 0.11.0 (docker/requirements-gpu.txt)."""
+
+import logging
 
 from ...errors import InvalidModel
 from ..base import BatchScheduler, Engine, Progress
@@ -9,8 +15,18 @@ from ..hub_download import DOWNLOAD_SHARE, model_folder
 from ..transformers_llm.chat_format import render_chat
 from ..transformers_llm.generate_config import parse_generate_config
 from ..transformers_llm.tool_calls import tool_call_format
-from .sampling_params import sampling_kwargs
+from .sampling_params import sampling_kwargs, top_logprobs
 from .scheduler import VllmScheduler, _Call
+
+log = logging.getLogger("hangar_runtime.vllm")
+
+
+def _engine_class():
+    try:
+        from vllm.v1.engine.async_llm import AsyncLLM
+    except ImportError:  # releases that only export the alias
+        from vllm import AsyncLLMEngine as AsyncLLM
+    return AsyncLLM
 
 
 class VllmEngine(Engine):
@@ -19,11 +35,14 @@ class VllmEngine(Engine):
     def __init__(self):
         self.abilities: tuple[str, ...] = ()
         self._scheduler: VllmScheduler | None = None
+        self._engine = None
         self._context_length = 0
 
     def load(self, spec: dict, progress: Progress) -> None:
         from transformers import AutoTokenizer
-        from vllm import AsyncEngineArgs, AsyncLLMEngine, SamplingParams
+        from vllm.engine.arg_utils import AsyncEngineArgs
+        from vllm.inputs import TokensPrompt
+        from vllm.sampling_params import RequestOutputKind, SamplingParams
 
         engine_kwargs = dict(spec.get("engine_kwargs") or {})
         path = str(model_folder(spec, progress))
@@ -38,7 +57,7 @@ class VllmEngine(Engine):
             engine_args = AsyncEngineArgs(**args)
         except TypeError as exc:
             raise InvalidModel(f"vLLM does not take these launch arguments: {exc}") from exc
-        engine = AsyncLLMEngine.from_engine_args(engine_args)
+        self._engine = _engine_class().from_engine_args(engine_args)
         tokenizer = AutoTokenizer.from_pretrained(path)
         self._context_length = int(args.get("max_model_len") or getattr(tokenizer, "model_max_length", 4096))
         template = spec.get("chat_template") if isinstance(spec.get("chat_template"), str) else None
@@ -49,7 +68,8 @@ class VllmEngine(Engine):
         stop_ids = [i for i in (spec.get("stop_token_ids") or []) if isinstance(i, int)]
 
         def build_call(method, call_args, kwargs, sink) -> _Call:
-            config = parse_generate_config(kwargs.get("generate_config"))
+            raw = kwargs.get("generate_config")
+            config = parse_generate_config(raw)
             config.stop = [*config.stop, *stop]
             config.stop_token_ids = [*config.stop_token_ids, *stop_ids]
             tools = kwargs.get("tools") if kwargs.get("tool_choice") != "none" else None
@@ -57,17 +77,22 @@ class VllmEngine(Engine):
                 (messages,) = call_args
                 prompt = render_chat(tokenizer, messages, template=template, tools=tools,
                                      chat_template_kwargs=kwargs.get("chat_template_kwargs"))
+                # The template already wrote the special tokens it wants.
+                ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
             else:
                 (prompt,) = call_args
                 if not isinstance(prompt, str):
                     raise TypeError(f"prompt must be a string, got {type(prompt).__name__}")
-            prompt_tokens = len(tokenizer(prompt)["input_ids"])
-            params = SamplingParams(**sampling_kwargs(config, prompt_tokens=prompt_tokens,
-                                                      context_length=self._context_length))
+                ids = tokenizer(prompt)["input_ids"]
+            top = top_logprobs(raw)
+            params = SamplingParams(output_kind=RequestOutputKind.DELTA,
+                                    **sampling_kwargs(config, prompt_tokens=len(ids), context_length=self._context_length,
+                                                      logprobs=top))
             parse_tools = method == "chat" and bool(tools) and "tools" in self.abilities
-            return _Call(sink, prompt, params, tool_format if parse_tools else None)
+            return _Call(sink, TokensPrompt(prompt_token_ids=list(ids)), params,
+                         tool_format if parse_tools else None, top)
 
-        self._scheduler = VllmScheduler(engine, build_call)
+        self._scheduler = VllmScheduler(self._engine, build_call)
         progress(1.0, "load", f"vLLM serves {path}")
 
     def describe(self) -> dict:
@@ -80,3 +105,11 @@ class VllmEngine(Engine):
     def scheduler(self) -> BatchScheduler | None:
         return self._scheduler
 
+    def close(self) -> None:
+        """Stops vLLM's engine core process (and its GPU memory) with the runtime."""
+        if self._scheduler is not None:
+            self._scheduler.stop()
+        engine, self._engine = self._engine, None
+        shutdown = getattr(engine, "shutdown", None)
+        if shutdown is not None:
+            shutdown()

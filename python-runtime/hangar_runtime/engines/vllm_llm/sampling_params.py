@@ -4,7 +4,8 @@ of any vllm import, so the mapping is tested on machines without vLLM."""
 from ..transformers_llm.generate_config import DEFAULT_MAX_TOKENS, GenerateConfig
 
 
-def sampling_kwargs(config: GenerateConfig, *, prompt_tokens: int, context_length: int) -> dict:
+def sampling_kwargs(config: GenerateConfig, *, prompt_tokens: int, context_length: int,
+                    logprobs: int | None = None) -> dict:
     room = context_length - prompt_tokens
     if room <= 0:
         raise ValueError(f"The prompt has {prompt_tokens} tokens, which leaves no room in the model's context of {context_length}")
@@ -23,4 +24,16 @@ def sampling_kwargs(config: GenerateConfig, *, prompt_tokens: int, context_lengt
     }
     if config.seed is not None:
         kwargs["seed"] = config.seed
+    if logprobs is not None:
+        kwargs["logprobs"] = logprobs
     return kwargs
+
+
+def top_logprobs(raw) -> int | None:
+    """`logprobs` / `top_logprobs` of a generate_config (as the control plane sends them)."""
+    if not isinstance(raw, dict) or not raw.get("logprobs"):
+        return None
+    top = raw.get("top_logprobs") or 0
+    if isinstance(top, bool) or not isinstance(top, int) or not 0 <= top <= 20:
+        raise ValueError(f"top_logprobs must be an integer from 0 to 20, got {top!r}")
+    return top

@@ -2,7 +2,12 @@
 scheduler only bridges it to the runtime's work loop. vLLM's engine is asyncio: it
 runs on an event loop in a daemon thread, each request's outputs are put on a
 thread-safe queue, and step() — on the work-loop thread, the only one allowed to
-touch the sockets — turns them into CHUNKs and RESULTs."""
+touch the sockets — turns what has arrived into CHUNKs and RESULTs, all of one
+step in one BATCH frame (batch_calls).
+
+Outputs are deltas (RequestOutputKind.DELTA): each carries only the text and token
+ids generated since the previous one, so a long answer costs the same per step as a
+short one."""
 
 import asyncio
 import queue
@@ -17,10 +22,13 @@ _IDLE_WAIT_S = 0.005
 
 
 class _Call:
-    def __init__(self, sink: CallSink, prompt: str, params, tool_format: str | None):
+    def __init__(self, sink: CallSink, prompt, params, tool_format: str | None, top_logprobs: int | None = None):
         self.sink, self.prompt, self.params, self.tool_format = sink, prompt, params, tool_format
-        self.sent = ""  # text already sent as CHUNKs
-        self.abort_sent = False
+        self.top_logprobs = top_logprobs
+        self.text = ""  # everything generated so far
+        self.sent = 0  # characters of it already sent as CHUNKs
+        self.completion_tokens = 0
+        self.logprobs: list[dict] = []  # a non-stream call's, for its RESULT
 
 
 class VllmScheduler(BatchScheduler):
@@ -40,7 +48,7 @@ class VllmScheduler(BatchScheduler):
         self._calls[request_id] = call
         asyncio.run_coroutine_threadsafe(self._consume(request_id, call.prompt, call.params), self._loop)
 
-    async def _consume(self, request_id: str, prompt: str, params) -> None:
+    async def _consume(self, request_id: str, prompt, params) -> None:
         try:
             async for output in self._engine.generate(prompt, params, request_id):
                 self._outputs.put((request_id, output, None))
@@ -55,8 +63,7 @@ class VllmScheduler(BatchScheduler):
 
     def step(self) -> None:
         for request_id, call in list(self._calls.items()):
-            if call.sink.closed and not call.abort_sent:  # aborted by the control plane
-                call.abort_sent = True
+            if call.sink.closed:  # aborted by the control plane
                 asyncio.run_coroutine_threadsafe(self._engine.abort(request_id), self._loop)
                 del self._calls[request_id]
         while True:
@@ -73,26 +80,59 @@ class VllmScheduler(BatchScheduler):
             else:
                 self._deliver(request_id, call, output)
 
+    def stop(self) -> None:
+        """Aborts what runs and stops the event loop (the engine is shutting down)."""
+        for request_id in list(self._calls):
+            asyncio.run_coroutine_threadsafe(self._engine.abort(request_id), self._loop)
+        self._calls.clear()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+
     def _deliver(self, request_id: str, call: _Call, output) -> None:
         completion = output.outputs[0]
-        text = completion.text  # cumulative
+        call.text += completion.text  # a delta
+        call.completion_tokens += len(completion.token_ids)
+        logprobs = _logprob_entries(completion, call.top_logprobs)
         # With tools, text is held back to the end: a call cannot be told from prose midway.
-        if call.sink.stream and call.tool_format is None and len(text) > len(call.sent):
-            call.sink.chunk({"text": text[len(call.sent):]})
-            call.sent = text
+        if call.sink.stream and call.tool_format is None and (len(call.text) > call.sent or logprobs):
+            value = {"text": call.text[call.sent:]}
+            if logprobs:
+                value["logprobs"] = logprobs
+            call.sink.chunk(value)
+            call.sent = len(call.text)
+        elif logprobs:
+            call.logprobs += logprobs
         if not output.finished:
             return
         del self._calls[request_id]
-        result = {"text": text, "finish_reason": "length" if completion.finish_reason == "length" else "stop"}
+        result = {"text": call.text, "finish_reason": "length" if completion.finish_reason == "length" else "stop"}
         if call.tool_format is not None:
-            rest, tool_calls = (parse_hermes if call.tool_format == "hermes" else parse_json_calls)(text)
+            rest, tool_calls = (parse_hermes if call.tool_format == "hermes" else parse_json_calls)(call.text)
             if tool_calls:
                 result.update(text=rest, tool_calls=tool_calls, finish_reason="tool_calls")
-        prompt_tokens, completion_tokens = len(output.prompt_token_ids or []), len(completion.token_ids)
-        result["usage"] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                           "total_tokens": prompt_tokens + completion_tokens}
+        prompt_tokens = len(call.prompt["prompt_token_ids"])
+        result["usage"] = {"prompt_tokens": prompt_tokens, "completion_tokens": call.completion_tokens,
+                           "total_tokens": prompt_tokens + call.completion_tokens}
         if call.sink.stream:
-            held = result["text"][len(call.sent):] if call.tool_format is None else result["text"]
+            held = result["text"][call.sent:] if call.tool_format is None else result["text"]
             call.sink.finish({**result, "text": held})
         else:
+            if call.top_logprobs is not None:
+                result["logprobs"] = call.logprobs
             call.sink.finish(result)
+
+
+def _logprob_entries(completion, top: int | None) -> list[dict]:
+    """vLLM's per-token {token id: Logprob} maps as the protocol's entries."""
+    if top is None or not completion.logprobs:
+        return []
+    entries = []
+    for token_id, alternatives in zip(completion.token_ids, completion.logprobs):
+        chosen = alternatives.get(token_id)
+        if chosen is None:
+            continue
+        ranked = sorted(alternatives.values(), key=lambda lp: lp.rank if lp.rank is not None else 1 << 30)[:top]
+        text = chosen.decoded_token or ""
+        entries.append({"token": text, "logprob": float(chosen.logprob), "bytes": list(text.encode()),
+                        "top_logprobs": [{"token": lp.decoded_token or "", "logprob": float(lp.logprob),
+                                          "bytes": list((lp.decoded_token or "").encode())} for lp in ranked]})
+    return entries

@@ -1,0 +1,76 @@
+"""The vllm engine adapter against tests/vllm_call_double: a stand-in for vllm 0.11.0
+with that release's names, signatures and fields (README there). This proves that the
+adapter's calls are well-formed — V1's AsyncLLM.from_engine_args, a TokensPrompt,
+SamplingParams asking for DELTA outputs, abort by request id, shutdown() when the
+runtime stops — and that deltas become the protocol's chunks and usage. It proves
+nothing about GPUs or about vLLM's own behaviour: the double's tokens are a counter."""
+
+import json
+from pathlib import Path
+
+from harness import ABORT, CALL, CHUNK, END, ERROR, LOAD_FAILED, SHUTDOWN
+
+DOUBLE = Path(__file__).parent / "vllm_call_double"
+
+
+def load_spec(model_path: str, **engine_kwargs) -> dict:
+    return {"engine": "vllm", "model_type": "LLM", "model_uid": "v", "replica_uid": "v-0", "model_uri": model_path,
+            "context_length": 512, "model_ability": ["chat", "generate"], "engine_kwargs": engine_kwargs}
+
+
+def stream(rt, call_id: int, method: str, arg, **config) -> tuple[list[dict], int, dict]:
+    rt.send(CALL, {"id": call_id, "method": method, "args": [arg], "kwargs": {"generate_config": config}, "stream": True})
+    chunks = []
+    while True:
+        msg_type, body = rt.recv()
+        if msg_type != CHUNK:
+            return chunks, msg_type, body
+        chunks.append(body["value"])
+
+
+def test_launch_stream_abort_and_shutdown_are_well_formed_calls(spawn, workdir, tiny_llm):
+    calls_log = workdir / "vllm-calls.jsonl"
+    rt = spawn("v-0", env={"PYTHONPATH": str(DOUBLE), "HANGAR_VLLM_DOUBLE_LOG": str(calls_log)})
+    rt.hello()
+    ready = rt.load_ok(load_spec(tiny_llm["path"], gpu_memory_utilization=0.5, max_num_seqs=8))
+    assert ready["engine"] == "vllm"
+
+    chunks, end_type, _ = stream(rt, 1, "generate", "Hello there", max_tokens=5)
+    assert end_type == END
+    assert "".join(c["text"] for c in chunks) == "t0 t1 t2 t3 t4 "
+    final = chunks[-1]
+    assert final["finish_reason"] == "length"
+    assert final["usage"]["completion_tokens"] == 5 and final["usage"]["prompt_tokens"] > 0
+
+    chunks, end_type, _ = stream(rt, 2, "chat", [{"role": "user", "content": "Hi"}], max_tokens=2, logprobs=True,
+                                 top_logprobs=2)
+    assert end_type == END
+    entries = [e for c in chunks for e in c.get("logprobs") or []]
+    assert [e["token"] for e in entries] == ["t0 ", "t1 "]
+    assert all(len(e["top_logprobs"]) == 2 for e in entries)
+
+    rt.send(CALL, {"id": 3, "method": "generate", "args": ["x"], "kwargs": {"generate_config": {"max_tokens": 400}},
+                   "stream": True})
+    assert rt.expect(CHUNK)["id"] == 3
+    rt.send_control(ABORT, {"id": 3})
+    while True:
+        msg_type, body = rt.recv()
+        if msg_type != CHUNK:
+            break
+    assert (msg_type, body["kind"]) == (ERROR, "aborted")
+
+    rt.send_control(SHUTDOWN, {})
+    assert rt.wait_exit() == 0
+    events = [json.loads(line) for line in calls_log.read_text().splitlines()]
+    assert events[0]["event"] == "from_engine_args"
+    assert all(e["output_kind"] == 1 for e in events if e["event"] == "generate")  # RequestOutputKind.DELTA
+    assert {"event": "abort", "request_ids": ["hangar-3"]} in events
+    assert events[-1]["event"] == "shutdown"
+
+
+def test_a_launch_argument_vllm_does_not_take_fails_the_load_naming_it(spawn, tiny_llm):
+    rt = spawn("v-0", env={"PYTHONPATH": str(DOUBLE)})
+    rt.hello()
+    _, msg_type, body = rt.load(load_spec(tiny_llm["path"], gpu_memory_utilisation=0.5))
+    assert msg_type == LOAD_FAILED and body["kind"] == "invalid"
+    assert "gpu_memory_utilisation" in body["message"]

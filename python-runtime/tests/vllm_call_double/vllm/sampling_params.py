@@ -1,0 +1,43 @@
+"""Double of vllm.sampling_params (0.11.0): SamplingParams takes exactly the
+release's keyword arguments (an unknown one is a TypeError, as with vLLM's
+msgspec struct). Proves well-formed calls only."""
+
+from enum import IntEnum
+from typing import Any
+
+
+class RequestOutputKind(IntEnum):
+    CUMULATIVE = 0  # every output holds everything so far
+    DELTA = 1  # every output holds only what is new
+    FINAL_ONLY = 2
+
+
+class SamplingParams:
+    def __init__(self, *, n: int = 1, best_of: int | None = None, presence_penalty: float = 0.0,
+                 frequency_penalty: float = 0.0, repetition_penalty: float = 1.0, temperature: float = 1.0,
+                 top_p: float = 1.0, top_k: int = 0, min_p: float = 0.0, seed: int | None = None,
+                 stop: str | list[str] | None = None, stop_token_ids: list[int] | None = None,
+                 ignore_eos: bool = False, max_tokens: int | None = 16, min_tokens: int = 0,
+                 logprobs: int | None = None, prompt_logprobs: int | None = None, detokenize: bool = True,
+                 skip_special_tokens: bool = True, spaces_between_special_tokens: bool = True,
+                 logits_processors: Any = None, include_stop_str_in_output: bool = False,
+                 truncate_prompt_tokens: int | None = None,
+                 output_kind: RequestOutputKind = RequestOutputKind.CUMULATIVE,
+                 output_text_buffer_length: int = 0, guided_decoding: Any = None,
+                 logit_bias: dict[int, float] | None = None, allowed_token_ids: list[int] | None = None,
+                 extra_args: dict[str, Any] | None = None, bad_words: list[str] | None = None):
+        if not isinstance(max_tokens, int) or max_tokens < 1:
+            raise ValueError(f"max_tokens must be at least 1, got {max_tokens}.")
+        if top_k < -1:
+            raise ValueError(f"top_k must be -1 (disable), or at least 0, got {top_k}.")
+        if not 0.0 < top_p <= 1.0:
+            raise ValueError(f"top_p must be in (0, 1], got {top_p}.")
+        if logprobs is not None and logprobs < 0:
+            raise ValueError(f"logprobs must be non-negative, got {logprobs}.")
+        self.n, self.temperature, self.top_p, self.top_k = n, temperature, top_p, top_k
+        self.max_tokens, self.seed, self.logprobs = max_tokens, seed, logprobs
+        self.stop = [stop] if isinstance(stop, str) else list(stop or [])
+        self.stop_token_ids = list(stop_token_ids or [])
+        self.repetition_penalty = repetition_penalty
+        self.include_stop_str_in_output = include_stop_str_in_output
+        self.output_kind = output_kind

@@ -1,0 +1,81 @@
+"""Double of vllm.v1.engine.async_llm.AsyncLLM (0.11.0): the methods Hangar calls,
+with the release's signatures. It checks what it is given (a TokensPrompt, a
+SamplingParams asking for DELTA outputs) and yields deltas of a counter: "t0 ",
+"t1 ", ... It proves well-formed calls only, nothing about GPUs or vLLM.
+
+Every call is recorded in a JSON-lines file named by HANGAR_VLLM_DOUBLE_LOG, when
+set, so a test in another process can see what the runtime called."""
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncGenerator, Iterable
+
+from vllm.engine.arg_utils import AsyncEngineArgs
+from vllm.outputs import CompletionOutput, Logprob, RequestOutput
+from vllm.sampling_params import RequestOutputKind, SamplingParams
+
+_STEP_S = 0.002
+
+
+def _record(event: str, **fields) -> None:
+    path = os.environ.get("HANGAR_VLLM_DOUBLE_LOG")
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps({"event": event, **fields}) + "\n")
+
+
+class AsyncLLM:
+    def __init__(self, engine_args: AsyncEngineArgs):
+        self.engine_args = engine_args
+        self._aborted: set[str] = set()
+        self.is_shut_down = False
+
+    @classmethod
+    def from_engine_args(cls, engine_args: AsyncEngineArgs, start_engine_loop: bool = True,
+                         usage_context=None, stat_loggers=None) -> "AsyncLLM":
+        if not isinstance(engine_args, AsyncEngineArgs):
+            raise TypeError(f"engine_args must be AsyncEngineArgs, got {type(engine_args).__name__}")
+        _record("from_engine_args", model=engine_args.model)
+        return cls(engine_args)
+
+    async def generate(self, prompt, sampling_params: SamplingParams, request_id: str, *, prompt_text=None,
+                       lora_request=None, tokenization_kwargs=None, trace_headers=None, priority: int = 0,
+                       data_parallel_rank=None) -> AsyncGenerator[RequestOutput, None]:
+        if self.is_shut_down:
+            raise RuntimeError("EngineDeadError: the engine was shut down")
+        if not isinstance(prompt, dict) or not isinstance(prompt.get("prompt_token_ids"), list) \
+                or not all(isinstance(i, int) for i in prompt["prompt_token_ids"]):
+            raise TypeError(f"expected a TokensPrompt with prompt_token_ids, got {prompt!r}")
+        if not isinstance(sampling_params, SamplingParams):
+            raise TypeError("sampling_params must be SamplingParams")
+        if not isinstance(request_id, str):
+            raise TypeError("request_id must be a str")
+        _record("generate", request_id=request_id, output_kind=int(sampling_params.output_kind),
+                prompt_tokens=len(prompt["prompt_token_ids"]))
+        ids = prompt["prompt_token_ids"]
+        for i in range(sampling_params.max_tokens):
+            await asyncio.sleep(_STEP_S)
+            if request_id in self._aborted:
+                return
+            done = i + 1 == sampling_params.max_tokens
+            text, token = f"t{i} ", 1000 + i
+            logprobs = None
+            if sampling_params.logprobs is not None:
+                alternatives = {token: Logprob(-0.5, 1, text)}
+                for k in range(1, sampling_params.logprobs):
+                    alternatives[2000 + k] = Logprob(-0.5 - k, k + 1, f"alt{k} ")
+                logprobs = [alternatives]
+            if sampling_params.output_kind != RequestOutputKind.DELTA:
+                raise AssertionError("Hangar asks for DELTA outputs; this double only serves those")
+            out = CompletionOutput(0, text, [token], None, logprobs, "length" if done else None)
+            yield RequestOutput(request_id, None, ids, None, [out], done)
+
+    async def abort(self, request_id: str | Iterable[str]) -> None:
+        ids = [request_id] if isinstance(request_id, str) else list(request_id)
+        self._aborted.update(ids)
+        _record("abort", request_ids=ids)
+
+    def shutdown(self) -> None:
+        self.is_shut_down = True
+        _record("shutdown")
