@@ -17,6 +17,8 @@ SIZE=${2:-0_5}
 PORT=${HANGAR_PUBLISH:-9997}
 URL="http://127.0.0.1:${PORT}"
 CONCURRENCY=${CONCURRENCY:-64}
+# vllm bench serve counts tokens with the model's own tokenizer (a hub id or a folder).
+TOKENIZER=${TOKENIZER:-Qwen/Qwen2.5-0.5B-Instruct}
 say() { printf '\n== %s\n' "$*"; }
 need() { command -v "$1" >/dev/null || { echo "gpu-smoke: $1 is needed" >&2; exit 2; }; }
 need docker; need curl; need jq
@@ -53,7 +55,7 @@ fi
 say "vllm bench serve against Hangar at the same concurrency (inside the container)"
 docker compose -f docker/compose.yaml exec -T hangar /app/python-runtime/.venv/bin/vllm bench serve \
   --backend openai-chat --base-url "http://127.0.0.1:9997" --endpoint /v1/chat/completions \
-  --model smoke --tokenizer "$(curl -fsS "$URL/v1/models/smoke" | jq -r '.model_id // empty')" \
+  --model smoke --tokenizer "$TOKENIZER" \
   --dataset-name random --random-input-len 128 --random-output-len 512 --ignore-eos \
   --num-prompts $((CONCURRENCY * 4)) --max-concurrency "$CONCURRENCY" \
   || echo "(vllm bench serve failed; the chat checks above still stand)"
