@@ -94,6 +94,11 @@ export class ChunkQueue<T> implements AsyncIterableIterator<T> {
     });
   }
 
+  /** The stream ended normally and every chunk has been read. */
+  get ended(): boolean {
+    return this.done && this.items.length === 0 && !this.failure;
+  }
+
   /** What has queued up, without waiting (possibly nothing). */
   takeQueued(): T[] {
     return this.items.length > 0 ? this.takeAll() : [];

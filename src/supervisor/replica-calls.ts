@@ -124,6 +124,11 @@ export class CallStream implements AsyncIterableIterator<unknown> {
     }
   }
 
+  /** The runtime ended the stream and every chunk has been read. */
+  get ended(): boolean {
+    return this.chunks.ended;
+  }
+
   /** Chunks already queued, without waiting (possibly none). */
   takeQueued(): unknown[] {
     return this.chunks.takeQueued();

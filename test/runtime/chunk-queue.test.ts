@@ -35,4 +35,33 @@ describe('ChunkQueue', () => {
     await q.return();
     expect(aborted).toBe(1);
   });
+
+  it('hands over a whole frame in one read, keeps a failure behind the chunks, and ends a read in progress on return()', async () => {
+    const q = new ChunkQueue<number>();
+    const read = q.nextBatch();
+    q.pushQuietly(1);
+    q.pushQuietly(2);
+    q.wake();
+    expect(await read).toEqual([1, 2]);
+    q.pushQuietly(3);
+    q.end();
+    expect(q.ended).toBe(false); // 3 is still to be read
+    expect(await q.nextBatch()).toEqual([3]);
+    expect(q.ended).toBe(true);
+    expect(await q.nextBatch()).toEqual([]);
+
+    const failing = new ChunkQueue<number>();
+    failing.pushQuietly(7);
+    failing.fail(new Error('gone'));
+    expect(failing.takeQueued()).toEqual([7]);
+    await expect(failing.nextBatch()).rejects.toThrow('gone');
+    expect(failing.ended).toBe(false);
+
+    let aborted = 0;
+    const left = new ChunkQueue<number>(() => aborted++);
+    const waiting = left.nextBatch();
+    await left.return();
+    expect(await waiting).toEqual([]);
+    expect(aborted).toBe(1);
+  });
 });

@@ -1,9 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { HangarError, errorBody } from '../../errors/hangar-error.js';
-import { SSE_DONE, SseResponse, sseEvent } from '../sse/sse-response.js';
+import { SSE_DONE, SseResponse } from '../sse/sse-response.js';
 import { asGeneration } from './generate-config.js';
 import type { StreamFormat } from './stream-format.js';
-import type { ChunkSource, RelayOptions } from './stream-relay.js';
+import { failureEvent, type ChunkSource, type RelayOptions } from './stream-relay.js';
 
 /**
  * HANGAR_TOKEN_RELAY=per-token (config.ts, StreamingSettings): the relay as it was
@@ -30,8 +29,7 @@ export async function relayPerToken(request: FastifyRequest, reply: FastifyReply
     }
     out.end(format.closing() + SSE_DONE);
   } catch (err) {
-    const error = err instanceof HangarError ? err : new HangarError('internal_error', [String(request.id)], { cause: err });
-    out.end(sseEvent(JSON.stringify({ error: errorBody(error).error })));
+    out.end(failureEvent(request, err));
   } finally {
     await source.return();
   }

@@ -11,6 +11,8 @@ export interface ChunkSource {
   nextBatch(): Promise<unknown[]>;
   /** Whatever has arrived, without waiting. */
   takeQueued(): unknown[];
+  /** The stream has ended and everything was read: the last write can carry `[DONE]`. */
+  readonly ended: boolean;
   return(): Promise<unknown>;
 }
 
@@ -44,10 +46,12 @@ export async function relayStream(request: FastifyRequest, reply: FastifyReply, 
   out.onClientGone(() => void source.return());
   const held = new HeldChunks(options.interval);
   let pending = format.opening();
+  let merge = false;
   try {
-    for (let merge = false; batch.length > 0; ) {
+    while (batch.length > 0) {
       options.observe(batch);
       held.add(batch);
+      if (source.ended) break; // the end came with this step: one write with [DONE]
       out.write(pending + held.events(format, merge));
       pending = '';
       merge = out.backpressured;
@@ -56,14 +60,19 @@ export async function relayStream(request: FastifyRequest, reply: FastifyReply, 
       batch = merge ? source.takeQueued() : [];
       if (batch.length === 0) batch = await source.nextBatch();
     }
-    out.end(pending + held.events(format, true) + format.closing() + SSE_DONE);
+    out.end(pending + held.rest(format, merge) + format.closing() + SSE_DONE);
   } catch (err) {
-    const error = err instanceof HangarError ? err : new HangarError('internal_error', [String(request.id)], { cause: err });
-    if (error.status >= 500) request.log.error({ err: error.cause ?? error, code: error.code }, error.message);
-    out.end(held.events(format, true) + sseEvent(JSON.stringify({ error: errorBody(error).error })));
+    out.end(pending + held.rest(format, true) + failureEvent(request, err));
   } finally {
     await source.return();
   }
+}
+
+/** A failure after the headers went out: one `data: {"error": ...}` event (contract §4); 5xx are logged. */
+export function failureEvent(request: FastifyRequest, err: unknown): string {
+  const error = err instanceof HangarError ? err : new HangarError('internal_error', [String(request.id)], { cause: err });
+  if (error.status >= 500) request.log.error({ err: error.cause ?? error, code: error.code }, error.message);
+  return sseEvent(JSON.stringify({ error: errorBody(error).error }));
 }
 
 /** Chunks read and not yet written: all of them, or, with an interval, until enough tokens are in. */
@@ -85,17 +94,21 @@ class HeldChunks {
 
   /** The events to write now; `merge` writes everything held as one event. */
   events(format: StreamFormat, merge: boolean): string {
+    if (!merge && this.interval > 1 && !this.finishing && this.tokens < this.interval) return '';
+    return this.rest(format, merge);
+  }
+
+  /** Everything held: merged into one event when merging or spacing, else one event each. */
+  rest(format: StreamFormat, merge: boolean): string {
     if (this.values.length === 0) return '';
-    let events = '';
-    if (merge || this.interval > 1) {
-      if (!merge && !this.finishing && this.tokens < this.interval) return '';
-      events = format.events(mergeGenerations(this.values));
-    } else {
-      for (const value of this.values) events += format.events(asGeneration(value));
-    }
+    const events = merge || this.interval > 1 ? format.events(mergeGenerations(this.values)) : this.values.map((v) => format.events(asGeneration(v))).join('');
+    this.clear();
+    return events;
+  }
+
+  private clear(): void {
     this.values = [];
     this.tokens = 0;
     this.finishing = false;
-    return events;
   }
 }
