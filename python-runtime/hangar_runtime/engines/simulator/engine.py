@@ -18,9 +18,12 @@ class SimulatorEngine(Engine):
         self.abilities: tuple[str, ...] = ("chat", "generate")
         self._scheduler: SimulatorScheduler | None = None
         self._options = None
+        self._context_length = 0
 
     def load(self, spec: dict, progress: Progress) -> None:
         self._options = parse_options(spec.get("engine_kwargs"))
+        # It has no context of its own; it reports the registration's (prompts are never cut).
+        self._context_length = int(spec.get("context_length") or 131072)
         abilities = spec.get("model_ability") or ["chat", "generate"]
         self.abilities = tuple(str(a) for a in abilities if a in ("chat", "generate"))
         self._scheduler = SimulatorScheduler(self._options, _build_request)
@@ -29,7 +32,7 @@ class SimulatorEngine(Engine):
 
     def describe(self) -> dict:
         o = self._options
-        return {"context_length": 1_000_000, "simulator": {"step_ms": o.step_ms, "ttft_ms": o.ttft_ms,
+        return {"context_length": self._context_length, "simulator": {"step_ms": o.step_ms, "ttft_ms": o.ttft_ms,
                                                            "max_batch": o.max_batch}}
 
     def methods(self) -> dict:
