@@ -39,6 +39,7 @@ class VllmScheduler(BatchScheduler):
         self._build_call = build_call  # (method, args, kwargs, sink) -> _Call; raises for bad input
         self._outputs: queue.Queue = queue.Queue()
         self._calls: dict[str, _Call] = {}
+        self._aborts: list = []  # futures of aborts not yet done, awaited by stop()
         self._loop = asyncio.new_event_loop()
         threading.Thread(target=self._loop.run_forever, name="vllm-loop", daemon=True).start()
 
@@ -64,7 +65,7 @@ class VllmScheduler(BatchScheduler):
     def step(self) -> None:
         for request_id, call in list(self._calls.items()):
             if call.sink.closed:  # aborted by the control plane
-                asyncio.run_coroutine_threadsafe(self._engine.abort(request_id), self._loop)
+                self._abort(request_id)
                 del self._calls[request_id]
         while True:
             try:
@@ -80,12 +81,24 @@ class VllmScheduler(BatchScheduler):
             else:
                 self._deliver(request_id, call, output)
 
-    def stop(self) -> None:
-        """Aborts what runs and stops the event loop (the engine is shutting down)."""
+    def stop(self, timeout_s: float = 1.0) -> None:
+        """Aborts what runs, waits (briefly) for every abort to reach the engine, and
+        stops the event loop: the engine is shut down next, and must not see an
+        abort after that."""
         for request_id in list(self._calls):
-            asyncio.run_coroutine_threadsafe(self._engine.abort(request_id), self._loop)
+            self._abort(request_id)
         self._calls.clear()
+        for future in self._aborts:
+            try:
+                future.result(timeout=timeout_s)
+            except Exception:  # a failed or slow abort must not hold the shutdown
+                pass
+        self._aborts.clear()
         self._loop.call_soon_threadsafe(self._loop.stop)
+
+    def _abort(self, request_id: str) -> None:
+        self._aborts = [f for f in self._aborts if not f.done()]
+        self._aborts.append(asyncio.run_coroutine_threadsafe(self._engine.abort(request_id), self._loop))
 
     def _deliver(self, request_id: str, call: _Call, output) -> None:
         completion = output.outputs[0]
