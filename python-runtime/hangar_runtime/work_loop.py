@@ -40,12 +40,12 @@ class WorkLoop:
         try:
             return self._run()
         except BaseException as exc:  # anything escaping here means the loop is gone
-            self._close_engine()
             log.critical("work loop died", exc_info=True)
             try:
                 self._outbox.control(protocol.DEAD, {"message": f"Work loop died: {exception_text(exc)}"})
             except Exception:
                 log.exception("could not send DEAD")
+            self._close_engine()
             return exit_codes.WORK_LOOP_DIED
 
     def _run(self) -> int:
@@ -152,11 +152,14 @@ class WorkLoop:
         if not isinstance(args, list) or not isinstance(kwargs, dict):
             self._replies.error(call_id, "invalid", "CALL args must be a list and kwargs a map")
             return False
+        if not isinstance(method, str):  # also keeps an unhashable one out of the lookups below
+            self._replies.error(call_id, "unknown_method", f"Unknown method: {method!r}")
+            return False
         # A scheduler's methods need no callable of their own (vllm and simulator have none).
         if self._batch is not None and method in self._batch.methods:
             self._batch.submit(call_id, method, args, kwargs, bool(body.get("stream")), body.get("alone") is True)
             return True
-        fn = self._methods.get(method) if isinstance(method, str) else None
+        fn = self._methods.get(method)
         if fn is None:
             self._replies.error(call_id, "unknown_method", f"Unknown method: {method}")
             return False

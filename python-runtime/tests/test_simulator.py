@@ -9,7 +9,7 @@ from hangar_runtime.engines.simulator.engine import SimulatorEngine
 from hangar_runtime.engines.simulator.text import answer_text
 from hangar_runtime.errors import InvalidModel
 
-from harness import CALL, CHUNK, END, ERROR
+from harness import CALL, CHUNK, END, ERROR, RESULT
 
 
 class Clock:
@@ -168,3 +168,8 @@ def test_a_step_for_many_streams_leaves_the_runtime_as_one_batch_frame(spawn):
     assert 1 <= rt.batch_frames <= 6
     rt.send(CALL, {"id": 20, "method": "nope", "args": [], "kwargs": {}, "stream": False})
     assert rt.expect(ERROR)["kind"] == "unknown_method"
+    # A method that is not even a string (unhashable) is answered, not fatal.
+    rt.send(CALL, {"id": 21, "method": ["generate"], "args": [], "kwargs": {}, "stream": False})
+    assert rt.expect(ERROR)["kind"] == "unknown_method"
+    rt.send(CALL, {"id": 22, "method": "generate", "args": ["p"], "kwargs": {"generate_config": {"max_tokens": 1}}})
+    assert rt.expect(RESULT)["value"]["text"] == "alpha "
