@@ -2,14 +2,14 @@ import { rm } from 'node:fs/promises';
 import { Router } from 'zeromq';
 import type { Logger } from '../logging/logger.js';
 import { ChunkQueue } from './chunk-queue.js';
-import type { CurveKeyPair } from './cluster-keys.js';
+import type { ConnectionTimings, SecureBinding } from './connection-options.js';
 import { CLUSTER_ZAP_DOMAIN } from './curve-gate.js';
 import { allocateEndpoints, type EndpointPair } from './endpoints.js';
 import type { LoadProgress, LoadSpec, ReadyInfo, RuntimeStats } from './runtime.js';
 import { parseStats } from './runtime-stats.js';
 import { RuntimeFailure, failureKind } from './runtime-failure.js';
 import { SocketSender } from './socket-sender.js';
-import { MessageType, PROTOCOL_VERSION, decodeMessage, encodeMessage, type Message, type MessageTypeCode } from './wire.js';
+import { MessageType, PROTOCOL_VERSION, batchItems, decodeMessage, encodeMessage, protocolMismatch, type Message, type MessageTypeCode } from './wire.js';
 
 interface PendingCall {
   resolve: (value: unknown) => void;
@@ -23,25 +23,6 @@ interface Handshake {
   reject: (error: RuntimeFailure) => void;
   /** HELLO's deadline, then, once loading, the stall deadline (reset by each PROGRESS). */
   deadline: NodeJS.Timeout;
-}
-
-/**
- * Cluster mode: both sockets listen on `tcp://<host>:*` as CURVE servers, and only
- * peers the process's CurveGate knows get in (docs/runtime-protocol.md, "Transport
- * and security"). The gate must be open before binding: the sockets enforce ZAP.
- */
-export interface SecureBinding {
-  host: string;
-  server: CurveKeyPair;
-}
-
-export interface ConnectionTimings {
-  heartbeatIntervalMs: number;
-  heartbeatTimeoutMs: number;
-  connectionHeartbeatMs: number;
-  connectionTimeoutMs: number;
-  helloTimeoutMs: number;
-  loadStallTimeoutMs: number;
 }
 
 /**
@@ -351,18 +332,10 @@ export class RuntimeConnection {
    * its reader woken once at the end, so it gets the whole step in one read.
    */
   private onBatch(body: Record<string, unknown>): void {
-    const items = body.items;
-    if (!Array.isArray(items)) {
-      this.logger.warn({ replica: this.replicaUid }, 'BATCH without an items list ignored');
-      return;
-    }
+    const { items, malformed } = batchItems(body);
+    if (malformed > 0) this.logger.warn({ replica: this.replicaUid, malformed }, 'malformed BATCH items ignored');
     const touched: ChunkQueue<unknown>[] = [];
-    for (const item of items) {
-      if (!Array.isArray(item) || item.length !== 2 || typeof item[0] !== 'number' || item[1] === null || typeof item[1] !== 'object') {
-        this.logger.warn({ replica: this.replicaUid }, 'malformed BATCH item ignored');
-        continue;
-      }
-      const [type, itemBody] = item as [number, Record<string, unknown>];
+    for (const { type, body: itemBody } of items) {
       if (type === MessageType.CHUNK) {
         const queue = this.streams.get(Number(itemBody.id));
         if (queue) {
@@ -463,12 +436,3 @@ export class RuntimeConnection {
   }
 }
 
-/** docs/runtime-protocol.md, "Versions": what a control plane says to a runtime of another version. */
-export function protocolMismatch(theirs: unknown): string {
-  const version = typeof theirs === 'number' ? `protocol ${theirs}` : 'an unknown protocol';
-  const advice =
-    theirs === 1
-      ? 'Version 1 sends every token as its own message; this control plane needs version 2 (BATCH frames). Update the runtime: run `npm run setup` (or use the same Hangar release on every host).'
-      : 'Use the runtime from the same Hangar release as the control plane.';
-  return `the runtime speaks ${version}, the control plane protocol ${PROTOCOL_VERSION}. ${advice}`;
-}

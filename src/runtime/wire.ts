@@ -53,3 +53,26 @@ export function decodeMessage(frame: Buffer): Message {
   }
   return { type: frame[0]!, body: body as Record<string, unknown> };
 }
+
+/** The messages of a BATCH body (`{items: [[type, body], ...]}`), and how many items were not of that shape. */
+export function batchItems(body: Record<string, unknown>): { items: Message[]; malformed: number } {
+  const raw = Array.isArray(body.items) ? (body.items as unknown[]) : null;
+  if (!raw) return { items: [], malformed: 1 };
+  const items: Message[] = [];
+  for (const item of raw) {
+    if (Array.isArray(item) && item.length === 2 && typeof item[0] === 'number' && item[1] !== null && typeof item[1] === 'object' && !Array.isArray(item[1])) {
+      items.push({ type: item[0], body: item[1] as Record<string, unknown> });
+    }
+  }
+  return { items, malformed: raw.length - items.length };
+}
+
+/** docs/runtime-protocol.md, "Versions": what a control plane says to a runtime of another version. */
+export function protocolMismatch(theirs: unknown): string {
+  const version = typeof theirs === 'number' ? `protocol ${theirs}` : 'an unknown protocol';
+  const advice =
+    theirs === 1
+      ? 'Version 1 sends every token as its own message; this control plane needs version 2 (BATCH frames). Update the runtime: run `npm run setup` (or use the same Hangar release on every host).'
+      : 'Use the runtime from the same Hangar release as the control plane.';
+  return `the runtime speaks ${version}, the control plane protocol ${PROTOCOL_VERSION}. ${advice}`;
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MessageType, decodeMessage, encodeMessage } from '../../src/runtime/wire.js';
+import { MessageType, batchItems, decodeMessage, encodeMessage, protocolMismatch } from '../../src/runtime/wire.js';
 
 describe('runtime wire format', () => {
   it('puts the type in byte 0 and a msgpack map after it', () => {
@@ -16,5 +16,20 @@ describe('runtime wire format', () => {
   it('rejects an empty frame and a body that is not a map', () => {
     expect(() => decodeMessage(Buffer.alloc(0))).toThrow(/empty/);
     expect(() => decodeMessage(Buffer.from([0x11, 0x93, 1, 2, 3]))).toThrow(/not a map/);
+  });
+
+  it('reads the messages of a BATCH and counts the items of another shape', () => {
+    const { items, malformed } = batchItems({ items: [[MessageType.CHUNK, { id: 1, value: { text: 'a' } }], [MessageType.END, { id: 1 }], ['x', {}], [MessageType.END], [MessageType.END, [1]], 7] });
+    expect(items).toEqual([
+      { type: MessageType.CHUNK, body: { id: 1, value: { text: 'a' } } },
+      { type: MessageType.END, body: { id: 1 } },
+    ]);
+    expect(malformed).toBe(4);
+    expect(batchItems({ items: 'nope' })).toEqual({ items: [], malformed: 1 });
+  });
+
+  it('tells a version 1 runtime what to do', () => {
+    expect(protocolMismatch(1)).toMatch(/speaks protocol 1, the control plane protocol 2\..*npm run setup/);
+    expect(protocolMismatch('x')).toMatch(/an unknown protocol/);
   });
 });
