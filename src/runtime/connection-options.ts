@@ -1,3 +1,4 @@
+import type { LifecycleTimings } from '../config/config.js';
 import type { CurveKeyPair } from './cluster-keys.js';
 
 /**
@@ -10,11 +11,8 @@ export interface SecureBinding {
   server: CurveKeyPair;
 }
 
-export interface ConnectionTimings {
-  heartbeatIntervalMs: number;
-  heartbeatTimeoutMs: number;
-  connectionHeartbeatMs: number;
-  connectionTimeoutMs: number;
-  helloTimeoutMs: number;
-  loadStallTimeoutMs: number;
-}
+/** The lifecycle settings a connection itself applies (meanings in config.ts). */
+export type ConnectionTimings = Pick<
+  LifecycleTimings,
+  'heartbeatIntervalMs' | 'heartbeatTimeoutMs' | 'connectionHeartbeatMs' | 'connectionTimeoutMs' | 'helloTimeoutMs' | 'loadStallTimeoutMs'
+>;

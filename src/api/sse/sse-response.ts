@@ -61,12 +61,9 @@ export class SseResponse {
   /** Resolves when the client has taken what was written (or is gone). */
   drained(): Promise<void> {
     if (!this.backpressured || this.clientGone) return Promise.resolve();
+    // One relay awaits one drain at a time, so one waiter is enough.
     return new Promise((resolve) => {
-      const previous = this.drainWaiter;
-      this.drainWaiter = () => {
-        previous?.();
-        resolve();
-      };
+      this.drainWaiter = resolve;
     });
   }
 
