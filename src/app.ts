@@ -2,7 +2,11 @@ import path from 'node:path';
 import fastifyMultipart from '@fastify/multipart';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { keyRoutes } from './api/admin/key-routes.js';
+import { reportRoutes } from './api/admin/report-routes.js';
+import { userRoutes } from './api/admin/user-routes.js';
 import { installAuthGuard } from './api/auth/guard.js';
+import { installKeyAdmission } from './api/auth/key-admission.js';
 import { tokenRoute } from './api/auth/token-route.js';
 import { chatRoutes } from './api/chat/routes.js';
 import { completionRoutes } from './api/completions/routes.js';
@@ -29,7 +33,7 @@ import { MediaStore } from './api/media-files/media-store.js';
 import { mediaFileRoutes } from './api/media-files/routes.js';
 import { videoGenerationRoutes } from './api/video-generations/routes.js';
 import { webUiRoutes } from './api/web-ui/routes.js';
-import type { Authenticator } from './auth/authenticator.js';
+import type { AccessControl } from './auth/access-control.js';
 import { packageRoot, type StreamingSettings } from './config/config.js';
 import type { Logger } from './logging/logger.js';
 import type { Registry } from './registry/index.js';
@@ -39,8 +43,11 @@ export interface AppParts {
   logger: Logger;
   registry: Registry;
   supervisor: Supervisor;
-  /** Null when the service runs without --auth-config: nothing is guarded. */
-  authenticator: Authenticator | null;
+  /**
+   * Users, keys, limits, usage and audit over the embedded database. Nothing is
+   * guarded while it has no user and there is no --auth-config.
+   */
+  access: AccessControl;
   gpuCount: number;
   version: string;
   startedAt: number;
@@ -68,8 +75,10 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   installRequestId(app);
   installDrain(app);
   installOverheadClock(app);
-  installAuthGuard(app, parts.authenticator);
+  const { access } = parts;
+  installAuthGuard(app, access.authenticator);
   installMetrics(app, parts.supervisor);
+  installKeyAdmission(app, access, (uid) => (parts.supervisor.has(uid) ? { uid, name: parts.supervisor.require(uid).resolved.modelName } : null));
   await installOpenApi(app, parts.version);
   // Upload routes read their parts themselves, each with its own limits (api/multipart/form.ts).
   await app.register(fastifyMultipart);
@@ -80,9 +89,12 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
     gpuCount: parts.gpuCount,
     version: parts.version,
     startedAt: parts.startedAt,
-    authEnabled: parts.authenticator !== null,
+    authEnabled: () => access.authenticator.enabled,
   });
-  await app.register(tokenRoute, { authenticator: parts.authenticator });
+  await app.register(tokenRoute, { authenticator: access.authenticator });
+  await app.register(userRoutes, { access });
+  await app.register(keyRoutes, { access });
+  await app.register(reportRoutes, { access });
   await app.register(registrationRoutes, { registry });
   await app.register(modelRoutes, { supervisor });
   await app.register(flexibleRoutes, { supervisor });

@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import { Authenticator } from './auth/authenticator.js';
+import { AccessControl } from './auth/access-control.js';
 import { loadAuthConfig } from './auth/auth-config.js';
 import type { Config } from './config/config.js';
 import type { Logger } from './logging/logger.js';
@@ -29,8 +29,13 @@ export interface RunningService {
 export async function startService(config: Config, logger: Logger): Promise<RunningService> {
   const startedAt = Date.now();
   // Checked first: a bad auth file must stop the start before anything is created.
-  const authenticator = config.authConfigFile ? new Authenticator(await loadAuthConfig(config.authConfigFile)) : null;
+  const authConfig = config.authConfigFile ? await loadAuthConfig(config.authConfigFile) : null;
   await mkdir(config.home, { recursive: true });
+  const access = AccessControl.open({
+    databaseFile: AccessControl.databaseFile(config.home),
+    config: authConfig,
+    onFlushError: (err) => logger.error({ err }, 'could not write usage counts to the database; they are kept for the next try'),
+  });
   if (!existsSync(config.python)) {
     logger.error({ python: config.python }, 'the runtime Python environment is missing; run `npm run setup` (or set HANGAR_PYTHON). Launches will fail until it exists.');
   }
@@ -68,8 +73,9 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     store: new InstanceStore(path.join(config.home, 'state', 'instances.json'), logger),
     logger,
   });
-  const app = await buildApp({ logger, registry, supervisor, authenticator, gpuCount, version, startedAt, streaming: config.streaming });
-  if (authenticator) logger.info({ auth_config: config.authConfigFile }, 'authentication is on');
+  const app = await buildApp({ logger, registry, supervisor, access, gpuCount, version, startedAt, streaming: config.streaming });
+  if (authConfig) logger.info({ auth_config: config.authConfigFile }, 'authentication is on');
+  else if (access.authenticator.enabled) logger.info({ database: AccessControl.databaseFile(config.home) }, 'authentication is on (database users)');
   const url = await app.listen({ host: config.host, port: config.port });
   if (config.restore) await supervisor.restore();
   local?.warmSpare();
@@ -82,6 +88,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       if (inFlight > 0) logger.info({ in_flight: inFlight, timeout_ms: config.lifecycle.drainTimeoutMs }, 'draining: waiting for requests in flight');
       if (!(await app.drain.idle(config.lifecycle.drainTimeoutMs))) logger.warn({ in_flight: app.drain.inFlight }, 'drain timeout reached; stopping anyway');
       await app.close();
+      access.close();
       await supervisor.shutdown();
       await cluster?.close();
     })();

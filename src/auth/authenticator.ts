@@ -1,6 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import type { AuthConfig } from './auth-config.js';
 import { API_KEY_PATTERN } from './auth-config.js';
+import { DATABASE_KEY_PATTERN } from './api-key-secret.js';
+import type { IdentityStore, KeyRecord } from './identity-store.js';
 import { signToken, verifyToken, type JwtSettings } from './jwt.js';
+import { dummyPasswordHash, verifyPassword } from './password-hash.js';
 import { expandScopes } from './permissions.js';
 import { digest, sameDigest } from './secret-digest.js';
 
@@ -8,59 +12,140 @@ import { digest, sameDigest } from './secret-digest.js';
 export interface Principal {
   username: string;
   scopes: ReadonlySet<string>;
+  /** The database user's id; null for a user of the auth config file. */
+  userId: number | null;
+  /** The database API key the request came with; null for tokens and auth-config keys. */
+  key: KeyRecord | null;
 }
 
-interface StoredUser {
+/** A user as the key and user routes see one, from either source. */
+export interface KnownUser {
+  id: number | null;
   username: string;
-  passwordDigest: Buffer;
   permissions: string[];
+  source: 'config' | 'database';
 }
 
 // Compared against when the username is unknown, so a miss costs the same as a hit.
 const DUMMY_DIGEST = digest('hangar: no such user');
 
-/** The users of an auth config: login, and turning a bearer credential into a Principal. */
+interface StaticUser {
+  username: string;
+  passwordDigest: Buffer;
+  permissions: string[];
+}
+
+/**
+ * The users of the auth config file and of the database (docs/auth.md): login, and
+ * turning a bearer credential into a Principal. Authentication is on when either
+ * source has a user; the file's users and keys are read-only here.
+ */
 export class Authenticator {
-  private readonly users = new Map<string, StoredUser>();
-  private readonly keys: Array<{ keyDigest: Buffer; username: string }> = [];
+  private readonly staticUsers = new Map<string, StaticUser>();
+  private readonly staticKeys: Array<{ keyDigest: Buffer; username: string }> = [];
   private readonly jwt: JwtSettings;
 
-  constructor(config: AuthConfig) {
-    for (const user of config.user_config) {
-      this.users.set(user.username, { username: user.username, passwordDigest: digest(user.password), permissions: user.permissions });
-      for (const key of user.api_keys) this.keys.push({ keyDigest: digest(key), username: user.username });
+  constructor(
+    private readonly config: AuthConfig | null,
+    private readonly identities: IdentityStore,
+    private readonly now: () => number = Date.now,
+  ) {
+    for (const user of config?.user_config ?? []) {
+      this.staticUsers.set(user.username, { username: user.username, passwordDigest: digest(user.password), permissions: user.permissions });
+      for (const key of user.api_keys) this.staticKeys.push({ keyDigest: digest(key), username: user.username });
     }
-    this.jwt = {
-      algorithm: config.auth_config.algorithm,
-      secret: new TextEncoder().encode(config.auth_config.secret_key),
-      expireInMinutes: config.auth_config.token_expire_in_minutes,
-      enforceExpiry: config.auth_config.enforce_expiry,
-    };
+    this.jwt = config
+      ? {
+        algorithm: config.auth_config.algorithm,
+        secret: new TextEncoder().encode(config.auth_config.secret_key),
+        expireInMinutes: config.auth_config.token_expire_in_minutes,
+        enforceExpiry: config.auth_config.enforce_expiry,
+      }
+      : {
+        // No file, so no configured secret: one made on first start and kept in the
+        // database (0600), so tokens outlive a restart. Expiry is enforced: there is
+        // no Xinference 2.0 habit to keep here.
+        algorithm: 'HS256',
+        secret: new TextEncoder().encode(identities.meta('jwt_secret', () => randomBytes(32).toString('hex'))),
+        expireInMinutes: 60,
+        enforceExpiry: true,
+      };
+  }
+
+  /** Whether requests need a credential: the auth config file, or any database user. */
+  get enabled(): boolean {
+    return this.config !== null || this.identities.hasUsers();
   }
 
   /** A signed token for a correct username and password, else null. */
   async login(username: string, password: string): Promise<string | null> {
-    const user = this.users.get(username);
-    const ok = sameDigest(user?.passwordDigest ?? DUMMY_DIGEST, digest(password)) && user !== undefined;
-    if (!ok) return null;
+    const fromFile = this.staticUsers.get(username);
+    if (fromFile) return sameDigest(fromFile.passwordDigest, digest(password)) ? signToken(this.jwt, username, fromFile.permissions) : null;
+    const user = this.identities.userByName(username);
+    // An unknown name costs what a known one does: a digest comparison when only the
+    // file has users, one scrypt when the database has some.
+    if (!user && !this.identities.hasUsers()) return (sameDigest(DUMMY_DIGEST, digest(password)), null);
+    const ok = await verifyPassword(password, user?.passwordHash ?? (await dummyPasswordHash()));
+    if (!ok || !user?.enabled) return null;
     return signToken(this.jwt, user.username, user.permissions);
   }
 
   /**
-   * An API key (`sk-` + 13) is looked up among all keys, every one compared so the
+   * A database key (`sk-` + 48) is found by its prefix and compared in constant time;
+   * an auth-config key (`sk-` + 13) is compared against every key of the file, so the
    * time does not depend on which matched; anything else is read as a JWT. A token's
-   * scopes are those granted at login, but its user must still exist.
+   * user must still exist; a database user's current permissions apply, not those at
+   * login, so a change or a disable takes effect at once.
    */
   async authenticate(credential: string): Promise<Principal | null> {
+    if (DATABASE_KEY_PATTERN.test(credential)) return this.byDatabaseKey(credential);
     if (API_KEY_PATTERN.test(credential)) {
       const presented = digest(credential);
       let owner: string | null = null;
-      for (const { keyDigest, username } of this.keys) if (sameDigest(keyDigest, presented)) owner = username;
-      const user = owner === null ? undefined : this.users.get(owner);
-      return user ? { username: user.username, scopes: expandScopes(user.permissions) } : null;
+      for (const { keyDigest, username } of this.staticKeys) if (sameDigest(keyDigest, presented)) owner = username;
+      const user = owner === null ? undefined : this.staticUsers.get(owner);
+      return user ? { username: user.username, scopes: expandScopes(user.permissions), userId: null, key: null } : null;
     }
     const claims = await verifyToken(this.jwt, credential);
-    if (!claims || !this.users.has(claims.sub)) return null;
-    return { username: claims.sub, scopes: expandScopes(claims.scopes) };
+    if (!claims) return null;
+    if (this.staticUsers.has(claims.sub)) return { username: claims.sub, scopes: expandScopes(claims.scopes), userId: null, key: null };
+    const user = this.identities.userByName(claims.sub);
+    if (!user?.enabled) return null;
+    return { username: user.username, scopes: expandScopes(user.permissions), userId: user.id, key: null };
   }
+
+  /** A user of either source by name; the file's users win (they cannot be shadowed). */
+  user(username: string): KnownUser | null {
+    const fromFile = this.staticUsers.get(username);
+    if (fromFile) return { id: null, username, permissions: fromFile.permissions, source: 'config' };
+    const user = this.identities.userByName(username);
+    return user?.enabled ? { id: user.id, username, permissions: user.permissions, source: 'database' } : null;
+  }
+
+  /** The auth config file's users (read-only here). */
+  configUsers(): Array<{ username: string; permissions: string[] }> {
+    return [...this.staticUsers.values()].map((u) => ({ username: u.username, permissions: [...u.permissions] }));
+  }
+
+  isConfigUser(username: string): boolean {
+    return this.staticUsers.has(username);
+  }
+
+  private byDatabaseKey(credential: string): Principal | null {
+    const key = this.identities.findKey(credential);
+    if (!key?.enabled) return null;
+    if (key.expires_at !== null && Date.parse(key.expires_at) <= this.now()) return null;
+    const owner = this.user(key.owner_username);
+    if (!owner) return null;
+    this.identities.touch(key.id, new Date(this.now()));
+    return { username: owner.username, scopes: keyScopes(key, expandScopes(owner.permissions)), userId: owner.id, key };
+  }
+}
+
+/** A key's own scopes, cut down to what its owner holds now; none set: the owner's. */
+export function keyScopes(key: Pick<KeyRecord, 'scopes'>, ownerScopes: ReadonlySet<string>): Set<string> {
+  if (key.scopes === null) return new Set(ownerScopes);
+  const out = new Set<string>();
+  for (const scope of expandScopes(key.scopes)) if (ownerScopes.has('admin') || ownerScopes.has(scope)) out.add(scope);
+  return out;
 }

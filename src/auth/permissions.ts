@@ -9,14 +9,25 @@ export const PERMISSIONS = [
   'models:unregister',
   'models:start',
   'models:stop',
+  // Database keys and users (docs/auth.md, "Keys and users"), Xinference 3's names.
+  'keys:read',
+  'keys:create',
+  'keys:manage',
+  'users:manage',
   'admin',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
-/** 2.12's aliases: `models:write` = start + stop, and `models:register` also covers unregister. */
+/**
+ * 2.12's aliases: `models:write` = start + stop, and `models:register` also covers
+ * unregister. Key powers nest: whoever may create keys may list their own, whoever
+ * manages keys may do both for everyone's.
+ */
 const ALIASES: Record<string, readonly Permission[]> = {
   'models:write': ['models:start', 'models:stop'],
   'models:register': ['models:register', 'models:unregister'],
+  'keys:create': ['keys:create', 'keys:read'],
+  'keys:manage': ['keys:manage', 'keys:create', 'keys:read'],
 };
 
 /** Every name a config file may list. */

@@ -40,6 +40,16 @@ export const catalog = {
   permission_denied: entry(403, 'permission_error', 'Not enough permissions'),
   auth_disabled: entry(400, 'invalid_request_error', 'Authentication is not enabled on this server; no token is needed'),
 
+  // Database users, API keys and their limits (docs/auth.md)
+  key_model_denied: entry(403, 'permission_error', 'This API key may not use model %s'),
+  key_rate_limited: entry(429, 'rate_limit_error', 'Rate limit reached for %s of this API key: %s'),
+  key_not_found: entry(404, 'not_found_error', 'API key %s not found'),
+  user_not_found: entry(404, 'not_found_error', 'User %s not found'),
+  user_exists: entry(409, 'conflict_error', 'User %s already exists'),
+  user_read_only: entry(400, 'invalid_request_error', 'User %s comes from the auth config file; change it there'),
+  key_scope_not_held: entry(400, 'invalid_request_error', "A key's scopes must be a subset of its owner's: %s does not hold %s"),
+  first_user_not_admin: entry(400, 'invalid_request_error', 'The first database user turns authentication on and must hold admin, or nobody could manage the service'),
+
   // Registrations
   unsupported_model_type: entry(400, 'invalid_request_error', 'Unsupported model type: %s'),
   invalid_model_name: entry(400, 'invalid_request_error', 'Invalid model name %s.'),

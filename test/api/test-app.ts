@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import type { AuthConfig } from '../../src/auth/auth-config.js';
-import { Authenticator } from '../../src/auth/authenticator.js';
+import { AccessControl } from '../../src/auth/access-control.js';
 import { resolveConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { Registry } from '../../src/registry/index.js';
@@ -24,12 +24,13 @@ export async function buildTestApp(auth: AuthConfig | null, options: { webRoot?:
   // No warm spare: this app starts no runtime.
   const launcher = new LocalLauncher({ python: config.python, runtimeRoot: config.runtimeRoot, home, timings: config.lifecycle, logger, warmSpare: false, warmSpareModules: [] });
   const supervisor = new Supervisor({ resolver: registry, launcher, gpuCount: 0, cacheDir: path.join(home, 'cache'), timings: config.lifecycle, store: null, logger });
+  const access = AccessControl.open({ databaseFile: ':memory:', config: auth });
   const app = await buildApp({
     streaming: { interval: 1, perToken: false },
     logger,
     registry,
     supervisor,
-    authenticator: auth ? new Authenticator(auth) : null,
+    access,
     gpuCount: 0,
     version: 'test',
     startedAt: Date.now(),
@@ -40,6 +41,7 @@ export async function buildTestApp(auth: AuthConfig | null, options: { webRoot?:
     app,
     close: async () => {
       await app.close();
+      access.close();
       await supervisor.shutdown();
       await rm(home, { recursive: true, force: true });
     },

@@ -2,13 +2,17 @@ import { SignJWT, UnsecuredJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import type { AuthConfig } from '../../src/auth/auth-config.js';
 import { Authenticator } from '../../src/auth/authenticator.js';
+import { IdentityStore } from '../../src/auth/identity-store.js';
+import { openDatabase } from '../../src/storage/sqlite-database.js';
 import { SECRET, upstreamAuthConfig } from '../fixtures/auth-users.js';
 
 const config = (extra: Record<string, unknown> = {}) => upstreamAuthConfig({ enforce_expiry: false, ...extra }) as AuthConfig;
 const key = (s: string) => new TextEncoder().encode(s);
+// The file's users only: an empty database beside them.
+const fileOnly = (c: AuthConfig) => new Authenticator(c, new IdentityStore(openDatabase(':memory:')));
 
 describe('Authenticator', () => {
-  const auth = new Authenticator(config());
+  const auth = fileOnly(config());
 
   it('logs in with the right password only', async () => {
     expect(await auth.login('user1', 'pass1')).toMatch(/^ey/);
@@ -31,7 +35,7 @@ describe('Authenticator', () => {
   it('expands 2.12 names', async () => {
     const c = config();
     c.user_config[1]!.permissions = ['models:write', 'models:register'];
-    const who = await new Authenticator(c).authenticate('sk-72tkvudyGLPMi');
+    const who = await fileOnly(c).authenticate('sk-72tkvudyGLPMi');
     expect([...who!.scopes]).toEqual(expect.arrayContaining(['models:start', 'models:stop', 'models:register', 'models:unregister']));
   });
 
@@ -50,6 +54,6 @@ describe('Authenticator', () => {
   it('ignores expiry unless enforce_expiry is set', async () => {
     const expired = await new SignJWT({ scopes: ['models:list'] }).setProtectedHeader({ alg: 'HS256' }).setSubject('user2').setExpirationTime(Math.floor(Date.now() / 1000) - 60).sign(key(SECRET));
     expect((await auth.authenticate(expired))?.username).toBe('user2');
-    expect(await new Authenticator(config({ enforce_expiry: true })).authenticate(expired)).toBeNull();
+    expect(await fileOnly(config({ enforce_expiry: true })).authenticate(expired)).toBeNull();
   });
 });

@@ -8,6 +8,7 @@ import { setOverheadHeader } from '../overhead.js';
 import { engineKwargs } from '../media/engine-kwargs.js';
 import { transcriptionFields, type Transcript } from './schema.js';
 import { renderTranscript } from './transcript-format.js';
+import { admitKeyedCall } from '../auth/key-admission.js';
 
 /** Uploads up to OpenAI's own limit for these routes. */
 export const MAX_AUDIO_BYTES = 25 * 1024 * 1024;
@@ -17,6 +18,7 @@ export async function serveTranscription(supervisor: Supervisor, request: Fastif
   const route = task === 'transcribe' ? '/v1/audio/transcriptions' : '/v1/audio/translations';
   const form = await readForm(request, { route, fileFields: ['file'], maxFileBytes: MAX_AUDIO_BYTES });
   const fields = parseFields(transcriptionFields, form);
+  admitKeyedCall(request, reply, fields.model, null);
   const file = requireFile(form, 'file', route);
   checkAudio(file.data, 'file');
   const instance = supervisor.require(fields.model);

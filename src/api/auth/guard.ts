@@ -18,13 +18,14 @@ const BEARER = /^Bearer +(\S+) *$/i;
  * before the body is even read. Public routes are the PUBLIC_ROUTES constant; every
  * other route needs its declared permission, `admin` if it declares none. Unknown
  * paths are guarded too, so the route table cannot be probed without a credential.
- * Without an authenticator (no --auth-config) it installs nothing: credentials are
- * ignored.
+ * While authentication is off (no --auth-config and no database user) it lets
+ * everything through and credentials are ignored; the first database user turns it
+ * on for the next request, without a restart.
  */
-export function installAuthGuard(app: FastifyInstance, authenticator: Authenticator | null): void {
+export function installAuthGuard(app: FastifyInstance, authenticator: Authenticator): void {
   app.decorateRequest('principal', null);
-  if (!authenticator) return;
   app.addHook('onRequest', async (request) => {
+    if (!authenticator.enabled) return;
     const url = request.routeOptions.url;
     // HEAD is GET without a body: fastify adds a HEAD route for every GET one.
     const method = request.method === 'HEAD' ? 'GET' : request.method;

@@ -14,11 +14,11 @@ const tokenBody = z.object({
  * POST /token (contract §6): JSON as Xinference's client sends it, or form-encoded as
  * OAuth2 password-flow clients send it.
  */
-export const tokenRoute: FastifyPluginAsync<{ authenticator: Authenticator | null }> = async (fastify, { authenticator }) => {
+export const tokenRoute: FastifyPluginAsync<{ authenticator: Authenticator }> = async (fastify, { authenticator }) => {
   await fastify.register(formbody);
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   app.post('/token', { schema: { body: tokenBody, tags: ['auth'] } }, async (request) => {
-    if (!authenticator) throw new HangarError('auth_disabled');
+    if (!authenticator.enabled) throw new HangarError('auth_disabled');
     const token = await authenticator.login(request.body.username, request.body.password);
     if (!token) throw new HangarError('incorrect_login', [], { headers: { 'www-authenticate': 'Bearer' } });
     return { access_token: token, token_type: 'bearer' };

@@ -10,6 +10,7 @@ import { checkImage } from '../multipart/upload-format.js';
 import { MAX_IMAGE_BYTES } from '../images-ocr/serving.js';
 import { setOverheadHeader } from '../overhead.js';
 import { imageVariationFields, type ImageGenerationBody } from './schema.js';
+import { admitKeyedCall } from '../auth/key-admission.js';
 
 function requireAbility(supervisor: Supervisor, uid: string, ability: string, what: string): void {
   const instance = supervisor.require(uid);
@@ -38,6 +39,7 @@ export async function serveGeneration(supervisor: Supervisor, media: MediaStore,
 export async function serveVariation(supervisor: Supervisor, media: MediaStore, request: FastifyRequest, reply: FastifyReply, route: '/v1/images/variations' | '/v1/images/edits'): Promise<Record<string, unknown>> {
   const form = await readForm(request, { route, fileFields: ['image', 'mask'], maxFileBytes: MAX_IMAGE_BYTES });
   const fields = parseFields(imageVariationFields, form);
+  admitKeyedCall(request, reply, fields.model, null);
   if (form.files.has('mask')) throw new HangarError('invalid_field', ['mask: inpainting with a mask is not supported; send the image alone'], { param: 'mask' });
   const image = requireFile(form, 'image', route);
   checkImage(image.data, 'image');

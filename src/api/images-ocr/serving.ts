@@ -7,6 +7,7 @@ import { parseFields, readForm, requireFile } from '../multipart/form.js';
 import { checkImage } from '../multipart/upload-format.js';
 import { setOverheadHeader } from '../overhead.js';
 import { ocrFields } from './schema.js';
+import { admitKeyedCall } from '../auth/key-admission.js';
 
 const ROUTE = '/v1/images/ocr';
 export const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
@@ -15,6 +16,7 @@ export const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
 export async function serveOcr(supervisor: Supervisor, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const form = await readForm(request, { route: ROUTE, fileFields: ['image'], maxFileBytes: MAX_IMAGE_BYTES });
   const fields = parseFields(ocrFields, form);
+  admitKeyedCall(request, reply, fields.model, null);
   const image = requireFile(form, 'image', ROUTE);
   checkImage(image.data, 'image');
   const instance = supervisor.require(fields.model);

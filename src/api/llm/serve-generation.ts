@@ -45,8 +45,18 @@ export async function serveGeneration(
   const options = {
     interval: call.streamInterval ?? streaming.interval,
     beforeHeaders: () => setOverheadHeader(request, reply, performance.now() - dispatchedAt),
-    observe: chunkObserver(metrics, call.target.uid, request.arrivedAt),
+    observe: meteredObserver(request, chunkObserver(metrics, call.target.uid, request.arrivedAt)),
   };
   await (streaming.perToken ? relayPerToken : relayStream)(request, reply, source, call.format(), options);
   return undefined;
+}
+
+/** The metrics' observer, and the API key's meter when the request has one (it may stop the stream). */
+function meteredObserver(request: FastifyRequest, observe: (values: readonly unknown[]) => void): (values: readonly unknown[]) => void {
+  const meter = request.meter;
+  if (!meter) return observe;
+  return (values) => {
+    observe(values);
+    meter.observe(values);
+  };
 }

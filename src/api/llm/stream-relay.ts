@@ -71,6 +71,7 @@ export async function relayStream(request: FastifyRequest, reply: FastifyReply, 
 /** A failure after the headers went out: one `data: {"error": ...}` event (contract §4); 5xx are logged. */
 export function failureEvent(request: FastifyRequest, err: unknown): string {
   const error = err instanceof HangarError ? err : new HangarError('internal_error', [String(request.id)], { cause: err });
+  request.meter?.fail();
   if (error.status >= 500) request.log.error({ err: error.cause ?? error, code: error.code }, error.message);
   return sseEvent(JSON.stringify({ error: errorBody(error).error }));
 }

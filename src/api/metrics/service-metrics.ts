@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { KeyMetrics } from './key-metrics.js';
 import type { LaunchEvent, ReplicaSnapshot, RestartEvent, Supervisor } from '../../supervisor/supervisor.js';
 
 // Seconds. Inference through a tiny model takes a millisecond; a big LLM call a minute.
@@ -16,6 +17,8 @@ const LAUNCH_BUCKETS = [0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900];
  */
 export class ServiceMetrics {
   readonly registry = new Registry();
+  /** Per database API key (docs/auth.md, "Usage"). */
+  readonly keys = new KeyMetrics(this.registry);
   private readonly requests: Counter<'method' | 'route' | 'status' | 'model'>;
   private readonly duration: Histogram<'method' | 'route' | 'model'>;
   private readonly overhead: Histogram<'route'>;

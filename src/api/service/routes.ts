@@ -8,7 +8,8 @@ export interface ServiceRouteOptions {
   gpuCount: number;
   version: string;
   startedAt: number;
-  authEnabled: boolean;
+  /** Read per request: the first database user turns authentication on. */
+  authEnabled: () => boolean;
 }
 
 /** Health and cluster routes (contract §5). */
@@ -38,7 +39,7 @@ export const serviceRoutes: FastifyPluginAsync<ServiceRouteOptions> = async (app
     },
   });
 
-  app.get('/v1/cluster/auth', { schema: { tags: ['service'] } }, async () => ({ auth: authEnabled }));
+  app.get('/v1/cluster/auth', { schema: { tags: ['service'] } }, async () => ({ auth: authEnabled() }));
 
   app.get('/v1/cluster/devices', { ...needs('models:list'), schema: { tags: ['service'] } }, async () => gpuCount);
 

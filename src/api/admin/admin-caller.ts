@@ -1,0 +1,52 @@
+import type { FastifyRequest } from 'fastify';
+import type { AccessControl } from '../../auth/access-control.js';
+import type { KnownUser } from '../../auth/authenticator.js';
+import type { KeyRecord } from '../../auth/identity-store.js';
+import { HangarError } from '../../errors/hangar-error.js';
+
+/** Who an admin action is written down as: the username, or `(auth off)`. */
+export function actorOf(request: FastifyRequest): string {
+  return request.principal?.username ?? '(auth off)';
+}
+
+/** With `keys:manage` (or `admin`, or auth off) a caller sees and changes every key; else only their own. */
+export function managesAllKeys(request: FastifyRequest): boolean {
+  const scopes = request.principal?.scopes;
+  return !scopes || scopes.has('admin') || scopes.has('keys:manage');
+}
+
+/** A key the caller may see, else 404 (the same answer as for no key: ids are not probed). */
+export function visibleKey(access: AccessControl, request: FastifyRequest, id: number): KeyRecord {
+  const key = access.identities.key(id);
+  if (!key || (!managesAllKeys(request) && key.owner_username !== request.principal?.username)) {
+    throw new HangarError('key_not_found', [id]);
+  }
+  return key;
+}
+
+/** A user named by id (a database user) or by username (either source). */
+export function userNamed(access: AccessControl, owner: number | string): KnownUser {
+  const name = typeof owner === 'number' ? access.identities.user(owner)?.username : owner;
+  const user = name === undefined ? null : access.authenticator.user(name);
+  if (!user) throw new HangarError('user_not_found', [owner], { param: 'owner' });
+  return user;
+}
+
+/** The public view of a key (never its hash): what GET /v1/admin/keys lists. */
+export function keyView(key: KeyRecord): Record<string, unknown> {
+  return {
+    id: key.id,
+    user_id: key.user_id,
+    owner_username: key.owner_username,
+    key_prefix: key.key_prefix,
+    name: key.name,
+    description: key.description,
+    enabled: key.enabled,
+    expires_at: key.expires_at,
+    model_permissions: key.model_permissions,
+    scopes: key.scopes,
+    limits: key.limits,
+    created_at: key.created_at,
+    last_used_at: key.last_used_at,
+  };
+}

@@ -1,0 +1,113 @@
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { z } from 'zod';
+import type { AccessControl } from '../../auth/access-control.js';
+import type { KnownUser } from '../../auth/authenticator.js';
+import type { KeyChanges } from '../../auth/identity-store.js';
+import { expandScopes } from '../../auth/permissions.js';
+import { HangarError } from '../../errors/hangar-error.js';
+import { needs } from '../auth/route-permission.js';
+import { actorOf, keyView, managesAllKeys, userNamed, visibleKey } from './admin-caller.js';
+import { createKeyBody, idParams, keysQuery, updateKeyBody } from './schema.js';
+
+/**
+ * Database API keys (docs/auth.md, "Keys and users"): Xinference 3's /v1/admin/keys.
+ * The clear key is in the 201 answer and nowhere else (no "reveal" route, unlike
+ * Xinference 3: only a digest is stored). Without `keys:manage`, a caller sees,
+ * creates, changes and revokes only their own keys.
+ */
+export const keyRoutes: FastifyPluginAsync<{ access: AccessControl }> = async (fastify, { access }) => {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const tags = ['admin'];
+  const now = (): Date => new Date(access.now());
+
+  app.post('/v1/admin/keys', { ...needs('keys:create'), schema: { body: createKeyBody, tags } }, async (request, reply) => {
+    const body = request.body;
+    const owner = ownerOf(request, body.owner ?? null);
+    checkScopes(owner, body.scopes ?? null);
+    checkExpiry(body.expires_at ?? null);
+    const limits = { rpm: body.limits?.rpm ?? null, tpm: body.limits?.tpm ?? null, max_parallel: body.limits?.max_parallel ?? null };
+    const { record, key } = access.identities.createKey(
+      {
+        owner: { id: owner.id, username: owner.username },
+        name: body.name,
+        description: body.description ?? null,
+        expires_at: body.expires_at ?? null,
+        model_permissions: body.model_permissions,
+        scopes: body.scopes ?? null,
+        limits,
+      },
+      now(),
+    );
+    access.audit.record(actorOf(request), 'key.create', `key:${record.id}`, auditDetail(record.key_prefix, record.owner_username, body), now());
+    return reply.code(201).send({ id: record.id, key, prefix: record.key_prefix, name: record.name });
+  });
+
+  app.get('/v1/admin/keys', { ...needs('keys:read'), schema: { querystring: keysQuery, tags } }, async (request) => {
+    const requested = request.query.owner;
+    let owner = requested === undefined ? undefined : userNamed(access, /^\d+$/.test(requested) ? Number(requested) : requested).username;
+    if (!managesAllKeys(request)) owner = request.principal!.username;
+    return access.identities.listKeys(owner).map(keyView);
+  });
+
+  app.get('/v1/admin/keys/:id', { ...needs('keys:read'), schema: { params: idParams, tags } }, async (request) => keyView(visibleKey(access, request, request.params.id)));
+
+  app.put('/v1/admin/keys/:id', { ...needs('keys:create'), schema: { params: idParams, body: updateKeyBody, tags } }, async (request) => {
+    const key = visibleKey(access, request, request.params.id);
+    const body = request.body;
+    if (body.scopes !== undefined) checkScopes(userNamed(access, key.owner_username), body.scopes);
+    if (body.expires_at) checkExpiry(body.expires_at);
+    const changes: KeyChanges = {};
+    for (const field of ['name', 'description', 'enabled', 'expires_at', 'model_permissions', 'scopes'] as const) {
+      if (body[field] !== undefined) (changes as Record<string, unknown>)[field] = body[field];
+    }
+    if (body.limits) changes.limits = { ...key.limits, ...Object.fromEntries(Object.entries(body.limits).filter(([, v]) => v !== undefined)) };
+    access.identities.updateKey(key.id, changes);
+    if (changes.limits) access.limiter.forget(key.id);
+    access.audit.record(actorOf(request), 'key.update', `key:${key.id}`, auditDetail(key.key_prefix, key.owner_username, body), now());
+    return { ok: true };
+  });
+
+  app.delete('/v1/admin/keys/:id', { ...needs('keys:create'), schema: { params: idParams, tags } }, async (request) => {
+    const key = visibleKey(access, request, request.params.id);
+    access.identities.deleteKey(key.id);
+    access.limiter.forget(key.id);
+    access.audit.record(actorOf(request), 'key.revoke', `key:${key.id}`, { prefix: key.key_prefix, owner: key.owner_username, name: key.name }, now());
+    return { ok: true };
+  });
+
+  /** The key's owner: the caller unless named; naming another needs `keys:manage`. */
+  function ownerOf(request: FastifyRequest, named: number | string | null): KnownUser {
+    const caller = request.principal?.username;
+    if (named === null) {
+      if (!caller) throw new HangarError('invalid_field', ['owner: authentication is off, so there is no caller to own the key; name its owner'], { param: 'owner' });
+      return userNamed(access, caller);
+    }
+    const owner = userNamed(access, named);
+    if (owner.username !== caller && !managesAllKeys(request)) {
+      throw new HangarError('permission_denied', [], { headers: { 'www-authenticate': 'Bearer scope="keys:manage"' } });
+    }
+    return owner;
+  }
+};
+
+/** A key may hold only what its owner holds (admin holds everything). */
+function checkScopes(owner: KnownUser, scopes: string[] | null): void {
+  if (scopes === null) return;
+  const held = expandScopes(owner.permissions);
+  if (held.has('admin')) return;
+  for (const scope of expandScopes(scopes)) {
+    if (!held.has(scope)) throw new HangarError('key_scope_not_held', [owner.username, scope], { param: 'scopes' });
+  }
+}
+
+function checkExpiry(expiresAt: string | null): void {
+  if (expiresAt !== null && Date.parse(expiresAt) <= Date.now()) {
+    throw new HangarError('invalid_field', [`expires_at: ${expiresAt} is in the past`], { param: 'expires_at' });
+  }
+}
+
+/** What the audit log keeps of a key change: its settings, never the key. */
+function auditDetail(prefix: string, owner: string, body: Partial<z.infer<typeof updateKeyBody>>): Record<string, unknown> {
+  return { prefix, owner, ...body };
+}

@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import { ACCEPTED_PERMISSION_NAMES } from '../../auth/permissions.js';
+
+/** Request shapes of /v1/admin/* (docs/auth.md, "Keys and users"), Xinference 3's where it has them. */
+
+const permissionName = z.string().refine((p) => ACCEPTED_PERMISSION_NAMES.has(p), {
+  error: (i) => `unknown permission ${JSON.stringify(i.input)}; known: ${[...ACCEPTED_PERMISSION_NAMES].join(', ')}`,
+});
+const permissionList = z.array(permissionName).max(64);
+const limit = z.number().int().positive().max(1_000_000_000).nullable().optional();
+
+export const idParams = z.object({ id: z.coerce.number().int().positive() });
+
+export const createUserBody = z.object({
+  username: z.string().min(1).max(64).regex(/^[\w.@-]+$/, 'letters, digits, _ . @ - only'),
+  // Hashed with scrypt; the length is all we ask (NIST 800-63B's habit).
+  password: z.string().min(8, 'must be at least 8 characters').max(1024),
+  permissions: permissionList.default([]),
+});
+
+export const updateUserBody = z.object({
+  enabled: z.boolean().optional(),
+  permissions: permissionList.optional(),
+});
+
+export const passwordBody = z.object({
+  new_password: z.string().min(8, 'must be at least 8 characters').max(1024),
+});
+
+/** An instant: ISO 8601 with a zone, or seconds since the epoch. */
+const instant = z
+  .union([z.iso.datetime({ offset: true }), z.number().int().nonnegative()])
+  .transform((v) => new Date(typeof v === 'number' ? v * 1000 : v).toISOString());
+
+export const keyLimits = z.object({ rpm: limit, tpm: limit, max_parallel: limit }).strict();
+
+export const createKeyBody = z.object({
+  name: z.string().min(1).max(128),
+  description: z.string().max(1024).nullable().optional(),
+  /** The owner's user id or username; absent: the caller. */
+  owner: z.union([z.number().int().positive(), z.string().min(1).max(64)]).nullable().optional(),
+  expires_at: instant.nullable().optional(),
+  model_permissions: z.array(z.string().min(1).max(256)).max(256).default([]),
+  scopes: permissionList.nullable().optional(),
+  limits: keyLimits.optional(),
+});
+
+export const updateKeyBody = z.object({
+  name: z.string().min(1).max(128).optional(),
+  description: z.string().max(1024).nullable().optional(),
+  enabled: z.boolean().optional(),
+  expires_at: instant.nullable().optional(),
+  model_permissions: z.array(z.string().min(1).max(256)).max(256).optional(),
+  scopes: permissionList.nullable().optional(),
+  limits: keyLimits.optional(),
+});
+
+export const keysQuery = z.object({
+  owner: z.string().min(1).max(64).optional(),
+});
+
+export const usageQuery = z.object({
+  from: z.iso.datetime({ offset: true }).optional(),
+  to: z.iso.datetime({ offset: true }).optional(),
+  key_id: z.coerce.number().int().positive().optional(),
+  model: z.string().min(1).max(256).optional(),
+});
+
+export const auditQuery = z.object({
+  from: z.iso.datetime({ offset: true }).optional(),
+  to: z.iso.datetime({ offset: true }).optional(),
+  actor: z.string().max(64).optional(),
+  action: z.string().max(64).optional(),
+  limit: z.coerce.number().int().min(1).max(10_000).default(100),
+});

@@ -1,0 +1,150 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AccessControl } from '../../auth/access-control.js';
+import { isRefusal, type Ticket } from '../../auth/rate-limiter.js';
+import { HangarError } from '../../errors/hangar-error.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set when a database API key made an inference request: its limits and usage. */
+    meter: KeyMeter | null;
+  }
+}
+
+/** Turns a request's model (a uid) into the name it was launched from; null when no such instance runs. */
+export type ModelLookup = (uid: string) => { uid: string; name: string } | null;
+
+interface UsageValue {
+  usage?: { prompt_tokens?: unknown; completion_tokens?: unknown; total_tokens?: unknown } | null;
+  text?: unknown;
+  reasoning_content?: unknown;
+}
+
+/**
+ * One keyed inference request's account: the limiter's ticket, the tokens charged as
+ * they come, and, when the response has gone, one usage record and the slot given back.
+ */
+export class KeyMeter {
+  private promptTokens = 0;
+  private completionTokens = 0;
+  private streamedTokens = 0;
+  private settled = false;
+  private failed = false;
+
+  constructor(
+    private readonly access: AccessControl,
+    private readonly request: FastifyRequest,
+    readonly keyId: number,
+    /** The model as counted: a running uid, or `(unknown)`. */
+    readonly model: string,
+    private readonly ticket: Ticket,
+  ) {}
+
+  /**
+   * Sees a stream's chunks as they are relayed: each text-bearing chunk is a token,
+   * charged at once; the usage of the last chunk settles the exact count. Throws
+   * `key_rate_limited` once the key is over its tokens per minute, which ends the
+   * stream with that error as its last event.
+   */
+  observe(values: readonly unknown[]): void {
+    for (const value of values) {
+      const v = value as UsageValue | null;
+      if (v?.usage) {
+        this.settle(v);
+        continue;
+      }
+      if (!v?.text && !v?.reasoning_content) continue;
+      this.streamedTokens++;
+      if (!this.ticket.charge(1)) {
+        this.request.server.metrics.keys.limited(this.keyId, 'tokens');
+        throw new HangarError('key_rate_limited', ['tokens', 'the stream ran over the tokens per minute of this API key and was stopped']);
+      }
+    }
+  }
+
+  /** A whole answer's usage (non-stream) or the last chunk's (stream): the exact count. */
+  settle(value: UsageValue): void {
+    if (this.settled || !value.usage) return;
+    this.settled = true;
+    const u = value.usage;
+    const prompt = typeof u.prompt_tokens === 'number' ? u.prompt_tokens : 0;
+    const total = typeof u.total_tokens === 'number' ? u.total_tokens : 0;
+    const completion = typeof u.completion_tokens === 'number' ? u.completion_tokens : Math.max(0, total - prompt);
+    this.promptTokens = prompt;
+    this.completionTokens = completion;
+    this.ticket.charge(Math.max(0, prompt + completion - this.streamedTokens));
+  }
+
+  /** A stream that ended with an error event: counted as an error though its status was 200. */
+  fail(): void {
+    this.failed = true;
+  }
+
+  /** The response has gone (or the client has): one usage record, the slot given back. */
+  finish(statusCode: number): void {
+    this.ticket.release();
+    const ok = statusCode < 400 && !this.failed;
+    const completion = this.settled ? this.completionTokens : this.streamedTokens;
+    const now = new Date(this.access.now());
+    this.access.usage.add(this.keyId, this.model, { requests: 1, errors: ok ? 0 : 1, prompt_tokens: this.promptTokens, completion_tokens: completion }, now);
+    this.request.server.metrics.keys.answered(this.keyId, this.model, ok, this.promptTokens, completion);
+  }
+}
+
+/**
+ * Limits and usage of database API keys (docs/auth.md, "Limits"), applied before a
+ * request reaches a runtime: model permissions (403), then requests in flight,
+ * requests per minute and tokens per minute (429 with `Retry-After` and OpenAI's
+ * `x-ratelimit-*` headers). JSON inference routes are admitted in a preHandler, once
+ * the body is parsed; upload routes call `admitKeyedCall` when their form is read.
+ */
+export function installKeyAdmission(app: FastifyInstance, access: AccessControl, lookup: ModelLookup): void {
+  app.decorateRequest('meter', null);
+  app.decorate('keyAdmission', { access, lookup });
+  app.addHook('preHandler', async (request, reply) => {
+    if (!request.principal?.key || request.routeOptions.config.permission !== 'models:read' || request.method !== 'POST') return;
+    const body = request.body as Record<string, unknown> | null | undefined;
+    if (!body || typeof body !== 'object' || typeof body.model !== 'string') return;
+    admitKeyedCall(request, reply, body.model, wantedTokens(body));
+  });
+  app.addHook('preSerialization', async (request, _reply, payload) => {
+    if (request.meter && payload && typeof payload === 'object') request.meter.settle(payload as UsageValue);
+    return payload;
+  });
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    keyAdmission: { access: AccessControl; lookup: ModelLookup };
+  }
+}
+
+/** Admits one model call of a keyed request, or throws 403/429. Does nothing for other requests. */
+export function admitKeyedCall(request: FastifyRequest, reply: FastifyReply, model: string, maxTokens: number | null): void {
+  const key = request.principal?.key;
+  if (!key || request.meter) return;
+  const { access, lookup } = request.server.keyAdmission;
+  const instance = lookup(model);
+  if (key.model_permissions.length > 0 && !key.model_permissions.some((m) => m === model || m === instance?.name)) {
+    throw new HangarError('key_model_denied', [model], { param: 'model' });
+  }
+  const counted = instance?.uid ?? '(unknown)';
+  const outcome = access.limiter.admit(key.id, key.limits, maxTokens);
+  if (isRefusal(outcome)) {
+    access.usage.add(key.id, counted, { requests: 1, errors: 1 }, new Date(access.now()));
+    request.server.metrics.keys.limited(key.id, outcome.limit);
+    throw new HangarError('key_rate_limited', [outcome.limit, outcome.reason], { headers: outcome.headers });
+  }
+  for (const [name, value] of Object.entries(outcome.headers)) reply.header(name, value);
+  const meter = new KeyMeter(access, request, key.id, counted, outcome);
+  request.meter = meter;
+  reply.raw.once('close', () => meter.finish(reply.raw.statusCode));
+}
+
+/** The most a request may generate, when it says (chat's two spellings, completions'). */
+function wantedTokens(body: Record<string, unknown>): number | null {
+  for (const field of ['max_completion_tokens', 'max_tokens']) {
+    const value = body[field];
+    if (typeof value === 'number' && Number.isFinite(value) && value > 0) return value;
+  }
+  return null;
+}

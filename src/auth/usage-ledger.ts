@@ -1,0 +1,88 @@
+import type { SqliteDatabase } from '../storage/sqlite-database.js';
+
+export interface UsageCounts {
+  requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  errors: number;
+}
+
+export interface UsageRow extends UsageCounts {
+  key_id: number;
+  model: string;
+  /** The hour's start, ISO 8601 UTC (`2026-11-25T14:00:00.000Z`). */
+  hour: string;
+}
+
+export interface UsageQuery {
+  from?: string;
+  to?: string;
+  keyIds?: readonly number[];
+  model?: string;
+}
+
+/**
+ * Usage per key, model and hour (docs/auth.md, "Usage"). Counts gather in memory and
+ * are added to the table in one transaction per flush (every second, and at stop), so
+ * the request path never waits for the disk; a query flushes first. A kill -9 loses
+ * at most the last second of counts, never leaves a half-written row.
+ */
+export class UsageLedger {
+  private pending = new Map<string, UsageRow>();
+
+  constructor(private readonly db: SqliteDatabase) {}
+
+  add(keyId: number, model: string, counts: Partial<UsageCounts>, now: Date): void {
+    const hour = hourOf(now);
+    const id = `${keyId}\u0000${model}\u0000${hour}`;
+    let row = this.pending.get(id);
+    if (!row) this.pending.set(id, (row = { key_id: keyId, model, hour, requests: 0, prompt_tokens: 0, completion_tokens: 0, errors: 0 }));
+    row.requests += counts.requests ?? 0;
+    row.prompt_tokens += counts.prompt_tokens ?? 0;
+    row.completion_tokens += counts.completion_tokens ?? 0;
+    row.errors += counts.errors ?? 0;
+  }
+
+  flush(): void {
+    if (this.pending.size === 0) return;
+    const rows = [...this.pending.values()];
+    const upsert = this.db.prepare(
+      `INSERT INTO usage_hourly (key_id, model, hour, requests, prompt_tokens, completion_tokens, errors)
+       VALUES (@key_id, @model, @hour, @requests, @prompt_tokens, @completion_tokens, @errors)
+       ON CONFLICT (key_id, model, hour) DO UPDATE SET
+         requests = requests + excluded.requests,
+         prompt_tokens = prompt_tokens + excluded.prompt_tokens,
+         completion_tokens = completion_tokens + excluded.completion_tokens,
+         errors = errors + excluded.errors`,
+    );
+    this.db.transaction(() => {
+      for (const row of rows) upsert.run(row);
+    })();
+    // Cleared only once written: a failed write keeps the counts for the next flush.
+    this.pending = new Map();
+  }
+
+  /** Hours in [from, to), oldest first. */
+  query(query: UsageQuery): UsageRow[] {
+    this.flush();
+    const where: string[] = [];
+    const args: unknown[] = [];
+    if (query.from) (where.push('hour >= ?'), args.push(hourOf(new Date(query.from))));
+    if (query.to) (where.push('hour < ?'), args.push(new Date(query.to).toISOString()));
+    if (query.model) (where.push('model = ?'), args.push(query.model));
+    if (query.keyIds) {
+      if (query.keyIds.length === 0) return [];
+      where.push(`key_id IN (${query.keyIds.map(() => '?').join(', ')})`);
+      args.push(...query.keyIds);
+    }
+    const sql = `SELECT key_id, model, hour, requests, prompt_tokens, completion_tokens, errors FROM usage_hourly
+      ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY hour, key_id, model`;
+    return this.db.prepare(sql).all(...args) as UsageRow[];
+  }
+}
+
+export function hourOf(at: Date): string {
+  const hour = new Date(at.getTime());
+  hour.setUTCMinutes(0, 0, 0);
+  return hour.toISOString();
+}

@@ -1,0 +1,71 @@
+/**
+ * The embedded database's schema, as numbered steps (docs/database.md). A step is
+ * applied once, in one transaction with the bump of `PRAGMA user_version`, so a
+ * process killed mid-migration leaves the previous version whole. Never edit a step
+ * that has shipped: add the next one.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'users, API keys, audit, usage',
+    sql: `
+      CREATE TABLE meta (
+        name  TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      );
+      CREATE TABLE users (
+        id            INTEGER PRIMARY KEY AUTOINCREMENT,
+        username      TEXT NOT NULL UNIQUE,
+        password_hash TEXT NOT NULL,
+        permissions   TEXT NOT NULL DEFAULT '[]',
+        enabled       INTEGER NOT NULL DEFAULT 1,
+        created_at    TEXT NOT NULL
+      );
+      CREATE TABLE api_keys (
+        id                INTEGER PRIMARY KEY AUTOINCREMENT,
+        user_id           INTEGER REFERENCES users(id) ON DELETE CASCADE,
+        owner_username    TEXT NOT NULL,
+        key_prefix        TEXT NOT NULL,
+        key_hash          BLOB NOT NULL UNIQUE,
+        name              TEXT NOT NULL,
+        description       TEXT,
+        enabled           INTEGER NOT NULL DEFAULT 1,
+        expires_at        TEXT,
+        model_permissions TEXT NOT NULL DEFAULT '[]',
+        scopes            TEXT,
+        rpm               INTEGER,
+        tpm               INTEGER,
+        max_parallel      INTEGER,
+        created_at        TEXT NOT NULL,
+        last_used_at      TEXT
+      );
+      CREATE INDEX api_keys_prefix ON api_keys(key_prefix);
+      CREATE INDEX api_keys_owner ON api_keys(owner_username);
+      CREATE TABLE audit_log (
+        id     INTEGER PRIMARY KEY AUTOINCREMENT,
+        at     TEXT NOT NULL,
+        actor  TEXT NOT NULL,
+        action TEXT NOT NULL,
+        target TEXT,
+        detail TEXT
+      );
+      CREATE TABLE usage_hourly (
+        key_id            INTEGER NOT NULL,
+        model             TEXT NOT NULL,
+        hour              TEXT NOT NULL,
+        requests          INTEGER NOT NULL DEFAULT 0,
+        prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+        completion_tokens INTEGER NOT NULL DEFAULT 0,
+        errors            INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (key_id, model, hour)
+      );
+      CREATE INDEX usage_hourly_hour ON usage_hourly(hour);
+    `,
+  },
+];
