@@ -56,7 +56,7 @@ export const keyRoutes: FastifyPluginAsync<{ access: AccessControl }> = async (f
     const key = visibleKey(access, request, request.params.id);
     const body = request.body;
     if (body.scopes !== undefined) checkScopes(userNamed(access, key.owner_username), body.scopes);
-    if (body.expires_at) checkExpiry(body.expires_at);
+    // A past expires_at is allowed here: it is how a key is made to expire now.
     const changes: KeyChanges = {};
     for (const field of ['name', 'description', 'enabled', 'expires_at', 'model_permissions', 'scopes'] as const) {
       if (body[field] !== undefined) (changes as Record<string, unknown>)[field] = body[field];

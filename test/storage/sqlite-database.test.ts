@@ -1,0 +1,69 @@
+import { readFileSync, statSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MIGRATIONS } from '../../src/storage/migrations.js';
+import { openDatabase, schemaVersion } from '../../src/storage/sqlite-database.js';
+
+describe('openDatabase', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'hangar-db-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('creates a 0600 WAL database at the newest schema, and reopens it unchanged', () => {
+    const file = path.join(dir, 'state', 'hangar.db');
+    const old = process.umask(0o022);
+    try {
+      const db = openDatabase(file);
+      expect(schemaVersion(db)).toBe(MIGRATIONS.at(-1)!.version);
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      db.prepare("INSERT INTO meta (name, value) VALUES ('x', 'y')").run();
+      db.close();
+    } finally {
+      process.umask(old);
+    }
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(path.dirname(file)).mode & 0o777).toBe(0o700);
+    const again = openDatabase(file);
+    expect(again.prepare("SELECT value FROM meta WHERE name = 'x'").get()).toEqual({ value: 'y' });
+    again.close();
+  });
+
+  it('applies only the steps past the stored version, each with its bump', () => {
+    const file = path.join(dir, 'steps.db');
+    openDatabase(file, [{ version: 1, name: 'a', sql: 'CREATE TABLE a (x)' }]).close();
+    const db = openDatabase(file, [
+      { version: 1, name: 'a', sql: 'CREATE TABLE a (x)' },
+      { version: 2, name: 'b', sql: 'CREATE TABLE b (x)' },
+    ]);
+    expect(schemaVersion(db)).toBe(2);
+    db.close();
+  });
+
+  it('rolls a failed step back whole and keeps the version', () => {
+    const file = path.join(dir, 'failed.db');
+    openDatabase(file, [{ version: 1, name: 'a', sql: 'CREATE TABLE a (x)' }]).close();
+    expect(() => openDatabase(file, [
+      { version: 1, name: 'a', sql: 'CREATE TABLE a (x)' },
+      { version: 2, name: 'half', sql: 'CREATE TABLE b (x); CREATE TABLE a (x)' },
+    ])).toThrow(/already exists/);
+    const db = openDatabase(file, [{ version: 1, name: 'a', sql: 'CREATE TABLE a (x)' }]);
+    expect(schemaVersion(db)).toBe(1);
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'b'").get()).toBeUndefined();
+    db.close();
+  });
+
+  it('refuses a database written by a newer Hangar', () => {
+    const file = path.join(dir, 'newer.db');
+    const db = openDatabase(file);
+    db.pragma('user_version = 99');
+    db.close();
+    expect(() => openDatabase(file)).toThrow(/schema version 99, newer/);
+    expect(readFileSync(file).length).toBeGreaterThan(0);
+  });
+});
