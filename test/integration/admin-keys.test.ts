@@ -1,0 +1,331 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { upstreamAuthConfig } from '../fixtures/auth-users.js';
+import { request } from './harness/http.js';
+import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
+import { jsonEvents, readSse } from './harness/sse-client.js';
+import { buildTinyModel } from './harness/tiny-models.js';
+
+const ADMIN_KEY = 'sk-3sjLbdwqAhhAF'; // user1 of the auth config file: admin
+
+/** Every file under a folder, recursively. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    return e.isDirectory() ? filesUnder(p) : e.isFile() ? [p] : [];
+  });
+}
+
+describe('database API keys, users, limits, usage and audit (real server)', () => {
+  let server: TestServer;
+  let work: string;
+  let configFile: string;
+  const as = (credential?: string): Record<string, string> => (credential ? { authorization: `Bearer ${credential}` } : {});
+  const get = (p: string, credential = ADMIN_KEY) => request(server.url, 'GET', p, undefined, as(credential));
+  const post = (p: string, body: unknown, credential = ADMIN_KEY) => request(server.url, 'POST', p, body, as(credential));
+  const put = (p: string, body: unknown, credential = ADMIN_KEY) => request(server.url, 'PUT', p, body, as(credential));
+  const del = (p: string, credential = ADMIN_KEY) => request(server.url, 'DELETE', p, undefined, as(credential));
+  const chat = (credential: string, extra: Record<string, unknown> = {}) =>
+    post('/v1/chat/completions', { model: 'sim', messages: [{ role: 'user', content: 'two words' }], max_tokens: 5, ...extra }, credential);
+  const embed = (credential: string) => post('/v1/embeddings', { model: 'embed', input: 'hello there' }, credential);
+  const newKey = async (body: Record<string, unknown>, credential = ADMIN_KEY): Promise<{ id: number; key: string; prefix: string; name: string }> => {
+    const res = await post('/v1/admin/keys', body, credential);
+    expect(res.status, res.text).toBe(201);
+    return res.body;
+  };
+  const clearKeys: string[] = [];
+
+  beforeAll(async () => {
+    work = await makeHome('hangar-keys-work-');
+    configFile = path.join(work, 'auth.json');
+    await writeFile(configFile, JSON.stringify(upstreamAuthConfig()));
+    server = await startServer({ args: ['--auth-config', configFile] });
+    const embedder = buildTinyModel<{ path: string; dimensions: number; max_tokens: number }>('embedder', path.join(work, 'embedder'));
+    const reg = await post('/v1/model_registrations/embedding', {
+      model: { model_name: 'tiny-embed', dimensions: embedder.dimensions, max_tokens: embedder.max_tokens, language: ['en'], model_specs: [{ model_format: 'pytorch', quantization: 'none', model_uri: embedder.path }] },
+      persist: true,
+    });
+    expect(reg.status, reg.text).toBe(200);
+    const launches = await Promise.all([
+      post('/v1/models', { model_name: 'simulator', model_type: 'LLM', model_engine: 'simulator', model_uid: 'sim', replica: 2, step_ms: 5, ttft_ms: 0 }),
+      post('/v1/models', { model_name: 'tiny-embed', model_type: 'embedding', model_uid: 'embed' }),
+    ]);
+    for (const l of launches) expect(l.status, l.text).toBe(200);
+  }, 180_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await removeHome(server.home);
+    await removeHome(work);
+  });
+
+  it('a new key works at once on chat and embeddings; revoking it makes it 401 at once', async () => {
+    const created = await newKey({ name: 'ci', description: 'for the CI job' });
+    clearKeys.push(created.key);
+    expect(created.key).toMatch(/^sk-[A-Za-z0-9]{48}$/);
+    expect(created.prefix).toBe(created.key.slice(0, 12));
+    expect((await chat(created.key)).status).toBe(200);
+    expect((await embed(created.key)).status).toBe(200);
+
+    const listed = await get('/v1/admin/keys');
+    const row = listed.body.find((k: { id: number }) => k.id === created.id);
+    expect(row).toMatchObject({ owner_username: 'user1', user_id: null, key_prefix: created.prefix, name: 'ci', enabled: true, limits: { rpm: null, tpm: null, max_parallel: null } });
+    expect(row.last_used_at).not.toBeNull();
+    expect(JSON.stringify(listed.body)).not.toContain(created.key);
+
+    expect((await del(`/v1/admin/keys/${created.id}`)).body).toEqual({ ok: true });
+    const after = await chat(created.key);
+    expect(after.status).toBe(401);
+    expect(after.body.error.code).toBe('invalid_credentials');
+    expect((await get(`/v1/admin/keys/${created.id}`)).status).toBe(404);
+  });
+
+  it('an expired or disabled key is 401; a past expires_at is refused on creation', async () => {
+    const created = await newKey({ name: 'short-lived', expires_at: new Date(Date.now() + 3_600_000).toISOString() });
+    clearKeys.push(created.key);
+    expect((await chat(created.key)).status).toBe(200);
+    expect((await put(`/v1/admin/keys/${created.id}`, { expires_at: new Date(Date.now() - 1000).toISOString() })).status).toBe(200);
+    expect((await chat(created.key)).status).toBe(401);
+    expect((await put(`/v1/admin/keys/${created.id}`, { expires_at: null, enabled: false })).status).toBe(200);
+    expect((await chat(created.key)).status).toBe(401);
+    expect((await put(`/v1/admin/keys/${created.id}`, { enabled: true })).status).toBe(200);
+    expect((await chat(created.key)).status).toBe(200);
+
+    const past = await post('/v1/admin/keys', { name: 'x', expires_at: '2020-01-01T00:00:00Z' });
+    expect(past.status).toBe(400);
+    expect(past.body.error.param).toBe('expires_at');
+  });
+
+  it('a key limited to one model gets 403 on another', async () => {
+    const created = await newKey({ name: 'sim-only', model_permissions: ['sim'] });
+    clearKeys.push(created.key);
+    expect((await chat(created.key)).status).toBe(200);
+    const other = await embed(created.key);
+    expect(other.status).toBe(403);
+    expect(other.body.error).toMatchObject({ code: 'key_model_denied', param: 'model' });
+    // The name the model was launched from counts as well as its uid.
+    const byName = await newKey({ name: 'by-name', model_permissions: ['tiny-embed'] });
+    expect((await embed(byName.key)).status).toBe(200);
+    expect((await chat(byName.key)).status).toBe(403);
+  });
+
+  it('database users log in, hold only their own keys, and no key exceeds its owner', async () => {
+    const alice = await post('/v1/admin/users', { username: 'alice', password: 'correct horse battery', permissions: ['models:list', 'models:read', 'keys:create'] });
+    expect(alice.status, alice.text).toBe(201);
+    expect(alice.body).toEqual({ id: expect.any(Number), username: 'alice' });
+    expect((await post('/v1/admin/users', { username: 'alice', password: 'another password' })).status).toBe(409);
+    expect((await post('/v1/admin/users', { username: 'user2', password: 'another password' })).status).toBe(409);
+    expect((await post('/v1/admin/users', { username: 'bob', password: 'short' })).body.error.param).toBe('password');
+
+    const login = await request(server.url, 'POST', '/token', { username: 'alice', password: 'correct horse battery' });
+    expect(login.status, login.text).toBe(200);
+    const token = login.body.access_token as string;
+    expect((await request(server.url, 'POST', '/token', { username: 'alice', password: 'wrong' })).status).toBe(401);
+
+    const tooMuch = await post('/v1/admin/keys', { name: 'escalate', scopes: ['admin'] }, token);
+    expect(tooMuch.status).toBe(400);
+    expect(tooMuch.body.error.code).toBe('key_scope_not_held');
+    expect((await post('/v1/admin/keys', { name: 'for-admin', owner: 'user1' }, token)).status).toBe(403);
+
+    const own = await newKey({ name: 'alice-reader', scopes: ['models:read'] }, token);
+    clearKeys.push(own.key);
+    expect((await chat(own.key)).status).toBe(200);
+    // models:list is not in the key's scopes, though alice holds it.
+    expect((await get('/v1/models', own.key)).status).toBe(403);
+
+    const seen = await get('/v1/admin/keys', token);
+    expect(seen.body.map((k: { owner_username: string }) => k.owner_username)).toEqual(['alice']);
+    const adminKeyId = (await get('/v1/admin/keys')).body.find((k: { owner_username: string }) => k.owner_username === 'user1').id;
+    expect((await get(`/v1/admin/keys/${adminKeyId}`, token)).status).toBe(404);
+    expect((await del(`/v1/admin/keys/${adminKeyId}`, token)).status).toBe(404);
+    expect((await get('/v1/admin/users', token)).status).toBe(403);
+
+    // Taking a permission from the owner takes it from the key, at once.
+    expect((await put(`/v1/admin/users/${alice.body.id}`, { permissions: ['models:list', 'keys:create'] })).status).toBe(200);
+    expect((await chat(own.key)).status).toBe(403);
+    expect((await put(`/v1/admin/users/${alice.body.id}`, { enabled: false })).status).toBe(200);
+    expect((await get('/v1/models', token)).status).toBe(401);
+    expect((await request(server.url, 'POST', '/token', { username: 'alice', password: 'correct horse battery' })).status).toBe(401);
+  });
+
+  it('rpm: the request past the limit gets 429 with Retry-After and x-ratelimit headers; both replicas share the budget', async () => {
+    const created = await newKey({ name: 'rpm', limits: { rpm: 4 } });
+    clearKeys.push(created.key);
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await chat(created.key));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
+    expect(answers.map((a) => a.headers.get('x-ratelimit-remaining-requests'))).toEqual(['3', '2', '1', '0']);
+    expect(answers[0]!.headers.get('x-ratelimit-limit-requests')).toBe('4');
+    expect(answers[0]!.headers.get('x-ratelimit-reset-requests')).toMatch(/^(\d+m)?\d+(ms|s)$/);
+    const refused = await chat(created.key);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toMatchObject({ code: 'key_rate_limited', type: 'rate_limit_error' });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(refused.headers.get('x-ratelimit-remaining-requests')).toBe('0');
+    // Other keys are not touched.
+    expect((await chat(ADMIN_KEY)).status).toBe(200);
+    const replicas = await get('/v1/models/sim/replicas');
+    expect(replicas.body).toHaveLength(2);
+  });
+
+  it('tpm: max_tokens past the budget is refused up front; a stream that runs over it is stopped with an error event', async () => {
+    const created = await newKey({ name: 'tpm', limits: { tpm: 40 } });
+    clearKeys.push(created.key);
+    const upFront = await chat(created.key, { max_tokens: 41 });
+    expect(upFront.status).toBe(429);
+    expect(upFront.body.error.message).toContain('tokens');
+
+    // No max_tokens: admitted, and cut off where the budget ends.
+    const stream = await readSse(server.url, '/v1/chat/completions', { model: 'sim', messages: [{ role: 'user', content: 'two words' }], stream: true }, { headers: as(created.key) });
+    const events = jsonEvents(stream);
+    const tokens = events.filter((e) => e.choices?.[0]?.delta?.content).length;
+    expect(tokens).toBeGreaterThan(0);
+    expect(tokens).toBeLessThanOrEqual(40);
+    expect(events.at(-1)?.error?.code).toBe('key_rate_limited');
+    expect(stream.data).not.toContain('[DONE]');
+
+    const spent = await chat(created.key, { max_tokens: 1 });
+    expect(spent.status).toBe(429);
+    expect(spent.headers.get('x-ratelimit-remaining-tokens')).toBe('0');
+  });
+
+  it('max_parallel: a second request while one is in flight gets 429, and is admitted once it ends', async () => {
+    const created = await newKey({ name: 'parallel', limits: { max_parallel: 1 } });
+    clearKeys.push(created.key);
+    const slow = readSse(server.url, '/v1/chat/completions', { model: 'sim', messages: [{ role: 'user', content: 'hi' }], max_tokens: 150, stream: true }, { headers: as(created.key) });
+    await new Promise((r) => setTimeout(r, 150));
+    const second = await chat(created.key);
+    expect(second.status).toBe(429);
+    expect(second.body.error.message).toContain('at once');
+    expect((await slow).data.at(-1)).toBe('[DONE]');
+    expect((await chat(created.key)).status).toBe(200);
+  });
+
+  it('usage by key, model and hour; totals in /metrics with key ids, never keys', async () => {
+    const created = await newKey({ name: 'usage' });
+    clearKeys.push(created.key);
+    for (let i = 0; i < 3; i++) expect((await chat(created.key, { max_tokens: 6 })).status).toBe(200);
+    expect((await embed(created.key)).status).toBe(200);
+    expect((await post('/v1/chat/completions', { model: 'nope', messages: [{ role: 'user', content: 'x' }] }, created.key)).status).toBe(404);
+
+    const usage = await get(`/v1/admin/usage?key_id=${created.id}`);
+    expect(usage.status).toBe(200);
+    const byModel = Object.fromEntries(usage.body.map((r: { model: string }) => [r.model, r]));
+    expect(byModel.sim).toMatchObject({ key_id: created.id, requests: 3, prompt_tokens: 6, completion_tokens: 18, errors: 0 });
+    expect(byModel.sim.hour).toMatch(/T\d\d:00:00\.000Z$/);
+    expect(byModel.embed).toMatchObject({ requests: 1, errors: 0 });
+    expect(byModel.embed.prompt_tokens).toBeGreaterThan(0);
+    expect(byModel['(unknown)']).toMatchObject({ requests: 1, errors: 1 });
+    expect((await get(`/v1/admin/usage?model=sim&from=2000-01-01T00:00:00Z&to=2000-01-02T00:00:00Z`)).body).toEqual([]);
+
+    const metrics = await get('/metrics');
+    expect(metrics.text).toMatch(new RegExp(`hangar_key_requests_total\\{key_id="${created.id}",model="sim",outcome="ok"\\} 3`));
+    expect(metrics.text).toMatch(new RegExp(`hangar_key_tokens_total\\{key_id="${created.id}",model="sim",kind="completion"\\} 18`));
+    expect(metrics.text).toContain('hangar_key_rate_limited_total{key_id=');
+    expect(metrics.text).not.toContain('model="nope"');
+    for (const key of clearKeys) expect(metrics.text).not.toContain(key);
+  });
+
+  it('writes every admin action to the audit log, readable by admins only', async () => {
+    const audit = await get('/v1/admin/audit?limit=1000');
+    expect(audit.status).toBe(200);
+    const actions = audit.body.map((e: { action: string }) => e.action);
+    for (const a of ['user.create', 'user.update', 'key.create', 'key.update', 'key.revoke']) expect(actions).toContain(a);
+    expect(audit.body.every((e: { actor: string }) => ['user1', 'alice'].includes(e.actor))).toBe(true);
+    expect(JSON.stringify(audit.body)).not.toMatch(/correct horse|sk-[A-Za-z0-9]{48}/);
+    expect((await get('/v1/admin/audit', 'sk-m6jEzEwmCc4iQ')).status).toBe(403);
+  });
+
+  it('keeps keys, limits, usage and audit across a restart; no clear key on disk, in logs or events', async () => {
+    const limited = await newKey({ name: 'survivor', limits: { rpm: 2 } });
+    clearKeys.push(limited.key);
+    expect((await chat(limited.key)).status).toBe(200);
+    const usageBefore = (await get(`/v1/admin/usage?key_id=${limited.id}`)).body;
+    const auditBefore = (await get('/v1/admin/audit?limit=1000')).body.length;
+
+    const logs = JSON.stringify(server.logs) + server.stderr();
+    const events = await get('/v1/models/sim/events');
+    await server.stop();
+    for (const file of filesUnder(server.home)) {
+      const bytes = readFileSync(file);
+      for (const key of clearKeys) expect(bytes.includes(key), `${file} holds a clear key`).toBe(false);
+    }
+    for (const key of clearKeys) {
+      expect(logs).not.toContain(key);
+      expect(events.text).not.toContain(key);
+    }
+    const db = path.join(server.home, 'state', 'hangar.db');
+    expect(statSync(db).mode & 0o777).toBe(0o600);
+
+    server = await startServer({ home: server.home, args: ['--auth-config', configFile, '--no-restore'] });
+    expect((await get(`/v1/admin/usage?key_id=${limited.id}`)).body).toEqual(usageBefore);
+    expect((await get('/v1/admin/audit?limit=1000')).body.length).toBe(auditBefore);
+    const key = (await get(`/v1/admin/keys/${limited.id}`)).body;
+    expect(key.limits).toEqual({ rpm: 2, tpm: null, max_parallel: null });
+    // The key authenticates (the model is not running after --no-restore: 404, not 401).
+    const res = await request(server.url, 'GET', '/v1/models', undefined, as(limited.key));
+    expect(res.status).toBe(200);
+  }, 120_000);
+
+  it('kill -9 during a burst of key creation leaves a consistent database', async () => {
+    const burst = Array.from({ length: 60 }, (_, i) => post('/v1/admin/keys', { name: `burst-${i}` }).catch(() => null));
+    await new Promise((r) => setTimeout(r, 30));
+    await server.kill();
+    const answered = (await Promise.all(burst)).filter((r) => r?.status === 201).map((r) => r!.body as { id: number; key: string });
+
+    const file = path.join(server.home, 'state', 'hangar.db');
+    const db = new Database(file, { readonly: false });
+    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    const rows = db.prepare("SELECT id, length(key_hash) AS hash, key_prefix FROM api_keys WHERE name LIKE 'burst-%'").all() as Array<{ id: number; hash: number; key_prefix: string }>;
+    db.close();
+    // Every key that was answered is there whole; none is half-written.
+    for (const a of answered) expect(rows.map((r) => r.id)).toContain(a.id);
+    for (const r of rows) expect(r).toMatchObject({ hash: 32, key_prefix: expect.stringMatching(/^sk-[A-Za-z0-9]{9}$/) });
+
+    server = await startServer({ home: server.home, args: ['--auth-config', configFile, '--no-restore'] });
+    for (const a of answered.slice(0, 5)) expect((await request(server.url, 'GET', '/v1/models', undefined, as(a.key))).status).toBe(200);
+  }, 120_000);
+});
+
+describe('database users without an auth config file', () => {
+  let server: TestServer;
+
+  beforeAll(async () => {
+    server = await startServer();
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await removeHome(server.home);
+  });
+
+  it('the first user must hold admin, and creating it turns authentication on', async () => {
+    expect((await request(server.url, 'GET', '/v1/cluster/auth')).body).toEqual({ auth: false });
+    const reader = await request(server.url, 'POST', '/v1/admin/users', { username: 'reader', password: 'long enough', permissions: ['models:read'] });
+    expect(reader.status).toBe(400);
+    expect(reader.body.error.code).toBe('first_user_not_admin');
+    const admin = await request(server.url, 'POST', '/v1/admin/users', { username: 'root', password: 'long enough', permissions: ['admin'] });
+    expect(admin.status, admin.text).toBe(201);
+
+    expect((await request(server.url, 'GET', '/v1/cluster/auth')).body).toEqual({ auth: true });
+    expect((await request(server.url, 'GET', '/v1/models')).status).toBe(401);
+    const login = await request(server.url, 'POST', '/token', { username: 'root', password: 'long enough' });
+    expect(login.status).toBe(200);
+    const token = login.body.access_token as string;
+    expect((await request(server.url, 'GET', '/v1/models', undefined, { authorization: `Bearer ${token}` })).status).toBe(200);
+    // The last admin cannot lock everyone out.
+    const self = await request(server.url, 'DELETE', `/v1/admin/users/${admin.body.id}`, undefined, { authorization: `Bearer ${token}` });
+    expect(self.status).toBe(400);
+    const key = await request(server.url, 'POST', '/v1/admin/keys', { name: 'ops', limits: { rpm: 10 } }, { authorization: `Bearer ${token}` });
+    expect(key.status).toBe(201);
+    expect((await request(server.url, 'GET', '/v1/models', undefined, { authorization: `Bearer ${key.body.key}` })).status).toBe(200);
+
+    // Tokens and users survive a restart (the signing secret is kept in the database).
+    await server.stop();
+    server = await startServer({ home: server.home });
+    expect((await request(server.url, 'GET', '/v1/models', undefined, { authorization: `Bearer ${token}` })).status).toBe(200);
+  }, 60_000);
+});
