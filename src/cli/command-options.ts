@@ -30,3 +30,8 @@ export function clientAction<O extends ConnectionOptions>(work: (http: HttpClien
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
+
+/** clientAction for a command with one positional argument (commander passes it first). */
+export function clientActionWithArgument<A, O extends ConnectionOptions>(work: (http: HttpClient, argument: A, options: O) => Promise<void>) {
+  return (argument: A, options: O, command: Command): Promise<void> => clientAction<O>((http, o) => work(http, argument, o))(options, command);
+}

@@ -18,6 +18,10 @@ export class HttpClient {
     return this.json<T>('POST', path, body ?? {});
   }
 
+  put<T>(path: string, body: unknown): Promise<T> {
+    return this.json<T>('PUT', path, body);
+  }
+
   delete<T>(path: string): Promise<T> {
     return this.json<T>('DELETE', path);
   }

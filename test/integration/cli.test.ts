@@ -241,4 +241,36 @@ describe('hangar CLI against a server with auth', () => {
     expect(wrongKey.stderr).toContain('Could not validate credentials');
     expect((await cli(['list', '-e', server.url, '-ak', ADMIN_KEY])).code).toBe(0);
   });
+  it('creates a key with a limit, lists it and its usage, and revokes it (the operator\'s three commands)', async () => {
+    const asAdmin = ['-e', server.url, '-ak', ADMIN_KEY];
+    const user = await runCli(['users', 'create', 'carol', '--password-stdin', '--permissions', 'models:list,keys:create', ...asAdmin], { env, input: 'a long enough password\n' });
+    expect(user.code, user.stderr).toBe(0);
+    expect(user.stdout).toMatch(/^Created user carol \(id \d+\)\.\n$/);
+
+    const created = await cli(['keys', 'create', '--name', 'ci', '--owner', 'carol', '--rpm', '2', '--models', 'm1,m2', ...asAdmin]);
+    expect(created.code, created.stderr).toBe(0);
+    const key = /\n {2}(sk-[A-Za-z0-9]{48})\n/.exec(created.stdout)?.[1];
+    expect(key, created.stdout).toBeDefined();
+    expect(created.stdout).toContain('cannot show it again');
+
+    expect((await cli(['list', '-e', server.url, '-ak', key!])).stdout).toBe('No running models.\n');
+    const listed = await cli(['keys', 'list', '--json', ...asAdmin]);
+    const row = JSON.parse(listed.stdout).find((k: { name: string }) => k.name === 'ci');
+    expect(row).toMatchObject({ owner_username: 'carol', limits: { rpm: 2, tpm: null, max_parallel: null }, model_permissions: ['m1', 'm2'] });
+    const table = await cli(['keys', 'list', ...asAdmin]);
+    expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+Prefix\s+Name\s+Owner\s+Enabled\s+RPM/);
+    expect(table.stdout).not.toContain(key!);
+
+    expect((await cli(['usage', ...asAdmin])).code).toBe(0);
+    const badLimit = await cli(['keys', 'create', '--name', 'x', '--rpm', '-3', ...asAdmin]);
+    expect(badLimit.code).not.toBe(0);
+    expect(badLimit.stderr).toContain('positive whole number');
+
+    const revoked = await cli(['keys', 'revoke', String(row.id), ...asAdmin]);
+    expect(revoked.stdout).toBe(`Revoked key ${row.id}.\n`);
+    expect((await cli(['list', '-e', server.url, '-ak', key!])).stderr).toContain('Could not validate credentials');
+    const again = await cli(['keys', 'revoke', String(row.id), ...asAdmin]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(`API key ${row.id} not found`);
+  });
 });
