@@ -8,6 +8,7 @@ Existing Xinference scripts run after changing one import::
 import json
 from urllib.parse import quote
 
+from .admin import AdminMethods
 from .errors import error_from_response
 from .handles import handle_for
 from .transport import Transport
@@ -17,7 +18,7 @@ def _path(value: str) -> str:
     return quote(value, safe="")
 
 
-class Client:
+class Client(AdminMethods):
     def __init__(self, base_url: str, api_key=None, timeout=None):
         """Connects to ``base_url``. ``api_key`` (an ``sk-`` key or a token) is sent only
         when the server has authentication on, as Xinference's client does.

@@ -77,3 +77,36 @@ def test_upstream_auth_sequence(server, tiny_embedder):
     assert list(admin.list_models()) == ["tiny-embed"]
     admin.terminate_model("tiny-embed")
     assert admin.list_models() == {}
+
+
+def test_keys_users_and_usage_from_the_client(server, tiny_embedder):
+    admin = Client(server.url, api_key="sk-3sjLbdwqAhhAF")
+    definition = {"model_name": "tiny-embed-2", "dimensions": tiny_embedder["dimensions"], "max_tokens": tiny_embedder["max_tokens"],
+                  "language": ["en"], "model_specs": [{"model_format": "pytorch", "quantization": "none", "model_uri": tiny_embedder["path"]}]}
+    admin.register_model("embedding", json.dumps(definition), persist=False)
+    assert admin.launch_model(model_name="tiny-embed-2", model_type="embedding", model_uid="e2") == "e2"
+
+    user = admin.create_user("dana", "a long enough password", ["models:list", "models:read", "keys:create"])
+    assert user["username"] == "dana"
+    assert "dana" in [u["username"] for u in admin.list_users()]
+
+    created = admin.create_api_key("batch", owner="dana", rpm=2, model_permissions=["e2"])
+    assert set(created) == {"id", "key", "prefix", "name"}
+    keyed = Client(server.url, api_key=created["key"])
+    handle = keyed.get_model("e2")
+    assert isinstance(handle, RESTfulEmbeddingModelHandle)
+    assert len(handle.create_embedding("one")["data"]) == 1
+    assert len(handle.create_embedding("two")["data"]) == 1
+    with pytest.raises(HangarClientError) as err:
+        handle.create_embedding("three")
+    assert err.value.status == 429
+
+    [row] = admin.get_usage(key_id=created["id"])
+    assert (row["model"], row["requests"], row["errors"]) == ("e2", 3, 1)
+    assert [k["name"] for k in admin.list_api_keys(owner="dana")] == ["batch"]
+    assert any(e["action"] == "key.create" for e in admin.list_audit_events())
+
+    admin.revoke_api_key(created["id"])
+    assert status_of(lambda: handle.create_embedding("four")) == 401
+    admin.delete_user(user["id"])
+    admin.terminate_model("e2")
