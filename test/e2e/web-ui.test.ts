@@ -233,6 +233,50 @@ describe('the web UI in a browser', () => {
     watch.check();
   });
 
+  it('creates a user and a limited key, shows the key once, lists its limits and usage, and revokes it', async () => {
+    await nav('Users').click();
+    await page.getByRole('heading', { name: 'Users' }).waitFor();
+    const userForm = page.getByRole('form', { name: 'Create a user' });
+    await userForm.getByLabel('Username').fill('erin');
+    await userForm.getByLabel(/^Password/).fill('a long enough password');
+    await userForm.getByLabel(/^Permissions/).fill('models:list, models:read, keys:create');
+    await userForm.getByRole('button', { name: 'Create user' }).click();
+    await page.getByRole('cell', { name: 'erin', exact: true }).waitFor();
+
+    await nav('API keys').click();
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    const form = page.getByRole('form', { name: 'Create an API key' });
+    await form.getByLabel('Name').fill('notebook');
+    await form.getByLabel(/^Owner/).fill('erin');
+    await form.getByLabel('Requests per minute').fill('7');
+    await form.getByLabel('Tokens per minute').fill('5000');
+    await form.getByRole('button', { name: 'Create key' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Key notebook created' });
+    await dialog.waitFor();
+    const key = await dialog.getByLabel('The new API key').inputValue();
+    expect(key).toMatch(/^sk-[A-Za-z0-9]{48}$/);
+    await screenshot(page, shots, '10a-key-created');
+    await dialog.getByRole('button', { name: 'I have copied it' }).click();
+    await dialog.waitFor({ state: 'detached' });
+
+    // The key works, and its use shows in the table; the key itself never does.
+    expect((await request(server.url, 'GET', '/v1/models', undefined, { authorization: `Bearer ${key}` })).status).toBe(200);
+    const row = page.getByRole('row').filter({ hasText: 'notebook' });
+    await row.getByRole('cell', { name: '7 / 5000 / —' }).waitFor();
+    await row.getByRole('cell', { name: 'erin' }).waitFor();
+    expect(await page.content()).not.toContain(key);
+    await screenshot(page, shots, '10b-keys');
+
+    await row.getByRole('button', { name: 'Revoke' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke' }).click();
+    await row.waitFor({ state: 'detached' });
+    expect((await request(server.url, 'GET', '/v1/models', undefined, { authorization: `Bearer ${key}` })).status).toBe(401);
+    watch.check();
+    // The next test logs out from the cluster page and expects to come back to it.
+    await nav('Cluster').click();
+    await page.getByRole('heading', { name: 'Workers' }).waitFor();
+  });
+
   it('logs out, and a user without a permission is told which one is missing (403)', async () => {
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.waitForURL(/\/ui\/login/);

@@ -3,6 +3,8 @@ import { getJson } from './api/client';
 import { session } from './api/session';
 import { Layout } from './layout';
 import { ClusterPage } from './pages/cluster-page';
+import { KeysPage } from './pages/keys-page';
+import { UsersPage } from './pages/users-page';
 import { LaunchPage } from './pages/launch-page';
 import { LoginPage } from './pages/login-page';
 import { RegisterPage } from './pages/register-page';
@@ -58,6 +60,8 @@ function Page({ path }: { path: string }) {
   if ((params = match('/ui/running/:type?', path))) return <RunningPage type={isModelType(params.type) ? params.type : null} />;
   if ((params = match('/ui/register/:type/:name?', path)) && isModelType(params.type)) return <RegisterPage type={params.type} editing={params.name ?? null} />;
   if (match('/ui/cluster', path)) return <ClusterPage />;
+  if (match('/ui/keys', path)) return <KeysPage />;
+  if (match('/ui/users', path)) return <UsersPage />;
   if ((params = match('/ui/try/:uid', path))) return <TryPage uid={params.uid!} />;
   return (
     <section>

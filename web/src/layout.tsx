@@ -8,6 +8,11 @@ const SECTIONS = [
   { to: '/ui/register/LLM', prefix: '/ui/register', label: 'Register model' },
   { to: '/ui/cluster', prefix: '/ui/cluster', label: 'Cluster' },
 ];
+// Only with authentication on: without it there is nobody to give a key to.
+const AUTH_SECTIONS = [
+  { to: '/ui/keys', prefix: '/ui/keys', label: 'API keys' },
+  { to: '/ui/users', prefix: '/ui/users', label: 'Users' },
+];
 
 /** Side menu on a laptop, a collapsible top bar on a phone; the page itself in <main>. */
 export function Layout({ authEnabled, children }: { authEnabled: boolean; children: ReactNode }) {
@@ -26,7 +31,7 @@ export function Layout({ authEnabled, children }: { authEnabled: boolean; childr
           </button>
         </div>
         <nav id="menu" aria-label="Sections" className={open ? 'open' : ''}>
-          {SECTIONS.map((s) => (
+          {[...SECTIONS, ...(authEnabled ? AUTH_SECTIONS : [])].map((s) => (
             <Link key={s.to} to={s.to} aria-current={path.startsWith(s.prefix) ? 'page' : undefined} onClick={() => setOpen(false)}>
               {s.label}
             </Link>

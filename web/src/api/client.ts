@@ -30,3 +30,8 @@ export async function postJson<T>(path: string, body: unknown, signal?: AbortSig
 export async function del(path: string): Promise<void> {
   await send(path, { method: 'DELETE' });
 }
+
+export async function putJson<T>(path: string, body: unknown): Promise<T> {
+  const response = await send(path, { method: 'PUT', body: JSON.stringify(body) });
+  return (await response.json()) as T;
+}
