@@ -64,11 +64,11 @@ export interface ThroughputRun {
 }
 
 /** `connections` concurrent keep-alive connections for `seconds` (autocannon). */
-export async function throughput(url: string, body: unknown, connections: number, seconds: number): Promise<ThroughputRun> {
+export async function throughput(url: string, body: unknown, connections: number, seconds: number, headers: Record<string, string> = {}): Promise<ThroughputRun> {
   const result = await autocannon({
     url,
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
     connections,
     duration: seconds,
