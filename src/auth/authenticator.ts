@@ -44,6 +44,9 @@ export class Authenticator {
   private readonly staticUsers = new Map<string, StaticUser>();
   private readonly staticKeys: Array<{ keyDigest: Buffer; username: string }> = [];
   private readonly jwt: JwtSettings;
+  /** A database key's principal, worked out once per identities version (the request path reuses it). */
+  private readonly keyPrincipals = new Map<number, Principal | null>();
+  private principalsVersion = -1;
 
   constructor(
     private readonly config: AuthConfig | null,
@@ -97,7 +100,8 @@ export class Authenticator {
    * user must still exist; a database user's current permissions apply, not those at
    * login, so a change or a disable takes effect at once.
    */
-  async authenticate(credential: string): Promise<Principal | null> {
+  authenticate(credential: string): Principal | null | Promise<Principal | null> {
+    // Keys are answered at once (no promise on the per-request path); tokens need jose's async verify.
     if (DATABASE_KEY_PATTERN.test(credential)) return this.byDatabaseKey(credential);
     if (API_KEY_PATTERN.test(credential)) {
       const presented = digest(credential);
@@ -106,6 +110,10 @@ export class Authenticator {
       const user = owner === null ? undefined : this.staticUsers.get(owner);
       return user ? { username: user.username, scopes: expandScopes(user.permissions), userId: null, key: null } : null;
     }
+    return this.byToken(credential);
+  }
+
+  private async byToken(credential: string): Promise<Principal | null> {
     const claims = await verifyToken(this.jwt, credential);
     if (!claims) return null;
     if (this.staticUsers.has(claims.sub)) return { username: claims.sub, scopes: expandScopes(claims.scopes), userId: null, key: null };
@@ -133,11 +141,23 @@ export class Authenticator {
 
   private byDatabaseKey(credential: string): Principal | null {
     const key = this.identities.findKey(credential);
-    if (!key?.enabled) return null;
-    if (key.expires_at !== null && Date.parse(key.expires_at) <= this.now()) return null;
+    if (!key) return null;
+    const now = this.now();
+    if (key.expires_at !== null && Date.parse(key.expires_at) <= now) return null;
+    if (this.principalsVersion !== this.identities.version) {
+      this.keyPrincipals.clear();
+      this.principalsVersion = this.identities.version;
+    }
+    let principal = this.keyPrincipals.get(key.id);
+    if (principal === undefined) this.keyPrincipals.set(key.id, (principal = this.keyPrincipal(key)));
+    if (principal) this.identities.touch(key.id, now);
+    return principal;
+  }
+
+  private keyPrincipal(key: KeyRecord): Principal | null {
+    if (!key.enabled) return null;
     const owner = this.user(key.owner_username);
     if (!owner) return null;
-    this.identities.touch(key.id, new Date(this.now()));
     return { username: owner.username, scopes: keyScopes(key, expandScopes(owner.permissions)), userId: owner.id, key };
   }
 }

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { SqliteDatabase } from '../storage/sqlite-database.js';
-import { DATABASE_KEY_PATTERN, keyPrefix, newKeySecret } from './api-key-secret.js';
+import { keyPrefix, newKeySecret } from './api-key-secret.js';
 import { digest } from './secret-digest.js';
 
 export interface UserRecord {
@@ -94,12 +94,18 @@ export class IdentityStore {
   private readonly users = new Map<number, UserRecord & { passwordHash: string }>();
   private readonly keys = new Map<number, KeyRecord & { hash: Buffer }>();
   private readonly keysByPrefix = new Map<string, Set<number>>();
-  /** last_used_at stamps not yet written (written in batches, off the request path). */
-  private readonly touched = new Map<number, string>();
+  /** last_used_at stamps (ms) not yet written (written in batches, off the request path). */
+  private readonly touched = new Map<number, number>();
+  private changes = 0;
 
   constructor(private readonly db: SqliteDatabase) {
     for (const row of db.prepare('SELECT * FROM users').all() as UserRow[]) this.cacheUser(row);
     for (const row of db.prepare('SELECT * FROM api_keys').all() as KeyRow[]) this.cacheKey(row);
+  }
+
+  /** Counts every change to a user or key: what was worked out from them before is stale. */
+  get version(): number {
+    return this.changes;
   }
 
   // --- users
@@ -148,6 +154,7 @@ export class IdentityStore {
     if (!this.users.has(id)) return false;
     this.db.prepare('DELETE FROM users WHERE id = ?').run(id);
     this.users.delete(id);
+    this.changes++;
     for (const key of [...this.keys.values()]) if (key.user_id === id) this.forgetKey(key.id);
     return true;
   }
@@ -227,7 +234,8 @@ export class IdentityStore {
    * is not secret); the digests are compared in constant time.
    */
   findKey(presented: string): KeyRecord | null {
-    if (!DATABASE_KEY_PATTERN.test(presented)) return null;
+    // The caller (Authenticator) has matched DATABASE_KEY_PATTERN already; the prefix
+    // lookup below refuses anything else anyway.
     const ids = this.keysByPrefix.get(keyPrefix(presented));
     if (!ids) return null;
     const hash = digest(presented);
@@ -239,18 +247,19 @@ export class IdentityStore {
     return found;
   }
 
-  /** Notes a key's use; written by flushTouches. */
-  touch(id: number, now: Date): void {
-    this.touched.set(id, now.toISOString());
+  /** Notes a key's use (ms since the epoch); written by flushTouches. */
+  touch(id: number, nowMs: number): void {
+    this.touched.set(id, nowMs);
   }
 
   flushTouches(): void {
     if (this.touched.size === 0) return;
     const update = this.db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
+    const stamps = [...this.touched].map(([id, ms]) => [id, new Date(ms).toISOString()] as const);
     this.db.transaction(() => {
-      for (const [id, at] of this.touched) update.run(at, id);
+      for (const [id, at] of stamps) update.run(at, id);
     })();
-    for (const [id, at] of this.touched) {
+    for (const [id, at] of stamps) {
       const key = this.keys.get(id);
       if (key) key.last_used_at = at;
     }
@@ -270,7 +279,7 @@ export class IdentityStore {
 
   private withTouch(key: KeyRecord): KeyRecord {
     const at = this.touched.get(key.id);
-    return at ? { ...key, last_used_at: at } : key;
+    return at === undefined ? key : { ...key, last_used_at: new Date(at).toISOString() };
   }
 
   private cacheUser(row: UserRow): UserRecord & { passwordHash: string } {
@@ -283,6 +292,7 @@ export class IdentityStore {
       passwordHash: row.password_hash,
     };
     this.users.set(user.id, user);
+    this.changes++;
     return user;
   }
 
@@ -304,6 +314,7 @@ export class IdentityStore {
       hash: Buffer.from(row.key_hash),
     };
     this.keys.set(key.id, key);
+    this.changes++;
     let ids = this.keysByPrefix.get(key.key_prefix);
     if (!ids) this.keysByPrefix.set(key.key_prefix, (ids = new Set()));
     ids.add(key.id);
@@ -313,6 +324,7 @@ export class IdentityStore {
   private forgetKey(id: number): void {
     const key = this.keys.get(id);
     if (!key) return;
+    this.changes++;
     this.keys.delete(id);
     this.touched.delete(id);
     const ids = this.keysByPrefix.get(key.key_prefix);

@@ -102,13 +102,13 @@ export class RateLimiter {
       const used = state.requests.total(now);
       out['x-ratelimit-limit-requests'] = String(limits.rpm);
       out['x-ratelimit-remaining-requests'] = String(Math.max(0, limits.rpm - used));
-      out['x-ratelimit-reset-requests'] = duration(state.requests.msUntilAtMost(0, now));
+      out['x-ratelimit-reset-requests'] = duration(state.requests.msUntilEmpty(now));
     }
     if (limits.tpm !== null) {
       const used = state.tokens.total(now);
       out['x-ratelimit-limit-tokens'] = String(limits.tpm);
       out['x-ratelimit-remaining-tokens'] = String(Math.max(0, limits.tpm - used));
-      out['x-ratelimit-reset-tokens'] = duration(state.tokens.msUntilAtMost(0, now));
+      out['x-ratelimit-reset-tokens'] = duration(state.tokens.msUntilEmpty(now));
     }
     return out;
   }

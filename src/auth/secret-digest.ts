@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 
 /**
  * Secrets are kept as SHA-256 digests and compared with timingSafeEqual: digests have
@@ -6,7 +6,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
  * check tells an attacker how close a guess was.
  */
 export function digest(secret: string): Buffer {
-  return createHash('sha256').update(secret, 'utf8').digest();
+  // The one-shot hash: a createHash object per request showed in the auth benchmark's profile.
+  return hash('sha256', secret, 'buffer');
 }
 
 export function sameDigest(a: Buffer, b: Buffer): boolean {

@@ -28,15 +28,23 @@ export interface UsageQuery {
  * at most the last second of counts, never leaves a half-written row.
  */
 export class UsageLedger {
-  private pending = new Map<string, UsageRow>();
+  private pending = new Map<number, Map<string, UsageRow & { hourNumber: number }>>();
+  /** Rows of an hour that ended before they were written. */
+  private spilled: UsageRow[] = [];
 
   constructor(private readonly db: SqliteDatabase) {}
 
-  add(keyId: number, model: string, counts: Partial<UsageCounts>, now: Date): void {
-    const hour = hourOf(now);
-    const id = `${keyId}\u0000${model}\u0000${hour}`;
-    let row = this.pending.get(id);
-    if (!row) this.pending.set(id, (row = { key_id: keyId, model, hour, requests: 0, prompt_tokens: 0, completion_tokens: 0, errors: 0 }));
+  /** Adds one request's counts; `nowMs` picks the hour. */
+  add(keyId: number, model: string, nowMs: number, counts: Partial<UsageCounts>): void {
+    const hour = Math.floor(nowMs / HOUR_MS);
+    // Nested maps, not a joined string key: this runs once per keyed request.
+    let byModel = this.pending.get(keyId);
+    if (!byModel) this.pending.set(keyId, (byModel = new Map()));
+    let row = byModel.get(model);
+    if (!row || row.hourNumber !== hour) {
+      if (row) this.spilled.push(row);
+      byModel.set(model, (row = { key_id: keyId, model, hour: new Date(hour * HOUR_MS).toISOString(), hourNumber: hour, requests: 0, prompt_tokens: 0, completion_tokens: 0, errors: 0 }));
+    }
     row.requests += counts.requests ?? 0;
     row.prompt_tokens += counts.prompt_tokens ?? 0;
     row.completion_tokens += counts.completion_tokens ?? 0;
@@ -44,8 +52,8 @@ export class UsageLedger {
   }
 
   flush(): void {
-    if (this.pending.size === 0) return;
-    const rows = [...this.pending.values()];
+    if (this.pending.size === 0 && this.spilled.length === 0) return;
+    const rows = [...this.spilled, ...[...this.pending.values()].flatMap((byModel) => [...byModel.values()])];
     const upsert = this.db.prepare(
       `INSERT INTO usage_hourly (key_id, model, hour, requests, prompt_tokens, completion_tokens, errors)
        VALUES (@key_id, @model, @hour, @requests, @prompt_tokens, @completion_tokens, @errors)
@@ -56,10 +64,11 @@ export class UsageLedger {
          errors = errors + excluded.errors`,
     );
     this.db.transaction(() => {
-      for (const row of rows) upsert.run(row);
+      for (const row of rows) upsert.run({ key_id: row.key_id, model: row.model, hour: row.hour, requests: row.requests, prompt_tokens: row.prompt_tokens, completion_tokens: row.completion_tokens, errors: row.errors });
     })();
     // Cleared only once written: a failed write keeps the counts for the next flush.
     this.pending = new Map();
+    this.spilled = [];
   }
 
   /** Hours in [from, to), oldest first. */
@@ -80,6 +89,8 @@ export class UsageLedger {
     return this.db.prepare(sql).all(...args) as UsageRow[];
   }
 }
+
+const HOUR_MS = 3_600_000;
 
 export function hourOf(at: Date): string {
   const hour = new Date(at.getTime());

@@ -39,7 +39,7 @@ describe('IdentityStore', () => {
     let store = new IdentityStore(db);
     const alice = store.createUser({ username: 'alice', passwordHash: await hashPassword('correct horse'), permissions: ['models:read'] }, new Date());
     const { key } = store.createKey(spec({ id: alice.id, username: 'alice' }), new Date());
-    store.touch(store.findKey(key)!.id, new Date('2026-01-01T00:00:00Z'));
+    store.touch(store.findKey(key)!.id, Date.parse('2026-01-01T00:00:00Z'));
     store.flushTouches();
     db.close();
 

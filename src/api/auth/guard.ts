@@ -24,19 +24,26 @@ const BEARER = /^Bearer +(\S+) *$/i;
  */
 export function installAuthGuard(app: FastifyInstance, authenticator: Authenticator): void {
   app.decorateRequest('principal', null);
-  app.addHook('onRequest', async (request) => {
-    if (!authenticator.enabled) return;
+  // Callback style, and a key is checked without a promise: this runs on every request,
+  // and its cost is what bench/auth-limits.ts measures against auth off.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (!authenticator.enabled) return done();
     const url = request.routeOptions.url;
     // HEAD is GET without a body: fastify adds a HEAD route for every GET one.
     const method = request.method === 'HEAD' ? 'GET' : request.method;
-    if (url !== undefined && isPublicRoute(method, url)) return;
+    if (url !== undefined && isPublicRoute(method, url)) return done();
     const required = request.routeOptions.config.permission ?? 'admin';
-    const challenge = { 'www-authenticate': `Bearer scope="${required}"` };
     const match = BEARER.exec(request.headers.authorization ?? '');
-    if (!match?.[1]) throw new HangarError('not_authenticated', [], { headers: { 'www-authenticate': 'Bearer' } });
-    const principal = await authenticator.authenticate(match[1]);
-    if (!principal) throw new HangarError('invalid_credentials', [], { headers: challenge });
-    if (!allows(principal.scopes, required)) throw new HangarError('permission_denied', [], { headers: challenge });
-    request.principal = principal;
+    if (!match?.[1]) return done(new HangarError('not_authenticated', [], { headers: { 'www-authenticate': 'Bearer' } }));
+    const admit = (principal: Principal | null): void => {
+      const challenge = (): Record<string, string> => ({ 'www-authenticate': `Bearer scope="${required}"` });
+      if (!principal) return done(new HangarError('invalid_credentials', [], { headers: challenge() }));
+      if (!allows(principal.scopes, required)) return done(new HangarError('permission_denied', [], { headers: challenge() }));
+      request.principal = principal;
+      done();
+    };
+    const outcome = authenticator.authenticate(match[1]);
+    if (outcome instanceof Promise) outcome.then(admit, (err: unknown) => done(err as Error));
+    else admit(outcome);
   });
 }

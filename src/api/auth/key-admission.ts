@@ -84,8 +84,7 @@ export class KeyMeter {
     this.ticket.release();
     const ok = statusCode < 400 && !this.failed;
     const completion = this.settled ? this.completionTokens : this.streamedTokens;
-    const now = new Date(this.access.now());
-    this.access.usage.add(this.keyId, this.model, { requests: 1, errors: ok ? 0 : 1, prompt_tokens: this.promptTokens, completion_tokens: completion }, now);
+    this.access.usage.add(this.keyId, this.model, this.access.now(), { requests: 1, errors: ok ? 0 : 1, prompt_tokens: this.promptTokens, completion_tokens: completion });
     this.request.server.metrics.keys.answered(this.keyId, this.model, ok, this.promptTokens, completion);
   }
 }
@@ -100,15 +99,20 @@ export class KeyMeter {
 export function installKeyAdmission(app: FastifyInstance, access: AccessControl, lookup: ModelLookup): void {
   app.decorateRequest('meter', null);
   app.decorate('keyAdmission', { access, lookup });
-  app.addHook('preHandler', async (request, reply) => {
-    if (!request.principal?.key || request.routeOptions.config.permission !== 'models:read' || request.method !== 'POST') return;
+  // Callback-style hooks: they run on every request, and an async hook costs a promise each.
+  app.addHook('preHandler', (request, reply, done) => {
     const body = request.body as Record<string, unknown> | null | undefined;
-    if (!body || typeof body !== 'object' || typeof body.model !== 'string') return;
-    admitKeyedCall(request, reply, body.model, wantedTokens(body));
+    if (!request.principal?.key || request.method !== 'POST' || request.routeOptions.config.permission !== 'models:read' || typeof body?.model !== 'string') return done();
+    try {
+      admitKeyedCall(request, reply, body.model, wantedTokens(body));
+    } catch (err) {
+      return done(err as Error);
+    }
+    done();
   });
-  app.addHook('preSerialization', async (request, _reply, payload) => {
+  app.addHook('preSerialization', (request, _reply, payload, done) => {
     if (request.meter && payload && typeof payload === 'object') request.meter.settle(payload as UsageValue);
-    return payload;
+    done(null, payload);
   });
 }
 
@@ -130,14 +134,15 @@ export function admitKeyedCall(request: FastifyRequest, reply: FastifyReply, mod
   const counted = instance?.uid ?? '(unknown)';
   const outcome = access.limiter.admit(key.id, key.limits, maxTokens);
   if (isRefusal(outcome)) {
-    access.usage.add(key.id, counted, { requests: 1, errors: 1 }, new Date(access.now()));
+    access.usage.add(key.id, counted, access.now(), { requests: 1, errors: 1 });
     request.server.metrics.keys.limited(key.id, outcome.limit);
     throw new HangarError('key_rate_limited', [outcome.limit, outcome.reason], { headers: outcome.headers });
   }
   for (const [name, value] of Object.entries(outcome.headers)) reply.header(name, value);
   const meter = new KeyMeter(access, request, key.id, counted, outcome);
   request.meter = meter;
-  reply.raw.once('close', () => meter.finish(reply.raw.statusCode));
+  // 'close', not 'finish' (what onResponse waits for): a client gone mid-stream must give its slot back too.
+  reply.raw.on('close', () => meter.finish(reply.raw.statusCode));
 }
 
 /** The most a request may generate, when it says (chat's two spellings, completions'). */
