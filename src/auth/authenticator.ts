@@ -156,7 +156,13 @@ export class Authenticator {
 
   private keyPrincipal(key: KeyRecord): Principal | null {
     if (!key.enabled) return null;
-    const owner = this.user(key.owner_username);
+    // A database user's key follows that user (by id), never a file user who later
+    // took the same name: the file's users win by name, which must not lend their
+    // permissions to someone else's keys.
+    const dbOwner = key.user_id === null ? null : this.identities.user(key.user_id);
+    const owner: KnownUser | null = key.user_id === null
+      ? (this.staticUsers.has(key.owner_username) ? this.user(key.owner_username) : null)
+      : dbOwner?.enabled ? { id: dbOwner.id, username: dbOwner.username, permissions: dbOwner.permissions, source: 'database' } : null;
     if (!owner) return null;
     return { username: owner.username, scopes: keyScopes(key, expandScopes(owner.permissions)), userId: owner.id, key };
   }

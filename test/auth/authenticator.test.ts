@@ -57,3 +57,44 @@ describe('Authenticator', () => {
     expect(await fileOnly(config({ enforce_expiry: true })).authenticate(expired)).toBeNull();
   });
 });
+
+describe('Authenticator with database keys', () => {
+  const noLimits = { rpm: null, tpm: null, max_parallel: null };
+  const setUp = () => {
+    const identities = new IdentityStore(openDatabase(':memory:'));
+    const bob = identities.createUser({ username: 'bob', passwordHash: 'scrypt$1$1$1$AA==$AA==', permissions: ['models:read', 'models:list'] }, new Date());
+    const make = (extra: Partial<{ scopes: string[] | null; expires_at: string | null }> = {}) =>
+      identities.createKey({ owner: { id: bob.id, username: 'bob' }, name: 'k', description: null, expires_at: null, model_permissions: [], scopes: null, limits: noLimits, ...extra }, new Date()).key;
+    return { identities, bob, make };
+  };
+
+  it("gives a key its owner's permissions, cut down to its own scopes", async () => {
+    const { identities, make } = setUp();
+    const auth = new Authenticator(null, identities);
+    expect([...(await auth.authenticate(make()))!.scopes].sort()).toEqual(['models:list', 'models:read']);
+    expect([...(await auth.authenticate(make({ scopes: ['models:read', 'admin'] })))!.scopes]).toEqual(['models:read']);
+  });
+
+  it('refuses a key once it expires, by the injected clock, or once its owner is disabled', async () => {
+    const { identities, bob, make } = setUp();
+    let now = Date.parse('2026-01-01T00:00:00Z');
+    const auth = new Authenticator(null, identities, () => now);
+    const key = make({ expires_at: '2026-01-01T01:00:00.000Z' });
+    expect(await auth.authenticate(key)).not.toBeNull();
+    now += 3_600_000;
+    expect(await auth.authenticate(key)).toBeNull();
+    const other = make();
+    identities.updateUser(bob.id, { enabled: false });
+    expect(await auth.authenticate(other)).toBeNull();
+  });
+
+  it("never lends a file user's permissions to a database user's key of the same name", async () => {
+    const { identities, make } = setUp();
+    const key = make();
+    const c = config();
+    c.user_config.push({ username: 'bob', password: 'pw', permissions: ['admin'], api_keys: [] });
+    const who = await new Authenticator(c, identities).authenticate(key);
+    expect(who?.scopes.has('admin')).toBe(false);
+    expect(who?.userId).not.toBeNull();
+  });
+});
