@@ -11,6 +11,7 @@ import { tokenRoute } from './api/auth/token-route.js';
 import { chatRoutes } from './api/chat/routes.js';
 import { completionRoutes } from './api/completions/routes.js';
 import { embeddingsRoutes } from './api/embeddings/routes.js';
+import { installCors } from './api/cors.js';
 import { installDrain } from './api/drain.js';
 import { installErrorHandler } from './api/error-handler.js';
 import { installJsonBody } from './api/json-body.js';
@@ -53,6 +54,8 @@ export interface AppParts {
   startedAt: number;
   /** How streamed tokens are relayed (--stream-interval). */
   streaming: StreamingSettings;
+  /** `--cors-origins`: `*` (default), a list, or null for no CORS. */
+  corsOrigins?: '*' | string[] | null;
   /** The built web UI (default `<package>/web/dist`, what `npm run setup` writes). */
   webRoot?: string;
 }
@@ -76,6 +79,8 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   installDrain(app);
   installOverheadClock(app);
   const { access } = parts;
+  // Before the guard: a browser's preflight carries no credential.
+  await installCors(app, parts.corsOrigins === undefined ? '*' : parts.corsOrigins);
   installAuthGuard(app, access.authenticator);
   installMetrics(app, parts.supervisor);
   installKeyAdmission(app, access, (uid) => (parts.supervisor.has(uid) ? { uid, name: parts.supervisor.require(uid).resolved.modelName } : null));

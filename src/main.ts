@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { addClientCommands, clientArgv } from './cli/client-commands.js';
-import { DEFAULT_HOST, DEFAULT_PORT, clusterConfig, defaultHome, resolveConfig, streamingFromEnv } from './config/config.js';
+import { DEFAULT_HOST, DEFAULT_PORT, clusterConfig, defaultHome, parseCorsOrigins, resolveConfig, streamingFromEnv } from './config/config.js';
 import { createLogger } from './logging/logger.js';
 import { version } from './version.js';
 
@@ -30,11 +30,14 @@ program
   .option('--no-warm-spare', 'do not keep a pre-started runtime for the next launch (env HANGAR_WARM_SPARE=0)')
   .option('--cluster <address>', 'run models on a Ray cluster: ray://<head>:<port>, <gcs-host>:<port>, or auto (see docs/cluster.md)')
   .option('--stream-interval <tokens>', 'at most one SSE event per this many tokens on every stream (env HANGAR_STREAM_INTERVAL; default 1)', parseStreamInterval)
+  .option('--cors-origins <origins>', 'web origins allowed to call the API from a browser: * (default), none, or a comma-separated list (env HANGAR_CORS_ORIGINS)')
   .option('--cluster-host <address>', 'with --cluster: the address of this host that every Ray node can reach (env HANGAR_CLUSTER_HOST)')
-  .action(async (opts: { host: string; port: number; home: string; logLevel: string; authConfig?: string; restore: boolean; warmSpare: boolean; cluster?: string; clusterHost?: string; streamInterval?: number }) => {
+  .action(async (opts: { host: string; port: number; home: string; logLevel: string; authConfig?: string; restore: boolean; warmSpare: boolean; cluster?: string; clusterHost?: string; streamInterval?: number; corsOrigins?: string }) => {
     let cluster = null;
     let streaming;
+    let corsOrigins;
     try {
+      corsOrigins = parseCorsOrigins(opts.corsOrigins ?? process.env.HANGAR_CORS_ORIGINS ?? '*');
       cluster = opts.cluster === undefined ? null : clusterConfig(opts.cluster, opts.clusterHost ?? null);
       streaming = streamingFromEnv(process.env, opts.streamInterval ?? null);
     } catch (err) {
@@ -51,6 +54,7 @@ program
       restore: opts.restore,
       warmSpare: opts.warmSpare,
       streaming,
+      corsOrigins,
     });
     const logger = createLogger(config.logLevel);
     let service;

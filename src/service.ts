@@ -73,7 +73,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     store: new InstanceStore(path.join(config.home, 'state', 'instances.json'), logger),
     logger,
   });
-  const app = await buildApp({ logger, registry, supervisor, access, gpuCount, version, startedAt, streaming: config.streaming });
+  const app = await buildApp({ logger, registry, supervisor, access, gpuCount, version, startedAt, streaming: config.streaming, corsOrigins: config.corsOrigins });
   if (authConfig) logger.info({ auth_config: config.authConfigFile }, 'authentication is on');
   else if (access.authenticator.enabled) logger.info({ database: AccessControl.databaseFile(config.home) }, 'authentication is on (database users)');
   const url = await app.listen({ host: config.host, port: config.port });

@@ -13,6 +13,9 @@ export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
   'GET /ui',
   'GET /ui/*',
   'GET /assets/*',
+  // CORS preflights (src/api/cors.ts): answered before the guard, and a browser sends
+  // them without a credential. Any other OPTIONS request is answered 204 with nothing.
+  'OPTIONS *',
 ]);
 
 export function isPublicRoute(method: string, url: string): boolean {

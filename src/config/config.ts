@@ -32,6 +32,32 @@ export interface Config {
   /** `--cluster`: run runtimes on this Ray cluster; null is local mode (the default). */
   cluster: ClusterConfig | null;
   streaming: StreamingSettings;
+  /**
+   * `--cors-origins` / HANGAR_CORS_ORIGINS: which web origins may call the API from a
+   * browser. `*` (default, as Xinference): any; a list: those; null (`none`): CORS off.
+   */
+  corsOrigins: '*' | string[] | null;
+}
+
+/**
+ * Reads a `--cors-origins` value: `*`, `none`, or comma-separated origins such as
+ * `https://app.example.com,http://localhost:5173` (scheme, host and port; no path).
+ */
+export function parseCorsOrigins(raw: string): '*' | string[] | null {
+  const value = raw.trim();
+  if (value === '*' || value === '') return '*';
+  if (value.toLowerCase() === 'none') return null;
+  const origins = value.split(',').map((o) => o.trim()).filter((o) => o.length > 0);
+  for (const origin of origins) {
+    let url: URL;
+    try {
+      url = new URL(origin);
+    } catch {
+      throw new Error(`--cors-origins: ${JSON.stringify(origin)} is not an origin; give scheme://host[:port], e.g. https://app.example.com`);
+    }
+    if (url.origin !== origin.replace(/\/$/, '')) throw new Error(`--cors-origins: ${JSON.stringify(origin)} is not an origin (no path, query or user); did you mean ${url.origin}?`);
+  }
+  return origins.map((o) => o.replace(/\/$/, ''));
 }
 
 /** How streamed tokens are relayed (docs/performance.md, "Token relay"). */
@@ -189,6 +215,7 @@ export function resolveConfig(overrides: Partial<Config> = {}, env: NodeJS.Proce
     lifecycle: { ...defaultLifecycle, ...lifecycleFromEnv(env), ...overrides.lifecycle },
     cluster: overrides.cluster ?? null,
     streaming: overrides.streaming ?? streamingFromEnv(env),
+    corsOrigins: overrides.corsOrigins !== undefined ? overrides.corsOrigins : parseCorsOrigins(env.HANGAR_CORS_ORIGINS ?? '*'),
   };
 }
 

@@ -88,7 +88,7 @@ describe('the auth guard over the live route table', () => {
   it('matches the route → permission table in docs/auth.md', () => {
     const doc = readFileSync(path.join(import.meta.dirname, '..', '..', 'docs', 'auth.md'), 'utf8');
     const rows = new Map<string, string>();
-    for (const m of doc.matchAll(/^\|\s*(GET|POST|DELETE|PUT|PATCH)\s*\|\s*`([^`]+)`\s*\|\s*([a-z:]+|public)\s*\|/gm)) rows.set(`${m[1]} ${m[2]}`, m[3]!);
+    for (const m of doc.matchAll(/^\|\s*(GET|POST|DELETE|PUT|PATCH|OPTIONS)\s*\|\s*`([^`]+)`\s*\|\s*([a-z:]+|public)\s*\|/gm)) rows.set(`${m[1]} ${m[2]}`, m[3]!);
     for (const route of routes.filter((r) => r.method !== 'HEAD' && !r.url.startsWith('/docs'))) {
       const expected = isPublic(route) ? 'public' : (route.permission ?? 'admin');
       expect(rows.get(`${route.method} ${route.url}`), `docs/auth.md row for ${route.method} ${route.url}`).toBe(expected);

@@ -15,7 +15,7 @@ import { Supervisor } from '../../src/supervisor/supervisor.js';
  * The real app, in process, with real parts (registry, supervisor, local launcher),
  * for tests that drive many routes with `inject` and start no runtime.
  */
-export async function buildTestApp(auth: AuthConfig | null, options: { webRoot?: string } = {}): Promise<{ app: FastifyInstance; close: () => Promise<void> }> {
+export async function buildTestApp(auth: AuthConfig | null, options: { webRoot?: string; corsOrigins?: '*' | string[] | null } = {}): Promise<{ app: FastifyInstance; close: () => Promise<void> }> {
   const home = await mkdtemp(path.join(os.tmpdir(), 'hangar-app-'));
   const config = resolveConfig({ home, logLevel: 'silent' });
   const logger = createLogger('silent');
