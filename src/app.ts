@@ -11,6 +11,7 @@ import { tokenRoute } from './api/auth/token-route.js';
 import { chatRoutes } from './api/chat/routes.js';
 import { completionRoutes } from './api/completions/routes.js';
 import { embeddingsRoutes } from './api/embeddings/routes.js';
+import { cacheRoutes } from './api/cache/routes.js';
 import { installCors } from './api/cors.js';
 import { installDrain } from './api/drain.js';
 import { installErrorHandler } from './api/error-handler.js';
@@ -101,6 +102,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   await app.register(keyRoutes, { access });
   await app.register(reportRoutes, { access });
   await app.register(registrationRoutes, { registry });
+  await app.register(cacheRoutes, { registry, supervisor });
   await app.register(modelRoutes, { supervisor });
   await app.register(flexibleRoutes, { supervisor });
   await app.register(chatRoutes, { supervisor, streaming: parts.streaming });

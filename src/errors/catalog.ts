@@ -85,6 +85,10 @@ export const catalog = {
   inference_failed: entry(500, 'server_error', '%s'),
   runtime_unavailable: entry(503, 'service_unavailable_error', 'The runtime of model %s is not available: %s'),
 
+  // The weights cache (docs/registry.md, "Cache")
+  cache_entry_not_found: entry(404, 'not_found_error', 'No cached model %s; `GET /v1/cache/models` lists what is on disk'),
+  cache_in_use: entry(409, 'conflict_error', 'Cached model %s is in use by running model(s) %s; terminate them first'),
+
   // Audio, image and video routes
   unsupported_upload_format: entry(400, 'invalid_request_error', 'The file in field %s is not %s in a format this route reads; expected one of: %s'),
   media_not_found: entry(404, 'not_found_error', 'Generated file %s not found; links to generated files expire'),

@@ -5,6 +5,7 @@ import { parseCustomDefinition, type BuiltinLlmLookup } from './custom-definitio
 import { CustomStore } from './custom-store.js';
 import { engineTable, type EngineParams } from './engine-matching.js';
 import { requiredExecutables, requiredPythonModules } from './engine-table.js';
+import { ModelCache } from './model-cache.js';
 import type { EnvironmentFacts } from './environment-facts.js';
 import { resolveLaunch, type LaunchSelection } from './launch-resolution.js';
 import { specsOf, type LlmRecord, type ModelRecord, type TypedRecord } from './model-record.js';
@@ -120,6 +121,32 @@ export class Registry {
     const record = this.find(t, name);
     if (!record) throw new HangarError('registration_not_found', [name], { param: 'model_name' });
     return structuredClone(record);
+  }
+
+  /** The weights cache under the home folder (model-cache.ts). */
+  get cache(): ModelCache {
+    return new ModelCache(this.home);
+  }
+
+  /**
+   * Catalog entries whose specs download `modelId` from `hub`: what a cached
+   * repository is called in the catalog (`GET /v1/cache/models`). A spec's
+   * `{quantization}` placeholder matches any quantization it lists.
+   */
+  namesForRepository(modelId: string, hub: string): Array<{ model_type: ModelType; model_name: string; model_format: string | null; quantization: string | null }> {
+    const out: Array<{ model_type: ModelType; model_name: string; model_format: string | null; quantization: string | null }> = [];
+    for (const type of MODEL_TYPES) {
+      for (const record of [...this.builtins[type].values(), ...this.customs[type].values()]) {
+        for (const spec of specsOf(record)) {
+          if (!spec.model_id || (spec.model_hub ?? 'huggingface') !== hub) continue;
+          const id = spec.model_id.replace('{quantization}', spec.quantization ?? '');
+          if (id.toLowerCase() !== modelId.toLowerCase()) continue;
+          if (out.some((o) => o.model_type === type && o.model_name === record.model_name)) continue;
+          out.push({ model_type: type, model_name: record.model_name, model_format: spec.model_format ?? null, quantization: spec.quantization ?? null });
+        }
+      }
+    }
+    return out;
   }
 
   /** Whether `name` is a built-in of `type` (false for unknown names). */
