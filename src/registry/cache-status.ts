@@ -7,9 +7,9 @@ import type { FlatSpec } from './model-record.js';
  * `cache_status` of one spec: are its weights on local disk? The rule, in order:
  *  1. a `model_uri` (custom models): the file or folder exists;
  *  2. no `model_id` (pocketsphinx, espeak-ng, tesseract ship their own models): true;
- *  3. Hugging Face: `<home>/cache/huggingface/hub/models--<org>--<name>/snapshots`
- *     exists, the hub cache layout huggingface_hub writes when the runtime runs with
- *     `HF_HOME=<home>/cache/huggingface`;
+ *  3. Hugging Face: `<home>/cache/huggingface/models--<org>--<name>/snapshots` exists
+ *     (the layout snapshot_download writes with the runtime's cache_dir), or the same
+ *     under `hub/`;
  *  4. ModelScope: `<home>/cache/modelscope/models/<org>/<name>` exists (its layout
  *     with `MODELSCOPE_CACHE=<home>/cache/modelscope`).
  * A snapshot folder says the repository was fetched, not that every file of every
@@ -27,7 +27,10 @@ export async function specCacheStatus(home: string, spec: Pick<FlatSpec, 'model_
   if (spec.model_hub === 'modelscope') {
     return exists(path.join(cache, 'modelscope', 'models', ...repo.split('/')));
   }
-  return exists(path.join(cache, 'huggingface', 'hub', `models--${repo.split('/').join('--')}`, 'snapshots'));
+  // Where the runtime's snapshot_download(cache_dir=<home>/cache/huggingface) puts it,
+  // or under hub/ as HF_HOME-style tools do.
+  const folder = `models--${repo.split('/').join('--')}`;
+  return (await exists(path.join(cache, 'huggingface', folder, 'snapshots'))) || exists(path.join(cache, 'huggingface', 'hub', folder, 'snapshots'));
 }
 
 async function exists(target: string): Promise<boolean> {

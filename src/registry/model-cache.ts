@@ -15,8 +15,8 @@ export interface CacheEntry {
 
 /**
  * The weights cache under `<home>/cache` (docs/registry.md, "Cache"): the layouts
- * huggingface_hub and ModelScope write when the runtime runs with
- * `HF_HOME=<home>/cache/huggingface` and `MODELSCOPE_CACHE=<home>/cache/modelscope`
+ * huggingface_hub writes with `cache_dir=<home>/cache/huggingface` (what the runtime's
+ * hub_download.py passes) and ModelScope with `MODELSCOPE_CACHE=<home>/cache/modelscope`
  * (cache-status.ts reads the same layouts). Custom models registered with a
  * `model_uri` are the user's own files and never part of it.
  */
@@ -29,12 +29,15 @@ export class ModelCache {
 
   async list(): Promise<CacheEntry[]> {
     const entries: CacheEntry[] = [];
-    const hfHub = path.join(this.root, 'huggingface', 'hub');
-    for (const name of await folders(hfHub)) {
-      if (!name.startsWith('models--')) continue;
-      const repo = name.slice('models--'.length).split('--').join('/');
-      const folder = path.join(hfHub, name);
-      entries.push({ model_version: `huggingface:${repo}`, model_id: repo, hub: 'huggingface', path: folder, size: await sizeOf(folder) });
+    // The runtime hands `<home>/cache/huggingface` to snapshot_download as its cache_dir
+    // (repositories right in it); `hub/` under it is where HF_HOME-style tools put them.
+    for (const hfCache of [path.join(this.root, 'huggingface'), path.join(this.root, 'huggingface', 'hub')]) {
+      for (const name of await folders(hfCache)) {
+        if (!name.startsWith('models--')) continue;
+        const repo = name.slice('models--'.length).split('--').join('/');
+        const folder = path.join(hfCache, name);
+        entries.push({ model_version: `huggingface:${repo}`, model_id: repo, hub: 'huggingface', path: folder, size: await sizeOf(folder) });
+      }
     }
     const msModels = path.join(this.root, 'modelscope', 'models');
     for (const org of await folders(msModels)) {

@@ -1,0 +1,88 @@
+import { cp, mkdir, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client } from './harness/http.js';
+import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
+import { buildTinyModel } from './harness/tiny-models.js';
+
+const VERSION = 'huggingface:BAAI/bge-small-en-v1.5';
+
+/**
+ * The weights cache routes over a real cache folder: a tiny embedder is put where
+ * huggingface_hub keeps `BAAI/bge-small-en-v1.5` (its cache layout, offline), so the
+ * built-in model launches from it through the real download code, and the routes
+ * list, show and delete what is on disk.
+ */
+describe('cache routes (real server, real cache folder)', () => {
+  let server: TestServer;
+  let api: ReturnType<typeof client>;
+  let work: string;
+  let repoDir: string;
+
+  beforeAll(async () => {
+    work = await makeHome('hangar-cache-work-');
+    const home = await makeHome('hangar-cache-');
+    const embedder = buildTinyModel<{ path: string }>('embedder', path.join(work, 'embedder'));
+    // Where the runtime's snapshot_download(cache_dir=<home>/cache/huggingface) keeps it.
+    repoDir = path.join(home, 'cache', 'huggingface', 'models--BAAI--bge-small-en-v1.5');
+    const revision = '0123456789abcdef0123456789abcdef01234567';
+    await mkdir(path.join(repoDir, 'refs'), { recursive: true });
+    await writeFile(path.join(repoDir, 'refs', 'main'), revision);
+    await cp(embedder.path, path.join(repoDir, 'snapshots', revision), { recursive: true });
+    server = await startServer({ home });
+    api = client(server.url);
+  }, 120_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await removeHome(server.home);
+    await removeHome(work);
+  });
+
+  it('lists what is on disk with its catalog name, size and hub', async () => {
+    const res = await api.get('/v1/cache/models');
+    expect(res.status).toBe(200);
+    expect(res.body.list).toEqual([
+      expect.objectContaining({ model_name: 'bge-small-en-v1.5', model_type: 'embedding', model_version: VERSION, model_id: 'BAAI/bge-small-en-v1.5', model_hub: 'huggingface', path: repoDir, in_use_by: [] }),
+    ]);
+    expect(res.body.list[0].actual_size).toBeGreaterThan(10_000);
+    expect((await api.get('/v1/cache/models?model_name=bge-small-en-v1.5')).body.list).toHaveLength(1);
+    expect((await api.get('/v1/cache/models?model_name=other')).body.list).toEqual([]);
+  });
+
+  it("lists an entry's files, and names a missing or unknown model_version", async () => {
+    const files = await api.get(`/v1/cache/models/files?model_version=${encodeURIComponent(VERSION)}`);
+    expect(files.status).toBe(200);
+    expect(files.body.model_version).toBe(VERSION);
+    expect(files.body.paths.some((p: string) => p.endsWith('config.json'))).toBe(true);
+    expect(files.body.paths.every((p: string) => p.startsWith(repoDir))).toBe(true);
+    const missing = await api.get('/v1/cache/models/files');
+    expect(missing.status).toBe(400);
+    expect(missing.body.error.param).toBe('querystring.model_version');
+    const unknown = await api.get('/v1/cache/models/files?model_version=huggingface:nobody/nothing');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.code).toBe('cache_entry_not_found');
+  });
+
+  it('refuses to delete weights a running model uses (409), and deletes them once it is gone', async () => {
+    const launch = await api.post('/v1/models', { model_name: 'bge-small-en-v1.5', model_type: 'embedding', model_uid: 'bge' });
+    expect(launch.status, launch.text).toBe(200);
+    expect((await api.post('/v1/embeddings', { model: 'bge', input: 'from the cache' })).status).toBe(200);
+    expect((await api.get('/v1/cache/models')).body.list[0].in_use_by).toEqual(['bge']);
+
+    const refused = await api.delete(`/v1/cache/models?model_version=${encodeURIComponent(VERSION)}`);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toMatchObject({ code: 'cache_in_use', param: 'model_version' });
+    expect(refused.body.error.message).toContain('bge');
+    expect(existsSync(repoDir)).toBe(true);
+
+    expect((await api.delete('/v1/models/bge')).status).toBe(200);
+    const deleted = await api.delete(`/v1/cache/models?model_version=${encodeURIComponent(VERSION)}`);
+    expect(deleted.status, deleted.text).toBe(200);
+    expect(deleted.body).toEqual({ result: true });
+    expect(existsSync(repoDir)).toBe(false);
+    expect((await api.get('/v1/cache/models')).body.list).toEqual([]);
+    expect((await api.delete(`/v1/cache/models?model_version=${encodeURIComponent(VERSION)}`)).status).toBe(404);
+  }, 120_000);
+});
