@@ -166,5 +166,21 @@ class Client(AdminMethods):
         return self._transport.call("GET", path, "query engine by model name", params=params)
 
 
+    # The weights cache (Xinference's list_cached_models, list_deletable_models,
+    # confirm_and_remove_model)
+
+    def list_cached_models(self, model_name=None, worker_ip=None) -> list:
+        params = {k: v for k, v in {"model_name": model_name, "worker_ip": worker_ip}.items() if v is not None}
+        return self._transport.call("GET", "/v1/cache/models", "list cached models", params=params)["list"]
+
+    def list_deletable_models(self, model_version: str, worker_ip=None) -> dict:
+        params = {k: v for k, v in {"model_version": model_version, "worker_ip": worker_ip}.items() if v is not None}
+        return self._transport.call("GET", "/v1/cache/models/files", "list the files of a cached model", params=params)
+
+    def confirm_and_remove_model(self, model_version: str, worker_ip=None) -> bool:
+        params = {k: v for k, v in {"model_version": model_version, "worker_ip": worker_ip}.items() if v is not None}
+        return self._transport.call("DELETE", "/v1/cache/models", "remove a cached model", params=params)["result"]
+
+
 # Xinference exports the same class under this name too.
 RESTfulClient = Client

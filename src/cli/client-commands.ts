@@ -9,11 +9,12 @@ import { registerCommand } from './commands/register.js';
 import { registrationsCommand } from './commands/registrations.js';
 import { terminateCommand } from './commands/terminate.js';
 import { unregisterCommand } from './commands/unregister.js';
+import { cachedCommand, removeCacheCommand } from './commands/cache.js';
 import { keysCommand, usageCommand } from './commands/keys.js';
 import { usersCommand } from './commands/users.js';
 import { expandShortFlags } from './short-flags.js';
 
-const commands = [launchCommand, listCommand, terminateCommand, registerCommand, unregisterCommand, registrationsCommand, engineCommand, loginCommand, chatCommand, generateCommand, keysCommand, usersCommand, usageCommand];
+const commands = [launchCommand, listCommand, terminateCommand, registerCommand, unregisterCommand, registrationsCommand, engineCommand, loginCommand, chatCommand, generateCommand, keysCommand, usersCommand, usageCommand, cachedCommand, removeCacheCommand];
 
 /** Adds the client commands (they talk to a server over HTTP) to the `hangar` program. */
 export function addClientCommands(program: Command): void {

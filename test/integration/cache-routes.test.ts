@@ -2,8 +2,10 @@ import { cp, mkdir, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { runCli } from './harness/cli.js';
 import { client } from './harness/http.js';
-import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
+import { makeHome, removeHome, repoRoot, startServer, venvPython, type TestServer } from './harness/server.js';
 import { buildTinyModel } from './harness/tiny-models.js';
 
 const VERSION = 'huggingface:BAAI/bge-small-en-v1.5';
@@ -51,6 +53,20 @@ describe('cache routes (real server, real cache folder)', () => {
     expect((await api.get('/v1/cache/models?model_name=other')).body.list).toEqual([]);
   });
 
+  it('shows the same through the CLI (`hangar cached`) and the Python client (list_cached_models)', async () => {
+    const table = await runCli(['cached', '-e', server.url]);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout.split('\n')[0]).toMatch(/^Name\s+Type\s+Version\s+Size/);
+    expect(table.stdout).toContain(VERSION);
+    const py = execFileSync(venvPython, ['-c', 'import json, sys; from hangar_client import Client; c = Client(sys.argv[1]); print(json.dumps([c.list_cached_models(), c.list_deletable_models(sys.argv[2])["model_version"]]))', server.url, VERSION], {
+      env: { ...process.env, PYTHONPATH: path.join(repoRoot, 'python-runtime') },
+      encoding: 'utf8',
+    });
+    const [list, version] = JSON.parse(py);
+    expect(list.map((r: { model_name: string }) => r.model_name)).toEqual(['bge-small-en-v1.5']);
+    expect(version).toBe(VERSION);
+  });
+
   it("lists an entry's files, and names a missing or unknown model_version", async () => {
     const files = await api.get(`/v1/cache/models/files?model_version=${encodeURIComponent(VERSION)}`);
     expect(files.status).toBe(200);
@@ -75,12 +91,17 @@ describe('cache routes (real server, real cache folder)', () => {
     expect(refused.status).toBe(409);
     expect(refused.body.error).toMatchObject({ code: 'cache_in_use', param: 'model_version' });
     expect(refused.body.error.message).toContain('bge');
+    const cliRefused = await runCli(['remove-cache', '-e', server.url, '--model-version', VERSION, '-y']);
+    expect(cliRefused.code).toBe(1);
+    expect(cliRefused.stderr).toContain('in use by running model(s) bge');
     expect(existsSync(repoDir)).toBe(true);
 
     expect((await api.delete('/v1/models/bge')).status).toBe(200);
-    const deleted = await api.delete(`/v1/cache/models?model_version=${encodeURIComponent(VERSION)}`);
-    expect(deleted.status, deleted.text).toBe(200);
-    expect(deleted.body).toEqual({ result: true });
+    const removed = execFileSync(venvPython, ['-c', 'import sys; from hangar_client import Client; print(Client(sys.argv[1]).confirm_and_remove_model(sys.argv[2]))', server.url, VERSION], {
+      env: { ...process.env, PYTHONPATH: path.join(repoRoot, 'python-runtime') },
+      encoding: 'utf8',
+    });
+    expect(removed.trim()).toBe('True');
     expect(existsSync(repoDir)).toBe(false);
     expect((await api.get('/v1/cache/models')).body.list).toEqual([]);
     expect((await api.delete(`/v1/cache/models?model_version=${encodeURIComponent(VERSION)}`)).status).toBe(404);
