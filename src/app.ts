@@ -26,6 +26,9 @@ import { rerankRoutes } from './api/rerank/routes.js';
 import { genRequestId, installRequestId } from './api/request-id.js';
 import { DebugRequestLogs } from './api/request-logging.js';
 import { installRouteTable } from './api/route-table.js';
+import { requestRoutes } from './api/requests/routes.js';
+import { installRequestTracking } from './api/request-tracking.js';
+import { clusterRoutes } from './api/service/cluster-routes.js';
 import { serviceRoutes } from './api/service/routes.js';
 import { audioSpeechRoutes } from './api/audio-speech/routes.js';
 import { audioTranscriptionRoutes } from './api/audio-transcriptions/routes.js';
@@ -55,6 +58,8 @@ export interface AppParts {
   startedAt: number;
   /** How streamed tokens are relayed (--stream-interval). */
   streaming: StreamingSettings;
+  /** DELETE /v1/clusters: start the orderly shutdown (the SIGTERM path); absent in tests. */
+  shutdown?: () => void;
   /** `--cors-origins`: `*` (default), a list, or null for no CORS. */
   corsOrigins?: '*' | string[] | null;
   /** The built web UI (default `<package>/web/dist`, what `npm run setup` writes). */
@@ -84,6 +89,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   await installCors(app, parts.corsOrigins === undefined ? '*' : parts.corsOrigins);
   installAuthGuard(app, access.authenticator);
   installMetrics(app, parts.supervisor);
+  installRequestTracking(app);
   installKeyAdmission(app, access, (uid) => (parts.supervisor.has(uid) ? { uid, name: parts.supervisor.require(uid).resolved.modelName } : null));
   await installOpenApi(app, parts.version);
   // Upload routes read their parts themselves, each with its own limits (api/multipart/form.ts).
@@ -97,6 +103,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
     startedAt: parts.startedAt,
     authEnabled: () => access.authenticator.enabled,
   });
+  await app.register(clusterRoutes, { supervisor, version: parts.version, startedAt: parts.startedAt, ...(parts.shutdown ? { shutdown: parts.shutdown } : {}) });
   await app.register(tokenRoute, { authenticator: access.authenticator });
   await app.register(userRoutes, { access });
   await app.register(keyRoutes, { access });
@@ -104,6 +111,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   await app.register(registrationRoutes, { registry });
   await app.register(cacheRoutes, { registry, supervisor });
   await app.register(modelRoutes, { supervisor });
+  await app.register(requestRoutes, { supervisor });
   await app.register(flexibleRoutes, { supervisor });
   await app.register(chatRoutes, { supervisor, streaming: parts.streaming });
   await app.register(completionRoutes, { supervisor, streaming: parts.streaming });

@@ -73,7 +73,9 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     store: new InstanceStore(path.join(config.home, 'state', 'instances.json'), logger),
     logger,
   });
-  const app = await buildApp({ logger, registry, supervisor, access, gpuCount, version, startedAt, streaming: config.streaming, corsOrigins: config.corsOrigins });
+  const app = await buildApp({ logger, registry, supervisor, access, gpuCount, version, startedAt, streaming: config.streaming, corsOrigins: config.corsOrigins,
+    // The same path as a SIGTERM: main.ts's handler drains, stops every model and exits.
+    shutdown: () => process.kill(process.pid, 'SIGTERM') });
   if (authConfig) logger.info({ auth_config: config.authConfigFile }, 'authentication is on');
   else if (access.authenticator.enabled) logger.info({ database: AccessControl.databaseFile(config.home) }, 'authentication is on (database users)');
   const url = await app.listen({ host: config.host, port: config.port });

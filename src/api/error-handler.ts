@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { HangarError, errorBody } from '../errors/hangar-error.js';
+import { abortedError } from './request-tracking.js';
 
 /**
  * The one place where failures become HTTP answers (contract §1): every error, on
@@ -21,6 +22,9 @@ export function sendError(reply: FastifyReply, request: FastifyRequest, error: H
 }
 
 function toHangarError(err: FastifyError, request: FastifyRequest): HangarError {
+  // The runtime call failed because the abort route stopped it: say that, not 503.
+  const aborted = abortedError(request);
+  if (aborted) return aborted;
   if (err instanceof HangarError) return err;
   if (hasZodFastifySchemaValidationErrors(err)) {
     const issue = err.validation[0];

@@ -4,6 +4,7 @@ import type { CallTarget, Supervisor } from '../../supervisor/supervisor.js';
 import { abortOnDisconnect } from '../client-disconnect.js';
 import { chunkObserver, countGenerated } from '../metrics/generation-metrics.js';
 import { setOverheadHeader } from '../overhead.js';
+import { abortedError } from '../request-tracking.js';
 import type { StreamFormat } from './stream-format.js';
 import { relayPerToken } from './per-token-relay.js';
 import { relayStream } from './stream-relay.js';
@@ -42,10 +43,13 @@ export async function serveGeneration(
   }
   const source = supervisor.stream(call.target, call.method, call.args, call.kwargs);
   const dispatchedAt = performance.now();
+  // The abort route ends the stream: the runtime stops, the relay ends with request_aborted.
+  request.tracking?.controller.signal.addEventListener('abort', () => void source.return(), { once: true });
   const options = {
     interval: call.streamInterval ?? streaming.interval,
     beforeHeaders: () => setOverheadHeader(request, reply, performance.now() - dispatchedAt),
-    observe: meteredObserver(request, chunkObserver(metrics, call.target.uid, request.arrivedAt)),
+    observe: trackedObserver(request, meteredObserver(request, chunkObserver(metrics, call.target.uid, request.arrivedAt))),
+    aborted: () => abortedError(request),
   };
   await (streaming.perToken ? relayPerToken : relayStream)(request, reply, source, call.format(), options);
   return undefined;
@@ -58,5 +62,17 @@ function meteredObserver(request: FastifyRequest, observe: (values: readonly unk
   return (values) => {
     observe(values);
     meter.observe(values);
+  };
+}
+
+/** Progress for GET /v1/requests/{id}/progress: tokens so far out of max_tokens, when the request set one. */
+function trackedObserver(request: FastifyRequest, observe: (values: readonly unknown[]) => void): (values: readonly unknown[]) => void {
+  const tracking = request.tracking;
+  if (!tracking?.maxTokens) return observe;
+  let tokens = 0;
+  return (values) => {
+    observe(values);
+    for (const v of values as Array<{ text?: unknown; reasoning_content?: unknown } | null>) if (v?.text || v?.reasoning_content) tokens++;
+    tracking.progress = Math.min(1, tokens / tracking.maxTokens!);
   };
 }

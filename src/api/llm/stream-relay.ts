@@ -23,6 +23,8 @@ export interface RelayOptions {
   beforeHeaders: () => void;
   /** Sees every chunk read (metrics). */
   observe: (values: readonly unknown[]) => void;
+  /** Once the source has ended: the error to end with instead of `[DONE]` (an abort through the API). */
+  aborted?: () => HangarError | null;
 }
 
 /**
@@ -60,6 +62,8 @@ export async function relayStream(request: FastifyRequest, reply: FastifyReply, 
       batch = merge ? source.takeQueued() : [];
       if (batch.length === 0) batch = await source.nextBatch();
     }
+    const aborted = options.aborted?.();
+    if (aborted) throw aborted;
     out.end(pending + held.rest(format, merge) + format.closing() + SSE_DONE);
   } catch (err) {
     out.end(pending + held.rest(format, true) + failureEvent(request, err));

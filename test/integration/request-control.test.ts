@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client, request } from './harness/http.js';
+import { waitFor } from './harness/processes.js';
+import { removeHome, startServer, type TestServer } from './harness/server.js';
+import { jsonEvents, readSse } from './harness/sse-client.js';
+
+/** Request abort and progress, and Xinference's remaining service routes, on the real server with the simulator. */
+describe('request control and service routes (real server)', () => {
+  let server: TestServer;
+  let api: ReturnType<typeof client>;
+  const messages = [{ role: 'user', content: 'hi' }];
+
+  beforeAll(async () => {
+    server = await startServer();
+    api = client(server.url);
+    const launch = await api.post('/v1/models', { model_name: 'simulator', model_type: 'LLM', model_engine: 'simulator', model_uid: 'sim', step_ms: 20, ttft_ms: 0 });
+    expect(launch.status, launch.text).toBe(200);
+  }, 120_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await removeHome(server.home);
+  });
+
+  it('aborts a stream by its x-request-id: progress moves, the stream ends with request_aborted', async () => {
+    const stream = readSse(server.url, '/v1/chat/completions', { model: 'sim', messages, max_tokens: 200, stream: true }, { headers: { 'x-request-id': 'stream-to-abort' } });
+    let progress = 0;
+    await waitFor(async () => {
+      const res = await api.get('/v1/requests/stream-to-abort/progress');
+      progress = res.body?.progress ?? 0;
+      return res.status === 200 && progress > 0;
+    }, 10_000);
+    expect(progress).toBeLessThan(1);
+    const abort = await api.post('/v1/models/sim/requests/stream-to-abort/abort', {});
+    expect(abort.status, abort.text).toBe(200);
+    expect(abort.body).toEqual({ msg: 'DONE' });
+    const result = await stream;
+    const events = jsonEvents(result);
+    expect(events.at(-1)?.error).toMatchObject({ code: 'request_aborted' });
+    expect(result.data).not.toContain('[DONE]');
+    expect(events.filter((e) => e.choices?.[0]?.delta?.content).length).toBeLessThan(200);
+    // Finished ids read 1 for a while; a second abort finds nothing to stop.
+    expect((await api.get('/v1/requests/stream-to-abort/progress')).body).toEqual({ progress: 1 });
+    expect((await api.post('/v1/models/sim/requests/stream-to-abort/abort', {})).body).toEqual({ msg: 'NOT_FOUND' });
+  });
+
+  it("aborts a non-stream call by the client's own request_id with 499 request_aborted", async () => {
+    const call = api.post('/v1/chat/completions', { model: 'sim', messages, max_tokens: 150, request_id: 'my-own-id' });
+    await waitFor(async () => (await api.get('/v1/requests/my-own-id/progress')).status === 200, 10_000);
+    expect((await api.post('/v1/models/sim/requests/my-own-id/abort', {})).body).toEqual({ msg: 'DONE' });
+    const answer = await call;
+    expect(answer.status).toBe(499);
+    expect(answer.body.error.code).toBe('request_aborted');
+    // The model serves the next request as usual.
+    expect((await api.post('/v1/chat/completions', { model: 'sim', messages, max_tokens: 3 })).status).toBe(200);
+  });
+
+  it('answers unknown ids and models as Xinference does', async () => {
+    expect((await api.post('/v1/models/sim/requests/nobody/abort', {})).body).toEqual({ msg: 'NOT_FOUND' });
+    expect((await api.post('/v1/models/no-such-model/requests/x/abort', {})).status).toBe(404);
+    const progress = await api.get('/v1/requests/nobody/progress');
+    expect(progress.status).toBe(400);
+    expect(progress.body.error.code).toBe('request_not_found');
+  });
+
+  it('answers the address, supervisor and virtualenv routes', async () => {
+    const address = await api.get('/v1/address');
+    expect(address.body).toBe(new URL(server.url).host);
+    expect((await api.get('/v1/supervisor')).body).toMatchObject({ address: new URL(server.url).host, mode: 'local', models: 1 });
+    expect((await api.get('/v1/virtualenvs')).body).toEqual({ list: [] });
+    const noName = await request(server.url, 'DELETE', '/v1/virtualenvs');
+    expect(noName.status).toBe(400);
+    expect((await request(server.url, 'DELETE', '/v1/virtualenvs?model_name=x')).body).toEqual({ result: true });
+  });
+
+  it('shuts down in order with DELETE /v1/clusters, stopping every runtime', async () => {
+    const runtimePid = Number((await api.get('/v1/models/sim/replicas')).body[0]?.pid ?? 0);
+    const res = await request(server.url, 'DELETE', '/v1/clusters');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ result: true });
+    await waitFor(() => server.process.exitCode !== null || server.process.signalCode !== null, 30_000);
+    expect(server.process.exitCode).toBe(0);
+    if (runtimePid > 0) expect(() => process.kill(runtimePid, 0)).toThrow();
+  }, 60_000);
+});
