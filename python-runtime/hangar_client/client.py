@@ -166,6 +166,18 @@ class Client(AdminMethods):
         return self._transport.call("GET", path, "query engine by model name", params=params)
 
 
+    # Request control
+
+    def abort_request(self, model_uid: str, request_id: str, block_duration: int = 30) -> dict:
+        """Aborts a request in flight (by its ``x-request-id`` or the ``request_id`` it was
+        sent with); answers ``{"msg": "DONE"}`` or ``{"msg": "NOT_FOUND"}``. ``block_duration``
+        is accepted for Xinference's signature and ignored."""
+        return self._transport.call("POST", f"/v1/models/{_path(model_uid)}/requests/{_path(request_id)}/abort", "abort the request",
+                                    json={"block_duration": block_duration})
+
+    def get_request_progress(self, request_id: str) -> float:
+        return self._transport.call("GET", f"/v1/requests/{_path(request_id)}/progress", "get the request's progress")["progress"]
+
     # The weights cache (Xinference's list_cached_models, list_deletable_models,
     # confirm_and_remove_model)
 
