@@ -1,7 +1,9 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, request } from './harness/http.js';
 import { waitFor } from './harness/processes.js';
-import { removeHome, startServer, type TestServer } from './harness/server.js';
+import { removeHome, repoRoot, startServer, venvPython, type TestServer } from './harness/server.js';
 import { jsonEvents, readSse } from './harness/sse-client.js';
 
 /** Request abort and progress, and Xinference's remaining service routes, on the real server with the simulator. */
@@ -47,7 +49,12 @@ describe('request control and service routes (real server)', () => {
   it("aborts a non-stream call by the client's own request_id with 499 request_aborted", async () => {
     const call = api.post('/v1/chat/completions', { model: 'sim', messages, max_tokens: 150, request_id: 'my-own-id' });
     await waitFor(async () => (await api.get('/v1/requests/my-own-id/progress')).status === 200, 10_000);
-    expect((await api.post('/v1/models/sim/requests/my-own-id/abort', {})).body).toEqual({ msg: 'DONE' });
+    // Through the Python client, with Xinference's method name.
+    const py = execFileSync(venvPython, ['-c', 'import json, sys; from hangar_client import Client; print(json.dumps(Client(sys.argv[1]).abort_request("sim", "my-own-id")))', server.url], {
+      env: { ...process.env, PYTHONPATH: path.join(repoRoot, 'python-runtime') },
+      encoding: 'utf8',
+    });
+    expect(JSON.parse(py)).toEqual({ msg: 'DONE' });
     const answer = await call;
     expect(answer.status).toBe(499);
     expect(answer.body.error.code).toBe('request_aborted');
