@@ -166,6 +166,16 @@ class Client(AdminMethods):
         return self._transport.call("GET", path, "query engine by model name", params=params)
 
 
+    # Replicas of a running model
+
+    def add_model_replica(self, model_uid: str) -> dict:
+        """Starts one more replica; answers its record once it is READY."""
+        return self._transport.call("POST", f"/v1/models/{_path(model_uid)}/replicas", "add a replica", json={})
+
+    def remove_model_replica(self, model_uid: str, replica_id: int) -> bool:
+        """Drains one replica (its calls finish) and stops it; the last one is refused."""
+        return self._transport.call("DELETE", f"/v1/models/{_path(model_uid)}/replicas/{int(replica_id)}", "remove a replica")["result"]
+
     # Request control
 
     def abort_request(self, model_uid: str, request_id: str, block_duration: int = 30) -> dict:

@@ -11,6 +11,7 @@ import { ModelInstance } from './model-instance.js';
 import { suffixedUid, validateModelUid } from './model-uid.js';
 import { Replica } from './replica.js';
 import { ReplicaRecovery } from './replica-recovery.js';
+import { ReplicaScaling } from './replica-scaling.js';
 import { startReplica } from './replica-start.js';
 import { launchFailure } from './failure-mapping.js';
 import type { InstanceStore } from './instance-store.js';
@@ -56,11 +57,23 @@ export class Supervisor {
   private readonly instances = new Map<string, ModelInstance>();
   private shuttingDown = false;
   private readonly recovery: ReplicaRecovery;
+  private readonly scaling: ReplicaScaling;
   /** Launches and restarts, for metrics. */
   readonly lifecycle = new LifecycleEvents();
 
   constructor(private readonly options: SupervisorOptions) {
     this.recovery = new ReplicaRecovery(options.launcher, options.cacheDir, options.timings, options.logger, this.lifecycle);
+    this.scaling = new ReplicaScaling({ ...options, recovery: this.recovery, persist: () => this.persist() });
+  }
+
+  /** One more replica of a running model (docs/requests.md); resolves when it is READY. */
+  addReplica(uid: string): Promise<Replica> {
+    return this.scaling.add(this.require(uid));
+  }
+
+  /** Drains and stops one replica; the last one is refused (terminate the model instead). */
+  removeReplica(uid: string, replicaId: number): Promise<void> {
+    return this.scaling.remove(this.require(uid), replicaId);
   }
 
   /**
@@ -169,7 +182,7 @@ export class Supervisor {
   private async persist(): Promise<void> {
     if (this.shuttingDown || !this.options.store) return;
     const running = [...this.instances.values()].filter((i) => i.state === 'READY');
-    await this.options.store.save(running.map((i) => ({ uid: i.uid, request: i.request })));
+    await this.options.store.save(running.map((i) => ({ uid: i.uid, request: asRunning(i) })));
   }
 
   /** Relaunches what was running before the last stop (each in the background, with progress as usual). */
@@ -275,4 +288,12 @@ export class Supervisor {
     await Promise.all([...this.instances.keys()].map((uid) => this.terminate(uid).catch(() => {})));
     await this.options.launcher.shutdown?.();
   }
+}
+
+/** The launch request that brings an instance back as it runs now: its replicas may have been added or removed. */
+function asRunning(instance: ModelInstance): LaunchRequest {
+  const replicas = instance.replicas.filter((r) => r.status !== 'TERMINATED');
+  const request: LaunchRequest = { ...instance.request, replica: Math.max(1, replicas.length) };
+  if (instance.request.gpu_idx !== undefined) request.gpu_idx = replicas.flatMap((r) => r.gpuIndexes);
+  return request;
 }

@@ -80,6 +80,35 @@ describe('request control and service routes (real server)', () => {
     expect((await request(server.url, 'DELETE', '/v1/virtualenvs?model_name=x')).body).toEqual({ result: true });
   });
 
+  it('adds a replica, then drains and removes one without cutting the calls it serves', async () => {
+    const added = await api.post('/v1/models/sim/replicas', {});
+    expect(added.status, added.text).toBe(200);
+    expect(added.body).toMatchObject({ replica_id: 1, replica_model_uid: 'sim-1', status: 'READY' });
+    const replicas = (await api.get('/v1/models/sim/replicas')).body as Array<{ replica_id: number; pid: number }>;
+    expect(replicas.map((r) => r.replica_id)).toEqual([0, 1]);
+    const removedPid = replicas[1]!.pid;
+
+    // Two streams, one per replica (round robin); removing replica 1 waits for its call.
+    const streams = [0, 1].map(() => readSse(server.url, '/v1/chat/completions', { model: 'sim', messages, max_tokens: 25, stream: true }));
+    await waitFor(async () => ((await api.get('/v1/models/sim/replicas')).body as Array<{ in_flight: number }>).every((r) => r.in_flight > 0), 10_000);
+    const removed = await request(server.url, 'DELETE', '/v1/models/sim/replicas/1');
+    expect(removed.status, removed.text).toBe(200);
+    expect(removed.body).toEqual({ result: true });
+    for (const s of await Promise.all(streams)) {
+      expect(s.data.at(-1)).toBe('[DONE]');
+      expect(jsonEvents(s).filter((e) => e.choices?.[0]?.delta?.content)).toHaveLength(25);
+    }
+    expect(((await api.get('/v1/models/sim/replicas')).body as Array<{ replica_id: number }>).map((r) => r.replica_id)).toEqual([0]);
+    expect(() => process.kill(removedPid, 0)).toThrow();
+    expect((await api.post('/v1/chat/completions', { model: 'sim', messages, max_tokens: 2 })).status).toBe(200);
+
+    const last = await request(server.url, 'DELETE', '/v1/models/sim/replicas/0');
+    expect(last.status).toBe(400);
+    expect(last.body.error.code).toBe('last_replica');
+    expect((await request(server.url, 'DELETE', '/v1/models/sim/replicas/7')).status).toBe(404);
+    expect((await api.post('/v1/models/nope/replicas', {})).status).toBe(404);
+  }, 60_000);
+
   it('shuts down in order with DELETE /v1/clusters, stopping every runtime', async () => {
     const runtimePid = Number((await api.get('/v1/models/sim/replicas')).body[0]?.pid ?? 0);
     const res = await request(server.url, 'DELETE', '/v1/clusters');

@@ -3,7 +3,7 @@ import { needs } from '../auth/route-permission.js';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 import { toLaunchRequest } from './launch-request.js';
-import { instancesQuery, launchBody, launchQuery, uidParams } from './schema.js';
+import { instancesQuery, launchBody, launchQuery, replicaParams, uidParams } from './schema.js';
 
 /** Running models (contract §3). Routes stay thin: the supervisor owns the lifecycle. */
 export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async (fastify, { supervisor }) => {
@@ -46,6 +46,16 @@ export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async
   app.get('/v1/models/:model_uid/replicas', { ...needs('models:list'), schema: { params: uidParams, tags: ['models'] } }, async (request) =>
     supervisor.require(request.params.model_uid).replicas.map((r) => r.toRecord()),
   );
+
+  // Scaling a running model (Xinference 2.12, docs/requests.md): one replica more, or one fewer.
+  app.post('/v1/models/:model_uid/replicas', { ...needs('models:start'), schema: { params: uidParams, tags: ['models'] } }, async (request) =>
+    (await supervisor.addReplica(request.params.model_uid)).toRecord(),
+  );
+
+  app.delete('/v1/models/:model_uid/replicas/:replica_id', { ...needs('models:stop'), schema: { params: replicaParams, tags: ['models'] } }, async (request) => {
+    await supervisor.removeReplica(request.params.model_uid, request.params.replica_id);
+    return { result: true };
+  });
 
   app.get('/v1/models/:model_uid/events', { ...needs('models:read'), schema: { params: uidParams, tags: ['models'] } }, async (request) =>
     supervisor.require(request.params.model_uid).events.list(),

@@ -33,6 +33,7 @@ export const launchQuery = z.object({
 });
 
 export const uidParams = z.object({ model_uid: z.string() });
+export const replicaParams = z.object({ model_uid: z.string(), replica_id: z.coerce.number().int().min(0) });
 
 export const instancesQuery = z.object({
   model_name: z.string().optional(),
