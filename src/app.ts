@@ -21,6 +21,7 @@ import { modelRoutes } from './api/models/routes.js';
 import { installMetrics } from './api/metrics/routes.js';
 import { installOpenApi } from './api/openapi.js';
 import { installOverheadClock } from './api/overhead.js';
+import { catalogRoutes } from './api/registrations/catalog-routes.js';
 import { registrationRoutes } from './api/registrations/routes.js';
 import { rerankRoutes } from './api/rerank/routes.js';
 import { genRequestId, installRequestId } from './api/request-id.js';
@@ -110,6 +111,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   await app.register(reportRoutes, { access });
   await app.register(registrationRoutes, { registry });
   await app.register(cacheRoutes, { registry, supervisor });
+  await app.register(catalogRoutes, { registry });
   await app.register(modelRoutes, { supervisor });
   await app.register(requestRoutes, { supervisor });
   await app.register(flexibleRoutes, { supervisor });

@@ -6,6 +6,7 @@ import { CustomStore } from './custom-store.js';
 import { engineTable, type EngineParams } from './engine-matching.js';
 import { requiredExecutables, requiredPythonModules } from './engine-table.js';
 import { ModelCache } from './model-cache.js';
+import { builtinPrompts, familiesByAbility, vllmSupported } from './llm-families.js';
 import type { EnvironmentFacts } from './environment-facts.js';
 import { resolveLaunch, type LaunchSelection } from './launch-resolution.js';
 import { specsOf, type LlmRecord, type ModelRecord, type TypedRecord } from './model-record.js';
@@ -121,6 +122,35 @@ export class Registry {
     const record = this.find(t, name);
     if (!record) throw new HangarError('registration_not_found', [name], { param: 'model_name' });
     return structuredClone(record);
+  }
+
+  /** Xinference's catalog summaries (llm-families.ts): by ability, chat formats, and what vLLM serves. */
+  llmSummaries(): { families: Record<string, string[]>; prompts: ReturnType<typeof builtinPrompts>; vllm: { chat: string[]; generate: string[] } } {
+    const records = [...this.builtins.LLM.values(), ...this.customs.LLM.values()].sort((a, b) => compareNames(a.model_name, b.model_name)) as LlmRecord[];
+    return { families: familiesByAbility(records), prompts: builtinPrompts(records), vllm: vllmSupported(records) };
+  }
+
+  /**
+   * The specs of one model as versions (`GET /v1/models/{type}/{name}/versions`):
+   * one per format, size and quantization, each with whether its weights are on disk.
+   */
+  async versions(type: string, name: string): Promise<Array<Record<string, unknown>>> {
+    const record = this.get(type, name);
+    const out: Array<Record<string, unknown>> = [];
+    for (const spec of specsOf(record)) {
+      const size = spec.model_size_in_billions === undefined ? null : String(spec.model_size_in_billions).replace('.', '_');
+      out.push({
+        model_version: [record.model_name, size === null ? null : `${size}B`, spec.model_format ?? null, spec.quantization ?? null].filter((p) => p !== null).join('--'),
+        model_format: spec.model_format ?? null,
+        model_size_in_billions: spec.model_size_in_billions ?? null,
+        quantization: spec.quantization ?? null,
+        model_id: spec.model_id ?? null,
+        model_hub: spec.model_hub ?? null,
+        model_uri: spec.model_uri ?? null,
+        cache_status: await specCacheStatus(this.home, spec),
+      });
+    }
+    return out;
   }
 
   /** The weights cache under the home folder (model-cache.ts). */
