@@ -6,7 +6,7 @@ import { CustomStore } from './custom-store.js';
 import { engineTable, type EngineParams } from './engine-matching.js';
 import { requiredExecutables, requiredPythonModules } from './engine-table.js';
 import { ModelCache } from './model-cache.js';
-import { builtinPrompts, familiesByAbility, vllmSupported } from './llm-families.js';
+import { builtinPrompts, familiesByAbility, vllmSupported } from './llm-summaries.js';
 import type { EnvironmentFacts } from './environment-facts.js';
 import { resolveLaunch, type LaunchSelection } from './launch-resolution.js';
 import { specsOf, type LlmRecord, type ModelRecord, type TypedRecord } from './model-record.js';
@@ -124,7 +124,7 @@ export class Registry {
     return structuredClone(record);
   }
 
-  /** Xinference's catalog summaries (llm-families.ts): by ability, chat formats, and what vLLM serves. */
+  /** Xinference's catalog summaries (llm-summaries.ts): by ability, chat formats, and what vLLM serves. */
   llmSummaries(): { families: Record<string, string[]>; prompts: ReturnType<typeof builtinPrompts>; vllm: { chat: string[]; generate: string[] } } {
     const records = [...this.builtins.LLM.values(), ...this.customs.LLM.values()].sort((a, b) => compareNames(a.model_name, b.model_name)) as LlmRecord[];
     return { families: familiesByAbility(records), prompts: builtinPrompts(records), vllm: vllmSupported(records) };
