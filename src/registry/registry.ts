@@ -6,6 +6,7 @@ import { CustomStore } from './custom-store.js';
 import { engineTable, type EngineParams } from './engine-matching.js';
 import { requiredExecutables, requiredPythonModules } from './engine-table.js';
 import { ModelCache } from './model-cache.js';
+import { buildLlmRegistration } from './auto-registration.js';
 import { builtinPrompts, familiesByAbility, vllmSupported } from './llm-summaries.js';
 import type { EnvironmentFacts } from './environment-facts.js';
 import { resolveLaunch, type LaunchSelection } from './launch-resolution.js';
@@ -151,6 +152,12 @@ export class Registry {
       });
     }
     return out;
+  }
+
+  /** A registration built from a local save_pretrained folder (auto-registration.ts), to review or register. */
+  autoRegistration(input: { modelPath: string; modelName?: string | undefined; modelFamily?: string | undefined }): Promise<Record<string, unknown>> {
+    const family = input.modelFamily === undefined ? undefined : this.builtins.LLM.get(input.modelFamily);
+    return buildLlmRegistration({ ...input, familyAbilities: family ? [...(family.model_ability as string[])] : null });
   }
 
   /** The weights cache under the home folder (model-cache.ts). */

@@ -2,7 +2,16 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Registry } from '../../registry/index.js';
 import { needs } from '../auth/route-permission.js';
+import { z } from 'zod';
 import { typeNameParams } from './schema.js';
+
+const autoRegisterBody = z.object({
+  model_path: z.string({ error: 'is required: a local folder written by save_pretrained' }).min(1).max(4096),
+  model_family: z.string().min(1).max(256).nullish().transform((v) => v ?? undefined),
+  model_name: z.string().min(1).max(256).nullish().transform((v) => v ?? undefined),
+  register: z.boolean().default(false),
+  persist: z.boolean().default(false),
+});
 
 /**
  * Catalog helpers Xinference's UI and clients read (docs/registry.md, "Catalog
@@ -16,6 +25,14 @@ export const catalogRoutes: FastifyPluginAsync<{ registry: Registry }> = async (
   app.get('/v1/models/families', { ...needs('models:list'), schema: { tags } }, async () => registry.llmSummaries().families);
   app.get('/v1/models/prompts', { ...needs('models:list'), schema: { tags } }, async () => registry.llmSummaries().prompts);
   app.get('/v1/models/vllm-supported', { ...needs('models:list'), schema: { tags } }, async () => registry.llmSummaries().vllm);
+  // Ours beside Xinference's body: `model_name` names it, `register` (and `persist`) register it at once.
+  app.post('/v1/models/llm/auto-register', { ...needs('models:register'), schema: { body: autoRegisterBody, tags } }, async (request) => {
+    const { model_path: modelPath, model_family: modelFamily, model_name: modelName, register, persist } = request.body;
+    const registration = await registry.autoRegistration({ modelPath, modelFamily, modelName });
+    if (register) await registry.register('LLM', { model: registration }, persist);
+    return registration;
+  });
+
   app.get('/v1/models/:model_type/:model_name/versions', { ...needs('models:list'), schema: { params: typeNameParams, tags } }, async (request) =>
     registry.versions(request.params.model_type, request.params.model_name),
   );
