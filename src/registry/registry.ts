@@ -141,7 +141,8 @@ export class Registry {
     for (const spec of specsOf(record)) {
       const size = spec.model_size_in_billions === undefined ? null : String(spec.model_size_in_billions).replace('.', '_');
       out.push({
-        model_version: [record.model_name, size === null ? null : `${size}B`, spec.model_format ?? null, spec.quantization ?? null].filter((p) => p !== null).join('--'),
+        // Xinference's spelling: LLMs by name, size, format and quantization; other types by name.
+        model_version: type === 'LLM' ? [record.model_name, `${size ?? '0'}B`, spec.model_format ?? 'pytorch', spec.quantization ?? 'none'].join('--') : record.model_name,
         model_format: spec.model_format ?? null,
         model_size_in_billions: spec.model_size_in_billions ?? null,
         quantization: spec.quantization ?? null,

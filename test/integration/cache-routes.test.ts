@@ -82,8 +82,15 @@ describe('cache routes (real server, real cache folder)', () => {
   });
 
   it('refuses to delete weights a running model uses (409), and deletes them once it is gone', async () => {
-    const launch = await api.post('/v1/models', { model_name: 'bge-small-en-v1.5', model_type: 'embedding', model_uid: 'bge' });
+    // Launched by a version of GET /v1/models/{type}/{name}/versions (POST /v1/models/instance).
+    const versions = await api.get('/v1/models/embedding/bge-small-en-v1.5/versions');
+    expect(versions.body[0]).toMatchObject({ cache_status: true });
+    const launch = await api.post('/v1/models/instance', { model_type: 'embedding', model_version: versions.body[0].model_version, model_uid: 'bge' });
     expect(launch.status, launch.text).toBe(200);
+    expect(launch.body).toEqual({ model_uid: 'bge' });
+    const badVersion = await api.post('/v1/models/instance', { model_type: 'LLM', model_version: 'qwen2.5-instruct--big' });
+    expect(badVersion.status).toBe(400);
+    expect(badVersion.body.error.param).toBe('model_version');
     expect((await api.post('/v1/embeddings', { model: 'bge', input: 'from the cache' })).status).toBe(200);
     expect((await api.get('/v1/cache/models')).body.list[0].in_use_by).toEqual(['bge']);
 

@@ -3,7 +3,7 @@ import { needs } from '../auth/route-permission.js';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 import { toLaunchRequest } from './launch-request.js';
-import { instancesQuery, launchBody, launchQuery, replicaParams, uidParams } from './schema.js';
+import { fieldsOfVersion, instancesQuery, launchBody, launchByVersionBody, launchQuery, replicaParams, uidParams } from './schema.js';
 
 /** Running models (contract §3). Routes stay thin: the supervisor owns the lifecycle. */
 export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async (fastify, { supervisor }) => {
@@ -11,6 +11,13 @@ export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async
 
   app.post('/v1/models', { ...needs('models:start'), schema: { body: launchBody, querystring: launchQuery, tags: ['models'] } }, async (request) => {
     const uid = await supervisor.launch(toLaunchRequest(request.body), request.query.wait_ready);
+    return { model_uid: uid };
+  });
+
+  app.post('/v1/models/instance', { ...needs('models:start'), schema: { body: launchByVersionBody, querystring: launchQuery, tags: ['models'] } }, async (request) => {
+    const { model_version: version, ...rest } = request.body;
+    const body = launchBody.parse({ ...rest, ...fieldsOfVersion(rest.model_type, version) });
+    const uid = await supervisor.launch(toLaunchRequest(body), request.query.wait_ready);
     return { model_uid: uid };
   });
 

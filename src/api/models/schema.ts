@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { HangarError } from '../../errors/hangar-error.js';
 
 const required = (field: string) => (issue: { input?: unknown }) =>
   issue.input === undefined ? `Invalid input. Please specify the \`${field}\` field.` : undefined;
@@ -39,3 +40,26 @@ export const instancesQuery = z.object({
   model_name: z.string().optional(),
   model_uid: z.string().optional(),
 });
+
+/** POST /v1/models/instance (Xinference): a launch named by a model_version of GET /v1/models/{type}/{name}/versions. */
+export const launchByVersionBody = z.object({
+  model_version: z.string({ error: 'is required: a model_version from GET /v1/models/{model_type}/{model_name}/versions' }).min(1).max(512),
+  model_type: z.string().default('LLM'),
+  model_engine: z.string().min(1).nullish(),
+  model_uid: z.string().nullish(),
+  replica: z.int().min(1).max(64).default(1),
+  n_gpu: z.union([z.literal('auto'), z.int(), z.null()], { error: 'must be "auto", an integer, or null' }).default('auto'),
+});
+
+/**
+ * `<name>--<size>B--<format>--<quantization>` for LLMs (sizes spell `.` as `_`), the
+ * bare name for other types: the launch fields it stands for.
+ */
+export function fieldsOfVersion(modelType: string, version: string): Pick<LaunchBody, 'model_name' | 'model_size_in_billions' | 'model_format' | 'quantization'> {
+  const parts = version.split('--');
+  if (modelType !== 'LLM' || parts.length === 1) return { model_name: version };
+  if (parts.length !== 4 || !/^\d+(_\d+)?B$/i.test(parts[1]!)) {
+    throw new HangarError('invalid_field', [`model_version: ${JSON.stringify(version)} is not <name>--<size>B--<format>--<quantization>`], { param: 'model_version' });
+  }
+  return { model_name: parts[0]!, model_size_in_billions: parts[1]!.slice(0, -1).replace('_', '.'), model_format: parts[2]!, quantization: parts[3]! };
+}
