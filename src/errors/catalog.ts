@@ -89,6 +89,8 @@ export const catalog = {
   request_not_found: entry(400, 'invalid_request_error', 'No request %s is in flight or finished recently'),
   runtime_unavailable: entry(503, 'service_unavailable_error', 'The runtime of model %s is not available: %s'),
 
+  catalog_update_unavailable: entry(503, 'service_unavailable_error', 'The %s catalog cannot be updated: %s'),
+
   // The weights cache (docs/registry.md, "Cache")
   cache_entry_not_found: entry(404, 'not_found_error', 'No cached model %s; `GET /v1/cache/models` lists what is on disk'),
   cache_in_use: entry(409, 'conflict_error', 'Cached model %s is in use by running model(s) %s; terminate them first'),

@@ -43,4 +43,12 @@ describe('catalog helper routes', () => {
     expect((await get('/v1/models/LLM/no-such-model/versions')).status).toBe(404);
     expect((await get('/v1/models/nonsense/x/versions')).status).toBe(400);
   });
+
+  it('says plainly that the catalog cannot be updated from a hub', async () => {
+    const res = await app.inject({ method: 'POST', url: '/v1/models/update_type', payload: { model_type: 'LLM' } });
+    expect(res.statusCode).toBe(503);
+    expect(res.json().error).toMatchObject({ code: 'catalog_update_unavailable' });
+    expect(res.json().error.message).toContain('no remote catalog is reachable');
+    expect((await app.inject({ method: 'POST', url: '/v1/models/update_type', payload: { model_type: 'bogus' } })).statusCode).toBe(400);
+  });
 });

@@ -3,6 +3,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Registry } from '../../registry/index.js';
 import { needs } from '../auth/route-permission.js';
 import { z } from 'zod';
+import { HangarError } from '../../errors/hangar-error.js';
+import { isModelType } from '../../registry/index.js';
 import { typeNameParams } from './schema.js';
 
 const autoRegisterBody = z.object({
@@ -12,6 +14,7 @@ const autoRegisterBody = z.object({
   register: z.boolean().default(false),
   persist: z.boolean().default(false),
 });
+const updateTypeBody = z.object({ model_type: z.string({ error: 'is required' }).min(1) });
 
 /**
  * Catalog helpers Xinference's UI and clients read (docs/registry.md, "Catalog
@@ -31,6 +34,15 @@ export const catalogRoutes: FastifyPluginAsync<{ registry: Registry }> = async (
     const registration = await registry.autoRegistration({ modelPath, modelFamily, modelName });
     if (register) await registry.register('LLM', { model: registration }, persist);
     return registration;
+  });
+
+  // Xinference refreshes its catalog from its model hub here. Ours ships with the
+  // package (one data file per family, reviewed in the repository): there is no remote
+  // catalog to fetch, which the answer says instead of pretending to succeed.
+  app.post('/v1/models/update_type', { ...needs('admin'), schema: { body: updateTypeBody, tags } }, async (request) => {
+    const type = request.body.model_type;
+    if (!isModelType(type)) throw new HangarError('unsupported_model_type', [type], { param: 'model_type' });
+    throw new HangarError('catalog_update_unavailable', [type, 'the built-in catalog ships with this Hangar release and no remote catalog is reachable from this server; upgrade Hangar for newer models, or register them with POST /v1/model_registrations']);
   });
 
   app.get('/v1/models/:model_type/:model_name/versions', { ...needs('models:list'), schema: { params: typeNameParams, tags } }, async (request) =>
