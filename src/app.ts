@@ -17,6 +17,7 @@ import { installDrain } from './api/drain.js';
 import { installErrorHandler } from './api/error-handler.js';
 import { installJsonBody } from './api/json-body.js';
 import { flexibleRoutes } from './api/flexible/routes.js';
+import { autostartRoutes } from './api/models/autostart-routes.js';
 import { modelRoutes } from './api/models/routes.js';
 import { installMetrics } from './api/metrics/routes.js';
 import { installOpenApi } from './api/openapi.js';
@@ -114,6 +115,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   await app.register(catalogRoutes, { registry });
   await app.register(modelRoutes, { supervisor });
   await app.register(requestRoutes, { supervisor });
+  await app.register(autostartRoutes, { supervisor });
   await app.register(flexibleRoutes, { supervisor });
   await app.register(chatRoutes, { supervisor, streaming: parts.streaming });
   await app.register(completionRoutes, { supervisor, streaming: parts.streaming });

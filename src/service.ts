@@ -12,6 +12,7 @@ import { probeEnvironment } from './runtime/environment-probe.js';
 import { LocalLauncher } from './runtime/local-launcher.js';
 import { RayCluster } from './runtime/ray-cluster.js';
 import type { RuntimeLauncher } from './runtime/runtime.js';
+import { AutostartList } from './supervisor/autostart-list.js';
 import { InstanceStore } from './supervisor/instance-store.js';
 import { Supervisor } from './supervisor/supervisor.js';
 import { version } from './version.js';
@@ -43,6 +44,8 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   logger.info({ modules: [...env.pythonModules], executables: [...env.executables], gpus: env.gpuCount }, 'runtime environment probed');
 
   const registry = await Registry.open({ home: config.home, env, logger });
+  const autostart = new AutostartList(path.join(config.home, 'state', 'autostart.json'), logger);
+  await autostart.load();
   // Cluster mode joins Ray before anything listens: a cluster that cannot be reached
   // (or Ray not installed) stops the start with the agent's own words.
   const cluster = config.cluster
@@ -71,6 +74,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     cacheDir: path.join(config.home, 'cache'),
     timings: config.lifecycle,
     store: new InstanceStore(path.join(config.home, 'state', 'instances.json'), logger),
+    autostart,
     logger,
   });
   const app = await buildApp({ logger, registry, supervisor, access, gpuCount, version, startedAt, streaming: config.streaming, corsOrigins: config.corsOrigins,
@@ -80,6 +84,8 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   else if (access.authenticator.enabled) logger.info({ database: AccessControl.databaseFile(config.home) }, 'authentication is on (database users)');
   const url = await app.listen({ host: config.host, port: config.port });
   if (config.restore) await supervisor.restore();
+  // After the restore, so a model both restored and listed starts once.
+  supervisor.startAutostart();
   local?.warmSpare();
 
   let closing: Promise<void> | null = null;

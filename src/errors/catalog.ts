@@ -83,6 +83,7 @@ export const catalog = {
   request_limit_reached: entry(429, 'rate_limit_error', 'Rate limit reached for the model. Request limit %s for the model: %s'),
   inference_invalid_input: entry(400, 'invalid_request_error', '%s'),
   inference_failed: entry(500, 'server_error', '%s'),
+  autostart_not_found: entry(404, 'not_found_error', 'Model %s is not in the autostart list'),
   replica_not_found: entry(404, 'not_found_error', 'Replica %s of model %s not found'),
   last_replica: entry(400, 'invalid_request_error', 'Model %s has one replica left; terminate the model to stop it'),
   request_aborted: entry(499, 'invalid_request_error', 'Request %s was aborted (POST /v1/models/{model_uid}/requests/{request_id}/abort)'),

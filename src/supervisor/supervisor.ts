@@ -12,6 +12,8 @@ import { suffixedUid, validateModelUid } from './model-uid.js';
 import { Replica } from './replica.js';
 import { ReplicaRecovery } from './replica-recovery.js';
 import { ReplicaScaling } from './replica-scaling.js';
+import type { AutostartList } from './autostart-list.js';
+import type { StoredInstance } from './instance-store.js';
 import { startReplica } from './replica-start.js';
 import { launchFailure } from './failure-mapping.js';
 import type { InstanceStore } from './instance-store.js';
@@ -43,6 +45,8 @@ export interface SupervisorOptions {
   timings: LifecycleTimings;
   /** Where what should be running is kept across restarts; null keeps nothing. */
   store: InstanceStore | null;
+  /** Models launched at every start (`/v1/autostart/models`); absent: none. */
+  autostart?: AutostartList | null;
   logger: Logger;
   /** Cluster mode: the Ray nodes, to show where replicas run; absent in local mode. */
   cluster?: ClusterView | null;
@@ -195,6 +199,40 @@ export class Supervisor {
     }
     if (saved.length > 0) this.options.logger.info({ models: saved.map((s) => s.uid) }, `restoring ${saved.length} model(s)`);
     return saved.length;
+  }
+
+  /** The autostart list (docs/requests.md, "Autostart"). */
+  autostartEntries(): StoredInstance[] {
+    return this.options.autostart?.list() ?? [];
+  }
+
+  /** Adds (or replaces) a launch to run at every start, checked now as a launch would be; answers its uid. */
+  async addAutostart(request: LaunchRequest): Promise<string> {
+    if (!this.options.autostart) throw new HangarError('invalid_field', ['this server keeps no autostart list'], { param: null });
+    if (request.model_uid !== undefined) validateModelUid(request.model_uid);
+    this.options.resolver.resolve(request);
+    allocateGpus(request, this.options.gpuCount);
+    const uid = request.model_uid ?? request.model_name;
+    await this.options.autostart.put(uid, request);
+    return uid;
+  }
+
+  async removeAutostart(uid: string): Promise<void> {
+    if (!(await this.options.autostart?.remove(uid))) throw new HangarError('autostart_not_found', [uid], { param: 'model_uid' });
+  }
+
+  /** Launches every autostart model not already running (in the background, as restore does). */
+  startAutostart(): number {
+    let started = 0;
+    for (const { uid, request } of this.autostartEntries()) {
+      if (this.instances.get(uid)?.isActive) continue;
+      started++;
+      this.launch({ ...request, model_uid: uid }, false).catch((err: unknown) => {
+        this.options.logger.error({ model_uid: uid, err }, `could not autostart model ${uid}: ${(err as Error).message}`);
+      });
+    }
+    if (started > 0) this.options.logger.info({ models: started }, `autostarting ${started} model(s)`);
+    return started;
   }
 
   /** Cancel a launch in progress (contract §3); the instance ends in ERROR. A finished launch is left alone. */

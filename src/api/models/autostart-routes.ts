@@ -1,0 +1,29 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Supervisor } from '../../supervisor/supervisor.js';
+import { needs } from '../auth/route-permission.js';
+import { toLaunchRequest } from './launch-request.js';
+import { launchBody } from './schema.js';
+
+const uidQuery = z.object({ model_uid: z.string({ error: 'is required: the uid (or name) the model autostarts as' }).min(1).max(256) });
+
+/** Models launched at every start (Xinference 2.12's autostart; docs/requests.md, "Autostart"). */
+export const autostartRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async (fastify, { supervisor }) => {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const tags = ['models'];
+
+  app.get('/v1/autostart/models', { ...needs('models:list'), schema: { tags } }, async () => ({
+    list: supervisor.autostartEntries().map(({ uid, request }) => ({ ...request, model_uid: uid, envs: request.envs ? Object.fromEntries(Object.keys(request.envs).map((k) => [k, '[redacted]'])) : undefined })),
+  }));
+
+  // The body of POST /v1/models; checked as a launch is, then kept (launched at the next start, not now).
+  app.post('/v1/autostart/models', { ...needs('models:start'), schema: { body: launchBody, tags } }, async (request) => ({
+    model_uid: await supervisor.addAutostart(toLaunchRequest(request.body)),
+  }));
+
+  app.delete('/v1/autostart/models', { ...needs('models:stop'), schema: { querystring: uidQuery, tags } }, async (request) => {
+    await supervisor.removeAutostart(request.query.model_uid);
+    return { result: true };
+  });
+};
