@@ -132,6 +132,21 @@ describe('embeddings and rerank', () => {
     expect(wrong2.body.detail).toContain('embed');
   });
 
+  it('converts token ids to the model tokens (/v1/convert_ids_to_tokens), one list or several', async () => {
+    // The ids of a text, read back through the same tokenizer: the tokens spell the words.
+    const one = await api.post('/v1/convert_ids_to_tokens', { model: 'embed', input: [1, 2, 3] });
+    expect(one.status, one.text).toBe(200);
+    expect(one.body).toHaveLength(3);
+    expect(one.body.every((t: unknown) => typeof t === 'string')).toBe(true);
+    const two = await api.post('/v1/convert_ids_to_tokens', { model: 'embed', input: [[1, 2], [3]] });
+    expect(two.body).toEqual([one.body.slice(0, 2), one.body.slice(2)]);
+    const outside = await api.post('/v1/convert_ids_to_tokens', { model: 'embed', input: [99999999] });
+    expect(outside.status).toBe(400);
+    expect(outside.body.error.message).toContain('outside this model');
+    expect((await api.post('/v1/convert_ids_to_tokens', { model: 'embed', input: ['a'] })).status).toBe(400);
+    expect((await api.post('/v1/convert_ids_to_tokens', { model: 'rerank', input: [1] })).status).toBe(400);
+  });
+
   it('works with the OpenAI JavaScript and Python SDKs', async () => {
     const sdk = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'none', maxRetries: 0 });
     const js = await sdk.embeddings.create({ model: 'embed', input: ['hello', 'world'] });

@@ -19,3 +19,10 @@ export const embeddingsBody = z.looseObject({
   user: z.string().nullish(),
 });
 export type EmbeddingsBody = z.infer<typeof embeddingsBody>;
+
+/** POST /v1/convert_ids_to_tokens (Xinference): token ids to the embedding model's tokens. */
+export const convertIdsBody = z.object({
+  model: z.string({ error: 'Invalid input. Please specify the `model` field.' }).min(1),
+  input: z.union([z.array(z.int().min(0)).min(1), z.array(z.array(z.int().min(0))).min(1)], { error: 'must be a list of token ids, or a list of such lists' }),
+  skip_special_tokens: z.boolean().default(false),
+});

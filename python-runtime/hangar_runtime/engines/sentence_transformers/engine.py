@@ -28,6 +28,7 @@ class SentenceTransformersEngine(Engine):
         self._description: dict = {}
         self._task = None
         self._batcher = None
+        self._tokenizer = None
 
     def load(self, spec: dict, progress: Progress) -> None:
         model_type = spec.get("model_type")
@@ -52,6 +53,7 @@ class SentenceTransformersEngine(Engine):
         from .window_batcher import WindowBatcher
 
         loaded = load_encoder(path, spec, engine_kwargs, cross)
+        self._tokenizer = loaded.tokenizer
         self._task = (Reranker if cross else Embedder)(loaded, max_batch_size)
         if batching:
             self._batcher = WindowBatcher(self._task, window_ms / 1000.0, max_batch_size)
@@ -65,7 +67,8 @@ class SentenceTransformersEngine(Engine):
         return dict(self._description)
 
     def methods(self) -> dict:
-        return {self._task.method: getattr(self, self._task.method)}
+        # convert_ids_to_tokens runs on its own, never through the batcher.
+        return {self._task.method: getattr(self, self._task.method), "convert_ids_to_tokens": self.convert_ids_to_tokens}
 
     def scheduler(self) -> BatchScheduler | None:
         # None with batching off: the work loop then calls embed/rerank itself,
@@ -80,6 +83,23 @@ class SentenceTransformersEngine(Engine):
 
     def rerank(self, *args, **kwargs) -> dict:
         return self._run_alone(args, kwargs)
+
+    def convert_ids_to_tokens(self, ids, skip_special_tokens: bool = False) -> list:
+        """Xinference's /v1/convert_ids_to_tokens: the model's tokens for token ids, one
+        list of ids or a list of them (the shape comes back as it went in)."""
+        if not isinstance(skip_special_tokens, bool):
+            raise TypeError(f"skip_special_tokens must be true or false, got {skip_special_tokens!r}")
+        nested = isinstance(ids, list) and len(ids) > 0 and all(isinstance(row, list) for row in ids)
+        rows = ids if nested else [ids]
+        vocab = len(self._tokenizer)
+        for i, row in enumerate(rows):
+            if not isinstance(row, list) or not all(isinstance(t, int) and not isinstance(t, bool) for t in row):
+                raise TypeError(f"input{f'[{i}]' if nested else ''} must be a list of token ids (integers)")
+            bad = [t for t in row if not 0 <= t < vocab]
+            if bad:
+                raise ValueError(f"input{f'[{i}]' if nested else ''}: token ids {bad[:5]} are outside this model's vocabulary (0 to {vocab - 1})")
+        tokens = [self._tokenizer.convert_ids_to_tokens(row, skip_special_tokens=skip_special_tokens) for row in rows]
+        return tokens if nested else tokens[0]
 
     def _run_alone(self, args, kwargs) -> dict:
         return self._task.run([self._task.prepare(list(args), dict(kwargs))])[0]
