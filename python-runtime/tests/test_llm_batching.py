@@ -219,3 +219,52 @@ def test_sampler_filters():
     assert greedy.choose(logits, history=[1]) == 2  # 3/2 = 1.5 < 2
     top1 = Sampler(GenerateConfig(temperature=1.0, top_k=1, seed=1))
     assert top1.greedy and top1.choose(logits, history=[]) == 1
+
+
+# ---- OpenAI's logprobs, penalties and logit_bias (issue 19) ----
+
+def _model_logprobs(engine, prompt: str, tokens: list[int]) -> list[torch.Tensor]:
+    """log_softmax of the model's logits before each generated token, by a plain forward pass."""
+    loaded = engine.scheduler()._loaded
+    ids = loaded.tokenizer(prompt)["input_ids"]
+    with torch.no_grad():
+        logits = loaded.model(torch.tensor([ids + tokens])).logits[0].float()
+    return [torch.log_softmax(logits[len(ids) - 1 + i], dim=-1) for i in range(len(tokens))]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_logprobs_are_the_models_own_with_top_alternatives(engine, stream):
+    loaded = engine.scheduler()._loaded
+    config = {**GREEDY, "max_tokens": 6, "logprobs": True, "top_logprobs": 3}
+    sink = ListSink(1, stream=stream)
+    batcher = engine.scheduler()
+    batcher.submit("generate", [PROMPTS[1]], {"generate_config": config}, sink)
+    while batcher.has_work():
+        batcher.step()
+    entries = [e for c in sink.chunks for e in c.get("logprobs", [])] if stream else sink.value["logprobs"]
+    assert len(entries) == sink.value["usage"]["completion_tokens"] == 6
+    ids = loaded.tokenizer(PROMPTS[1])["input_ids"]
+    generated = loaded.model.generate(torch.tensor([ids]), max_new_tokens=6, do_sample=False)[0, len(ids):].tolist()
+    expected = _model_logprobs(engine, PROMPTS[1], generated)
+    for entry, token, lp in zip(entries, generated, expected):
+        assert entry["token"] == loaded.tokenizer.decode([token])
+        assert entry["logprob"] == pytest.approx(float(lp[token]), abs=1e-3)
+        assert entry["bytes"] == list(entry["token"].encode())
+        assert len(entry["top_logprobs"]) == 3
+        # Greedy: the chosen token is the most likely one.
+        assert entry["top_logprobs"][0]["logprob"] == pytest.approx(entry["logprob"], abs=1e-5)
+
+
+def test_logit_bias_forces_a_token_and_penalties_change_greedy_text(engine):
+    loaded = engine.scheduler()._loaded
+    forced = loaded.tokenizer(" the")["input_ids"][-1]
+    biased = engine.generate(PROMPTS[0], generate_config={**GREEDY, "max_tokens": 5, "logit_bias": {str(forced): 100}})
+    assert biased["text"] == loaded.tokenizer.decode([forced] * 5)
+    plain = engine.generate(PROMPTS[2], generate_config={**GREEDY, "max_tokens": 30})
+    penalised = engine.generate(PROMPTS[2], generate_config={**GREEDY, "max_tokens": 30, "frequency_penalty": 2.0, "presence_penalty": 2.0})
+    assert penalised["text"] != plain["text"]
+    for bad in ({"frequency_penalty": 3}, {"logit_bias": {"-1": 1}}, {"logit_bias": {"x": 1}}, {"logit_bias": {"1": 500}}, {"top_logprobs": 21, "logprobs": True}):
+        with pytest.raises((ValueError, TypeError)):
+            engine.generate(PROMPTS[0], generate_config={**GREEDY, **bad})
+    with pytest.raises(ValueError, match="outside this model's vocabulary"):
+        engine.generate(PROMPTS[0], generate_config={**GREEDY, "logit_bias": {"999999": 1}})

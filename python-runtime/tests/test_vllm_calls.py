@@ -49,6 +49,11 @@ def test_launch_stream_abort_and_shutdown_are_well_formed_calls(spawn, workdir, 
     assert [e["token"] for e in entries] == ["t0 ", "t1 "]
     assert all(len(e["top_logprobs"]) == 2 for e in entries)
 
+    # OpenAI's penalties and logit_bias reach SamplingParams under its own names.
+    chunks, end_type, _ = stream(rt, 4, "generate", "Hi", max_tokens=2, frequency_penalty=0.5, presence_penalty=-0.5,
+                                 logit_bias={"7": 3.0})
+    assert end_type == END
+
     rt.send(CALL, {"id": 3, "method": "generate", "args": ["x"], "kwargs": {"generate_config": {"max_tokens": 400}},
                    "stream": True})
     assert rt.expect(CHUNK)["id"] == 3

@@ -21,6 +21,12 @@ class GenerateConfig:
     stop: list[str] = field(default_factory=list)
     stop_token_ids: list[int] = field(default_factory=list)
     echo: bool = False
+    # OpenAI's: penalties on tokens already generated, and a bias per token id.
+    frequency_penalty: float = 0.0
+    presence_penalty: float = 0.0
+    logit_bias: dict[int, float] = field(default_factory=dict)
+    # None: no log-probabilities; else this many alternatives per token (0 to 20).
+    top_logprobs: int | None = None
 
 
 def parse_generate_config(raw) -> GenerateConfig:
@@ -39,7 +45,14 @@ def parse_generate_config(raw) -> GenerateConfig:
         stop=_strings(get("stop", [])),
         stop_token_ids=_token_ids(get("stop_token_ids", [])),
         echo=_bool(get("echo", False), "echo"),
+        frequency_penalty=_number(get("frequency_penalty", 0.0), "frequency_penalty", minimum=-2.0),
+        presence_penalty=_number(get("presence_penalty", 0.0), "presence_penalty", minimum=-2.0),
+        logit_bias=_logit_bias(get("logit_bias", {})),
+        top_logprobs=_top_logprobs(get("logprobs"), get("top_logprobs")),
     )
+    for name in ("frequency_penalty", "presence_penalty"):
+        if getattr(config, name) > 2.0:
+            raise ValueError(f"{name} must be from -2 to 2, got {getattr(config, name)}")
     if not 0.0 < config.top_p <= 1.0:
         raise ValueError(f"top_p must be in (0, 1], got {config.top_p}")
     if config.repetition_penalty <= 0.0:
@@ -85,3 +98,34 @@ def _token_ids(value) -> list[int]:
     if not isinstance(value, list):
         raise TypeError(f"stop_token_ids must be a list of integers, got {value!r}")
     return [_int(v, "stop_token_ids item", minimum=0) for v in value]
+
+
+def _logit_bias(value) -> dict[int, float]:
+    if not isinstance(value, dict):
+        raise TypeError(f"logit_bias must be a map of token id to bias, got {value!r}")
+    out = {}
+    for key, bias in value.items():
+        try:
+            token = int(key)
+        except (TypeError, ValueError):
+            raise TypeError(f"logit_bias keys must be token ids, got {key!r}") from None
+        if token < 0:
+            raise ValueError(f"logit_bias: token id {token} is negative")
+        out[token] = _number(bias, f"logit_bias[{key}]", minimum=-100.0)
+        if out[token] > 100.0:
+            raise ValueError(f"logit_bias[{key}] must be from -100 to 100, got {out[token]}")
+    return out
+
+
+def _top_logprobs(asked, top) -> int | None:
+    """`logprobs` true (chat) or a count (completions' legacy form), and `top_logprobs`."""
+    if asked is None or asked is False:
+        return None
+    if asked is True:
+        count = 0 if top is None else top
+    else:
+        count = asked
+    count = _int(count, "top_logprobs", minimum=0)
+    if count > 20:
+        raise ValueError(f"top_logprobs must be an integer from 0 to 20, got {count}")
+    return count

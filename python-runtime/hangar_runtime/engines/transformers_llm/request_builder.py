@@ -57,6 +57,9 @@ class RequestBuilder:
         ids = list(facts.tokenizer(prompt, add_special_tokens=add_special_tokens)["input_ids"])
         if not ids:
             raise ValueError("The prompt is empty")
+        outside = [t for t in config.logit_bias if t >= len(facts.tokenizer)]
+        if outside:
+            raise ValueError(f"logit_bias: token ids {outside[:5]} are outside this model's vocabulary (0 to {len(facts.tokenizer) - 1})")
         room = facts.context_length - len(ids)
         if room < 1:
             raise ValueError(f"The prompt is {len(ids)} tokens, which leaves no room in the model's context "

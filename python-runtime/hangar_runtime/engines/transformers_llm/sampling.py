@@ -15,18 +15,27 @@ class Sampler:
         self.top_p = config.top_p
         self.top_k = config.top_k if config.top_k > 0 else 0
         self.repetition_penalty = config.repetition_penalty
+        self.frequency_penalty = config.frequency_penalty
+        self.presence_penalty = config.presence_penalty
+        self.logit_bias = config.logit_bias
         # Greedy is exact argmax: temperature 0 (or a top_k of 1) leaves no choice.
         self.greedy = self.temperature == 0.0 or self.top_k == 1
         # Then the batch's shared argmax can stand in for choose().
-        self.plain_greedy = self.greedy and self.repetition_penalty == 1.0
+        self.plain_greedy = (self.greedy and self.repetition_penalty == 1.0 and not self.logit_bias
+                             and self.frequency_penalty == 0.0 and self.presence_penalty == 0.0)
         self._seed = config.seed if config.seed is not None else random.SystemRandom().randrange(2**63)
         self._generator: torch.Generator | None = None  # made on the logits' device at first use
 
-    def choose(self, logits: torch.Tensor, history: list[int]) -> int:
-        """logits: this sequence's [vocab] row; history: its prompt and generated ids."""
+    def choose(self, logits: torch.Tensor, history: list[int], generated: list[int] | None = None) -> int:
+        """logits: this sequence's [vocab] row; history: its prompt and generated ids;
+        generated: the ids generated so far (OpenAI's penalties count only those, as vLLM)."""
         logits = logits.float()
         if self.repetition_penalty != 1.0 and history:
             logits = apply_repetition_penalty(logits, history, self.repetition_penalty)
+        if (self.frequency_penalty or self.presence_penalty) and generated:
+            logits = apply_openai_penalties(logits, generated, self.frequency_penalty, self.presence_penalty)
+        if self.logit_bias:
+            logits = apply_logit_bias(logits, self.logit_bias)
         if self.greedy:
             return int(torch.argmax(logits))
         logits = logits / self.temperature
@@ -51,6 +60,20 @@ def apply_repetition_penalty(logits: torch.Tensor, history: list[int], penalty: 
     seen = logits.gather(0, ids)
     seen = torch.where(seen < 0, seen * penalty, seen / penalty)
     return logits.scatter(0, ids, seen)
+
+
+def apply_openai_penalties(logits: torch.Tensor, generated: list[int], frequency: float, presence: float) -> torch.Tensor:
+    # OpenAI's definition: logit -= count * frequency_penalty + (count > 0) * presence_penalty.
+    ids, counts = torch.unique(torch.tensor(generated, device=logits.device, dtype=torch.long), return_counts=True)
+    penalty = counts.to(logits.dtype) * frequency + presence
+    return logits.scatter_add(0, ids, -penalty)
+
+
+def apply_logit_bias(logits: torch.Tensor, bias: dict[int, float]) -> torch.Tensor:
+    # Ids past this model's vocabulary were refused by the engine before the call ran.
+    ids = torch.tensor(list(bias), device=logits.device, dtype=torch.long)
+    values = torch.tensor(list(bias.values()), device=logits.device, dtype=logits.dtype)
+    return logits.scatter_add(0, ids, values)
 
 
 def keep_top_k(logits: torch.Tensor, k: int) -> torch.Tensor:

@@ -39,6 +39,11 @@ class Sequence:
         self.request = request
         self.sink = sink
         self.sampler = Sampler(request.config)
+        self._tokenizer = tokenizer
+        # Log-probabilities asked for (None: not): one entry per generated token, sent
+        # with the next CHUNK (a stream) or all in the RESULT.
+        self._top_logprobs = request.config.top_logprobs
+        self._logprobs: list[dict] = []
         self.history = list(request.prompt_ids)  # prompt + generated: penalties and cache rebuilds
         self.pending: int | None = None  # chosen, not yet fed to the model
         self.cached = 0  # this sequence's real tokens in the batch's KV cache
@@ -61,8 +66,28 @@ class Sequence:
 
     def choose(self, logits: torch.Tensor, batch_argmax: int) -> int:
         if self.sampler.plain_greedy:
-            return batch_argmax
-        return self.sampler.choose(logits, self.history)
+            token = batch_argmax
+        else:
+            token = self.sampler.choose(logits, self.history, self.history[len(self.request.prompt_ids):])
+        if self._top_logprobs is not None:
+            self._logprobs.append(self._logprob_entry(logits, token))
+        return token
+
+    def _logprob_entry(self, logits: torch.Tensor, token: int) -> dict:
+        """OpenAI's chat shape. The model's own distribution (before temperature and
+        penalties), as vLLM reports by default."""
+        logprobs = torch.log_softmax(logits.float(), dim=-1)
+        entry = self._token_logprob(token, float(logprobs[token]))
+        if self._top_logprobs:
+            values, ids = torch.topk(logprobs, self._top_logprobs)
+            entry["top_logprobs"] = [self._token_logprob(int(i), float(v)) for v, i in zip(values.tolist(), ids.tolist())]
+        else:
+            entry["top_logprobs"] = []
+        return entry
+
+    def _token_logprob(self, token: int, logprob: float) -> dict:
+        text = self._tokenizer.decode([token])
+        return {"token": text, "logprob": max(logprob, -9999.0), "bytes": list(text.encode("utf-8"))}
 
     def accept(self, token: int) -> None:
         if self._echo:
@@ -100,9 +125,16 @@ class Sequence:
         if tool_calls:
             final["tool_calls"] = tool_calls
         final["text"] = "" if self.sink.stream else "".join(self._text)
+        if self._top_logprobs is not None:
+            final["logprobs"] = self._take_logprobs()
         if self._thought:
             final["reasoning_content"] = "".join(self._thought)
         self.sink.finish(final)
+
+    def _take_logprobs(self) -> list[dict]:
+        """A stream's entries since its last CHUNK; a non-stream call's, all of them."""
+        taken, self._logprobs = self._logprobs, []
+        return taken
 
     def _usage(self) -> dict:
         prompt = len(self.request.prompt_ids)
@@ -124,6 +156,8 @@ class Sequence:
             chunk = {"text": text}
             if thought:
                 chunk["reasoning_content"] = thought
+            if self._top_logprobs is not None:
+                chunk["logprobs"] = self._take_logprobs()
             self.sink.chunk(chunk)
         else:
             self._text.append(text)

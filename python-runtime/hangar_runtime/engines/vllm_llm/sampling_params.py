@@ -24,6 +24,13 @@ def sampling_kwargs(config: GenerateConfig, *, prompt_tokens: int, context_lengt
     }
     if config.seed is not None:
         kwargs["seed"] = config.seed
+    # OpenAI's, which SamplingParams takes under the same names.
+    if config.frequency_penalty:
+        kwargs["frequency_penalty"] = config.frequency_penalty
+    if config.presence_penalty:
+        kwargs["presence_penalty"] = config.presence_penalty
+    if config.logit_bias:
+        kwargs["logit_bias"] = dict(config.logit_bias)
     if logprobs is not None:
         kwargs["logprobs"] = logprobs
     return kwargs
