@@ -81,6 +81,7 @@ export const catalog = {
   ability_missing: entry(400, 'invalid_request_error', 'Model %s does not support %s (its abilities: %s)'),
   wrong_model_type: entry(400, 'invalid_request_error', 'Model %s is of type %s; %s needs a model of type %s'),
   request_limit_reached: entry(429, 'rate_limit_error', 'Rate limit reached for the model. Request limit %s for the model: %s'),
+  parameter_unsupported: entry(400, 'invalid_request_error', 'The `%s` parameter is not supported by the %s engine of model %s%s'),
   inference_invalid_input: entry(400, 'invalid_request_error', '%s'),
   inference_failed: entry(500, 'server_error', '%s'),
   autostart_not_found: entry(404, 'not_found_error', 'Model %s is not in the autostart list'),

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { HangarError } from '../../errors/hangar-error.js';
 import type { CallTarget, Supervisor } from '../../supervisor/supervisor.js';
 import { asGeneration, toGenerateConfig, withLogprobs } from '../llm/generate-config.js';
+import { CHAT_RULES, checkParameters } from '../llm/parameter-support.js';
 import type { ChatBody } from './schema.js';
 
 const ROUTE = '/v1/chat/completions';
@@ -16,6 +17,7 @@ export interface ChatCall {
 export function prepareChat(supervisor: Supervisor, body: ChatBody): ChatCall {
   const target: CallTarget = { uid: body.model, route: ROUTE, types: ['LLM'] };
   const instance = supervisor.require(body.model);
+  checkParameters(body, CHAT_RULES, instance.resolved.engine, body.model);
   const abilities = instance.abilities;
   if (instance.resolved.modelType === 'LLM' && instance.state === 'READY') {
     if (!abilities.includes('chat')) throw new HangarError('ability_missing', [body.model, 'chat', abilities.join(', ')], { param: 'model' });

@@ -3,7 +3,8 @@ import { z } from 'zod';
 /**
  * Sampling fields shared by chat and completions (OpenAI's names, plus vLLM/Xinference
  * extras `top_k`, `repetition_penalty`, `stop_token_ids`). Fields OpenAI clients send
- * that change nothing here (`user`, `logprobs: false`, penalties of 0) are accepted.
+ * that change nothing (`user`, `logprobs: false`, penalties of 0) are accepted; whether
+ * the model's engine does the rest is parameter-support.ts's question.
  */
 export const samplingShape = {
   max_tokens: z.int().min(1).nullish(),
@@ -14,7 +15,11 @@ export const samplingShape = {
   stop: z.union([z.string(), z.array(z.string()).max(16)]).nullish(),
   stop_token_ids: z.array(z.int().min(0)).nullish(),
   repetition_penalty: z.number().gt(0).nullish(),
-  n: z.literal(1, { error: 'only n = 1 is supported' }).nullish(),
+  frequency_penalty: z.number().min(-2).max(2).nullish(),
+  presence_penalty: z.number().min(-2).max(2).nullish(),
+  logit_bias: z.record(z.string().regex(/^\d+$/, 'keys must be token ids'), z.number().min(-100).max(100)).nullish(),
+  // Checked against the engine (parameter-support.ts): none does n > 1 yet.
+  n: z.int().min(1).max(128).nullish(),
   stream: z.boolean().nullish(),
   stream_options: z
     .object({
@@ -41,6 +46,9 @@ export function toGenerateConfig(body: Sampling, maxTokens: number | null | unde
   copy('stop', body.stop);
   copy('stop_token_ids', body.stop_token_ids);
   copy('repetition_penalty', body.repetition_penalty);
+  copy('frequency_penalty', body.frequency_penalty);
+  copy('presence_penalty', body.presence_penalty);
+  copy('logit_bias', body.logit_bias);
   return config;
 }
 

@@ -1,0 +1,71 @@
+import { HangarError } from '../../errors/hangar-error.js';
+
+/**
+ * Which engine honours which OpenAI request field (docs/openai-parameters.md). A field
+ * set to something other than its no-op value is either honoured by the model's
+ * engine or refused with 400 naming the field and the engine: never dropped.
+ * Fields that change nothing by their definition (`user`, a `stream_options` without
+ * usage) are not listed; the schemas accept them.
+ */
+interface Rule {
+  /** True when the value asks for something (not the field's default or a no-op). */
+  asks: (value: unknown) => boolean;
+  /** Engines that do what it asks; an empty list: none yet. */
+  engines: readonly string[];
+  /** Said after the refusal: what to use instead, or why none does it. */
+  hint?: string;
+}
+
+const ALL_GENERATORS = ['Transformers', 'vLLM', 'simulator'];
+const SAMPLING = ['Transformers', 'vLLM'];
+const set = (v: unknown): boolean => v !== undefined && v !== null;
+const nonZero = (v: unknown): boolean => typeof v === 'number' && v !== 0;
+const notEmpty = (v: unknown): boolean => v !== null && typeof v === 'object' && Object.keys(v).length > 0;
+
+const SHARED: Record<string, Rule> = {
+  frequency_penalty: { asks: nonZero, engines: SAMPLING },
+  presence_penalty: { asks: nonZero, engines: SAMPLING },
+  logit_bias: { asks: notEmpty, engines: SAMPLING },
+  seed: { asks: set, engines: ALL_GENERATORS },
+  top_k: { asks: (v) => typeof v === 'number' && v > 0, engines: SAMPLING },
+  repetition_penalty: { asks: (v) => typeof v === 'number' && v !== 1, engines: SAMPLING },
+  n: { asks: (v) => typeof v === 'number' && v !== 1, engines: [], hint: 'send n requests (with different seeds) instead' },
+};
+
+export const CHAT_RULES: Record<string, Rule> = {
+  ...SHARED,
+  logprobs: { asks: (v) => v === true, engines: ALL_GENERATORS },
+  response_format: {
+    asks: (v) => (v as { type?: unknown } | null)?.type !== undefined && (v as { type?: unknown }).type !== 'text',
+    engines: [],
+    hint: 'structured output (json_object, json_schema) needs vLLM\'s guided decoding, which this release does not wire yet',
+  },
+  parallel_tool_calls: { asks: (v) => v === false, engines: [], hint: 'every tool call the model makes is returned' },
+  modalities: { asks: (v) => Array.isArray(v) && v.some((m) => m !== 'text'), engines: [], hint: 'only text is generated' },
+  audio: { asks: set, engines: [] },
+  prediction: { asks: set, engines: [] },
+  web_search_options: { asks: set, engines: [] },
+  reasoning_effort: { asks: set, engines: [], hint: 'use chat_template_kwargs or enable_thinking for models that think' },
+  verbosity: { asks: set, engines: [] },
+  functions: { asks: set, engines: [], hint: 'use tools (functions is deprecated by OpenAI)' },
+  function_call: { asks: set, engines: [], hint: 'use tool_choice (function_call is deprecated by OpenAI)' },
+  store: { asks: (v) => v === true, engines: [], hint: 'this server keeps no completions' },
+  service_tier: { asks: (v) => set(v) && v !== 'auto' && v !== 'default', engines: [] },
+};
+
+export const COMPLETION_RULES: Record<string, Rule> = {
+  ...SHARED,
+  logprobs: { asks: (v) => typeof v === 'number', engines: ALL_GENERATORS },
+  best_of: { asks: (v) => typeof v === 'number' && v !== 1, engines: [] },
+  suffix: { asks: (v) => typeof v === 'string' && v.length > 0, engines: [], hint: 'no engine here fills in the middle' },
+};
+
+/** Refuses the first field the model's engine cannot do (400 `parameter_unsupported`, naming it). */
+export function checkParameters(body: Record<string, unknown>, rules: Record<string, Rule>, engine: string, model: string): void {
+  for (const [field, rule] of Object.entries(rules)) {
+    const value = body[field];
+    if (value === undefined || !rule.asks(value) || rule.engines.includes(engine)) continue;
+    const who = rule.engines.length > 0 ? `; engines that do: ${rule.engines.join(', ')}` : '';
+    throw new HangarError('parameter_unsupported', [field, engine, model, `${who}${rule.hint ? `; ${rule.hint}` : ''}`], { param: field });
+  }
+}

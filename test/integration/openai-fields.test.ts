@@ -1,0 +1,128 @@
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client } from './harness/http.js';
+import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
+import { buildTinyLlm, tinyLlmRegistration } from './harness/tiny-models.js';
+
+type Outcome = 'honoured' | 'refused';
+
+/**
+ * Every field of OpenAI's chat and completions requests (API reference, 2026), each
+ * with a value that asks for something, and what each engine must answer: honoured
+ * (200) or refused (400 naming the field). Nothing may be dropped: a 200 for a field
+ * an engine cannot do, or a 400 for one it can, fails.
+ */
+const CHAT: Array<[field: string, value: unknown, transformers: Outcome, simulator: Outcome]> = [
+  ['audio', { voice: 'alloy', format: 'wav' }, 'refused', 'refused'],
+  ['frequency_penalty', 1.5, 'honoured', 'refused'],
+  ['function_call', 'auto', 'refused', 'refused'],
+  ['functions', [{ name: 'f', parameters: { type: 'object' } }], 'refused', 'refused'],
+  ['logit_bias', { '5': 10 }, 'honoured', 'refused'],
+  ['logprobs', true, 'honoured', 'honoured'],
+  ['max_completion_tokens', 3, 'honoured', 'honoured'],
+  ['max_tokens', 3, 'honoured', 'honoured'],
+  ['metadata', { team: 'a' }, 'honoured', 'honoured'],
+  ['modalities', ['text', 'audio'], 'refused', 'refused'],
+  ['n', 2, 'refused', 'refused'],
+  ['parallel_tool_calls', false, 'refused', 'refused'],
+  ['prediction', { type: 'content', content: 'x' }, 'refused', 'refused'],
+  ['presence_penalty', -1, 'honoured', 'refused'],
+  ['prompt_cache_key', 'k', 'honoured', 'honoured'],
+  ['reasoning_effort', 'low', 'refused', 'refused'],
+  ['response_format', { type: 'json_object' }, 'refused', 'refused'],
+  ['safety_identifier', 'u-1', 'honoured', 'honoured'],
+  ['seed', 7, 'honoured', 'honoured'],
+  ['service_tier', 'flex', 'refused', 'refused'],
+  ['stop', ['\n\n'], 'honoured', 'honoured'],
+  ['store', true, 'refused', 'refused'],
+  ['stream_options', { include_usage: true }, 'honoured', 'honoured'],
+  ['temperature', 0.5, 'honoured', 'honoured'],
+  ['tool_choice', 'none', 'honoured', 'honoured'],
+  ['tools', [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }], 'honoured', 'refused'],
+  ['top_logprobs', 2, 'honoured', 'honoured'],
+  ['top_p', 0.9, 'honoured', 'honoured'],
+  ['user', 'u-1', 'honoured', 'honoured'],
+  ['verbosity', 'low', 'refused', 'refused'],
+  ['web_search_options', {}, 'refused', 'refused'],
+];
+
+const COMPLETIONS: Array<[field: string, value: unknown, transformers: Outcome, simulator: Outcome]> = [
+  ['best_of', 3, 'refused', 'refused'],
+  ['echo', true, 'honoured', 'honoured'],
+  ['frequency_penalty', 1, 'honoured', 'refused'],
+  ['logit_bias', { '5': -100 }, 'honoured', 'refused'],
+  ['logprobs', 2, 'honoured', 'honoured'],
+  ['max_tokens', 3, 'honoured', 'honoured'],
+  ['n', 3, 'refused', 'refused'],
+  ['presence_penalty', 1, 'honoured', 'refused'],
+  ['seed', 1, 'honoured', 'honoured'],
+  ['stop', 'x', 'honoured', 'honoured'],
+  ['stream_options', { include_usage: true }, 'honoured', 'honoured'],
+  ['suffix', 'end', 'refused', 'refused'],
+  ['temperature', 0, 'honoured', 'honoured'],
+  ['top_p', 0.5, 'honoured', 'honoured'],
+  ['user', 'u', 'honoured', 'honoured'],
+];
+
+describe("OpenAI's request fields: honoured or refused by name, never dropped", () => {
+  let server: TestServer;
+  let api: ReturnType<typeof client>;
+  let work: string;
+
+  beforeAll(async () => {
+    work = await makeHome('hangar-fields-');
+    const tiny = buildTinyLlm(path.join(work, 'llm'));
+    server = await startServer();
+    api = client(server.url);
+    expect((await api.post('/v1/model_registrations/LLM', tinyLlmRegistration('tiny-fields', tiny.path, ['chat', 'generate', 'tools']))).status).toBe(200);
+    const launches = await Promise.all([
+      api.post('/v1/models', { model_name: 'tiny-fields', model_engine: 'Transformers', model_uid: 'tf' }),
+      api.post('/v1/models', { model_name: 'simulator', model_engine: 'simulator', model_uid: 'sim', step_ms: 1, ttft_ms: 0 }),
+    ]);
+    for (const l of launches) expect(l.status, l.text).toBe(200);
+  }, 180_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await removeHome(server.home);
+    await removeHome(work);
+  });
+
+  const walk = async (route: string, base: Record<string, unknown>, table: typeof CHAT) => {
+    for (const [field, value, ...outcomes] of table) {
+      for (const [model, expected] of [['tf', outcomes[0]], ['sim', outcomes[1]]] as const) {
+        const body = { model, ...base, [field]: value, ...(field === 'top_logprobs' ? { logprobs: true } : {}), ...(field === 'stream_options' ? { stream: false } : {}) };
+        const res = await api.post(route, body);
+        if (expected === 'honoured') {
+          expect(res.status, `${route} ${field} on ${model}: ${res.text}`).toBe(200);
+        } else {
+          expect(res.status, `${route} ${field} on ${model} should be refused: ${res.text}`).toBe(400);
+          // Tools depend on the model (its abilities), the rest on its engine.
+          if (field === 'tools') {
+            expect(res.body.error).toMatchObject({ param: field, code: 'ability_missing' });
+          } else {
+            expect(res.body.error, `${route} ${field} on ${model}`).toMatchObject({ param: field, code: 'parameter_unsupported' });
+            expect(res.body.error.message).toContain(model === 'tf' ? 'Transformers' : 'simulator');
+          }
+        }
+      }
+    }
+  };
+
+  it('walks every chat field', async () => {
+    await walk('/v1/chat/completions', { messages: [{ role: 'user', content: 'hi' }], max_tokens: 3 }, CHAT);
+  }, 120_000);
+
+  it('walks every completions field', async () => {
+    await walk('/v1/completions', { prompt: 'hello', max_tokens: 3 }, COMPLETIONS);
+  }, 120_000);
+
+  it('answers logprobs from the Transformers engine in chat's and completions' shapes', async () => {
+    const chat = await api.post('/v1/chat/completions', { model: 'tf', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4, temperature: 0, logprobs: true, top_logprobs: 2 });
+    const content = chat.body.choices[0].logprobs.content as Array<{ token: string; logprob: number; top_logprobs: unknown[] }>;
+    expect(content).toHaveLength(chat.body.usage.completion_tokens);
+    expect(content.every((c) => c.logprob <= 0 && c.top_logprobs.length === 2)).toBe(true);
+    const legacy = await api.post('/v1/completions', { model: 'tf', prompt: 'hello', max_tokens: 4, temperature: 0, logprobs: 1 });
+    expect(legacy.body.choices[0].logprobs.tokens).toHaveLength(legacy.body.usage.completion_tokens);
+  });
+});
