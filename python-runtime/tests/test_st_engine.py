@@ -61,9 +61,9 @@ def batched(engine, method: str, calls: list[tuple[list, dict]]) -> list[Sink]:
 
 
 def test_describe_and_abilities(embedder, reranker, tiny_embedder):
-    assert embedder.abilities == ("embed",) and list(embedder.methods()) == ["embed"]
+    assert embedder.abilities == ("embed",) and list(embedder.methods()) == ["embed", "convert_ids_to_tokens"]
     assert embedder.describe() == {"dimensions": tiny_embedder["dimensions"], "max_tokens": tiny_embedder["max_tokens"]}
-    assert reranker.abilities == ("rerank",) and list(reranker.methods()) == ["rerank"]
+    assert reranker.abilities == ("rerank",) and list(reranker.methods()) == ["rerank", "convert_ids_to_tokens"]
     assert reranker.describe() == {"max_tokens": tiny_embedder["max_tokens"]}
 
 
