@@ -117,7 +117,7 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
     await walk('/v1/completions', { prompt: 'hello', max_tokens: 3 }, COMPLETIONS);
   }, 120_000);
 
-  it('answers logprobs from the Transformers engine in chat's and completions' shapes', async () => {
+  it('answers logprobs from the Transformers engine in the chat and completions shapes', async () => {
     const chat = await api.post('/v1/chat/completions', { model: 'tf', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4, temperature: 0, logprobs: true, top_logprobs: 2 });
     const content = chat.body.choices[0].logprobs.content as Array<{ token: string; logprob: number; top_logprobs: unknown[] }>;
     expect(content).toHaveLength(chat.body.usage.completion_tokens);

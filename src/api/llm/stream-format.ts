@@ -1,3 +1,4 @@
+import type { HangarError } from '../../errors/hangar-error.js';
 import type { Generation } from './generate-config.js';
 
 /**
@@ -12,4 +13,8 @@ export interface StreamFormat {
   events(g: Generation): string;
   /** Finishing events if no value carried a finish reason (a runtime that ended without one). */
   closing(): string;
+  /** What ends the stream; absent: OpenAI's `data: [DONE]` (Anthropic's streams have none). */
+  done?: string;
+  /** The event of a failure after the headers went out; absent: the contract's `data: {"error": ...}`. */
+  failure?: (error: HangarError) => string;
 }

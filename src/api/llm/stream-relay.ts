@@ -64,19 +64,20 @@ export async function relayStream(request: FastifyRequest, reply: FastifyReply, 
     }
     const aborted = options.aborted?.();
     if (aborted) throw aborted;
-    out.end(pending + held.rest(format, merge) + format.closing() + SSE_DONE);
+    out.end(pending + held.rest(format, merge) + format.closing() + (format.done ?? SSE_DONE));
   } catch (err) {
-    out.end(pending + held.rest(format, true) + failureEvent(request, err));
+    out.end(pending + held.rest(format, true) + failureEvent(request, err, format));
   } finally {
     await source.return();
   }
 }
 
 /** A failure after the headers went out: one `data: {"error": ...}` event (contract §4); 5xx are logged. */
-export function failureEvent(request: FastifyRequest, err: unknown): string {
+export function failureEvent(request: FastifyRequest, err: unknown, format?: StreamFormat): string {
   const error = err instanceof HangarError ? err : new HangarError('internal_error', [String(request.id)], { cause: err });
   request.meter?.fail();
   if (error.status >= 500) request.log.error({ err: error.cause ?? error, code: error.code }, error.message);
+  if (format?.failure) return format.failure(error);
   return sseEvent(JSON.stringify({ error: errorBody(error).error }));
 }
 

@@ -1,0 +1,69 @@
+import { HangarError } from '../../errors/hangar-error.js';
+import type { ContentBlock, MessagesBody } from './schema.js';
+
+/**
+ * An Anthropic Messages request as the OpenAI chat request the engines already serve
+ * (docs/anthropic.md, "Mapping"): system first, text parts joined, images as
+ * `image_url` parts, `tool_use` blocks as the assistant's `tool_calls`, `tool_result`
+ * blocks as `tool` messages, tools and tool_choice in OpenAI's spelling.
+ */
+export function toChatRequest(body: MessagesBody): Record<string, unknown> {
+  const messages: Array<Record<string, unknown>> = [];
+  if (body.system !== undefined) {
+    const system = typeof body.system === 'string' ? body.system : body.system.map((b) => b.text).join('\n');
+    if (system) messages.push({ role: 'system', content: system });
+  }
+  body.messages.forEach((message, i) => {
+    const blocks: ContentBlock[] = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
+    if (message.role === 'assistant') messages.push(assistantMessage(blocks));
+    else messages.push(...userMessages(blocks, i));
+  });
+  const chat: Record<string, unknown> = { model: body.model, messages, max_tokens: body.max_tokens };
+  if (body.stop_sequences?.length) chat.stop = body.stop_sequences;
+  if (body.temperature !== undefined) chat.temperature = body.temperature;
+  if (body.top_p !== undefined) chat.top_p = body.top_p;
+  if (body.top_k !== undefined && body.top_k > 0) chat.top_k = body.top_k;
+  if (body.tools?.length) {
+    chat.tools = body.tools.map((t) => ({ type: 'function', function: { name: t.name, ...(t.description ? { description: t.description } : {}), parameters: t.input_schema } }));
+  }
+  if (body.tool_choice) chat.tool_choice = toolChoice(body.tool_choice);
+  if (body.thinking) chat.enable_thinking = body.thinking.type === 'enabled';
+  return chat;
+}
+
+function assistantMessage(blocks: ContentBlock[]): Record<string, unknown> {
+  const text = blocks.filter((b) => b.type === 'text').map((b) => (b as { text: string }).text).join('');
+  const calls = blocks
+    .filter((b): b is Extract<ContentBlock, { type: 'tool_use' }> => b.type === 'tool_use')
+    .map((b) => ({ id: b.id, type: 'function', function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } }));
+  return { role: 'assistant', content: text, ...(calls.length ? { tool_calls: calls } : {}) };
+}
+
+/** A user turn: its tool results first (each a `tool` message, as OpenAI orders them), then its text and images. */
+function userMessages(blocks: ContentBlock[], index: number): Array<Record<string, unknown>> {
+  const out: Array<Record<string, unknown>> = [];
+  const parts: Array<Record<string, unknown>> = [];
+  for (const block of blocks) {
+    if (block.type === 'tool_result') {
+      const content = block.content === undefined ? '' : typeof block.content === 'string' ? block.content : block.content.map((c) => (c.type === 'text' ? (c as { text: string }).text : '')).join('');
+      out.push({ role: 'tool', tool_call_id: block.tool_use_id, content: block.is_error ? `Error: ${content}` : content });
+    } else if (block.type === 'text') {
+      parts.push({ type: 'text', text: (block as { text: string }).text });
+    } else if (block.type === 'image') {
+      const source = (block as { source: { type: string; media_type?: string; data?: string; url?: string } }).source;
+      parts.push({ type: 'image_url', image_url: { url: source.type === 'base64' ? `data:${source.media_type};base64,${source.data}` : source.url } });
+    } else if (block.type === 'tool_use') {
+      throw new HangarError('invalid_field', [`messages.${index}.content: tool_use blocks belong to assistant messages`], { param: `messages.${index}.content` });
+    }
+  }
+  if (parts.length > 0) {
+    const onlyText = parts.every((p) => p.type === 'text');
+    out.push({ role: 'user', content: onlyText ? parts.map((p) => p.text).join('') : parts });
+  }
+  return out;
+}
+
+function toolChoice(choice: NonNullable<MessagesBody['tool_choice']>): unknown {
+  if (choice.type === 'tool') return { type: 'function', function: { name: (choice as { name: string }).name } };
+  return { auto: 'auto', any: 'required', none: 'none' }[choice.type];
+}

@@ -1,0 +1,48 @@
+import { z } from 'zod';
+
+/** Anthropic's Messages API request (docs/anthropic.md), as its SDKs send it. */
+
+const textBlock = z.looseObject({ type: z.literal('text'), text: z.string() });
+const imageBlock = z.looseObject({
+  type: z.literal('image'),
+  source: z.union([
+    z.looseObject({ type: z.literal('base64'), media_type: z.string(), data: z.string() }),
+    z.looseObject({ type: z.literal('url'), url: z.string() }),
+  ]),
+});
+const toolUseBlock = z.looseObject({ type: z.literal('tool_use'), id: z.string().min(1), name: z.string().min(1), input: z.unknown() });
+const toolResultBlock = z.looseObject({
+  type: z.literal('tool_result'),
+  tool_use_id: z.string().min(1),
+  content: z.union([z.string(), z.array(z.union([textBlock, imageBlock]))]).optional(),
+  is_error: z.boolean().optional(),
+});
+const thinkingBlock = z.looseObject({ type: z.enum(['thinking', 'redacted_thinking']) });
+export const contentBlock = z.union([textBlock, imageBlock, toolUseBlock, toolResultBlock, thinkingBlock], {
+  error: 'content blocks must be text, image, tool_use, tool_result or thinking',
+});
+export type ContentBlock = z.infer<typeof contentBlock>;
+
+export const messagesBody = z.looseObject({
+  model: z.string({ error: 'is required' }).min(1),
+  max_tokens: z.int({ error: 'is required: the most tokens to generate' }).min(1),
+  messages: z
+    .array(z.looseObject({ role: z.enum(['user', 'assistant']), content: z.union([z.string(), z.array(contentBlock)]) }))
+    .min(1, 'must hold at least one message'),
+  system: z.union([z.string(), z.array(textBlock)]).optional(),
+  stop_sequences: z.array(z.string()).max(16).optional(),
+  temperature: z.number().min(0).max(1).optional(),
+  top_p: z.number().gt(0).max(1).optional(),
+  top_k: z.int().min(0).optional(),
+  stream: z.boolean().optional(),
+  tools: z.array(z.looseObject({ name: z.string().min(1), description: z.string().optional(), input_schema: z.record(z.string(), z.unknown()) })).optional(),
+  tool_choice: z
+    .union([
+      z.looseObject({ type: z.enum(['auto', 'any', 'none']) }),
+      z.looseObject({ type: z.literal('tool'), name: z.string().min(1) }),
+    ])
+    .optional(),
+  metadata: z.looseObject({ user_id: z.string().nullish() }).optional(),
+  thinking: z.union([z.looseObject({ type: z.literal('enabled'), budget_tokens: z.int().min(0) }), z.looseObject({ type: z.literal('disabled') })]).optional(),
+});
+export type MessagesBody = z.infer<typeof messagesBody>;
