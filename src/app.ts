@@ -3,6 +3,7 @@ import fastifyMultipart from '@fastify/multipart';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { keyRoutes } from './api/admin/key-routes.js';
+import { anthropicRoutes } from './api/anthropic/routes.js';
 import { reportRoutes } from './api/admin/report-routes.js';
 import { userRoutes } from './api/admin/user-routes.js';
 import { installAuthGuard } from './api/auth/guard.js';
@@ -119,6 +120,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   await app.register(flexibleRoutes, { supervisor });
   await app.register(chatRoutes, { supervisor, streaming: parts.streaming });
   await app.register(completionRoutes, { supervisor, streaming: parts.streaming });
+  await app.register(anthropicRoutes, { supervisor, streaming: parts.streaming });
   await app.register(embeddingsRoutes, { supervisor });
   await app.register(rerankRoutes, { supervisor });
   const media = new MediaStore();

@@ -9,6 +9,8 @@ export type { Logger };
  */
 export const REDACTED_PATHS = [
   'req.headers.authorization',
+  "req.headers['x-api-key']",
+  "headers['x-api-key']",
   'req.headers.cookie',
   'headers.authorization',
   'password',

@@ -33,8 +33,10 @@ export function installAuthGuard(app: FastifyInstance, authenticator: Authentica
     const method = request.method === 'HEAD' ? 'GET' : request.method;
     if (url !== undefined && isPublicRoute(method, url)) return done();
     const required = request.routeOptions.config.permission ?? 'admin';
-    const match = BEARER.exec(request.headers.authorization ?? '');
-    if (!match?.[1]) return done(new HangarError('not_authenticated', [], { headers: { 'www-authenticate': 'Bearer' } }));
+    // Anthropic's SDKs send the key as `x-api-key` (docs/anthropic.md); a bearer header wins.
+    const apiKey = request.headers['x-api-key'];
+    const credential = BEARER.exec(request.headers.authorization ?? '')?.[1] ?? (typeof apiKey === 'string' && apiKey.length > 0 ? apiKey : undefined);
+    if (!credential) return done(new HangarError('not_authenticated', [], { headers: { 'www-authenticate': 'Bearer' } }));
     const admit = (principal: Principal | null): void => {
       const challenge = (): Record<string, string> => ({ 'www-authenticate': `Bearer scope="${required}"` });
       if (!principal) return done(new HangarError('invalid_credentials', [], { headers: challenge() }));
@@ -42,7 +44,7 @@ export function installAuthGuard(app: FastifyInstance, authenticator: Authentica
       request.principal = principal;
       done();
     };
-    const outcome = authenticator.authenticate(match[1]);
+    const outcome = authenticator.authenticate(credential);
     if (outcome instanceof Promise) outcome.then(admit, (err: unknown) => done(err as Error));
     else admit(outcome);
   });

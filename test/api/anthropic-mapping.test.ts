@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { toChatRequest } from '../../src/api/anthropic/chat-request.js';
+import { anthropicMessage, stopReason } from '../../src/api/anthropic/message-response.js';
+import { messagesBody } from '../../src/api/anthropic/schema.js';
+import { anthropicStreamFormat } from '../../src/api/anthropic/stream-events.js';
+
+const parse = (body: unknown) => messagesBody.parse(body);
+
+describe('Anthropic Messages as OpenAI chat', () => {
+  it('maps system, text, images, tool use and tool results in order', () => {
+    const chat = toChatRequest(
+      parse({
+        model: 'm',
+        max_tokens: 20,
+        system: [{ type: 'text', text: 'Be brief.' }],
+        stop_sequences: ['END'],
+        temperature: 0.3,
+        tools: [{ name: 'weather', description: 'Weather by city', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }],
+        tool_choice: { type: 'tool', name: 'weather' },
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'Look: ' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }] },
+          { role: 'assistant', content: [{ type: 'text', text: 'Checking.' }, { type: 'tool_use', id: 'toolu_1', name: 'weather', input: { city: 'Paris' } }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'sunny' }] }, { type: 'text', text: 'And?' }] },
+        ],
+      }),
+    );
+    expect(chat).toEqual({
+      model: 'm',
+      max_tokens: 20,
+      stop: ['END'],
+      temperature: 0.3,
+      tools: [{ type: 'function', function: { name: 'weather', description: 'Weather by city', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
+      tool_choice: { type: 'function', function: { name: 'weather' } },
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: [{ type: 'text', text: 'Look: ' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] },
+        { role: 'assistant', content: 'Checking.', tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } }] },
+        { role: 'tool', tool_call_id: 'toolu_1', content: 'sunny' },
+        { role: 'user', content: 'And?' },
+      ],
+    });
+  });
+
+  it('spells tool_choice and stop reasons as each side does', () => {
+    const choice = (c: unknown) => toChatRequest(parse({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: 'x' }], tool_choice: c })).tool_choice;
+    expect([choice({ type: 'auto' }), choice({ type: 'any' }), choice({ type: 'none' })]).toEqual(['auto', 'required', 'none']);
+    expect(['stop', 'length', 'tool_calls', undefined].map(stopReason)).toEqual(['end_turn', 'max_tokens', 'tool_use', 'end_turn']);
+    expect(() => toChatRequest(parse({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: [{ type: 'tool_use', id: 'a', name: 'b', input: {} }] }] }))).toThrow(/assistant/);
+  });
+
+  it('answers a message with thinking, text and tool_use blocks', () => {
+    const message = anthropicMessage('m', {
+      text: 'Here.',
+      reasoning_content: 'hmm',
+      tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }],
+      finish_reason: 'tool_calls',
+      usage: { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 },
+    });
+    expect(message).toMatchObject({
+      type: 'message',
+      role: 'assistant',
+      content: [{ type: 'thinking', thinking: 'hmm' }, { type: 'text', text: 'Here.' }, { type: 'tool_use', id: 'call_1', name: 'weather', input: { city: 'Oslo' } }],
+      stop_reason: 'tool_use',
+      usage: { input_tokens: 5, output_tokens: 7 },
+    });
+  });
+
+  it("streams Anthropic's event sequence, blocks opened and closed in order", () => {
+    const format = anthropicStreamFormat('m');
+    const out = format.opening() + format.events({ text: '', reasoning_content: 'think' }) + format.events({ text: 'Hi' }) + format.events({ text: '!', finish_reason: 'length', usage: { prompt_tokens: 1, completion_tokens: 3, total_tokens: 4 } }) + format.closing();
+    const names = [...out.matchAll(/^event: (\w+)$/gm)].map((m) => m[1]);
+    expect(names).toEqual(['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop', 'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
+    expect(out).toContain('"stop_reason":"max_tokens"');
+    expect(format.done).toBe('');
+  });
+});

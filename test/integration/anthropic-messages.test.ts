@@ -1,0 +1,107 @@
+import { execFileSync } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import Anthropic from '@anthropic-ai/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { upstreamAuthConfig } from '../fixtures/auth-users.js';
+import { request } from './harness/http.js';
+import { makeHome, removeHome, startServer, venvPython, type TestServer } from './harness/server.js';
+import { buildTinyLlm, tinyLlmRegistration } from './harness/tiny-models.js';
+
+const ADMIN_KEY = 'sk-3sjLbdwqAhhAF';
+// The simulator's first words (python-runtime/hangar_runtime/engines/simulator/text.py).
+const SIX_WORDS = 'alpha bravo charlie delta echo foxtrot ';
+
+/** Anthropic's Messages API through the official SDKs, with auth on (x-api-key). */
+describe('Anthropic Messages API (real server, both SDKs)', () => {
+  let server: TestServer;
+  let work: string;
+  const as = { authorization: `Bearer ${ADMIN_KEY}` };
+
+  beforeAll(async () => {
+    work = await makeHome('hangar-anthropic-');
+    const authFile = path.join(work, 'auth.json');
+    await writeFile(authFile, JSON.stringify(upstreamAuthConfig()));
+    const tiny = buildTinyLlm(path.join(work, 'llm'));
+    server = await startServer({ args: ['--auth-config', authFile] });
+    expect((await request(server.url, 'POST', '/v1/model_registrations/LLM', tinyLlmRegistration('tiny-anthropic', tiny.path, ['chat', 'generate', 'tools']), as)).status).toBe(200);
+    const launches = await Promise.all([
+      request(server.url, 'POST', '/v1/models', { model_name: 'simulator', model_engine: 'simulator', model_uid: 'sim', step_ms: 1, ttft_ms: 0 }, as),
+      request(server.url, 'POST', '/v1/models', { model_name: 'tiny-anthropic', model_engine: 'Transformers', model_uid: 'tiny' }, as),
+    ]);
+    for (const l of launches) expect(l.status, l.text).toBe(200);
+  }, 180_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await removeHome(server.home);
+    await removeHome(work);
+  });
+
+  it('answers messages.create with text, stop reason and usage (JS SDK, x-api-key)', async () => {
+    const client = new Anthropic({ baseURL: server.url, apiKey: ADMIN_KEY, maxRetries: 0 });
+    const message = await client.messages.create({ model: 'sim', max_tokens: 6, system: 'You are terse.', messages: [{ role: 'user', content: 'hi there' }] });
+    expect(message.type).toBe('message');
+    expect(message.role).toBe('assistant');
+    expect(message.content).toEqual([{ type: 'text', text: SIX_WORDS }]);
+    expect(message.stop_reason).toBe('max_tokens');
+    expect(message.usage.output_tokens).toBe(6);
+    expect(message.usage.input_tokens).toBeGreaterThan(0);
+  });
+
+  it('streams the event sequence the SDK assembles into the same message, at /anthropic too', async () => {
+    const client = new Anthropic({ baseURL: `${server.url}/anthropic`, apiKey: ADMIN_KEY, maxRetries: 0 });
+    const stream = client.messages.stream({ model: 'sim', max_tokens: 6, messages: [{ role: 'user', content: 'hi' }] });
+    const types: string[] = [];
+    stream.on('streamEvent', (e) => types.push(e.type));
+    const final = await stream.finalMessage();
+    expect(final.content).toEqual([{ type: 'text', text: SIX_WORDS }]);
+    expect(final.stop_reason).toBe('max_tokens');
+    expect(final.usage.output_tokens).toBe(6);
+    expect(types[0]).toBe('message_start');
+    expect(types.at(-1)).toBe('message_stop');
+    expect(types).toContain('content_block_delta');
+    const models = await client.models.list();
+    expect(models.data.map((m) => m.id).sort()).toEqual(['sim', 'tiny']);
+    expect((await client.models.retrieve('sim')).id).toBe('sim');
+  });
+
+  it('takes a tool conversation (tools, tool_use, tool_result) on a real model', async () => {
+    const client = new Anthropic({ baseURL: server.url, apiKey: ADMIN_KEY, maxRetries: 0 });
+    const message = await client.messages.create({
+      model: 'tiny',
+      max_tokens: 5,
+      temperature: 0,
+      tools: [{ name: 'weather', description: 'Weather by city', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }],
+      messages: [
+        { role: 'user', content: 'Weather in Paris?' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'weather', input: { city: 'Paris' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'sunny' }] },
+      ],
+    });
+    expect(message.usage.input_tokens).toBeGreaterThan(20);
+    expect(['end_turn', 'max_tokens', 'tool_use']).toContain(message.stop_reason);
+  });
+
+  it('refuses a bad request and a bad key in the shapes the SDK raises', async () => {
+    const client = new Anthropic({ baseURL: server.url, apiKey: ADMIN_KEY, maxRetries: 0 });
+    await expect(client.messages.create({ model: 'sim', messages: [{ role: 'user', content: 'x' }] } as never)).rejects.toBeInstanceOf(Anthropic.BadRequestError);
+    await expect(client.messages.create({ model: 'nope', max_tokens: 3, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.NotFoundError);
+    const wrong = new Anthropic({ baseURL: server.url, apiKey: 'sk-wrongwrongwro', maxRetries: 0 });
+    await expect(wrong.messages.create({ model: 'sim', max_tokens: 3, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
+  });
+
+  it('works with the Python SDK, streamed and not', () => {
+    const script = `
+import json, sys, anthropic
+client = anthropic.Anthropic(base_url=sys.argv[1], api_key=sys.argv[2], max_retries=0)
+whole = client.messages.create(model="sim", max_tokens=6, messages=[{"role": "user", "content": "hi"}])
+with client.messages.stream(model="sim", max_tokens=6, messages=[{"role": "user", "content": "hi"}]) as stream:
+    streamed = "".join(stream.text_stream)
+    final = stream.get_final_message()
+print(json.dumps({"whole": whole.content[0].text, "streamed": streamed, "stop": final.stop_reason, "out": final.usage.output_tokens}))
+`;
+    const out = JSON.parse(execFileSync(venvPython, ['-c', script, server.url, ADMIN_KEY], { encoding: 'utf8', timeout: 60_000 }).trim().split('\n').pop()!);
+    expect(out).toEqual({ whole: SIX_WORDS, streamed: SIX_WORDS, stop: 'max_tokens', out: 6 });
+  });
+});
