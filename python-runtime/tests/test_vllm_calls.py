@@ -54,6 +54,14 @@ def test_launch_stream_abort_and_shutdown_are_well_formed_calls(spawn, workdir, 
                                  logit_bias={"7": 3.0})
     assert end_type == END
 
+    # OpenAI's response_format reaches vLLM's guided decoding (GuidedDecodingParams).
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    _, end_type, _ = stream(rt, 5, "chat", [{"role": "user", "content": "Hi"}], max_tokens=2,
+                            response_format={"type": "json_schema", "json_schema": {"name": "x", "schema": schema}})
+    assert end_type == END
+    _, end_type, _ = stream(rt, 6, "chat", [{"role": "user", "content": "Hi"}], max_tokens=2, response_format={"type": "json_object"})
+    assert end_type == END
+
     rt.send(CALL, {"id": 3, "method": "generate", "args": ["x"], "kwargs": {"generate_config": {"max_tokens": 400}},
                    "stream": True})
     assert rt.expect(CHUNK)["id"] == 3
@@ -69,6 +77,10 @@ def test_launch_stream_abort_and_shutdown_are_well_formed_calls(spawn, workdir, 
     events = [json.loads(line) for line in calls_log.read_text().splitlines()]
     assert events[0]["event"] == "from_engine_args"
     assert all(e["output_kind"] == 1 for e in events if e["event"] == "generate")  # RequestOutputKind.DELTA
+    guides = {e["request_id"]: e["guided"] for e in events if e["event"] == "generate"}
+    assert guides["hangar-5"] == {"json": {"type": "object", "properties": {"a": {"type": "integer"}}}}
+    assert guides["hangar-6"] == {"json_object": True}
+    assert guides["hangar-1"] is None
     assert {"event": "abort", "request_ids": ["hangar-3"]} in events
     assert events[-1]["event"] == "shutdown"
 

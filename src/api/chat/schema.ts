@@ -20,6 +20,14 @@ export const chatBody = z.looseObject({
   chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
   enable_thinking: z.boolean().nullish(),
   logprobs: z.boolean().nullish(),
+  // OpenAI's structured output; vLLM's guided decoding does it (parameter-support.ts).
+  response_format: z
+    .discriminatedUnion('type', [
+      z.looseObject({ type: z.literal('text') }),
+      z.looseObject({ type: z.literal('json_object') }),
+      z.looseObject({ type: z.literal('json_schema'), json_schema: z.looseObject({ name: z.string().min(1), schema: z.record(z.string(), z.unknown()).optional(), strict: z.boolean().nullish() }) }),
+    ])
+    .nullish(),
   top_logprobs: z.int().min(0).max(20).nullish(),
 });
 export type ChatBody = z.infer<typeof chatBody>;

@@ -27,8 +27,10 @@ export function prepareChat(supervisor: Supervisor, body: ChatBody): ChatCall {
   }
   const templateKwargs = { ...(body.chat_template_kwargs ?? {}) };
   if (body.enable_thinking !== null && body.enable_thinking !== undefined) templateKwargs.enable_thinking = body.enable_thinking;
+  const generateConfig = withLogprobs(toGenerateConfig(body, body.max_completion_tokens ?? body.max_tokens), body.logprobs ? (body.top_logprobs ?? 0) : null);
+  if (body.response_format && body.response_format.type !== 'text') generateConfig.response_format = body.response_format;
   const kwargs: Record<string, unknown> = {
-    generate_config: withLogprobs(toGenerateConfig(body, body.max_completion_tokens ?? body.max_tokens), body.logprobs ? (body.top_logprobs ?? 0) : null),
+    generate_config: generateConfig,
     chat_template_kwargs: templateKwargs,
   };
   if (body.tools && body.tools.length > 0) {

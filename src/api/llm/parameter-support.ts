@@ -37,8 +37,8 @@ export const CHAT_RULES: Record<string, Rule> = {
   logprobs: { asks: (v) => v === true, engines: ALL_GENERATORS },
   response_format: {
     asks: (v) => (v as { type?: unknown } | null)?.type !== undefined && (v as { type?: unknown }).type !== 'text',
-    engines: [],
-    hint: 'structured output (json_object, json_schema) needs vLLM\'s guided decoding, which this release does not wire yet',
+    engines: ['vLLM'],
+    hint: 'structured output (json_object, json_schema) is vLLM\'s guided decoding',
   },
   parallel_tool_calls: { asks: (v) => v === false, engines: [], hint: 'every tool call the model makes is returned' },
   modalities: { asks: (v) => Array.isArray(v) && v.some((m) => m !== 'text'), engines: [], hint: 'only text is generated' },

@@ -27,6 +27,8 @@ class GenerateConfig:
     logit_bias: dict[int, float] = field(default_factory=dict)
     # None: no log-probabilities; else this many alternatives per token (0 to 20).
     top_logprobs: int | None = None
+    # OpenAI's response_format as a guide: None (free text), {"json_object": True}, or {"json": <schema>}.
+    guide: dict | None = None
 
 
 def parse_generate_config(raw) -> GenerateConfig:
@@ -49,6 +51,7 @@ def parse_generate_config(raw) -> GenerateConfig:
         presence_penalty=_number(get("presence_penalty", 0.0), "presence_penalty", minimum=-2.0),
         logit_bias=_logit_bias(get("logit_bias", {})),
         top_logprobs=_top_logprobs(get("logprobs"), get("top_logprobs")),
+        guide=_guide(get("response_format")),
     )
     for name in ("frequency_penalty", "presence_penalty"):
         if getattr(config, name) > 2.0:
@@ -129,3 +132,23 @@ def _top_logprobs(asked, top) -> int | None:
     if count > 20:
         raise ValueError(f"top_logprobs must be an integer from 0 to 20, got {count}")
     return count
+
+
+def _guide(value) -> dict | None:
+    """OpenAI's `response_format`: text (no guide), json_object, or json_schema."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("type"), str):
+        raise TypeError(f"response_format must be a map with a type, got {value!r}")
+    kind = value["type"]
+    if kind == "text":
+        return None
+    if kind == "json_object":
+        return {"json_object": True}
+    if kind == "json_schema":
+        spec = value.get("json_schema")
+        schema = spec.get("schema") if isinstance(spec, dict) else None
+        if not isinstance(schema, dict):
+            raise TypeError("response_format.json_schema.schema must be a JSON schema (a map)")
+        return {"json": schema}
+    raise ValueError(f"response_format.type must be text, json_object or json_schema, got {kind!r}")

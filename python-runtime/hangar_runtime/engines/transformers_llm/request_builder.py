@@ -57,6 +57,10 @@ class RequestBuilder:
         ids = list(facts.tokenizer(prompt, add_special_tokens=add_special_tokens)["input_ids"])
         if not ids:
             raise ValueError("The prompt is empty")
+        if config.guide is not None:
+            # No guided decoding here: refused rather than answered with free text (the
+            # control plane refuses first; this is the runtime's own guard).
+            raise ValueError("response_format json_object / json_schema needs the vLLM engine; the Transformers engine has no guided decoding")
         outside = [t for t in config.logit_bias if t >= len(facts.tokenizer)]
         if outside:
             raise ValueError(f"logit_bias: token ids {outside[:5]} are outside this model's vocabulary (0 to {len(facts.tokenizer) - 1})")

@@ -15,7 +15,7 @@ from ..hub_download import DOWNLOAD_SHARE, model_folder
 from ..transformers_llm.chat_format import render_chat
 from ..transformers_llm.generate_config import parse_generate_config
 from ..transformers_llm.tool_calls import tool_call_format
-from .sampling_params import sampling_kwargs, top_logprobs
+from .sampling_params import guided_decoding_fields, sampling_kwargs, top_logprobs
 from .scheduler import VllmScheduler, _Call
 
 log = logging.getLogger("hangar_runtime.vllm")
@@ -42,7 +42,7 @@ class VllmEngine(Engine):
         from transformers import AutoTokenizer
         from vllm.engine.arg_utils import AsyncEngineArgs
         from vllm.inputs import TokensPrompt
-        from vllm.sampling_params import RequestOutputKind, SamplingParams
+        from vllm.sampling_params import GuidedDecodingParams, RequestOutputKind, SamplingParams
 
         engine_kwargs = dict(spec.get("engine_kwargs") or {})
         path = str(model_folder(spec, progress))
@@ -85,9 +85,11 @@ class VllmEngine(Engine):
                     raise TypeError(f"prompt must be a string, got {type(prompt).__name__}")
                 ids = tokenizer(prompt)["input_ids"]
             top = top_logprobs(raw)
+            guide = guided_decoding_fields(config)
             params = SamplingParams(output_kind=RequestOutputKind.DELTA,
                                     **sampling_kwargs(config, prompt_tokens=len(ids), context_length=self._context_length,
-                                                      logprobs=top))
+                                                      logprobs=top),
+                                    **({"guided_decoding": GuidedDecodingParams(**guide)} if guide else {}))
             parse_tools = method == "chat" and bool(tools) and "tools" in self.abilities
             return _Call(sink, TokensPrompt(prompt_token_ids=list(ids)), params,
                          tool_format if parse_tools else None, top)

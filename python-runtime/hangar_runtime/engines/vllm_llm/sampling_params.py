@@ -36,6 +36,12 @@ def sampling_kwargs(config: GenerateConfig, *, prompt_tokens: int, context_lengt
     return kwargs
 
 
+def guided_decoding_fields(config: GenerateConfig) -> dict | None:
+    """The GuidedDecodingParams fields for OpenAI's response_format (vLLM's structured
+    outputs): `{"json_object": True}` or `{"json": <schema>}`; None for free text."""
+    return dict(config.guide) if config.guide else None
+
+
 def top_logprobs(raw) -> int | None:
     """`logprobs` / `top_logprobs` of a generate_config (as the control plane sends them)."""
     if not isinstance(raw, dict) or not raw.get("logprobs"):

@@ -3,6 +3,7 @@ release's keyword arguments (an unknown one is a TypeError, as with vLLM's
 msgspec struct). Proves well-formed calls only."""
 
 from enum import IntEnum
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -10,6 +11,28 @@ class RequestOutputKind(IntEnum):
     CUMULATIVE = 0  # every output holds everything so far
     DELTA = 1  # every output holds only what is new
     FINAL_ONLY = 2
+
+
+@dataclass
+class GuidedDecodingParams:
+    """vLLM 0.11.0's fields; one kind of guide at a time, as vLLM checks."""
+    json: str | dict | None = None
+    regex: str | None = None
+    choice: list[str] | None = None
+    grammar: str | None = None
+    json_object: bool | None = None
+    backend: str | None = None
+    backend_was_auto: bool = False
+    disable_fallback: bool = False
+    disable_any_whitespace: bool = False
+    disable_additional_properties: bool = False
+    whitespace_pattern: str | None = None
+    structural_tag: str | None = None
+
+    def __post_init__(self):
+        kinds = sum(x is not None for x in (self.json, self.regex, self.choice, self.grammar, self.json_object, self.structural_tag))
+        if kinds > 1:
+            raise ValueError(f"You can only use one kind of guided decoding but multiple are specified: {self.__dict__}")
 
 
 class SamplingParams:
@@ -41,3 +64,6 @@ class SamplingParams:
         self.repetition_penalty = repetition_penalty
         self.include_stop_str_in_output = include_stop_str_in_output
         self.output_kind = output_kind
+        if guided_decoding is not None and not isinstance(guided_decoding, GuidedDecodingParams):
+            raise TypeError(f"guided_decoding must be GuidedDecodingParams, got {type(guided_decoding).__name__}")
+        self.guided_decoding = guided_decoding

@@ -51,8 +51,10 @@ class AsyncLLM:
             raise TypeError("sampling_params must be SamplingParams")
         if not isinstance(request_id, str):
             raise TypeError("request_id must be a str")
+        guide = sampling_params.guided_decoding
         _record("generate", request_id=request_id, output_kind=int(sampling_params.output_kind),
-                prompt_tokens=len(prompt["prompt_token_ids"]))
+                prompt_tokens=len(prompt["prompt_token_ids"]),
+                guided={k: v for k, v in vars(guide).items() if v not in (None, False)} if guide else None)
         ids = prompt["prompt_token_ids"]
         for i in range(sampling_params.max_tokens):
             await asyncio.sleep(_STEP_S)
