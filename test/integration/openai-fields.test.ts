@@ -23,7 +23,7 @@ const CHAT: Array<[field: string, value: unknown, transformers: Outcome, simulat
   ['max_tokens', 3, 'honoured', 'honoured'],
   ['metadata', { team: 'a' }, 'honoured', 'honoured'],
   ['modalities', ['text', 'audio'], 'refused', 'refused'],
-  ['n', 2, 'refused', 'refused'],
+  ['n', 2, 'honoured', 'honoured'],
   ['parallel_tool_calls', false, 'refused', 'refused'],
   ['prediction', { type: 'content', content: 'x' }, 'refused', 'refused'],
   ['presence_penalty', -1, 'honoured', 'refused'],
@@ -53,7 +53,7 @@ const COMPLETIONS: Array<[field: string, value: unknown, transformers: Outcome, 
   ['logit_bias', { '5': -100 }, 'honoured', 'refused'],
   ['logprobs', 2, 'honoured', 'honoured'],
   ['max_tokens', 3, 'honoured', 'honoured'],
-  ['n', 3, 'refused', 'refused'],
+  ['n', 3, 'honoured', 'honoured'],
   ['presence_penalty', 1, 'honoured', 'refused'],
   ['seed', 1, 'honoured', 'honoured'],
   ['stop', 'x', 'honoured', 'honoured'],
@@ -116,6 +116,21 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
   it('walks every completions field', async () => {
     await walk('/v1/completions', { prompt: 'hello', max_tokens: 3 }, COMPLETIONS);
   }, 120_000);
+
+  it('answers n independent choices, seeded ones repeatable, and says streams take n = 1 for now', async () => {
+    const body = { model: 'tf', messages: [{ role: 'user', content: 'hi' }], max_tokens: 6, n: 3, seed: 11 };
+    const first = await api.post('/v1/chat/completions', body);
+    expect(first.body.choices.map((c: { index: number }) => c.index)).toEqual([0, 1, 2]);
+    const again = await api.post('/v1/chat/completions', body);
+    expect(again.body.choices.map((c: { message: { content: string } }) => c.message.content)).toEqual(first.body.choices.map((c: { message: { content: string } }) => c.message.content));
+    expect(new Set(first.body.choices.map((c: { message: { content: string } }) => c.message.content)).size).toBeGreaterThan(1);
+    const single = await api.post('/v1/chat/completions', { ...body, n: 1 });
+    expect(first.body.usage.prompt_tokens).toBe(single.body.usage.prompt_tokens);
+    expect(first.body.usage.completion_tokens).toBe(first.body.choices.length * 6);
+    const streamed = await api.post('/v1/chat/completions', { ...body, stream: true });
+    expect(streamed.status).toBe(400);
+    expect(streamed.body.error.param).toBe('n');
+  });
 
   it('answers logprobs from the Transformers engine in the chat and completions shapes', async () => {
     const chat = await api.post('/v1/chat/completions', { model: 'tf', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4, temperature: 0, logprobs: true, top_logprobs: 2 });

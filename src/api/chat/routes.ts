@@ -17,6 +17,7 @@ export const chatRoutes: FastifyPluginAsync<{ supervisor: Supervisor; streaming:
       ...prepareChat(supervisor, body),
       method: 'chat',
       stream: body.stream === true,
+      n: body.n ?? 1,
       answer: (value) => chatCompletion(body.model, value),
       streamInterval: body.stream_options?.stream_interval ?? null,
       format: () => chatStreamFormat(body.model, body.stream_options?.include_usage === true),

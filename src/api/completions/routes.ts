@@ -17,6 +17,7 @@ export const completionRoutes: FastifyPluginAsync<{ supervisor: Supervisor; stre
       ...prepareCompletion(supervisor, body),
       method: 'generate',
       stream: body.stream === true,
+      n: body.n ?? 1,
       answer: (value) => completion(body.model, value),
       streamInterval: body.stream_options?.stream_interval ?? null,
       format: () => completionStreamFormat(body.model, body.stream_options?.include_usage === true),

@@ -29,7 +29,8 @@ const SHARED: Record<string, Rule> = {
   seed: { asks: set, engines: ALL_GENERATORS },
   top_k: { asks: (v) => typeof v === 'number' && v > 0, engines: SAMPLING },
   repetition_penalty: { asks: (v) => typeof v === 'number' && v !== 1, engines: SAMPLING },
-  n: { asks: (v) => typeof v === 'number' && v !== 1, engines: [], hint: 'send n requests (with different seeds) instead' },
+  // Served by the control plane as n calls (serve-generation.ts), so every generator does it.
+  n: { asks: (v) => typeof v === 'number' && v !== 1, engines: ALL_GENERATORS },
 };
 
 export const CHAT_RULES: Record<string, Rule> = {

@@ -5,6 +5,7 @@ import { abortOnDisconnect } from '../client-disconnect.js';
 import { chunkObserver, countGenerated } from '../metrics/generation-metrics.js';
 import { setOverheadHeader } from '../overhead.js';
 import { abortedError } from '../request-tracking.js';
+import { HangarError } from '../../errors/hangar-error.js';
 import type { StreamFormat } from './stream-format.js';
 import { relayPerToken } from './per-token-relay.js';
 import { relayStream } from './stream-relay.js';
@@ -21,6 +22,8 @@ export interface GenerationCall {
   answer: (value: unknown) => Record<string, unknown>;
   /** How the stream's events are spelled. */
   format: () => StreamFormat;
+  /** OpenAI's `n`: this many independent choices (non-stream only); 1 when absent. */
+  n?: number;
 }
 
 /**
@@ -35,11 +38,18 @@ export async function serveGeneration(
   call: GenerationCall,
 ): Promise<Record<string, unknown> | undefined> {
   const metrics = request.server.metrics;
+  const n = call.n ?? 1;
+  if (n > 1 && call.stream) {
+    throw new HangarError('invalid_field', ['n: n > 1 is served without streaming for now; send n streams, or set stream to false'], { param: 'n' });
+  }
   if (!call.stream) {
-    const result = await supervisor.call(call.target, call.method, call.args, call.kwargs, abortOnDisconnect(reply));
-    setOverheadHeader(request, reply, result.runtimeMs);
-    countGenerated(metrics, call.target.uid, result.value);
-    return call.answer(result.value);
+    const signal = abortOnDisconnect(reply);
+    // n > 1: n independent calls (spread over the replicas), each its own sample; a
+    // request's seed becomes seed, seed + 1, ... so the choices differ and repeat.
+    const results = await Promise.all(Array.from({ length: n }, (_, i) => supervisor.call(call.target, call.method, call.args, i === 0 ? call.kwargs : withSeedOffset(call.kwargs, i), signal)));
+    setOverheadHeader(request, reply, Math.max(...results.map((r) => r.runtimeMs)));
+    for (const result of results) countGenerated(metrics, call.target.uid, result.value);
+    return n === 1 ? call.answer(results[0]!.value) : mergeChoices(results.map((r) => call.answer(r.value)));
   }
   const source = supervisor.stream(call.target, call.method, call.args, call.kwargs);
   const dispatchedAt = performance.now();
@@ -75,4 +85,20 @@ function trackedObserver(request: FastifyRequest, observe: (values: readonly unk
     for (const v of values as Array<{ text?: unknown; reasoning_content?: unknown } | null>) if (v?.text || v?.reasoning_content) tokens++;
     tracking.progress = Math.min(1, tokens / tracking.maxTokens!);
   };
+}
+
+function withSeedOffset(kwargs: Record<string, unknown>, offset: number): Record<string, unknown> {
+  const config = kwargs.generate_config as Record<string, unknown> | undefined;
+  if (typeof config?.seed !== 'number') return kwargs;
+  return { ...kwargs, generate_config: { ...config, seed: config.seed + offset } };
+}
+
+/** n answers as one: choices renumbered 0..n-1, the prompt counted once, completions summed. */
+function mergeChoices(answers: Array<Record<string, unknown>>): Record<string, unknown> {
+  const first = answers[0]!;
+  const choices = answers.flatMap((a, i) => (a.choices as Array<Record<string, unknown>>).map((c) => ({ ...c, index: i })));
+  const usages = answers.map((a) => a.usage as { prompt_tokens?: number; completion_tokens?: number } | null);
+  const prompt = usages[0]?.prompt_tokens ?? 0;
+  const completion = usages.reduce((sum, u) => sum + (u?.completion_tokens ?? 0), 0);
+  return { ...first, choices, usage: usages[0] ? { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } : null };
 }
