@@ -40,6 +40,7 @@ import { imagesOcrRoutes } from './api/images-ocr/routes.js';
 import { MediaStore } from './api/media-files/media-store.js';
 import { mediaFileRoutes } from './api/media-files/routes.js';
 import { videoGenerationRoutes } from './api/video-generations/routes.js';
+import { diffusersOnlyRoutes } from './api/media/diffusers-only-routes.js';
 import { webUiRoutes } from './api/web-ui/routes.js';
 import type { AccessControl } from './auth/access-control.js';
 import { packageRoot, type StreamingSettings } from './config/config.js';
@@ -129,6 +130,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   await app.register(imagesOcrRoutes, { supervisor });
   await app.register(imageGenerationRoutes, { supervisor, media });
   await app.register(videoGenerationRoutes, { supervisor, media });
+  await app.register(diffusersOnlyRoutes, { supervisor, registry, media });
   await app.register(mediaFileRoutes, { media });
   await app.register(webUiRoutes, { root: parts.webRoot ?? path.join(packageRoot, 'web', 'dist') });
   return app;

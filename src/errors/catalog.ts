@@ -99,6 +99,7 @@ export const catalog = {
 
   // Audio, image and video routes
   unsupported_upload_format: entry(400, 'invalid_request_error', 'The file in field %s is not %s in a format this route reads; expected one of: %s'),
+  route_engine_missing: entry(400, 'invalid_request_error', '%s needs the %s engine, which is not installed on this server (%s)'),
   media_not_found: entry(404, 'not_found_error', 'Generated file %s not found; links to generated files expire'),
 
   server_draining: entry(503, 'service_unavailable_error', 'The server is shutting down and takes no new requests'),

@@ -101,6 +101,11 @@ export class Registry {
     this.logger.info({ customModels: count }, `Loaded the model catalog and ${count} custom registration(s)`);
   }
 
+  /** Whether the runtime's Python can import `module` (the last environment probe). */
+  hasPythonModule(module: string): boolean {
+    return this.env.pythonModules.has(module);
+  }
+
   /** The environment was probed again (e.g. after installing an engine). */
   setEnvironment(env: EnvironmentFacts): void {
     this.env = env;
