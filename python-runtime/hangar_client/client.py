@@ -166,6 +166,16 @@ class Client(AdminMethods):
         return self._transport.call("GET", path, "query engine by model name", params=params)
 
 
+    # Registrations from a local folder
+
+    def build_llm_registration(self, model_path: str, model_family=None, model_name=None, register: bool = False,
+                               persist: bool = False) -> dict:
+        """POST /v1/models/llm/auto-register: a registration read from a save_pretrained
+        folder on the server's disk, to review, or registered at once with ``register``."""
+        body = {"model_path": model_path, "model_family": model_family, "model_name": model_name, "register": register,
+                "persist": persist}
+        return self._transport.call("POST", "/v1/models/llm/auto-register", "build a registration", json=body)
+
     # Replicas of a running model
 
     def add_model_replica(self, model_uid: str) -> dict:

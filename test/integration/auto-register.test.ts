@@ -1,8 +1,9 @@
+import { execFileSync } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
-import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
+import { makeHome, removeHome, repoRoot, startServer, venvPython, type TestServer } from './harness/server.js';
 import { buildTinyLlm, type TinyLlm } from './harness/tiny-models.js';
 
 /** POST /v1/models/llm/auto-register over a real save_pretrained folder, then a launch of what it built. */
@@ -42,6 +43,12 @@ describe('LLM auto-register (real server, tiny real Llama)', () => {
     // With a built-in family that parses tool calls, the template's tools count.
     const withFamily = await api.post('/v1/models/llm/auto-register', { model_path: tiny.path, model_family: 'qwen2.5-instruct' });
     expect(withFamily.body.model_ability).toEqual(['chat', 'generate', 'tools']);
+    // The Python client's method builds the same.
+    const py = execFileSync(venvPython, ['-c', 'import json, sys; from hangar_client import Client; print(json.dumps(Client(sys.argv[1]).build_llm_registration(sys.argv[2])))', server.url, tiny.path], {
+      env: { ...process.env, PYTHONPATH: path.join(repoRoot, 'python-runtime') },
+      encoding: 'utf8',
+    });
+    expect(JSON.parse(py)).toEqual({ ...res.body, model_description: expect.any(String) });
     // Only reviewed, not registered.
     expect((await api.get('/v1/model_registrations/LLM/my-tiny-llm')).status).toBe(404);
   });
