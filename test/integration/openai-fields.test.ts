@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
+import { jsonEvents, readSse } from './harness/sse-client.js';
 import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
 import { buildTinyLlm, tinyLlmRegistration } from './harness/tiny-models.js';
 
@@ -117,7 +118,7 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
     await walk('/v1/completions', { prompt: 'hello', max_tokens: 3 }, COMPLETIONS);
   }, 120_000);
 
-  it('answers n independent choices, seeded ones repeatable, and says streams take n = 1 for now', async () => {
+  it('answers n independent choices, seeded ones repeatable, streamed or not', async () => {
     const body = { model: 'tf', messages: [{ role: 'user', content: 'hi' }], max_tokens: 6, n: 3, seed: 11 };
     const first = await api.post('/v1/chat/completions', body);
     expect(first.body.choices.map((c: { index: number }) => c.index)).toEqual([0, 1, 2]);
@@ -127,9 +128,17 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
     const single = await api.post('/v1/chat/completions', { ...body, n: 1 });
     expect(first.body.usage.prompt_tokens).toBe(single.body.usage.prompt_tokens);
     expect(first.body.usage.completion_tokens).toBe(first.body.choices.length * 6);
-    const streamed = await api.post('/v1/chat/completions', { ...body, stream: true });
-    expect(streamed.status).toBe(400);
-    expect(streamed.body.error.param).toBe('n');
+    // The same choices streamed: every event names its choice; one usage chunk for all.
+    const streamed = await readSse(server.url, '/v1/chat/completions', { ...body, stream: true, stream_options: { include_usage: true } });
+    expect(streamed.data.at(-1)).toBe('[DONE]');
+    const events = jsonEvents(streamed);
+    const texts = [0, 1, 2].map((i) => events.filter((e) => e.choices?.[0]?.index === i).map((e) => e.choices[0].delta?.content ?? '').join(''));
+    expect(texts).toEqual(first.body.choices.map((c: { message: { content: string } }) => c.message.content));
+    expect(new Set(events.map((e) => e.id)).size).toBe(1);
+    const usage = events.filter((e) => e.usage);
+    expect(usage).toHaveLength(1);
+    expect(usage[0]!.usage).toEqual(first.body.usage);
+    expect(events.filter((e) => e.choices?.[0]?.finish_reason).map((e) => e.choices[0].index).sort()).toEqual([0, 1, 2]);
   });
 
   it('answers logprobs from the Transformers engine in the chat and completions shapes', async () => {

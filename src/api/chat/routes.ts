@@ -20,7 +20,8 @@ export const chatRoutes: FastifyPluginAsync<{ supervisor: Supervisor; streaming:
       n: body.n ?? 1,
       answer: (value) => chatCompletion(body.model, value),
       streamInterval: body.stream_options?.stream_interval ?? null,
-      format: () => chatStreamFormat(body.model, body.stream_options?.include_usage === true),
+      includeUsage: body.stream_options?.include_usage === true,
+      format: (choice) => chatStreamFormat(body.model, body.stream_options?.include_usage === true, choice),
     });
   });
 };

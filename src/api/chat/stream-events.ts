@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Generation } from '../llm/generate-config.js';
-import type { StreamFormat } from '../llm/stream-format.js';
+import type { ChoiceSpec, StreamFormat } from '../llm/stream-format.js';
 import { sseEvent } from '../sse/sse-response.js';
 
 /**
@@ -11,9 +11,11 @@ import { sseEvent } from '../sse/sse-response.js';
  * Every event of a stream shares its envelope, so the JSON around the delta is built
  * once per stream: this runs for every token relayed.
  */
-export function chatStreamFormat(model: string, includeUsage: boolean): StreamFormat {
-  const envelope = `{"id":"chatcmpl-${randomUUID()}","created":${Math.floor(Date.now() / 1000)},"model":${JSON.stringify(model)},"object":"chat.completion.chunk"`;
-  const head = `${envelope},"choices":[{"index":0,"delta":`;
+export function chatStreamFormat(model: string, includeUsage: boolean, choice?: ChoiceSpec): StreamFormat {
+  const id = choice?.id ?? `chatcmpl-${randomUUID()}`;
+  const envelope = `{"id":"${id}","created":${choice?.created ?? Math.floor(Date.now() / 1000)},"model":${JSON.stringify(model)},"object":"chat.completion.chunk"`;
+  const head = `${envelope},"choices":[{"index":${choice?.index ?? 0},"delta":`;
+  const ownUsage = includeUsage && (choice?.ownUsage ?? true);
   const tail = includeUsage ? '}],"usage":null}' : '}]}';
   const event = (delta: string, finish: string | null, logprobs: string): string =>
     sseEvent(`${head}${delta},"finish_reason":${finish === null ? 'null' : JSON.stringify(finish)},"logprobs":${logprobs}${tail}`);
@@ -23,9 +25,10 @@ export function chatStreamFormat(model: string, includeUsage: boolean): StreamFo
     const toolCalls = g?.tool_calls?.map((call, index) => ({ index, ...(call as object) }));
     const delta = toolCalls?.length ? { ...content, tool_calls: toolCalls } : content;
     let events = event(JSON.stringify(delta), g?.finish_reason ?? 'stop', logprobsOf(g));
-    if (includeUsage) events += sseEvent(`${envelope},"choices":[],"usage":${JSON.stringify(g?.usage ?? null)}}`);
+    if (ownUsage) events += usageEvent(g?.usage ?? null);
     return events;
   };
+  const usageEvent = (usage: unknown): string => sseEvent(`${envelope},"choices":[],"usage":${JSON.stringify(usage)}}`);
   return {
     opening: () => event('{"role":"assistant","content":""}', null, 'null'),
     events(g) {
@@ -35,6 +38,7 @@ export function chatStreamFormat(model: string, includeUsage: boolean): StreamFo
       return content ? event(JSON.stringify(content), null, logprobsOf(g)) : '';
     },
     closing: () => (finished ? '' : finish(null, {})),
+    usageEvent,
   };
 }
 

@@ -20,7 +20,8 @@ export const completionRoutes: FastifyPluginAsync<{ supervisor: Supervisor; stre
       n: body.n ?? 1,
       answer: (value) => completion(body.model, value),
       streamInterval: body.stream_options?.stream_interval ?? null,
-      format: () => completionStreamFormat(body.model, body.stream_options?.include_usage === true),
+      includeUsage: body.stream_options?.include_usage === true,
+      format: (choice) => completionStreamFormat(body.model, body.stream_options?.include_usage === true, choice),
     });
   });
 };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Generation, TokenLogprob } from '../llm/generate-config.js';
-import type { StreamFormat } from '../llm/stream-format.js';
+import type { ChoiceSpec, StreamFormat } from '../llm/stream-format.js';
 import { sseEvent } from '../sse/sse-response.js';
 
 /**
@@ -8,9 +8,12 @@ import { sseEvent } from '../sse/sse-response.js';
  * `finish_reason`, followed (with `stream_options.include_usage`) by a usage chunk.
  * The envelope is built once per stream: this runs for every token relayed.
  */
-export function completionStreamFormat(model: string, includeUsage: boolean): StreamFormat {
-  const envelope = `{"id":"cmpl-${randomUUID()}","object":"text_completion","created":${Math.floor(Date.now() / 1000)},"model":${JSON.stringify(model)}`;
-  const head = `${envelope},"choices":[{"index":0,"text":`;
+export function completionStreamFormat(model: string, includeUsage: boolean, choice?: ChoiceSpec): StreamFormat {
+  const id = choice?.id ?? `cmpl-${randomUUID()}`;
+  const envelope = `{"id":"${id}","object":"text_completion","created":${choice?.created ?? Math.floor(Date.now() / 1000)},"model":${JSON.stringify(model)}`;
+  const head = `${envelope},"choices":[{"index":${choice?.index ?? 0},"text":`;
+  const ownUsage = includeUsage && (choice?.ownUsage ?? true);
+  const usageEvent = (usage: unknown): string => sseEvent(`${envelope},"choices":[],"usage":${JSON.stringify(usage)}}`);
   const tail = includeUsage ? '}],"usage":null}' : '}]}';
   const offsets = new LogprobOffsets();
   let finished = false;
@@ -23,7 +26,7 @@ export function completionStreamFormat(model: string, includeUsage: boolean): St
   const finishing = (g: Generation | null): string => {
     finished = true;
     const events = event({ text: g?.text ?? '', finish_reason: g?.finish_reason ?? 'stop', logprobs: g?.logprobs ?? null });
-    return includeUsage ? events + sseEvent(`${envelope},"choices":[],"usage":${JSON.stringify(g?.usage ?? null)}}`) : events;
+    return ownUsage ? events + usageEvent(g?.usage ?? null) : events;
   };
   return {
     opening: () => '',
@@ -33,6 +36,7 @@ export function completionStreamFormat(model: string, includeUsage: boolean): St
       return g.text || g.logprobs?.length ? event(g) : '';
     },
     closing: () => (finished ? '' : finishing(null)),
+    usageEvent,
   };
 }
 

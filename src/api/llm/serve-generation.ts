@@ -5,8 +5,9 @@ import { abortOnDisconnect } from '../client-disconnect.js';
 import { chunkObserver, countGenerated } from '../metrics/generation-metrics.js';
 import { setOverheadHeader } from '../overhead.js';
 import { abortedError } from '../request-tracking.js';
-import { HangarError } from '../../errors/hangar-error.js';
-import type { StreamFormat } from './stream-format.js';
+import { randomUUID } from 'node:crypto';
+import type { ChoiceSpec, StreamFormat } from './stream-format.js';
+import { relayChoices } from './choices-relay.js';
 import { relayPerToken } from './per-token-relay.js';
 import { relayStream } from './stream-relay.js';
 
@@ -20,8 +21,10 @@ export interface GenerationCall {
   streamInterval: number | null;
   /** The non-stream answer from the runtime's RESULT. */
   answer: (value: unknown) => Record<string, unknown>;
-  /** How the stream's events are spelled. */
-  format: () => StreamFormat;
+  /** How the stream's events are spelled (`choice`: one of n > 1). */
+  format: (choice?: ChoiceSpec) => StreamFormat;
+  /** `stream_options.include_usage`: with n > 1, one usage chunk for all choices. */
+  includeUsage?: boolean;
   /** OpenAI's `n`: this many independent choices (non-stream only); 1 when absent. */
   n?: number;
 }
@@ -39,9 +42,6 @@ export async function serveGeneration(
 ): Promise<Record<string, unknown> | undefined> {
   const metrics = request.server.metrics;
   const n = call.n ?? 1;
-  if (n > 1 && call.stream) {
-    throw new HangarError('invalid_field', ['n: n > 1 is served without streaming for now; send n streams, or set stream to false'], { param: 'n' });
-  }
   if (!call.stream) {
     const signal = abortOnDisconnect(reply);
     // n > 1: n independent calls (spread over the replicas), each its own sample; a
@@ -51,6 +51,7 @@ export async function serveGeneration(
     for (const result of results) countGenerated(metrics, call.target.uid, result.value);
     return n === 1 ? call.answer(results[0]!.value) : mergeChoices(results.map((r) => call.answer(r.value)));
   }
+  if (n > 1) return serveChoices(supervisor, request, reply, call, n);
   const source = supervisor.stream(call.target, call.method, call.args, call.kwargs);
   const dispatchedAt = performance.now();
   // The abort route ends the stream: the runtime stops, the relay ends with request_aborted.
@@ -101,4 +102,19 @@ function mergeChoices(answers: Array<Record<string, unknown>>): Record<string, u
   const prompt = usages[0]?.prompt_tokens ?? 0;
   const completion = usages.reduce((sum, u) => sum + (u?.completion_tokens ?? 0), 0);
   return { ...first, choices, usage: usages[0] ? { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } : null };
+}
+
+/** n > 1 streamed: n generations, one SSE stream (choices-relay.ts). */
+async function serveChoices(supervisor: Supervisor, request: FastifyRequest, reply: FastifyReply, call: GenerationCall, n: number): Promise<undefined> {
+  const sources = Array.from({ length: n }, (_, i) => supervisor.stream(call.target, call.method, call.args, i === 0 ? call.kwargs : withSeedOffset(call.kwargs, i)));
+  request.tracking?.controller.signal.addEventListener('abort', () => void Promise.all(sources.map((s) => s.return())), { once: true });
+  const shared = { id: `${call.method === 'chat' ? 'chatcmpl' : 'cmpl'}-${randomUUID()}`, created: Math.floor(Date.now() / 1000), ownUsage: false };
+  const dispatchedAt = performance.now();
+  await relayChoices(request, reply, sources, sources.map((_, index) => call.format({ ...shared, index })), {
+    includeUsage: call.includeUsage === true,
+    observe: meteredObserver(request, chunkObserver(request.server.metrics, call.target.uid, request.arrivedAt)),
+    aborted: () => abortedError(request),
+    beforeHeaders: () => setOverheadHeader(request, reply, performance.now() - dispatchedAt),
+  });
+  return undefined;
 }

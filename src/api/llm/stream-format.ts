@@ -17,4 +17,15 @@ export interface StreamFormat {
   done?: string;
   /** The event of a failure after the headers went out; absent: the contract's `data: {"error": ...}`. */
   failure?: (error: HangarError) => string;
+  /** n > 1: the one usage chunk for every choice together (choices-relay.ts). */
+  usageEvent?: (usage: unknown) => string;
+}
+
+/** One of n choices of a stream (OpenAI's `n`): its index, and the id and time all share. */
+export interface ChoiceSpec {
+  index: number;
+  id: string;
+  created: number;
+  /** Whether this choice's format writes its own usage chunk (false: the relay writes one for all). */
+  ownUsage: boolean;
 }
