@@ -81,9 +81,12 @@ describe('request control and service routes (real server)', () => {
   });
 
   it('adds a replica, then drains and removes one without cutting the calls it serves', async () => {
-    const added = await api.post('/v1/models/sim/replicas', {});
-    expect(added.status, added.text).toBe(200);
-    expect(added.body).toMatchObject({ replica_id: 1, replica_model_uid: 'sim-1', status: 'READY' });
+    // Through the Python client, as a script would.
+    const py = execFileSync(venvPython, ['-c', 'import json, sys; from hangar_client import Client; print(json.dumps(Client(sys.argv[1]).add_model_replica("sim")))', server.url], {
+      env: { ...process.env, PYTHONPATH: path.join(repoRoot, 'python-runtime') },
+      encoding: 'utf8',
+    });
+    expect(JSON.parse(py)).toMatchObject({ replica_id: 1, replica_model_uid: 'sim-1', status: 'READY' });
     const replicas = (await api.get('/v1/models/sim/replicas')).body as Array<{ replica_id: number; pid: number }>;
     expect(replicas.map((r) => r.replica_id)).toEqual([0, 1]);
     const removedPid = replicas[1]!.pid;
