@@ -9,6 +9,8 @@ export const PERMISSIONS = [
   'models:unregister',
   'models:start',
   'models:stop',
+  // Running code of the caller's choosing on the host (docs/auth.md, "Running code").
+  'models:code',
   // Database keys and users (docs/auth.md, "Keys and users"), Xinference 3's names.
   'keys:read',
   'keys:create',

@@ -38,6 +38,7 @@ export const catalog = {
   invalid_credentials: entry(401, 'authentication_error', 'Could not validate credentials'),
   incorrect_login: entry(401, 'authentication_error', 'Incorrect username or password'),
   permission_denied: entry(403, 'permission_error', 'Not enough permissions'),
+  code_power_required: entry(403, 'permission_error', 'Not enough permissions: this runs code of your choosing on the server, which needs `models:code`: %s'),
   auth_disabled: entry(400, 'invalid_request_error', 'Authentication is not enabled on this server; no token is needed'),
 
   // Database users, API keys and their limits (docs/auth.md)

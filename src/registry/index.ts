@@ -1,5 +1,6 @@
 /** The registry's public surface: everything outside `src/registry/` imports from here. */
 export { ModelCache, type CacheEntry } from './model-cache.js';
+export { envNeedsCodePower, launchCodeRisks, registrationCodeRisks } from './code-risks.js';
 export { Registry, type RegistryOptions, type ListItem, type EngineTable } from './registry.js';
 export type { EnvironmentFacts } from './environment-facts.js';
 export { EMPTY_ENVIRONMENT } from './environment-facts.js';

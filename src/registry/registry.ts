@@ -6,6 +6,7 @@ import { CustomStore } from './custom-store.js';
 import { engineTable, type EngineParams } from './engine-matching.js';
 import { requiredExecutables, requiredPythonModules } from './engine-table.js';
 import { ModelCache } from './model-cache.js';
+import { registrationCodeRisks } from './code-risks.js';
 import { buildLlmRegistration } from './auto-registration.js';
 import { builtinPrompts, familiesByAbility, vllmSupported } from './llm-summaries.js';
 import type { EnvironmentFacts } from './environment-facts.js';
@@ -211,12 +212,17 @@ export class Registry {
    * known: a registration whose file failed is not kept in memory either.
    * Returns the normalised record.
    */
-  async register(type: string, body: { model?: unknown }, persist: boolean): Promise<ModelRecord> {
+  /**
+   * `authorize` sees what the registration would run (code-risks.ts) before anything
+   * is kept, and throws to refuse it (the API's check of `models:code`).
+   */
+  async register(type: string, body: { model?: unknown }, persist: boolean, authorize?: (risks: string[]) => void): Promise<ModelRecord> {
     const t = this.modelType(type);
     if (body === null || typeof body !== 'object' || body.model === undefined) {
       throw new HangarError('invalid_registration', ['model: is required: the model definition as a JSON string'], { param: 'model' });
     }
     const parsed = parseCustomDefinition(t, body.model, this.llmLookup);
+    authorize?.(registrationCodeRisks(t, parsed.record));
     const name = parsed.record.model_name;
     const key = `${t}/${name}`;
     if (this.builtins[t].has(name) || this.customs[t].has(name) || this.pending.has(key)) {

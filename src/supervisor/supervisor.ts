@@ -12,6 +12,7 @@ import { suffixedUid, validateModelUid } from './model-uid.js';
 import { Replica } from './replica.js';
 import { ReplicaRecovery } from './replica-recovery.js';
 import { ReplicaScaling } from './replica-scaling.js';
+import { launchCodeRisks } from '../registry/index.js';
 import type { AutostartList } from './autostart-list.js';
 import type { StoredInstance } from './instance-store.js';
 import { startReplica } from './replica-start.js';
@@ -71,8 +72,10 @@ export class Supervisor {
   }
 
   /** One more replica of a running model (docs/requests.md); resolves when it is READY. */
-  addReplica(uid: string): Promise<Replica> {
-    return this.scaling.add(this.require(uid));
+  addReplica(uid: string, authorize?: (risks: string[]) => void): Promise<Replica> {
+    const instance = this.require(uid);
+    authorize?.(launchCodeRisks(instance.resolved, instance.request));
+    return this.scaling.add(instance);
   }
 
   /** Drains and stops one replica; the last one is refused (terminate the model instead). */
@@ -84,10 +87,12 @@ export class Supervisor {
    * Launch (contract §3.1). The record enters the table before the first await, so a
    * concurrent identical launch finds it and waits for the same processes.
    */
-  async launch(request: LaunchRequest, waitReady: boolean): Promise<string> {
+  async launch(request: LaunchRequest, waitReady: boolean, authorize?: (risks: string[]) => void): Promise<string> {
     if (request.model_uid !== undefined) validateModelUid(request.model_uid);
     if (this.shuttingDown) throw new HangarError('runtime_unavailable', [request.model_name, 'the server is shutting down']);
     const resolved = this.options.resolver.resolve(request);
+    // What the launch would run, seen (and refused) before anything starts.
+    authorize?.(launchCodeRisks(resolved, request));
     if (request.model_path !== undefined && !existsSync(request.model_path)) {
       throw new HangarError('model_path_not_found', [request.model_path], { param: 'model_path' });
     }
@@ -207,10 +212,11 @@ export class Supervisor {
   }
 
   /** Adds (or replaces) a launch to run at every start, checked now as a launch would be; answers its uid. */
-  async addAutostart(request: LaunchRequest): Promise<string> {
+  async addAutostart(request: LaunchRequest, authorize?: (risks: string[]) => void): Promise<string> {
     if (!this.options.autostart) throw new HangarError('invalid_field', ['this server keeps no autostart list'], { param: null });
     if (request.model_uid !== undefined) validateModelUid(request.model_uid);
-    this.options.resolver.resolve(request);
+    // Checked now: the list is launched later with no caller to ask.
+    authorize?.(launchCodeRisks(this.options.resolver.resolve(request), request));
     allocateGpus(request, this.options.gpuCount);
     const uid = request.model_uid ?? request.model_name;
     await this.options.autostart.put(uid, request);

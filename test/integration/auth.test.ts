@@ -51,7 +51,7 @@ describe('authentication against the real server (contract §7)', () => {
     expect((await get('/v1/cluster/auth')).body).toEqual({ auth: true });
   });
 
-  it('runs the upstream sequence, with the flexible model standing in for embeddings', async () => {
+  it('runs the upstream sequence with a flexible model, whose code only admin may launch', async () => {
     const noCredential = await get('/v1/models');
     expect(noCredential.status).toBe(401);
     expect(noCredential.headers.get('www-authenticate')).toBe('Bearer');
@@ -62,8 +62,13 @@ describe('authentication against the real server (contract §7)', () => {
     expect(user2Launch.body.detail).toBe('Not enough permissions');
     expect(user2Launch.headers.get('www-authenticate')).toBe('Bearer scope="models:start"');
 
+    // models:start alone does not launch a model whose launcher runs a user's Python
+    // (issue 20: models:code); the embeddings leg below runs the upstream launch as is.
     const user3Launch = await post('/v1/models', { model_name: 'scaler', model_type: 'flexible', model_uid: 'shared' }, USER3_KEY);
-    expect(user3Launch.status, user3Launch.text).toBe(200);
+    expect(user3Launch.status, user3Launch.text).toBe(403);
+    expect(user3Launch.body.error.code).toBe('code_power_required');
+    expect(user3Launch.headers.get('www-authenticate')).toBe('Bearer scope="models:code"');
+    expect((await post('/v1/models', { model_name: 'scaler', model_type: 'flexible', model_uid: 'shared' }, ADMIN_KEY)).status).toBe(200);
     expect((await get('/v1/models/shared', USER3_KEY)).status).toBe(200);
     expect((await post('/v1/flexible/infers', { model: 'shared', args: [[2]] }, USER2_KEY)).status).toBe(403);
     const infer = await post('/v1/flexible/infers', { model: 'shared', args: [[2]] }, USER3_KEY);

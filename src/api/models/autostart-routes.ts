@@ -5,6 +5,7 @@ import type { Supervisor } from '../../supervisor/supervisor.js';
 import { needs } from '../auth/route-permission.js';
 import { toLaunchRequest } from './launch-request.js';
 import { launchBody } from './schema.js';
+import { codePower } from '../auth/code-power.js';
 
 const uidQuery = z.object({ model_uid: z.string({ error: 'is required: the uid (or name) the model autostarts as' }).min(1).max(256) });
 
@@ -19,7 +20,7 @@ export const autostartRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = a
 
   // The body of POST /v1/models; checked as a launch is, then kept (launched at the next start, not now).
   app.post('/v1/autostart/models', { ...needs('models:start'), schema: { body: launchBody, tags } }, async (request) => ({
-    model_uid: await supervisor.addAutostart(toLaunchRequest(request.body)),
+    model_uid: await supervisor.addAutostart(toLaunchRequest(request.body), codePower(request, 'model.autostart.code', request.body.model_uid ?? request.body.model_name)),
   }));
 
   app.delete('/v1/autostart/models', { ...needs('models:stop'), schema: { querystring: uidQuery, tags } }, async (request) => {

@@ -4,20 +4,21 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 import { toLaunchRequest } from './launch-request.js';
 import { fieldsOfVersion, instancesQuery, launchBody, launchByVersionBody, launchQuery, replicaParams, uidParams } from './schema.js';
+import { codePower } from '../auth/code-power.js';
 
 /** Running models (contract §3). Routes stay thin: the supervisor owns the lifecycle. */
 export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async (fastify, { supervisor }) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
 
   app.post('/v1/models', { ...needs('models:start'), schema: { body: launchBody, querystring: launchQuery, tags: ['models'] } }, async (request) => {
-    const uid = await supervisor.launch(toLaunchRequest(request.body), request.query.wait_ready);
+    const uid = await supervisor.launch(toLaunchRequest(request.body), request.query.wait_ready, codePower(request, 'model.launch.code', request.body.model_uid ?? request.body.model_name));
     return { model_uid: uid };
   });
 
   app.post('/v1/models/instance', { ...needs('models:start'), schema: { body: launchByVersionBody, querystring: launchQuery, tags: ['models'] } }, async (request) => {
     const { model_version: version, ...rest } = request.body;
     const body = launchBody.parse({ ...rest, ...fieldsOfVersion(rest.model_type, version) });
-    const uid = await supervisor.launch(toLaunchRequest(body), request.query.wait_ready);
+    const uid = await supervisor.launch(toLaunchRequest(body), request.query.wait_ready, codePower(request, 'model.launch.code', body.model_uid ?? body.model_name));
     return { model_uid: uid };
   });
 
@@ -56,7 +57,7 @@ export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async
 
   // Scaling a running model (Xinference 2.12, docs/requests.md): one replica more, or one fewer.
   app.post('/v1/models/:model_uid/replicas', { ...needs('models:start'), schema: { params: uidParams, tags: ['models'] } }, async (request) =>
-    (await supervisor.addReplica(request.params.model_uid)).toRecord(),
+    (await supervisor.addReplica(request.params.model_uid, codePower(request, 'model.launch.code', request.params.model_uid))).toRecord(),
   );
 
   app.delete('/v1/models/:model_uid/replicas/:replica_id', { ...needs('models:stop'), schema: { params: replicaParams, tags: ['models'] } }, async (request) => {

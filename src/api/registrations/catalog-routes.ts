@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { HangarError } from '../../errors/hangar-error.js';
 import { isModelType } from '../../registry/index.js';
 import { typeNameParams } from './schema.js';
+import { codePower } from '../auth/code-power.js';
 
 const autoRegisterBody = z.object({
   model_path: z.string({ error: 'is required: a local folder written by save_pretrained' }).min(1).max(4096),
@@ -32,7 +33,7 @@ export const catalogRoutes: FastifyPluginAsync<{ registry: Registry }> = async (
   app.post('/v1/models/llm/auto-register', { ...needs('models:register'), schema: { body: autoRegisterBody, tags } }, async (request) => {
     const { model_path: modelPath, model_family: modelFamily, model_name: modelName, register, persist } = request.body;
     const registration = await registry.autoRegistration({ modelPath, modelFamily, modelName });
-    if (register) await registry.register('LLM', { model: registration }, persist);
+    if (register) await registry.register('LLM', { model: registration }, persist, codePower(request, 'model.register.code', `LLM/${String(registration.model_name)}`));
     return registration;
   });
 

@@ -3,6 +3,7 @@ import { needs } from '../auth/route-permission.js';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Registry } from '../../registry/index.js';
 import { engineParams, listQuery, registerBody, typeNameParams, typeParams } from './schema.js';
+import { codePower } from '../auth/code-power.js';
 
 /** Launchable models: built-in catalog and custom registrations (contract §2). */
 export const registrationRoutes: FastifyPluginAsync<{ registry: Registry }> = async (fastify, { registry }) => {
@@ -18,7 +19,7 @@ export const registrationRoutes: FastifyPluginAsync<{ registry: Registry }> = as
   );
 
   app.post('/v1/model_registrations/:model_type', { ...needs('models:register'), schema: { params: typeParams, body: registerBody, tags } }, async (request) => {
-    await registry.register(request.params.model_type, { model: request.body.model }, request.body.persist);
+    await registry.register(request.params.model_type, { model: request.body.model }, request.body.persist, codePower(request, 'model.register.code', request.params.model_type));
     return null;
   });
 

@@ -1,0 +1,61 @@
+import type { ModelType } from './model-type.js';
+import type { ModelRecord } from './model-record.js';
+import type { ResolvedModel } from './resolved-model.js';
+
+/**
+ * What in a registration or a launch makes the service run code of the caller's
+ * choosing (docs/auth.md, "Running code"): the `python` launcher (it imports the
+ * registered file), the `sklearn` launcher (it unpickles the registered file),
+ * `trust_remote_code` (the model folder's own Python), and launch `envs` outside the
+ * allow-list (`LD_PRELOAD`, `PYTHONPATH` and their kind load code into the runtime).
+ * Each risk is a phrase for the 403 message and the audit log.
+ */
+
+const CODE_LAUNCHERS: Record<string, string> = {
+  python: 'the python launcher (it runs the registered Python file)',
+  sklearn: 'the sklearn launcher (it unpickles the registered file)',
+};
+
+/**
+ * Launch `envs` that only tune or authenticate: hub tokens and endpoints, CUDA and
+ * NCCL, thread counts, and the engines' own settings. Anything else needs the power;
+ * `LD_*`, `PYTHON*`, `PATH` and `HOME` never match.
+ */
+const ALLOWED_ENVS = [
+  /^HF_[A-Z0-9_]+$/,
+  /^HUGGING_FACE_HUB_TOKEN$/,
+  /^MODELSCOPE_[A-Z0-9_]+$/,
+  /^CUDA_[A-Z0-9_]+$/,
+  /^NCCL_[A-Z0-9_]+$/,
+  /^VLLM_[A-Z0-9_]+$/,
+  /^(OMP|MKL|OPENBLAS)_NUM_THREADS$/,
+  /^TOKENIZERS_PARALLELISM$/,
+  /^PYTORCH_CUDA_ALLOC_CONF$/,
+  /^TRANSFORMERS_(OFFLINE|VERBOSITY)$/,
+];
+
+export function envNeedsCodePower(name: string): boolean {
+  return !ALLOWED_ENVS.some((pattern) => pattern.test(name));
+}
+
+/** Risks of a custom registration (what launching it will run). */
+export function registrationCodeRisks(type: ModelType, record: ModelRecord): string[] {
+  if (type !== 'flexible') return [];
+  const flexible = record as { launcher?: string; launcher_args?: Record<string, unknown> };
+  const risks: string[] = [];
+  const launcher = flexible.launcher ? CODE_LAUNCHERS[flexible.launcher] : undefined;
+  if (launcher) risks.push(launcher);
+  if (flexible.launcher_args?.trust_remote_code === true) risks.push('trust_remote_code in launcher_args');
+  return risks;
+}
+
+/** Risks of a launch: its model's launcher, trust_remote_code, and envs off the allow-list. */
+export function launchCodeRisks(resolved: ResolvedModel, request: { envs: Record<string, string>; engine_kwargs: Record<string, unknown> }): string[] {
+  const risks: string[] = [];
+  const launcher = resolved.load.launcher ? CODE_LAUNCHERS[resolved.load.launcher] : undefined;
+  if (launcher) risks.push(launcher);
+  if (request.engine_kwargs.trust_remote_code === true || resolved.load.launcher_args.trust_remote_code === true) risks.push('trust_remote_code');
+  const envs = Object.keys(request.envs).filter(envNeedsCodePower);
+  if (envs.length > 0) risks.push(`launch envs ${envs.join(', ')} (only hub, CUDA, NCCL, thread and engine settings are allowed without it)`);
+  return risks;
+}
