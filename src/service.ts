@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -29,9 +29,14 @@ export interface RunningService {
 /** Composes the embedded default service: local runtimes, state under the home folder. */
 export async function startService(config: Config, logger: Logger): Promise<RunningService> {
   const startedAt = Date.now();
+  // Everything written under the home (state, registrations, sockets, logs, and what the
+  // runtimes download: they inherit it) is the owner's alone, whatever the caller's
+  // umask: 0600 files, 0700 folders (docs/auth.md, "Secrets at rest").
+  process.umask(0o077);
   // Checked first: a bad auth file must stop the start before anything is created.
   const authConfig = config.authConfigFile ? await loadAuthConfig(config.authConfigFile) : null;
-  await mkdir(config.home, { recursive: true });
+  if (config.authConfigFile) warnIfReadableByOthers(config.authConfigFile, logger);
+  await mkdir(config.home, { recursive: true, mode: 0o700 });
   const access = AccessControl.open({
     databaseFile: AccessControl.databaseFile(config.home),
     config: authConfig,
@@ -103,4 +108,12 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     return closing;
   };
   return { app, supervisor, url, close };
+}
+
+/** As ssh does for keys: a users file others can read gives away every password and key in it. */
+function warnIfReadableByOthers(file: string, logger: Logger): void {
+  const mode = statSync(file).mode & 0o777;
+  if ((mode & 0o077) !== 0) {
+    logger.warn({ auth_config: file, mode: `0${mode.toString(8)}` }, `the auth config file ${file} can be read by other users (mode 0${mode.toString(8)}); its passwords and keys are in clear: run \`chmod 600 ${file}\``);
+  }
 }

@@ -11,11 +11,11 @@ import path from 'node:path';
  * The temp name starts with a dot and does not end in the target's extension, so a
  * folder scan for `*.json` never picks it up.
  */
-export async function writeFileAtomic(target: string, content: string, mode = 0o644): Promise<void> {
+export async function writeFileAtomic(target: string, content: string, mode = 0o600): Promise<void> {
   const folder = path.dirname(target);
   const temp = path.join(folder, `.${path.basename(target)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
   try {
-    await mkdir(folder, { recursive: true });
+    await mkdir(folder, { recursive: true, mode: 0o700 });
     // The mode is set at creation, so a secret is never readable by others, not even briefly.
     const handle = await open(temp, 'wx', mode);
     try {
