@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { addClientCommands, clientArgv } from './cli/client-commands.js';
 import { DEFAULT_HOST, DEFAULT_PORT, clusterConfig, defaultHome, parseCorsOrigins, resolveConfig, streamingFromEnv } from './config/config.js';
+import { parseModelDirs } from './config/model-dirs.js';
 import { createLogger } from './logging/logger.js';
 import { version } from './version.js';
 
@@ -30,13 +31,16 @@ program
   .option('--no-warm-spare', 'do not keep a pre-started runtime for the next launch (env HANGAR_WARM_SPARE=0)')
   .option('--cluster <address>', 'run models on a Ray cluster: ray://<head>:<port>, <gcs-host>:<port>, or auto (see docs/cluster.md)')
   .option('--stream-interval <tokens>', 'at most one SSE event per this many tokens on every stream (env HANGAR_STREAM_INTERVAL; default 1)', parseStreamInterval)
+  .option('--model-dirs <dirs>', 'comma-separated folders local models (model_uri, model_path) must be in (env HANGAR_MODEL_DIRS); default: anywhere')
   .option('--cors-origins <origins>', 'web origins allowed to call the API from a browser: * (default), none, or a comma-separated list (env HANGAR_CORS_ORIGINS)')
   .option('--cluster-host <address>', 'with --cluster: the address of this host that every Ray node can reach (env HANGAR_CLUSTER_HOST)')
-  .action(async (opts: { host: string; port: number; home: string; logLevel: string; authConfig?: string; restore: boolean; warmSpare: boolean; cluster?: string; clusterHost?: string; streamInterval?: number; corsOrigins?: string }) => {
+  .action(async (opts: { host: string; port: number; home: string; logLevel: string; authConfig?: string; restore: boolean; warmSpare: boolean; cluster?: string; clusterHost?: string; streamInterval?: number; corsOrigins?: string; modelDirs?: string }) => {
     let cluster = null;
     let streaming;
     let corsOrigins;
+    let modelDirs;
     try {
+      modelDirs = parseModelDirs(opts.modelDirs ?? process.env.HANGAR_MODEL_DIRS);
       corsOrigins = parseCorsOrigins(opts.corsOrigins ?? process.env.HANGAR_CORS_ORIGINS ?? '*');
       cluster = opts.cluster === undefined ? null : clusterConfig(opts.cluster, opts.clusterHost ?? null);
       streaming = streamingFromEnv(process.env, opts.streamInterval ?? null);
@@ -55,6 +59,7 @@ program
       warmSpare: opts.warmSpare,
       streaming,
       corsOrigins,
+      modelDirs,
     });
     const logger = createLogger(config.logLevel);
     let service;

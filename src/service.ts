@@ -48,7 +48,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   const env = await probeEnvironment(config.python, Registry.requiredPythonModules(), Registry.requiredExecutables());
   logger.info({ modules: [...env.pythonModules], executables: [...env.executables], gpus: env.gpuCount }, 'runtime environment probed');
 
-  const registry = await Registry.open({ home: config.home, env, logger });
+  const registry = await Registry.open({ home: config.home, env, logger, modelDirs: config.modelDirs });
   const autostart = new AutostartList(path.join(config.home, 'state', 'autostart.json'), logger);
   await autostart.load();
   // Cluster mode joins Ray before anything listens: a cluster that cannot be reached
@@ -79,6 +79,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     cacheDir: path.join(config.home, 'cache'),
     timings: config.lifecycle,
     store: new InstanceStore(path.join(config.home, 'state', 'instances.json'), logger),
+    modelDirs: config.modelDirs,
     autostart,
     logger,
   });

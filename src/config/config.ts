@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseModelDirs } from './model-dirs.js';
 
 /**
  * Everything the service reads from its command line and environment, resolved once
@@ -37,6 +38,8 @@ export interface Config {
    * browser. `*` (default, as Xinference): any; a list: those; null (`none`): CORS off.
    */
   corsOrigins: '*' | string[] | null;
+  /** `--model-dirs` / HANGAR_MODEL_DIRS: where local models may come from; null: anywhere (model-dirs.ts). */
+  modelDirs: string[] | null;
 }
 
 /**
@@ -216,6 +219,7 @@ export function resolveConfig(overrides: Partial<Config> = {}, env: NodeJS.Proce
     cluster: overrides.cluster ?? null,
     streaming: overrides.streaming ?? streamingFromEnv(env),
     corsOrigins: overrides.corsOrigins !== undefined ? overrides.corsOrigins : parseCorsOrigins(env.HANGAR_CORS_ORIGINS ?? '*'),
+    modelDirs: overrides.modelDirs !== undefined ? overrides.modelDirs : parseModelDirs(env.HANGAR_MODEL_DIRS),
   };
 }
 

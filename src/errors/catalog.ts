@@ -54,6 +54,7 @@ export const catalog = {
   // Registrations
   unsupported_model_type: entry(400, 'invalid_request_error', 'Unsupported model type: %s'),
   invalid_model_name: entry(400, 'invalid_request_error', 'Invalid model name %s.'),
+  model_dir_refused: entry(400, 'invalid_request_error', 'The model path %s is outside the folders models may come from on this server (--model-dirs: %s)'),
   invalid_model_uri: entry(400, 'invalid_request_error', 'Invalid model URI %s: %s'),
   invalid_registration: entry(400, 'invalid_request_error', 'Invalid model definition: %s'),
   registration_not_found: entry(404, 'not_found_error', 'Model %s not found'),

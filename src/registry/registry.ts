@@ -6,6 +6,7 @@ import { CustomStore } from './custom-store.js';
 import { engineTable, type EngineParams } from './engine-matching.js';
 import { requiredExecutables, requiredPythonModules } from './engine-table.js';
 import { ModelCache } from './model-cache.js';
+import { checkModelDir } from '../config/model-dirs.js';
 import { registrationCodeRisks } from './code-risks.js';
 import { buildLlmRegistration } from './auto-registration.js';
 import { builtinPrompts, familiesByAbility, vllmSupported } from './llm-summaries.js';
@@ -24,6 +25,8 @@ export interface RegistryOptions {
   logger: RegistryLogger;
   /** Where the built-in catalog is read from; the packaged one by default (tests point it elsewhere). */
   builtinDir?: string;
+  /** `--model-dirs`: where registered local models may be; null: anywhere. */
+  modelDirs?: readonly string[] | null;
 }
 
 export interface ListItem {
@@ -55,6 +58,7 @@ export class Registry {
   private readonly logger: RegistryLogger;
   private readonly builtinDir: string;
   private readonly home: string;
+  private readonly modelDirs: readonly string[] | null;
   private readonly llmLookup: BuiltinLlmLookup = {
     builtinLlm: (name) => this.builtins.LLM.get(name) as LlmRecord | undefined,
     builtinLlms: () => this.builtins.LLM.values() as Iterable<LlmRecord>,
@@ -80,6 +84,7 @@ export class Registry {
   /** An empty registry; `load()` fills it (`open` does both). */
   constructor(options: RegistryOptions) {
     this.home = options.home;
+    this.modelDirs = options.modelDirs ?? null;
     this.env = options.env;
     this.logger = options.logger;
     this.builtinDir = options.builtinDir ?? DEFAULT_BUILTIN_DIR;
@@ -163,6 +168,7 @@ export class Registry {
 
   /** A registration built from a local save_pretrained folder (auto-registration.ts), to review or register. */
   autoRegistration(input: { modelPath: string; modelName?: string | undefined; modelFamily?: string | undefined }): Promise<Record<string, unknown>> {
+    checkModelDir(input.modelPath, this.modelDirs, input.modelPath, 'model_path');
     const family = input.modelFamily === undefined ? undefined : this.builtins.LLM.get(input.modelFamily);
     return buildLlmRegistration({ ...input, familyAbilities: family ? [...(family.model_ability as string[])] : null });
   }
@@ -230,7 +236,7 @@ export class Registry {
     }
     this.pending.add(key);
     try {
-      await checkModelUris(parsed);
+      await checkModelUris(parsed, this.modelDirs);
       if (persist) await this.store.save(t, name, parsed.record);
       this.customs[t].set(name, parsed.record);
     } finally {
@@ -319,7 +325,7 @@ export class Registry {
       return null;
     }
     try {
-      await checkModelUris(parsed);
+      await checkModelUris(parsed, this.modelDirs);
     } catch (err) {
       this.logger.warn({ file, err }, `Custom model ${name} from ${file}: ${(err as Error).message}`);
     }
@@ -339,12 +345,13 @@ function compareNames(a: string, b: string): number {
 }
 
 /** Every `model_uri` of a registration must be an absolute path or file:// URI that exists now (contract §2). */
-async function checkModelUris({ type, record }: TypedRecord): Promise<void> {
+async function checkModelUris({ type, record }: TypedRecord, modelDirs: readonly string[] | null): Promise<void> {
+  const check = async (uri: string, field: string): Promise<void> => checkModelDir(await existingModelUriPath(uri, field), modelDirs, uri, field);
   if (type === 'LLM' || type === 'embedding' || type === 'rerank') {
     for (const [i, spec] of record.model_specs.entries()) {
-      if (spec.model_uri) await existingModelUriPath(spec.model_uri, `model_specs.${i}.model_uri`);
+      if (spec.model_uri) await check(spec.model_uri, `model_specs.${i}.model_uri`);
     }
   } else if (record.model_uri) {
-    await existingModelUriPath(record.model_uri, 'model_uri');
+    await check(record.model_uri, 'model_uri');
   }
 }

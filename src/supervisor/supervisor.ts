@@ -12,6 +12,7 @@ import { suffixedUid, validateModelUid } from './model-uid.js';
 import { Replica } from './replica.js';
 import { ReplicaRecovery } from './replica-recovery.js';
 import { ReplicaScaling } from './replica-scaling.js';
+import { checkModelDir } from '../config/model-dirs.js';
 import { launchCodeRisks } from '../registry/index.js';
 import type { AutostartList } from './autostart-list.js';
 import type { StoredInstance } from './instance-store.js';
@@ -46,6 +47,8 @@ export interface SupervisorOptions {
   timings: LifecycleTimings;
   /** Where what should be running is kept across restarts; null keeps nothing. */
   store: InstanceStore | null;
+  /** `--model-dirs`: where a launch's `model_path` may be; null or absent: anywhere. */
+  modelDirs?: readonly string[] | null;
   /** Models launched at every start (`/v1/autostart/models`); absent: none. */
   autostart?: AutostartList | null;
   logger: Logger;
@@ -95,6 +98,10 @@ export class Supervisor {
     authorize?.(launchCodeRisks(resolved, request));
     if (request.model_path !== undefined && !existsSync(request.model_path)) {
       throw new HangarError('model_path_not_found', [request.model_path], { param: 'model_path' });
+    }
+    // Registrations kept from before --model-dirs was set still load; launching one follows it.
+    for (const [local, field] of [[request.model_path, 'model_path'], [resolved.load.model_uri, 'model_uri']] as const) {
+      if (local !== undefined) checkModelDir(local, this.options.modelDirs ?? null, local, field);
     }
     const gpuPlan = allocateGpus(request, this.options.gpuCount);
 
