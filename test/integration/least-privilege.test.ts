@@ -110,5 +110,15 @@ describe('models:code with authentication off', () => {
     expect(reg.status, reg.text).toBe(200);
     const launch = await request(server.url, 'POST', '/v1/models', { model_name: 'py', model_type: 'flexible', envs: { LD_PRELOAD: '', PYTHONPATH: '/tmp' } });
     expect(launch.status, launch.text).toBe(200);
-  }, 60_000);
+    const pickle = await request(server.url, 'POST', '/v1/model_registrations/flexible', { model: { model_name: 'clf', model_uri: trainSklearnModel(work).modelPath, launcher: 'sklearn' }, persist: false });
+    expect(pickle.status, pickle.text).toBe(200);
+    const embedder = buildTinyModel<{ path: string; dimensions: number; max_tokens: number }>('embedder', path.join(work, 'embedder'));
+    const reg = await request(server.url, 'POST', '/v1/model_registrations/embedding', {
+      model: { model_name: 'e', dimensions: embedder.dimensions, max_tokens: embedder.max_tokens, language: ['en'], model_specs: [{ model_format: 'pytorch', quantization: 'none', model_uri: embedder.path }] },
+      persist: false,
+    });
+    expect(reg.status).toBe(200);
+    const trusted = await request(server.url, 'POST', '/v1/models', { model_name: 'e', model_type: 'embedding', trust_remote_code: true });
+    expect(trusted.status, trusted.text).toBe(200);
+  }, 120_000);
 });
