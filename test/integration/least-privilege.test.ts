@@ -113,11 +113,11 @@ describe('models:code with authentication off', () => {
     const pickle = await request(server.url, 'POST', '/v1/model_registrations/flexible', { model: { model_name: 'clf', model_uri: trainSklearnModel(work).modelPath, launcher: 'sklearn' }, persist: false });
     expect(pickle.status, pickle.text).toBe(200);
     const embedder = buildTinyModel<{ path: string; dimensions: number; max_tokens: number }>('embedder', path.join(work, 'embedder'));
-    const reg = await request(server.url, 'POST', '/v1/model_registrations/embedding', {
+    const embedReg = await request(server.url, 'POST', '/v1/model_registrations/embedding', {
       model: { model_name: 'e', dimensions: embedder.dimensions, max_tokens: embedder.max_tokens, language: ['en'], model_specs: [{ model_format: 'pytorch', quantization: 'none', model_uri: embedder.path }] },
       persist: false,
     });
-    expect(reg.status).toBe(200);
+    expect(embedReg.status).toBe(200);
     const trusted = await request(server.url, 'POST', '/v1/models', { model_name: 'e', model_type: 'embedding', trust_remote_code: true });
     expect(trusted.status, trusted.text).toBe(200);
   }, 120_000);
