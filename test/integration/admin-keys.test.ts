@@ -229,6 +229,15 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
     for (const key of clearKeys) expect(metrics.text).not.toContain(key);
   });
 
+  it('counts every choice of an n > 1 stream, the prompt once', async () => {
+    const created = await newKey({ name: 'usage-n' });
+    clearKeys.push(created.key);
+    const stream = await readSse(server.url, '/v1/chat/completions', { model: 'sim', messages: [{ role: 'user', content: 'two words' }], max_tokens: 3, n: 2, stream: true }, { headers: as(created.key) });
+    expect(stream.data.at(-1)).toBe('[DONE]');
+    const [row] = (await get(`/v1/admin/usage?key_id=${created.id}`)).body;
+    expect(row).toMatchObject({ model: 'sim', requests: 1, prompt_tokens: 2, completion_tokens: 6, errors: 0 });
+  });
+
   it('writes every admin action to the audit log, readable by admins only', async () => {
     const audit = await get('/v1/admin/audit?limit=1000');
     expect(audit.status).toBe(200);

@@ -27,7 +27,10 @@ export class KeyMeter {
   private promptTokens = 0;
   private completionTokens = 0;
   private streamedTokens = 0;
-  private settled = false;
+  /** Every token charged to the key so far (streamed one by one, then settled). */
+  private charged = 0;
+  /** Usage reports seen: one per choice (n > 1 streams report one per choice). */
+  private settlements = 0;
   private failed = false;
 
   constructor(
@@ -54,6 +57,7 @@ export class KeyMeter {
       }
       if (!v?.text && !v?.reasoning_content) continue;
       this.streamedTokens++;
+      this.charged++;
       if (!this.ticket.charge(1)) {
         this.request.server.metrics.keys.limited(this.keyId, 'tokens');
         throw new HangarError('key_rate_limited', ['tokens', 'the stream ran over the tokens per minute of this API key and was stopped']);
@@ -61,17 +65,25 @@ export class KeyMeter {
     }
   }
 
-  /** A whole answer's usage (non-stream) or the last chunk's (stream): the exact count. */
+  /**
+   * A usage report: a whole answer's (non-stream) or a stream's last chunk's, one per
+   * choice. The prompt counts once; completions add up; whatever the streamed tokens
+   * did not already charge is charged now.
+   */
   settle(value: UsageValue): void {
-    if (this.settled || !value.usage) return;
-    this.settled = true;
+    if (!value.usage) return;
     const u = value.usage;
     const prompt = typeof u.prompt_tokens === 'number' ? u.prompt_tokens : 0;
     const total = typeof u.total_tokens === 'number' ? u.total_tokens : 0;
     const completion = typeof u.completion_tokens === 'number' ? u.completion_tokens : Math.max(0, total - prompt);
-    this.promptTokens = prompt;
-    this.completionTokens = completion;
-    this.ticket.charge(Math.max(0, prompt + completion - this.streamedTokens));
+    if (this.settlements === 0) this.promptTokens = prompt;
+    this.settlements++;
+    this.completionTokens += completion;
+    const owed = this.promptTokens + this.completionTokens - this.charged;
+    if (owed > 0) {
+      this.ticket.charge(owed);
+      this.charged += owed;
+    }
   }
 
   /** A stream that ended with an error event: counted as an error though its status was 200. */
@@ -83,7 +95,7 @@ export class KeyMeter {
   finish(statusCode: number): void {
     this.ticket.release();
     const ok = statusCode < 400 && !this.failed;
-    const completion = this.settled ? this.completionTokens : this.streamedTokens;
+    const completion = this.settlements > 0 ? this.completionTokens : this.streamedTokens;
     this.access.usage.add(this.keyId, this.model, this.access.now(), { requests: 1, errors: ok ? 0 : 1, prompt_tokens: this.promptTokens, completion_tokens: completion });
     this.request.server.metrics.keys.answered(this.keyId, this.model, ok, this.promptTokens, completion);
   }
