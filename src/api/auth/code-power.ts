@@ -15,7 +15,7 @@ export function codePower(request: FastifyRequest, action: string, target: strin
     if (principal && !allows(principal.scopes, 'models:code')) {
       throw new HangarError('code_power_required', [risks.join('; ')], { headers: { 'www-authenticate': 'Bearer scope="models:code"' } });
     }
-    const access = request.server.keyAdmission.access;
+    const access = request.server.access;
     access.audit.record(principal?.username ?? '(auth off)', action, target, { risks }, new Date(access.now()));
   };
 }

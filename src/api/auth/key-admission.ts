@@ -110,7 +110,8 @@ export class KeyMeter {
  */
 export function installKeyAdmission(app: FastifyInstance, access: AccessControl, lookup: ModelLookup): void {
   app.decorateRequest('meter', null);
-  app.decorate('keyAdmission', { access, lookup });
+  app.decorate('access', access);
+  app.decorate('modelLookup', lookup);
   // Callback-style hooks: they run on every request, and an async hook costs a promise each.
   app.addHook('preHandler', (request, reply, done) => {
     const body = request.body as Record<string, unknown> | null | undefined;
@@ -130,7 +131,10 @@ export function installKeyAdmission(app: FastifyInstance, access: AccessControl,
 
 declare module 'fastify' {
   interface FastifyInstance {
-    keyAdmission: { access: AccessControl; lookup: ModelLookup };
+    /** Users, keys, limits, usage and audit (auth/access-control.ts). */
+    access: AccessControl;
+    /** A request's model uid to the running instance's uid and name. */
+    modelLookup: ModelLookup;
   }
 }
 
@@ -138,7 +142,7 @@ declare module 'fastify' {
 export function admitKeyedCall(request: FastifyRequest, reply: FastifyReply, model: string, maxTokens: number | null): void {
   const key = request.principal?.key;
   if (!key || request.meter) return;
-  const { access, lookup } = request.server.keyAdmission;
+  const { access, modelLookup: lookup } = request.server;
   const instance = lookup(model);
   if (key.model_permissions.length > 0 && !key.model_permissions.some((m) => m === model || m === instance?.name)) {
     throw new HangarError('key_model_denied', [model], { param: 'model' });
