@@ -65,7 +65,11 @@ describe.skipIf(!image)('the CPU image: authentication from a mounted config', (
     expect(registered.status, registered.text).toBe(200);
     const launch = { model_name: 'guarded', model_type: 'flexible', model_uid: 'guarded' };
     expect((await request(hangar.url, 'POST', '/v1/models', launch, as(LIST_ONLY_KEY))).status).toBe(403);
-    const launched = await request(hangar.url, 'POST', '/v1/models', launch, as(START_AND_READ_KEY));
+    // Its launcher runs a registered Python file: models:start alone does not launch it (models:code).
+    const refused = await request(hangar.url, 'POST', '/v1/models', launch, as(START_AND_READ_KEY));
+    expect(refused.status, refused.text).toBe(403);
+    expect(refused.body.error.code).toBe('code_power_required');
+    const launched = await request(hangar.url, 'POST', '/v1/models', launch, as(ADMIN_KEY));
     expect(launched.status, launched.text).toBe(200);
     const body = { model: 'guarded', args: [[2]] };
     expect((await request(hangar.url, 'POST', '/v1/flexible/infers', body, as(LIST_ONLY_KEY))).status).toBe(403);

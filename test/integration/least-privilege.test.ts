@@ -5,7 +5,7 @@ import { SECRET } from '../fixtures/auth-users.js';
 import { trainSklearnModel, writePythonLauncher } from './harness/fixtures.js';
 import { request } from './harness/http.js';
 import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
-import { buildTinyModel } from './harness/tiny-models.js';
+import { buildTinyEmbedder, tinyEmbedderRegistration } from './harness/tiny-models.js';
 
 const ADMIN = 'sk-adminadmin001';
 const DEV = 'sk-developer0001'; // models:register + models:start (+ list, read): "can add and launch models"
@@ -35,11 +35,7 @@ describe('models:code: the power to run code on the host (real server, auth on)'
       ],
     }), { mode: 0o600 });
     server = await startServer({ args: ['--auth-config', authFile] });
-    const embedder = buildTinyModel<{ path: string; dimensions: number; max_tokens: number }>('embedder', path.join(work, 'embedder'));
-    const reg = await call('POST', '/v1/model_registrations/embedding', {
-      model: { model_name: 'tiny-embed', dimensions: embedder.dimensions, max_tokens: embedder.max_tokens, language: ['en'], model_specs: [{ model_format: 'pytorch', quantization: 'none', model_uri: embedder.path }] },
-      persist: false,
-    }, DEV);
+    const reg = await call('POST', '/v1/model_registrations/embedding', tinyEmbedderRegistration('tiny-embed', buildTinyEmbedder(path.join(work, 'embedder'))), DEV);
     expect(reg.status, reg.text).toBe(200);
   }, 120_000);
 
@@ -112,11 +108,7 @@ describe('models:code with authentication off', () => {
     expect(launch.status, launch.text).toBe(200);
     const pickle = await request(server.url, 'POST', '/v1/model_registrations/flexible', { model: { model_name: 'clf', model_uri: trainSklearnModel(work).modelPath, launcher: 'sklearn' }, persist: false });
     expect(pickle.status, pickle.text).toBe(200);
-    const embedder = buildTinyModel<{ path: string; dimensions: number; max_tokens: number }>('embedder', path.join(work, 'embedder'));
-    const embedReg = await request(server.url, 'POST', '/v1/model_registrations/embedding', {
-      model: { model_name: 'e', dimensions: embedder.dimensions, max_tokens: embedder.max_tokens, language: ['en'], model_specs: [{ model_format: 'pytorch', quantization: 'none', model_uri: embedder.path }] },
-      persist: false,
-    });
+    const embedReg = await request(server.url, 'POST', '/v1/model_registrations/embedding', tinyEmbedderRegistration('e', buildTinyEmbedder(path.join(work, 'embedder'))));
     expect(embedReg.status).toBe(200);
     const trusted = await request(server.url, 'POST', '/v1/models', { model_name: 'e', model_type: 'embedding', trust_remote_code: true });
     expect(trusted.status, trusted.text).toBe(200);

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upstreamAuthConfig } from '../fixtures/auth-users.js';
 import { client, request } from './harness/http.js';
 import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
-import { buildTinyModel } from './harness/tiny-models.js';
+import { buildTinyEmbedder, tinyEmbedderRegistration } from './harness/tiny-models.js';
 
 const SECRET_VALUE = 'hf_DoNotShowMe_8c1f0a';
 const OTHER_SECRET = 'pw-DoNotShowMe-77';
@@ -26,13 +26,10 @@ describe('secrets at rest (real server, umask 022)', () => {
   beforeAll(async () => {
     previousUmask = process.umask(0o022); // the server inherits it
     work = await makeHome('hangar-secrets-');
-    const embedder = buildTinyModel<{ path: string; dimensions: number; max_tokens: number }>('embedder', path.join(work, 'embedder'));
+    const embedder = buildTinyEmbedder(path.join(work, 'embedder'));
     server = await startServer();
     const api = client(server.url);
-    const reg = await api.post('/v1/model_registrations/embedding', {
-      model: { model_name: 'tiny-embed', dimensions: embedder.dimensions, max_tokens: embedder.max_tokens, language: ['en'], model_specs: [{ model_format: 'pytorch', quantization: 'none', model_uri: embedder.path }] },
-      persist: true,
-    });
+    const reg = await api.post('/v1/model_registrations/embedding', tinyEmbedderRegistration('tiny-embed', embedder, true));
     expect(reg.status, reg.text).toBe(200);
     const launch = await api.post('/v1/models', { model_name: 'tiny-embed', model_type: 'embedding', model_uid: 'emb', envs: { HF_TOKEN: SECRET_VALUE, DB_PASSWORD: OTHER_SECRET } });
     expect(launch.status, launch.text).toBe(200);

@@ -39,3 +39,22 @@ export function tinyLlmRegistration(name: string, modelPath: string, abilities: 
     persist: false,
   };
 }
+
+export interface TinyEmbedder {
+  path: string;
+  dimensions: number;
+  max_tokens: number;
+}
+
+/** The tiny real BERT embedder in `dir` (sentence-transformers layout). */
+export function buildTinyEmbedder(dir: string): TinyEmbedder {
+  return buildTinyModel<TinyEmbedder>('embedder', dir);
+}
+
+/** A custom embedding registration for it (the body of POST /v1/model_registrations/embedding). */
+export function tinyEmbedderRegistration(name: string, embedder: TinyEmbedder, persist = false) {
+  return {
+    model: { model_name: name, dimensions: embedder.dimensions, max_tokens: embedder.max_tokens, language: ['en'], model_specs: [{ model_format: 'pytorch', quantization: 'none', model_uri: embedder.path }] },
+    persist,
+  };
+}
