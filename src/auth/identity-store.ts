@@ -92,6 +92,8 @@ interface UserRow {
  */
 export class IdentityStore {
   private readonly users = new Map<number, UserRecord & { passwordHash: string }>();
+  /** The same users by name: every token of a database user is checked against it. */
+  private readonly usersByName = new Map<string, UserRecord & { passwordHash: string }>();
   private readonly keys = new Map<number, KeyRecord & { hash: Buffer }>();
   private readonly keysByPrefix = new Map<string, Set<number>>();
   /** last_used_at stamps (ms) not yet written (written in batches, off the request path). */
@@ -124,8 +126,7 @@ export class IdentityStore {
   }
 
   userByName(username: string): (UserRecord & { passwordHash: string }) | null {
-    for (const user of this.users.values()) if (user.username === username) return user;
-    return null;
+    return this.usersByName.get(username) ?? null;
   }
 
   createUser(user: NewUser, now: Date): UserRecord {
@@ -153,6 +154,7 @@ export class IdentityStore {
   deleteUser(id: number): boolean {
     if (!this.users.has(id)) return false;
     this.db.prepare('DELETE FROM users WHERE id = ?').run(id);
+    this.usersByName.delete(this.users.get(id)!.username);
     this.users.delete(id);
     this.changes++;
     for (const key of [...this.keys.values()]) if (key.user_id === id) this.forgetKey(key.id);
@@ -292,6 +294,7 @@ export class IdentityStore {
       passwordHash: row.password_hash,
     };
     this.users.set(user.id, user);
+    this.usersByName.set(user.username, user);
     this.changes++;
     return user;
   }
