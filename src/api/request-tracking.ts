@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HangarError } from '../errors/hangar-error.js';
+import { inferenceBody, wantedTokens } from './inference-body.js';
 
 /** One inference request in flight: what `POST .../requests/{id}/abort` and `GET /v1/requests/{id}/progress` reach. */
 export interface TrackedRequest {
@@ -78,10 +79,9 @@ export function installRequestTracking(app: FastifyInstance): void {
   app.decorate('inflight', new InflightRequests());
   app.decorateRequest('tracking', null);
   app.addHook('preHandler', (request, reply, done) => {
-    const body = request.body as Record<string, unknown> | null | undefined;
-    if (request.method !== 'POST' || request.routeOptions.config.permission !== 'models:read' || typeof body?.model !== 'string') return done();
-    const maxTokens = [body.max_completion_tokens, body.max_tokens].find((v): v is number => typeof v === 'number' && v > 0) ?? null;
-    const entry: TrackedRequest = { model: body.model, controller: new AbortController(), abortedByApi: false, progress: 0, maxTokens };
+    const body = inferenceBody(request);
+    if (!body) return done();
+    const entry: TrackedRequest = { model: body.model, controller: new AbortController(), abortedByApi: false, progress: 0, maxTokens: wantedTokens(body) };
     request.tracking = entry;
     const untrack = app.inflight.track(idsOf(request, body), entry);
     reply.raw.on('close', untrack);

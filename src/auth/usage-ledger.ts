@@ -43,7 +43,7 @@ export class UsageLedger {
     let row = byModel.get(model);
     if (!row || row.hourNumber !== hour) {
       if (row) this.spilled.push(row);
-      byModel.set(model, (row = { key_id: keyId, model, hour: new Date(hour * HOUR_MS).toISOString(), hourNumber: hour, requests: 0, prompt_tokens: 0, completion_tokens: 0, errors: 0 }));
+      byModel.set(model, (row = { key_id: keyId, model, hour: hourOf(new Date(nowMs)), hourNumber: hour, requests: 0, prompt_tokens: 0, completion_tokens: 0, errors: 0 }));
     }
     row.requests += counts.requests ?? 0;
     row.prompt_tokens += counts.prompt_tokens ?? 0;
@@ -92,8 +92,7 @@ export class UsageLedger {
 
 const HOUR_MS = 3_600_000;
 
-export function hourOf(at: Date): string {
-  const hour = new Date(at.getTime());
-  hour.setUTCMinutes(0, 0, 0);
-  return hour.toISOString();
+/** The start of the hour `at` falls in, as stored (`2026-11-25T14:00:00.000Z`). */
+function hourOf(at: Date): string {
+  return new Date(Math.floor(at.getTime() / HOUR_MS) * HOUR_MS).toISOString();
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AccessControl } from '../../auth/access-control.js';
 import { isRefusal, type Ticket } from '../../auth/rate-limiter.js';
 import { HangarError } from '../../errors/hangar-error.js';
+import { inferenceBody, wantedTokens } from '../inference-body.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -114,8 +115,8 @@ export function installKeyAdmission(app: FastifyInstance, access: AccessControl,
   app.decorate('modelLookup', lookup);
   // Callback-style hooks: they run on every request, and an async hook costs a promise each.
   app.addHook('preHandler', (request, reply, done) => {
-    const body = request.body as Record<string, unknown> | null | undefined;
-    if (!request.principal?.key || request.method !== 'POST' || request.routeOptions.config.permission !== 'models:read' || typeof body?.model !== 'string') return done();
+    const body = request.principal?.key ? inferenceBody(request) : null;
+    if (!body) return done();
     try {
       admitKeyedCall(request, reply, body.model, wantedTokens(body));
     } catch (err) {
@@ -159,13 +160,4 @@ export function admitKeyedCall(request: FastifyRequest, reply: FastifyReply, mod
   request.meter = meter;
   // 'close', not 'finish' (what onResponse waits for): a client gone mid-stream must give its slot back too.
   reply.raw.on('close', () => meter.finish(reply.raw.statusCode));
-}
-
-/** The most a request may generate, when it says (chat's two spellings, completions'). */
-function wantedTokens(body: Record<string, unknown>): number | null {
-  for (const field of ['max_completion_tokens', 'max_tokens']) {
-    const value = body[field];
-    if (typeof value === 'number' && Number.isFinite(value) && value > 0) return value;
-  }
-  return null;
 }

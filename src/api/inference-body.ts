@@ -1,0 +1,21 @@
+import type { FastifyRequest } from 'fastify';
+
+/**
+ * The JSON body of an inference request (a POST that needs `models:read` and names a
+ * `model`), or null for any other request: what key admission and request tracking
+ * both act on, in preHandlers that run on every request.
+ */
+export function inferenceBody(request: FastifyRequest): (Record<string, unknown> & { model: string }) | null {
+  const body = request.body as Record<string, unknown> | null | undefined;
+  if (request.method !== 'POST' || request.routeOptions.config.permission !== 'models:read' || typeof body?.model !== 'string') return null;
+  return body as Record<string, unknown> & { model: string };
+}
+
+/** The most a request may generate, when it says (chat's two spellings, completions'). */
+export function wantedTokens(body: Record<string, unknown>): number | null {
+  for (const field of ['max_completion_tokens', 'max_tokens']) {
+    const value = body[field];
+    if (typeof value === 'number' && Number.isFinite(value) && value > 0) return value;
+  }
+  return null;
+}
