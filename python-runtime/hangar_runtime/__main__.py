@@ -17,10 +17,11 @@ import zmq
 
 from . import exit_codes
 from .aborts import AbortRegistry
+from .compute_priority import lower_compute_priority
 from .curve_keys import BadCurveKeys, take_from_environment
 from .io_thread import BadEndpoint, IOThread
 from .logging_setup import setup_logging
-from .outbox import Outbox
+from .outbox import WRITER_SUFFIX, Outbox
 from .runtime_stats import RuntimeStats
 from .watchdog import Heartbeat, Watchdog
 from .work_loop import WorkLoop
@@ -39,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Hangar model runtime: serves one model replica to the control plane over ZeroMQ.")
     parser.add_argument("--data", required=True, metavar="ENDPOINT", help="data socket endpoint (ipc:// or tcp://)")
     parser.add_argument("--control", required=True, metavar="ENDPOINT", help="control socket endpoint")
-    parser.add_argument("--replica", required=True, metavar="UID", help="replica uid, also the socket routing id")
+    parser.add_argument("--replica", required=True, metavar="UID", help="replica uid, also the socket routing id (the work loop's writer adds /out)")
     parser.add_argument("--parent-pid", type=int, default=0, metavar="PID",
                         help="exit when the parent pid is no longer this (0: no check)")
     parser.add_argument("--heartbeat-timeout", type=float, default=10.0, metavar="SECONDS",
@@ -57,8 +58,9 @@ def parse_args(parser: argparse.ArgumentParser, argv: list[str] | None) -> argpa
         parser.error("--replica must not be empty")
     # It becomes the zmq routing id, which must be 1..255 bytes and must not start
     # with a zero byte (zmq reserves those for ids it makes up itself).
-    if len(args.replica.encode("utf-8")) > 255 or args.replica.startswith("\0"):
-        parser.error("--replica must be at most 255 bytes of UTF-8 and not start with a NUL")
+    # zmq routing ids are at most 255 bytes, and the writer's is the replica's plus "/out".
+    if len(args.replica.encode("utf-8")) > 255 - len(WRITER_SUFFIX) or args.replica.startswith("\0"):
+        parser.error(f"--replica must be at most {255 - len(WRITER_SUFFIX)} bytes of UTF-8 and not start with a NUL")
     if not args.data or not args.control:
         parser.error("--data and --control must not be empty")
     if args.parent_pid < 0:
@@ -106,8 +108,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
 
     Watchdog(heartbeat, args.heartbeat_timeout, args.parent_pid).start()
-    outbox = Outbox(ctx, io.stopping)
+    outbox = Outbox(ctx, io.stopping, args.data, args.replica, curve)
     io.start()
+    # After every relaying thread has started (they keep the default priority) and
+    # before the engine starts its own pools (they inherit the lower one).
+    lower_compute_priority()
     log.info("runtime started (pid %d)", os.getpid())
     preload(args.preload)
 
@@ -116,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     linger = 0 if code == exit_codes.SHUTDOWN else _FINAL_MESSAGE_LINGER_MS
     outbox.stop(linger)
     io.join(_IO_JOIN_TIMEOUT_S)
-    outbox.close()
+    outbox.close(linger)
     if not io.is_alive():
         ctx.term()  # waits (up to the linger) for a last LOAD_FAILED or DEAD to go out
     log.info("exiting with code %d", code)

@@ -1,9 +1,11 @@
-"""The I/O thread: the only code that touches the two DEALER sockets.
+"""The I/O thread: the only code that touches the control DEALER and the data
+DEALER the control plane sends to (zmq sockets are not thread-safe).
 
-zmq sockets are not thread-safe, so every message in or out passes through here.
-It answers PING itself and handles ABORT and SHUTDOWN at once, so a work loop
-busy with a long load or call never looks like a dead runtime and can still be
-told to stop."""
+Every message in passes through here, and HELLO, PONG and what the work loop sends
+on control go out from here. It answers PING itself and handles ABORT and SHUTDOWN
+at once, so a work loop busy with a long load or call never looks like a dead
+runtime and can still be told to stop. The work loop's data messages do not pass
+through here: it sends them on its own writer DEALER (outbox.py)."""
 
 import logging
 import os
@@ -24,8 +26,8 @@ log = logging.getLogger("hangar_runtime.io")
 
 # Messages read from one socket per turn, so a burst on one cannot starve the other.
 _MAX_DRAIN = 64
-# Frames waiting for the data socket (the control plane reads slowly) before we stop
-# taking more from the work loop; it then blocks on its PUSH: back-pressure.
+# Frames waiting for the control socket (the control plane reads slowly) before we
+# stop taking more from the work loop; it then blocks on its PUSH: back-pressure.
 _MAX_BACKLOG = 256
 # The doc gives 2 s from SHUTDOWN to exit; leave room for process teardown.
 SHUTDOWN_GRACE_S = 1.5
@@ -109,7 +111,7 @@ class IOThread(threading.Thread):
             for sock in (self._control, self._data):
                 self._flush(sock)
                 poller.register(sock, zmq.POLLIN | (zmq.POLLOUT if self._pending[sock] else 0))
-            has_room = len(self._pending[self._data]) < _MAX_BACKLOG
+            has_room = len(self._pending[self._control]) < _MAX_BACKLOG
             poller.register(self._pull, zmq.POLLIN if has_room else 0)
             events = dict(poller.poll())
             # Control first: a PING or SHUTDOWN must not wait behind a burst of calls.
@@ -180,8 +182,7 @@ class IOThread(threading.Thread):
             if channel == outbox.STOP:
                 self._stop_linger_ms = int(frame)
                 return False
-            target = self._data if channel == outbox.DATA else self._control
-            self._pending[target].append(frame)
+            self._pending[self._control].append(frame)
         return True
 
     def _flush(self, sock: zmq.Socket) -> None:

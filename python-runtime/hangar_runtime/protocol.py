@@ -1,10 +1,10 @@
-"""Runtime protocol v2 framing: one ZeroMQ frame is a type byte followed by one
+"""Runtime protocol v3 framing: one ZeroMQ frame is a type byte followed by one
 msgpack map. The control plane shares no code with us, so this module and
 docs/runtime-protocol.md must agree byte for byte."""
 
 import msgpack
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 
 HELLO = 0x01
 LOAD = 0x02

@@ -35,10 +35,13 @@ class Runtime:
                  extra_args=(), wrap=None, env: dict | None = None):
         self.replica = replica
         self.identity = replica.encode()
+        # v3: the work loop's own DEALER sends the data messages (docs/runtime-protocol.md).
+        self.writer_identity = replica.encode() + b"/out"
         self._ctx = zmq.Context()
         # Messages unpacked from a BATCH frame, handed out one by one by recv().
         self._unpacked: collections.deque = collections.deque()
         self.batch_frames = 0  # BATCH frames received, for tests of the batching itself
+        self.last_sender: bytes | None = None  # routing id of the last message recv() returned
         self.data = self._router(f"ipc://{workdir}/{replica}.data")
         self.control = self._router(f"ipc://{workdir}/{replica}.ctl")
         argv = [sys.executable, "-m", "hangar_runtime",
@@ -86,7 +89,9 @@ class Runtime:
             raise AssertionError(f"no message within {timeout}s; runtime stderr:\n{self.stderr()}")
         parts = sock.recv_multipart()
         assert len(parts) == 2, f"expected routing id + one frame, got {len(parts)} parts"
-        assert parts[0] == self.identity, f"routing id {parts[0]!r}, expected {self.identity!r}"
+        expected = (self.identity, self.writer_identity) if sock is self.data else (self.identity,)
+        assert parts[0] in expected, f"routing id {parts[0]!r}, expected one of {expected!r}"
+        self.last_sender = parts[0]
         body = msgpack.unpackb(parts[1][1:], raw=False)
         assert isinstance(body, dict)
         if parts[1][0] == BATCH:

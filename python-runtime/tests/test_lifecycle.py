@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import (HELLO, LOAD, LOAD_FAILED, PING, PONG, READY, RUNTIME_DIR, SHUTDOWN, frame,
+from harness import (END, HELLO, LOAD, LOAD_FAILED, PING, PONG, READY, RESULT, RUNTIME_DIR, SHUTDOWN, frame,
                      load_spec, without_stats)
 
 TOY = str(Path(__file__).parent / "launchers" / "toy.py")
@@ -20,7 +20,7 @@ def test_hello_then_pong_from_both_sockets(spawn):
     runtime = spawn("llama-7b-1")  # the harness checks the routing id of every message
     msg_type, hello = runtime.recv()
     assert msg_type == HELLO
-    assert hello["protocol"] == 2 and hello["replica"] == "llama-7b-1"
+    assert hello["protocol"] == 3 and hello["replica"] == "llama-7b-1"
     assert hello["pid"] == runtime.process.pid
     assert hello["python"] == "%d.%d.%d" % sys.version_info[:3]
     runtime.send_control(PING, {"ts": 42})
@@ -38,6 +38,8 @@ def test_hello_then_pong_from_both_sockets(spawn):
     (["--data", "no-scheme", "--control", "ipc:///tmp/x.c", "--replica", "r-0"], "no-scheme"),
     (["--data", "ipc:///tmp/x.d", "--control", "ipc:///tmp/x.c", "--replica", ""], "--replica"),
     (["--data", "ipc:///tmp/x.d", "--control", "ipc:///tmp/x.c", "--replica", "r" * 256], "--replica"),
+    # zmq routing ids end at 255 bytes, and the writer's id adds "/out".
+    (["--data", "ipc:///tmp/x.d", "--control", "ipc:///tmp/x.c", "--replica", "r" * 252], "at most 251 bytes"),
     (["--data", "ipc:///tmp/x.d", "--control", "ipc:///tmp/x.c", "--replica", "r-0", "--parent-pid", "-3"], "--parent-pid"),
     (["--data", "ipc:///tmp/x.d", "--control", "ipc:///tmp/x.c", "--replica", "r-0", "--heartbeat-timeout", "0"], "--heartbeat-timeout"),
     (["--data", "ipc:///tmp/x.d", "--control", "ipc:///tmp/x.c", "--replica", "r-0", "--heartbeat-timeout", "soon"], "--heartbeat-timeout"),
@@ -48,6 +50,50 @@ def test_bad_command_line_exits_2(args, fragment):
     assert done.returncode == 2
     assert fragment in done.stderr and "error" in done.stderr
     assert done.stdout == ""
+
+
+def test_data_messages_come_from_the_work_loops_own_writer_socket(spawn):
+    """Protocol v3: HELLO and PONG come from the I/O thread's DEALERs (the replica's
+    routing id); everything the work loop sends on data comes from its writer, routing
+    id `<replica>/out`, so no token waits for the I/O thread."""
+    runtime = spawn("toy-0")
+    runtime.hello()
+    assert runtime.last_sender == b"toy-0"
+    runtime.load_ok(load_spec("python", TOY))
+    assert runtime.last_sender == b"toy-0/out"
+    values, end_type, _ = runtime.stream(1, "count", 3)
+    assert values == [0, 1, 2] and end_type == END and runtime.last_sender == b"toy-0/out"
+    runtime.send_control(PING, {"ts": 7})
+    assert runtime.recv_control()[0] == PONG and runtime.last_sender == b"toy-0"
+
+
+def _nice_by_thread(pid: int) -> dict[int, int]:
+    """Each thread's nice value: field 19 of /proc/<pid>/task/<tid>/stat."""
+    nice = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/stat") as fh:
+            nice[int(tid)] = int(fh.read().rsplit(") ", 1)[1].split()[16])
+    return nice
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
+@pytest.mark.parametrize("setting, lowered", [(None, 10), ("0", 0), ("3", 3), ("soon", 10)])
+def test_the_work_loop_computes_at_a_lower_cpu_priority_than_the_relaying_threads(spawn, setting, lowered):
+    """HANGAR_RUNTIME_COMPUTE_NICE (default 10) lowers the work loop's thread and what
+    it starts; the I/O thread, zmq's and the watchdog keep the runtime's own priority."""
+    env = {} if setting is None else {"HANGAR_RUNTIME_COMPUTE_NICE": setting}
+    runtime = spawn(env=env)
+    runtime.hello()
+    runtime.load_ok(load_spec("python", TOY))
+    assert runtime.ask(1, "echo", "x")[0] == RESULT  # the work loop is running
+    base = os.getpriority(os.PRIO_PROCESS, 0)  # the runtime started with ours
+    nice = _nice_by_thread(runtime.process.pid)
+    assert nice.pop(runtime.process.pid) == min(19, base + lowered), "the main thread runs the work loop"
+    # The I/O thread, the watchdog, zmq's I/O and reaper threads (Python names no thread
+    # for /proc, so they are counted, not named).
+    assert sum(1 for value in nice.values() if value == base) >= 4, nice
+    if setting == "soon":
+        assert "HANGAR_RUNTIME_COMPUTE_NICE='soon' is not an integer" in runtime.stderr()
 
 
 def test_unknown_engine_fails_load_and_exits_3(spawn):

@@ -268,3 +268,47 @@ def test_logit_bias_forces_a_token_and_penalties_change_greedy_text(engine):
             engine.generate(PROMPTS[0], generate_config={**GREEDY, **bad})
     with pytest.raises(ValueError, match="outside this model's vocabulary"):
         engine.generate(PROMPTS[0], generate_config={**GREEDY, "logit_bias": {"999999": 1}})
+
+
+def generated(batcher, sink) -> int:
+    """Tokens chosen so far for the call of this sink (text may be held back, so not its chunks)."""
+    return next(s.generated for s in batcher._running if s.sink is sink)
+
+
+def test_a_step_that_admits_ends_after_the_prefill_and_the_next_one_decodes(batcher):
+    """The newcomers' first tokens are chosen in the admitting step, which then ends (the
+    work loop sends a step's answers when it ends) instead of also decoding the batch."""
+    running, newcomer = ListSink(1, stream=True), ListSink(2, stream=True)
+    batcher.submit("generate", [PROMPTS[1]], {"generate_config": GREEDY}, running)
+    batcher.step()  # admits: the first token
+    assert generated(batcher, running) == 1
+    batcher.step()  # decodes: the second
+    assert generated(batcher, running) == 2
+    batcher.submit("generate", [PROMPTS[2]], {"generate_config": GREEDY}, newcomer)
+    batcher.step()
+    assert generated(batcher, newcomer) == 1, "the admitting step gave the newcomer its first token"
+    assert generated(batcher, running) == 2, "and decoded nobody"
+    batcher.step()
+    assert (generated(batcher, newcomer), generated(batcher, running)) == (2, 3)
+    while batcher.has_work():
+        batcher.step()
+
+
+def test_arrivals_at_every_step_do_not_starve_the_running(batcher, solo):
+    """A call arriving before every step would, if admitting always came first, keep the
+    running sequences from ever decoding; every other step decodes instead."""
+    first = ListSink(0, stream=True)
+    batcher.submit("generate", [PROMPTS[0]], {"generate_config": GREEDY}, first)
+    batcher.step()
+    others = []
+    for i in range(1, 7):
+        before = generated(batcher, first)
+        others.append(ListSink(i, stream=False))
+        batcher.submit("generate", [PROMPTS[i]], {"generate_config": GREEDY}, others[-1])
+        batcher.step()
+        batcher.step()
+        assert generated(batcher, first) == before + 1, f"round {i}: the running sequence got no token"
+    while batcher.has_work():
+        batcher.step()
+    assert first.text() == solo[0]
+    assert [s.text() for s in others] == solo[1:7]

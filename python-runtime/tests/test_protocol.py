@@ -5,7 +5,7 @@ from hangar_runtime import protocol
 
 
 def test_type_numbers_match_the_doc():
-    assert protocol.PROTOCOL_VERSION == 2
+    assert protocol.PROTOCOL_VERSION == 3
     assert (protocol.HELLO, protocol.LOAD, protocol.PROGRESS, protocol.READY, protocol.LOAD_FAILED) == (1, 2, 3, 4, 5)
     assert (protocol.CALL, protocol.RESULT, protocol.CHUNK, protocol.END, protocol.ERROR) == (0x10, 0x11, 0x12, 0x13, 0x14)
     assert (protocol.PING, protocol.PONG, protocol.ABORT, protocol.SHUTDOWN, protocol.DEAD) == (0x20, 0x21, 0x22, 0x23, 0x24)

@@ -26,7 +26,7 @@ def toy():
 
 
 def test_ready_describes_the_launcher(toy):
-    assert toy.ready["protocol"] == 2
+    assert toy.ready["protocol"] == 3
     assert toy.ready["engine"] == "python"
     assert toy.ready["pid"] == toy.process.pid
     assert toy.ready["abilities"] == []

@@ -9,7 +9,7 @@ import type { LoadProgress, LoadSpec, ReadyInfo, RuntimeStats } from './runtime.
 import { parseStats } from './runtime-stats.js';
 import { RuntimeFailure, failureKind } from './runtime-failure.js';
 import { SocketSender } from './socket-sender.js';
-import { MessageType, PROTOCOL_VERSION, batchItems, decodeMessage, encodeMessage, protocolMismatch, type Message, type MessageTypeCode } from './wire.js';
+import { MessageType, PROTOCOL_VERSION, WRITER_SUFFIX, batchItems, decodeMessage, encodeMessage, protocolMismatch, type Message, type MessageTypeCode } from './wire.js';
 
 interface PendingCall {
   resolve: (value: unknown) => void;
@@ -36,6 +36,8 @@ export class RuntimeConnection {
   private readonly senders: Map<Router, SocketSender>;
   private endpoints: EndpointPair | null = null;
   private readonly identity: Buffer;
+  /** The runtime work loop's own DEALER, which sends the data messages (protocol v3). */
+  private readonly writerIdentity: Buffer;
   private readonly calls = new Map<number, PendingCall>();
   private readonly streams = new Map<number, ChunkQueue<unknown>>();
   private nextCallId = 1;
@@ -59,6 +61,7 @@ export class RuntimeConnection {
     private readonly logger: Logger,
   ) {
     this.identity = Buffer.from(replicaUid, 'utf8');
+    this.writerIdentity = Buffer.from(`${replicaUid}${WRITER_SUFFIX}`, 'utf8');
     for (const socket of [this.data, this.control]) {
       socket.linger = 0;
       // A ROUTER silently drops messages to a peer past its high-water mark (1,000 by
@@ -261,7 +264,7 @@ export class RuntimeConnection {
   private async readLoop(socket: Router): Promise<void> {
     try {
       for await (const [sender, frame] of socket) {
-        if (!sender || !frame || !sender.equals(this.identity)) {
+        if (!sender || !frame || !(sender.equals(this.identity) || (socket === this.data && sender.equals(this.writerIdentity)))) {
           this.logger.warn({ replica: this.replicaUid }, 'message from an unexpected peer ignored');
           continue;
         }

@@ -4,7 +4,12 @@ import { Decoder, Encoder } from '@msgpack/msgpack';
  * Message types of runtime protocol v2 (docs/runtime-protocol.md). One frame per
  * message: byte 0 is the type, the rest one msgpack map. v2 added BATCH.
  */
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
+/**
+ * v3: the runtime's work loop sends its data messages from a DEALER of its own, whose
+ * routing id is the replica's plus this (docs/runtime-protocol.md, "Sockets").
+ */
+export const WRITER_SUFFIX = '/out';
 
 export const MessageType = {
   HELLO: 0x01,
@@ -71,8 +76,8 @@ export function batchItems(body: Record<string, unknown>): { items: Message[]; m
 export function protocolMismatch(theirs: unknown): string {
   const version = typeof theirs === 'number' ? `protocol ${theirs}` : 'an unknown protocol';
   const advice =
-    theirs === 1
-      ? 'Version 1 sends every token as its own message; this control plane needs version 2 (BATCH frames). Update the runtime: run `npm run setup` (or use the same Hangar release on every host).'
+    theirs === 1 || theirs === 2
+      ? `Version ${theirs} ${theirs === 1 ? 'sends every token as its own message' : 'relays tokens through a second thread'}; this control plane needs version 3 (BATCH frames from the work loop's own writer socket). Update the runtime: run \`npm run setup\` (or use the same Hangar release on every host).`
       : 'Use the runtime from the same Hangar release as the control plane.';
   return `the runtime speaks ${version}, the control plane protocol ${PROTOCOL_VERSION}. ${advice}`;
 }

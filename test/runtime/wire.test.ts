@@ -28,8 +28,9 @@ describe('runtime wire format', () => {
     expect(batchItems({ items: 'nope' })).toEqual({ items: [], malformed: 1 });
   });
 
-  it('tells a version 1 runtime what to do', () => {
-    expect(protocolMismatch(1)).toMatch(/speaks protocol 1, the control plane protocol 2\..*npm run setup/);
+  it('tells a version 1 or 2 runtime what to do', () => {
+    expect(protocolMismatch(1)).toMatch(/speaks protocol 1, the control plane protocol 3\..*every token as its own message.*npm run setup/);
+    expect(protocolMismatch(2)).toMatch(/speaks protocol 2, the control plane protocol 3\..*second thread.*npm run setup/);
     expect(protocolMismatch('x')).toMatch(/an unknown protocol/);
   });
 });

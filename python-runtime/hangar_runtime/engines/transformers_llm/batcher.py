@@ -2,12 +2,18 @@
 one batched forward pass, and calls that arrived meanwhile join at the start of
 the next step (up to max_batch_size; the rest wait in arrival order).
 
-A step:
-1. drop the sequences that are done (finished, failed, aborted) from the batch;
-2. admit waiting calls: one forward pass over their prompts (left-padded
-   together) gives each its first token and a KV cache, joined to the batch's;
-3. decode: one forward pass feeds every running sequence its last chosen token
-   and chooses the next.
+A step first drops the sequences that are done (finished, failed, aborted), then
+does one of two things:
+- admit waiting calls: one forward pass over their prompts (left-padded
+  together) gives each its first token and a KV cache, joined to the batch's;
+- decode: one forward pass feeds every running sequence its last chosen token
+  and chooses the next.
+A step that admits ends there, so the newcomers' first tokens leave the runtime
+(the work loop sends a step's answers when it ends) without waiting for a decode
+of the whole batch: that decode is time to first token nobody asked for. The step
+after an admission always decodes, even with more calls waiting, so a stream of
+arrivals cannot starve the running sequences: each still gets one token per
+prefill-and-decode, as when both were one step.
 
 Rows are left-padded and masked, and each sequence's position ids count only its
 own tokens, so a sequence computes what it would alone; greedy output is the
@@ -39,6 +45,7 @@ class Batcher(BatchScheduler):
         self._running: list[Sequence] = []  # row i of the cache is _running[i]
         self._cache = None
         self._mask: torch.Tensor | None = None
+        self._decode_next = False  # the last step admitted: this one decodes
         # Only the last position's logits are needed; models that can skip the rest say so.
         self._logits_to_keep = "logits_to_keep" in inspect.signature(self._model.forward).parameters
         # Tests turn this off to check the rebuild path on a model whose cache could be joined.
@@ -53,8 +60,11 @@ class Batcher(BatchScheduler):
     @torch.inference_mode()
     def step(self) -> None:
         self._retire()
-        self._admit()
-        self._retire()
+        if not self._decode_next and self._admit():
+            self._retire()
+            self._decode_next = bool(self._running)
+            return
+        self._decode_next = False
         if self._running:
             self._decode()
         self._retire()
@@ -72,16 +82,18 @@ class Batcher(BatchScheduler):
             self._cache = self._mask = None
         self._running = [self._running[i] for i in keep]
 
-    def _admit(self) -> None:
+    def _admit(self) -> bool:
+        """True when waiting calls were admitted (a prefill ran)."""
         room = self.max_batch_size - len(self._running)
         if room <= 0 or not self._waiting:
-            return
+            return False
         joining, self._waiting = self._waiting[:room], self._waiting[room:]
         if self._running and not (self.join_caches and kv_cache.joinable(self._cache)):
-            return self._rebuild(joining)
+            self._rebuild(joining)
+            return True
         cache, mask, logits = self._prefill([s.request.prompt_ids for s in joining], joining)
         if logits is None:
-            return
+            return True
         for seq in joining:
             seq.cached = len(seq.request.prompt_ids)
         self._choose(joining, logits)
@@ -90,6 +102,7 @@ class Batcher(BatchScheduler):
         else:
             self._cache, self._mask = cache, mask
         self._running += joining
+        return True
 
     def _rebuild(self, joining: list[Sequence]) -> None:
         """For caches that cannot be joined: one prefill over every running
