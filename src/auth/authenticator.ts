@@ -6,6 +6,7 @@ import type { IdentityStore, KeyRecord } from './identity-store.js';
 import { signToken, verifyToken, type JwtSettings } from './jwt.js';
 import { dummyPasswordHash, verifyPassword } from './password-hash.js';
 import { expandScopes } from './permissions.js';
+import { ConnectionCredentials } from './connection-credentials.js';
 import { digest, sameDigest } from './secret-digest.js';
 
 /** Who a request is, and what it may do (aliases expanded). */
@@ -26,6 +27,9 @@ export interface KnownUser {
   source: 'config' | 'database';
 }
 
+/** A key credential, looked up: a database key's record (its expiry and owner are checked per request), or an auth-config key's principal. */
+type FoundKey = { key: KeyRecord | null } | { principal: Principal | null };
+
 // Compared against when the username is unknown, so a miss costs the same as a hit.
 const DUMMY_DIGEST = digest('hangar: no such user');
 
@@ -44,6 +48,8 @@ export class Authenticator {
   private readonly staticUsers = new Map<string, StaticUser>();
   private readonly staticKeys: Array<{ keyDigest: Buffer; username: string }> = [];
   private readonly jwt: JwtSettings;
+  /** What each connection's last key was found to be (the SHA-256 and lookup saved on the next request). */
+  private readonly connectionKeys = new ConnectionCredentials<FoundKey>();
   /** A database key's principal, worked out once per identities version (the request path reuses it). */
   private readonly keyPrincipals = new Map<number, Principal | null>();
   private principalsVersion = -1;
@@ -100,17 +106,25 @@ export class Authenticator {
    * user must still exist; a database user's current permissions apply, not those at
    * login, so a change or a disable takes effect at once.
    */
-  authenticate(credential: string): Principal | null | Promise<Principal | null> {
+  authenticate(credential: string, connection?: object): Principal | null | Promise<Principal | null> {
     // Keys are answered at once (no promise on the per-request path); tokens need jose's async verify.
-    if (DATABASE_KEY_PATTERN.test(credential)) return this.byDatabaseKey(credential);
-    if (API_KEY_PATTERN.test(credential)) {
-      const presented = digest(credential);
-      let owner: string | null = null;
-      for (const { keyDigest, username } of this.staticKeys) if (sameDigest(keyDigest, presented)) owner = username;
-      const user = owner === null ? undefined : this.staticUsers.get(owner);
-      return user ? { username: user.username, scopes: expandScopes(user.permissions), userId: null, key: null } : null;
+    const version = this.identities.version;
+    let found = connection ? this.connectionKeys.get(connection, credential, version) : undefined;
+    if (found === undefined) {
+      if (DATABASE_KEY_PATTERN.test(credential)) found = { key: this.identities.findKey(credential) };
+      else if (API_KEY_PATTERN.test(credential)) found = { principal: this.byConfigKey(credential) };
+      else return this.byToken(credential);
+      if (connection) this.connectionKeys.set(connection, credential, version, found);
     }
-    return this.byToken(credential);
+    return 'principal' in found ? found.principal : this.byDatabaseKey(found.key);
+  }
+
+  private byConfigKey(credential: string): Principal | null {
+    const presented = digest(credential);
+    let owner: string | null = null;
+    for (const { keyDigest, username } of this.staticKeys) if (sameDigest(keyDigest, presented)) owner = username;
+    const user = owner === null ? undefined : this.staticUsers.get(owner);
+    return user ? { username: user.username, scopes: expandScopes(user.permissions), userId: null, key: null } : null;
   }
 
   private async byToken(credential: string): Promise<Principal | null> {
@@ -139,8 +153,8 @@ export class Authenticator {
     return this.staticUsers.has(username);
   }
 
-  private byDatabaseKey(credential: string): Principal | null {
-    const key = this.identities.findKey(credential);
+  /** A found database key (or none) to its principal: expiry is checked on every request. */
+  private byDatabaseKey(key: KeyRecord | null): Principal | null {
     if (!key) return null;
     const now = this.now();
     if (key.expires_at !== null && Date.parse(key.expires_at) <= now) return null;

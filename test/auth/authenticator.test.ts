@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { AuthConfig } from '../../src/auth/auth-config.js';
 import { Authenticator } from '../../src/auth/authenticator.js';
 import { IdentityStore } from '../../src/auth/identity-store.js';
+import { sameText } from '../../src/auth/secret-digest.js';
 import { openDatabase } from '../../src/storage/sqlite-database.js';
 import { SECRET, upstreamAuthConfig } from '../fixtures/auth-users.js';
 
@@ -96,5 +97,58 @@ describe('Authenticator with database keys', () => {
     const who = await new Authenticator(c, identities).authenticate(key);
     expect(who?.scopes.has('admin')).toBe(false);
     expect(who?.userId).not.toBeNull();
+  });
+});
+
+describe('Authenticator on a keep-alive connection', () => {
+  const noLimits = { rpm: null, tpm: null, max_parallel: null };
+  const setup = () => {
+    let now = Date.parse('2026-11-25T10:00:00Z');
+    const store = new IdentityStore(openDatabase(':memory:'));
+    const auth = new Authenticator(config(), store, () => now);
+    const newKey = (name: string, expires_at: string | null = null) =>
+      store.createKey({ owner: { id: null, username: 'user1' }, name, description: null, expires_at, model_permissions: [], scopes: null, limits: noLimits }, new Date(now));
+    return { auth, store, newKey, advance: (ms: number) => (now += ms) };
+  };
+
+  it('recognises the connection\'s last key, and never lets it answer for another', () => {
+    const { auth, newKey } = setup();
+    const a = newKey('a').key;
+    const b = newKey('b').key;
+    const socket = {};
+    expect((auth.authenticate(a, socket) as any)?.key?.name).toBe('a');
+    expect((auth.authenticate(a, socket) as any)?.key?.name).toBe('a');
+    // Another key on the same connection (a pooling proxy): looked up, not the remembered one.
+    expect((auth.authenticate(b, socket) as any)?.key?.name).toBe('b');
+    const wrong = a.slice(0, -1) + (a.endsWith('x') ? 'y' : 'x');
+    expect(auth.authenticate(wrong, socket)).toBeNull();
+    expect((auth.authenticate(a, socket) as any)?.key?.name).toBe('a');
+    expect(auth.authenticate('sk-72tkvudyGLPMi', socket)).toMatchObject({ username: 'user2', key: null });
+    expect(auth.authenticate('sk-72tkvudyGLPMj', socket)).toBeNull();
+  });
+
+  it('sees a revocation and an expiry at the next request of the same connection', () => {
+    const { auth, store, newKey, advance } = setup();
+    const socket = {};
+    const revoked = newKey('revoked');
+    expect(auth.authenticate(revoked.key, socket)).not.toBeNull();
+    store.updateKey(revoked.record.id, { enabled: false });
+    expect(auth.authenticate(revoked.key, socket)).toBeNull();
+    const deleted = newKey('deleted');
+    expect(auth.authenticate(deleted.key, socket)).not.toBeNull();
+    store.deleteKey(deleted.record.id);
+    expect(auth.authenticate(deleted.key, socket)).toBeNull();
+    const expiring = newKey('expiring', '2026-11-25T10:00:05Z');
+    expect(auth.authenticate(expiring.key, socket)).not.toBeNull();
+    advance(5_000);
+    expect(auth.authenticate(expiring.key, socket)).toBeNull();
+  });
+});
+
+describe('sameText', () => {
+  it('is true for equal strings only', () => {
+    expect(sameText('sk-abc', 'sk-abc')).toBe(true);
+    expect(sameText('', '')).toBe(true);
+    for (const other of ['sk-abd', 'tk-abc', 'sk-ab', 'sk-abcd', '']) expect(sameText('sk-abc', other), other).toBe(false);
   });
 });

@@ -44,7 +44,8 @@ export function installAuthGuard(app: FastifyInstance, authenticator: Authentica
       request.principal = principal;
       done();
     };
-    const outcome = authenticator.authenticate(credential);
+    // The socket: a keep-alive connection's key is recognised without hashing it again.
+    const outcome = authenticator.authenticate(credential, request.raw.socket);
     if (outcome instanceof Promise) outcome.then(admit, (err: unknown) => done(err as Error));
     else admit(outcome);
   });
