@@ -22,6 +22,9 @@ from .runtime_stats import RuntimeStats
 
 log = logging.getLogger("hangar_runtime.work")
 
+# Put on the inbox by a scheduler's wake(): not a message, the end of a wait.
+_WAKE = (None, None)
+
 
 class WorkLoop:
     def __init__(self, inbox: queue.Queue, outbox: Outbox, aborts: AbortRegistry, stopping: threading.Event,
@@ -108,13 +111,18 @@ class WorkLoop:
         self._methods = methods
         self._engine = engine
         if scheduler is not None:
-            self._batch = BatchedCalls(scheduler, self._replies, self._aborts)
+            self._use_scheduler(scheduler)
         self._outbox.data(protocol.READY, {
             "protocol": protocol.PROTOCOL_VERSION, "pid": os.getpid(), "engine": engine.name,
             "abilities": abilities, "description": description,
         })
         log.info("ready: engine %s, methods %s", engine.name, ", ".join(methods))
         return True
+
+    def _use_scheduler(self, scheduler) -> None:
+        self._batch = BatchedCalls(scheduler, self._replies, self._aborts)
+        # The marker only ends a wait on the inbox: _run skips it and the loop steps.
+        scheduler.set_wake(lambda: self._inbox.put(_WAKE))
 
     def _load_failed(self, kind: str, message: str) -> bool:
         self._outbox.data(protocol.LOAD_FAILED, {"kind": kind, "message": message})

@@ -6,9 +6,11 @@ runtime stops — and that deltas become the protocol's chunks and usage. It pro
 nothing about GPUs or about vLLM's own behaviour: the double's tokens are a counter."""
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
-from harness import ABORT, CALL, CHUNK, END, ERROR, LOAD_FAILED, SHUTDOWN
+from harness import ABORT, CALL, CHUNK, END, ERROR, LOAD_FAILED, RUNTIME_DIR, SHUTDOWN
 
 DOUBLE = Path(__file__).parent / "vllm_call_double"
 
@@ -91,3 +93,53 @@ def test_a_launch_argument_vllm_does_not_take_fails_the_load_naming_it(spawn, ti
     _, msg_type, body = rt.load(load_spec(tiny_llm["path"], gpu_memory_utilisation=0.5))
     assert msg_type == LOAD_FAILED and body["kind"] == "invalid"
     assert "gpu_memory_utilisation" in body["message"]
+
+
+_WAKE_SCRIPT = r'''
+import json, sys, threading
+from hangar_runtime.engines.vllm_llm.engine import VllmEngine
+
+engine = VllmEngine()
+engine.load(json.loads(sys.argv[1]), lambda *a: None)
+scheduler = engine.scheduler()
+woken = threading.Event()
+scheduler.set_wake(woken.set)
+
+class Sink:
+    call_id, stream, alone, closed = 1, True, True, False
+    def __init__(self):
+        self.chunks = []
+    def chunk(self, value):
+        self.chunks.append(value)
+    def finish(self, value=None):
+        self.chunks.append(value)
+        self.closed = True
+    def fail(self, exc, kind=None):
+        raise exc
+
+sink = Sink()
+scheduler.submit("generate", ["Hello"], {"generate_config": {"max_tokens": 3}}, sink)
+wakes = 0
+while not sink.closed and wakes < 100:
+    # Block as the work loop does between steps, but on the wake alone: no timeout to fall back on.
+    if not woken.wait(timeout=10):
+        break
+    woken.clear()
+    wakes += 1
+    scheduler.step()
+engine.close()
+print(json.dumps({"closed": sink.closed, "text": "".join(c["text"] for c in sink.chunks), "wakes": wakes}))
+'''
+
+
+def test_each_vllm_output_wakes_the_work_loop(tiny_llm):
+    """vLLM's outputs are made on its event loop's thread; each must end the work
+    loop's wait on its inbox at once, or a token sits out the wait's timeout. Here
+    the only way on is the wake: a missing one fails the 10 s wait."""
+    done = subprocess.run([sys.executable, "-c", _WAKE_SCRIPT, json.dumps(load_spec(tiny_llm["path"]))],
+                          cwd=RUNTIME_DIR, env={"PYTHONPATH": f"{DOUBLE}:{RUNTIME_DIR}", "PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["closed"] and result["text"] == "t0 t1 t2 "
+    assert 1 <= result["wakes"] <= 3  # at most one per output, fewer when outputs arrive together

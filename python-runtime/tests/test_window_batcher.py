@@ -1,7 +1,8 @@
 """The sentence_transformers engine's window batcher with a fake task and a fake
 clock (no model): which calls share a forward pass, and how failures stay with
 the call that caused them. Then the work loop driving it for real: a window
-is waited out on the inbox, not spun through."""
+is waited out on the inbox, not spun through, and a scheduler answering from another
+thread wakes it."""
 
 import queue
 import threading
@@ -12,6 +13,7 @@ import pytest
 from hangar_runtime import protocol
 from hangar_runtime.aborts import AbortRegistry
 from hangar_runtime.batch_calls import BatchedCalls
+from hangar_runtime.engines.base import BatchScheduler
 from hangar_runtime.engines.sentence_transformers.window_batcher import WindowBatcher
 from hangar_runtime.replies import Replies
 from hangar_runtime.work_loop import WorkLoop
@@ -246,6 +248,59 @@ def test_the_work_loop_serves_a_call_sent_alone_without_its_window():
     answers = [outbox.answers.get(timeout=5), outbox.answers.get(timeout=5)]
     assert sorted((body["id"], body["value"]) for _, body in answers) == [(1, ["A"]), (2, ["B"])]
     assert task.passes == [["a", "b"]]
+    inbox.put((protocol.SHUTDOWN, {}))
+    runner.join(timeout=3)
+    assert not runner.is_alive()
+
+
+class OffThreadScheduler(BatchScheduler):
+    """Results made on another thread, as vLLM's event loop makes them: each call is
+    answered by a thread a moment after it is submitted, and while nothing is ready
+    the scheduler lets the work loop wait 60 s on its inbox."""
+    methods = frozenset({"embed"})
+
+    def __init__(self):
+        self._ready: queue.Queue = queue.Queue()
+        self._open: list = []
+        self._wake = lambda: None
+
+    def set_wake(self, wake):
+        self._wake = wake
+
+    def submit(self, method, args, kwargs, sink):
+        self._open.append(sink)
+
+        def answer():
+            time.sleep(0.05)
+            self._ready.put((sink, [a.upper() for a in args[0]]))
+            self._wake()
+        threading.Thread(target=answer, daemon=True).start()
+
+    def has_work(self):
+        return bool(self._open)
+
+    def wait_before_step(self):
+        return 0.0 if not self._ready.empty() else 60.0
+
+    def step(self):
+        while not self._ready.empty():
+            sink, value = self._ready.get()
+            self._open.remove(sink)
+            sink.finish(value)
+
+
+def test_a_scheduler_that_answers_on_another_thread_wakes_the_work_loop():
+    """Without the wake the answer would wait out the scheduler's 60 s: the test's
+    5 s wait for it would fail."""
+    inbox, outbox = queue.Queue(), Outbox()
+    loop = WorkLoop(inbox, outbox, AbortRegistry(), threading.Event())
+    loop._methods = {"embed": lambda *a: None}
+    loop._use_scheduler(OffThreadScheduler())
+    runner = threading.Thread(target=loop._run, daemon=True)
+    runner.start()
+    for call_id in (1, 2):
+        inbox.put((protocol.CALL, {"id": call_id, "method": "embed", "args": [["x"]], "kwargs": {}}))
+        assert outbox.answers.get(timeout=5) == (protocol.RESULT, {"id": call_id, "value": ["X"]})
     inbox.put((protocol.SHUTDOWN, {}))
     runner.join(timeout=3)
     assert not runner.is_alive()

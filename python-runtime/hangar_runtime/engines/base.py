@@ -84,6 +84,12 @@ class BatchScheduler(ABC):
         """Queue a call. Raise for bad input (ValueError, TypeError, KeyError mean
         ERROR invalid): the work loop answers the call with the exception."""
 
+    def set_wake(self, wake: Callable[[], None]) -> None:
+        """`wake()`, callable from any thread, ends the work loop's wait on its inbox at
+        once. A scheduler whose results are produced on another thread (vLLM's event
+        loop) calls it when one arrives, so step() runs then, not when the timeout of
+        wait_before_step() runs out. The default: a scheduler that needs no wake-up."""
+
     @abstractmethod
     def has_work(self) -> bool:
         """True while any call is queued or running (step() should be called)."""

@@ -12,12 +12,15 @@ short one."""
 import asyncio
 import queue
 import threading
+from collections.abc import Callable
 
 from ..base import BatchScheduler, CallSink
 from ..transformers_llm.tool_calls import parse_hermes, parse_json_calls
 
 METHODS = frozenset({"chat", "generate"})
-# How long the work loop may block on its inbox while vLLM produces the next tokens.
+# How long the work loop may block on its inbox while vLLM computes. An output ends
+# the wait at once (set_wake); this bounds it for what does not wake the loop: an
+# ABORT, which step() looks at.
 _IDLE_WAIT_S = 0.005
 
 
@@ -40,6 +43,9 @@ class VllmScheduler(BatchScheduler):
         self._outputs: queue.Queue = queue.Queue()
         self._calls: dict[str, _Call] = {}
         self._aborts: list = []  # futures of aborts not yet done, awaited by stop()
+        self._wake: Callable[[], None] = lambda: None
+        # A wake is on its way and step() has not drained the outputs since: no other is needed.
+        self._wake_pending = False
         self._loop = asyncio.new_event_loop()
         threading.Thread(target=self._loop.run_forever, name="vllm-loop", daemon=True).start()
 
@@ -49,12 +55,24 @@ class VllmScheduler(BatchScheduler):
         self._calls[request_id] = call
         asyncio.run_coroutine_threadsafe(self._consume(request_id, call.prompt, call.params), self._loop)
 
+    def set_wake(self, wake: Callable[[], None]) -> None:
+        self._wake = wake
+
     async def _consume(self, request_id: str, prompt, params) -> None:
         try:
             async for output in self._engine.generate(prompt, params, request_id):
-                self._outputs.put((request_id, output, None))
+                self._put((request_id, output, None))
         except Exception as exc:  # the engine's failure belongs to this call only
-            self._outputs.put((request_id, None, exc))
+            self._put((request_id, None, exc))
+
+    def _put(self, item: tuple) -> None:
+        """Hands an output to the work loop and wakes it, once per drain: without the
+        wake, a token that arrives while the loop waits on its inbox would sit there
+        until the wait's timeout (up to _IDLE_WAIT_S added to each step's tokens)."""
+        self._outputs.put(item)
+        if not self._wake_pending:
+            self._wake_pending = True
+            self._wake()
 
     def has_work(self) -> bool:
         return bool(self._calls)
@@ -67,6 +85,8 @@ class VllmScheduler(BatchScheduler):
             if call.sink.closed:  # aborted by the control plane
                 self._abort(request_id)
                 del self._calls[request_id]
+        # Cleared before the queue is read: an output put after this wakes the loop again.
+        self._wake_pending = False
         while True:
             try:
                 request_id, output, error = self._outputs.get_nowait()
