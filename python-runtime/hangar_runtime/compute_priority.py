@@ -11,6 +11,10 @@ added to every token and to the time to first token. At a lower priority the
 compute yields to them at once; when nothing else wants the CPU it gets all of it,
 so the engine loses nothing (docs/performance.md, "Time to first token").
 
+A runtime given GPUs (CUDA_VISIBLE_DEVICES names some) keeps its priority by
+default: its engine's CPU threads feed the device (vLLM's scheduler loop, kernel
+launches), and a host with GPUs has cores to spare for the relay.
+
 Lowering one's own priority needs no privilege. Linux keeps nice values per
 thread, and a thread starts with its creator's, hence `threading.get_native_id()`
 and the call before the engine's pools exist."""
@@ -27,13 +31,15 @@ DEFAULT_NICE = 10
 
 def lower_compute_priority() -> int:
     """Raise the calling thread's nice value by HANGAR_RUNTIME_COMPUTE_NICE (default
-    10; 0 turns it off). Returns the increment applied."""
+    10 for a runtime without GPUs, 0 for one with; 0 turns it off). Returns the
+    increment applied."""
+    default = 0 if os.environ.get("CUDA_VISIBLE_DEVICES", "").strip() else DEFAULT_NICE
     raw = os.environ.get(NICE_ENV, "").strip()
     try:
-        increment = DEFAULT_NICE if raw == "" else int(raw)
+        increment = default if raw == "" else int(raw)
     except ValueError:
-        log.warning("%s=%r is not an integer; using %d", NICE_ENV, raw, DEFAULT_NICE)
-        increment = DEFAULT_NICE
+        log.warning("%s=%r is not an integer; using %d", NICE_ENV, raw, default)
+        increment = default
     increment = max(0, min(19, increment))
     if increment == 0:
         return 0

@@ -77,11 +77,18 @@ def _nice_by_thread(pid: int) -> dict[int, int]:
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
-@pytest.mark.parametrize("setting, lowered", [(None, 10), ("0", 0), ("3", 3), ("soon", 10)])
-def test_the_work_loop_computes_at_a_lower_cpu_priority_than_the_relaying_threads(spawn, setting, lowered):
-    """HANGAR_RUNTIME_COMPUTE_NICE (default 10) lowers the work loop's thread and what
-    it starts; the I/O thread, zmq's and the watchdog keep the runtime's own priority."""
-    env = {} if setting is None else {"HANGAR_RUNTIME_COMPUTE_NICE": setting}
+@pytest.mark.parametrize("setting, gpus, lowered", [
+    (None, "", 10), ("0", "", 0), ("3", "", 3), ("soon", "", 10),
+    # A runtime given GPUs keeps its priority unless told otherwise.
+    (None, "0", 0), ("5", "0,1", 5),
+])
+def test_the_work_loop_computes_at_a_lower_cpu_priority_than_the_relaying_threads(spawn, setting, gpus, lowered):
+    """HANGAR_RUNTIME_COMPUTE_NICE (default 10 without GPUs, 0 with) lowers the work
+    loop's thread and what it starts; the I/O thread, zmq's and the watchdog keep the
+    runtime's own priority."""
+    env = {"CUDA_VISIBLE_DEVICES": gpus}
+    if setting is not None:
+        env["HANGAR_RUNTIME_COMPUTE_NICE"] = setting
     runtime = spawn(env=env)
     runtime.hello()
     runtime.load_ok(load_spec("python", TOY))
