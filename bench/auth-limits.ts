@@ -6,9 +6,9 @@
  * falls on both alike. Figures: requests per second, and the control plane's CPU time
  * per request read from /proc (the steadier of the two on a 2-core box).
  */
-import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { cpuSeconds } from './lib/cpu-time.js';
 import { throughput } from './lib/load.js';
 import { report, writeResults } from './lib/report.js';
 import { client, makeHome, removeHome, repoRoot, startServer, type TestServer } from './lib/server.js';
@@ -19,12 +19,6 @@ const SECONDS = 5;
 const ROUNDS = 3;
 const ADMIN_KEY = 'sk-3sjLbdwqAhhAF';
 const fixtures = path.join(repoRoot, 'bench', 'fixtures');
-
-/** utime + stime of a process, in seconds (/proc/<pid>/stat fields 14 and 15). */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 async function launchEcho(server: TestServer, headers: Record<string, string>): Promise<void> {
   const post = async (p: string, body: unknown) => {

@@ -10,10 +10,10 @@
  * Clients are separate processes reading with raw node:http.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { cpuSeconds } from './lib/cpu-time.js';
 import { report, writeResults } from './lib/report.js';
 import { client, makeHome, removeHome, startServer, type TestServer } from './lib/server.js';
 
@@ -25,7 +25,6 @@ const TOKENS = (SECONDS * 1000) / STEP_MS;
 const CEILING_STREAMS = 1024;
 const CEILING_TOKENS = 150;
 const CLIENT_PROCESSES = 2;
-const TICKS_PER_S = 100; // CLK_TCK on Linux
 
 interface ClientReport {
   tokens: number;
@@ -42,13 +41,6 @@ interface Run {
   deliveredPerStream: number;
   gapsMs: ClientReport['gapsMs'];
   cpuSeconds: Record<string, number>;
-}
-
-/** utime + stime of a process, in seconds (/proc/<pid>/stat fields 14 and 15). */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S;
 }
 
 function runClient(url: string, streams: number, body: unknown): Promise<ClientReport> {
