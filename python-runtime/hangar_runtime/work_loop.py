@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from . import exit_codes, protocol
 from .aborts import AbortRegistry
 from .batch_calls import BatchedCalls
+from .compute_threads import apply_cpu_threads
 from .engines.base import Engine
 from .engines.registry import engine_class
 from .errors import InvalidModel, exception_text
@@ -95,6 +96,7 @@ class WorkLoop:
     def _load(self, spec: dict) -> bool:
         log.info("loading %s with engine %s", spec.get("model_uid"), spec.get("engine"))
         try:
+            apply_cpu_threads(spec)
             engine: Engine = engine_class(spec.get("engine"))()
             engine.load(spec, self._progress)
             methods = engine.methods()

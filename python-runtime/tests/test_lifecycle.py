@@ -103,6 +103,47 @@ def test_the_work_loop_computes_at_a_lower_cpu_priority_than_the_relaying_thread
         assert "HANGAR_RUNTIME_COMPUTE_NICE='soon' is not an integer" in runtime.stderr()
 
 
+@pytest.mark.parametrize("env, replicas, preload, expected", [
+    # The default: the cores this process may use, shared by the model's replicas.
+    ({}, 1, "", "auto"),
+    ({}, 64, "", "auto"),
+    ({}, 2, "torch", "auto"),
+    ({"HANGAR_RUNTIME_CPU_THREADS": "3"}, 1, "torch", 3),
+    ({"HANGAR_RUNTIME_CPU_THREADS": "many"}, 1, "", "auto"),
+    # Left alone: told so, the operator's own OMP_NUM_THREADS, or a runtime given GPUs.
+    ({"HANGAR_RUNTIME_CPU_THREADS": "0"}, 1, "torch", None),
+    ({"OMP_NUM_THREADS": "2"}, 1, "", "2"),
+    ({"CUDA_VISIBLE_DEVICES": "0"}, 1, "", None),
+])
+def test_a_runtime_without_gpus_sizes_its_compute_pools_to_its_share_of_the_cores(spawn, monkeypatch, env, replicas, preload, expected):
+    """OpenMP pools sized to every core collapse when anything else wants one
+    (compute_threads.py): the runtime sets OMP_NUM_THREADS for what it imports and
+    resizes torch's pool when a warm spare imported torch already."""
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("HANGAR_RUNTIME_CPU_THREADS", raising=False)
+    runtime = spawn(env={"CUDA_VISIBLE_DEVICES": "", **env}, extra_args=("--preload", preload) if preload else ())
+    runtime.hello()
+    runtime.load_ok(load_spec("python", TOY, replicas=replicas))
+    msg_type, body = runtime.ask(1, "threads")
+    assert msg_type == RESULT
+    cores = len(os.sched_getaffinity(runtime.process.pid))
+    if expected == "auto":
+        threads = max(1, cores // replicas)
+        assert body["value"]["omp"] == str(threads)
+        if preload:
+            assert body["value"]["torch"] == threads
+    elif expected is None:
+        assert body["value"]["omp"] is None
+        if preload:
+            assert body["value"]["torch"] == cores  # torch's own default
+    elif isinstance(expected, int):
+        assert body["value"] == {"omp": str(expected), "torch": expected}
+    else:
+        assert body["value"]["omp"] == expected  # the operator's setting, untouched
+    if env.get("HANGAR_RUNTIME_CPU_THREADS") == "many":
+        assert "HANGAR_RUNTIME_CPU_THREADS='many' is not a count of threads" in runtime.stderr()
+
+
 def test_unknown_engine_fails_load_and_exits_3(spawn):
     runtime = spawn()
     runtime.hello()

@@ -17,6 +17,8 @@ export interface LoadSpec {
   launcher_args: Record<string, unknown>;
   engine_kwargs: Record<string, unknown>;
   cache_dir?: string;
+  /** How many replicas the model has: a runtime without GPUs sizes its compute threads to its share of the cores. */
+  replicas?: number;
   /** Type-specific fields (LLM: chat_template, stop, stop_token_ids, context_length, model_family, model_ability). */
   [field: string]: unknown;
 }

@@ -20,5 +20,7 @@ export function buildLoadSpec(instance: ModelInstance, replica: Replica, cacheDi
     model_family: typeof resolved.description.model_family === 'string' ? resolved.description.model_family : resolved.modelName,
     engine_kwargs: request.engine_kwargs,
     cache_dir: cacheDir,
+    // A runtime without GPUs shares the host's cores among the model's replicas (docs/runtime-protocol.md, "CPU threads").
+    replicas: Math.max(1, instance.replicas.length),
   };
 }

@@ -2,6 +2,8 @@
 the behaviour named by `what`, so one loaded runtime can exercise many cases."""
 
 import builtins
+import os
+import sys
 import time
 
 import numpy as np
@@ -43,6 +45,13 @@ def _sleep(model, seconds):
     return "slept"
 
 
+def _threads(model):
+    """What the runtime sized its compute pools to: the environment a library reads at
+    import, and torch's own pool when torch is loaded."""
+    torch = sys.modules.get("torch")
+    return {"omp": os.environ.get("OMP_NUM_THREADS"), "torch": torch.get_num_threads() if torch else None}
+
+
 BEHAVIOURS = {
     "count": _count,
     "echo": lambda model, value: value,
@@ -52,6 +61,7 @@ BEHAVIOURS = {
     "set_chunks": lambda model: iter([1, {2}, 3]),
     "sleep": _sleep,
     "exit": _exit,
+    "threads": _threads,
 }
 
 
