@@ -94,7 +94,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   installAuthGuard(app, access.authenticator);
   installMetrics(app, parts.supervisor);
   installRequestTracking(app);
-  installKeyAdmission(app, access, (uid) => (parts.supervisor.has(uid) ? { uid, name: parts.supervisor.require(uid).resolved.modelName } : null));
+  installKeyAdmission(app, access, (uid) => (parts.supervisor.has(uid) ? parts.supervisor.require(uid).resolved.modelName : null));
   await installOpenApi(app, parts.version);
   // Upload routes read their parts themselves, each with its own limits (api/multipart/form.ts).
   await app.register(fastifyMultipart);

@@ -68,20 +68,7 @@ export class RateLimiter {
     }
     state.requests.add(1, now);
     state.inFlight++;
-    let released = false;
-    return {
-      headers: this.headers(state, limits, now),
-      charge: (tokens) => {
-        const at = this.now();
-        if (tokens > 0) state.tokens.add(tokens, at);
-        return limits.tpm === null || state.tokens.total(at) <= limits.tpm;
-      },
-      release: () => {
-        if (released) return;
-        released = true;
-        state.inFlight--;
-      },
-    };
+    return new AdmittedTicket(this.now, state, limits.tpm, this.headers(state, limits, now));
   }
 
   /** Keys no longer in use lose their windows (a revoked key, or a limit removed). */
@@ -111,6 +98,30 @@ export class RateLimiter {
       out['x-ratelimit-reset-tokens'] = duration(state.tokens.msUntilEmpty(now));
     }
     return out;
+  }
+}
+
+/** A slot taken from a key's state: tokens charged to its window, given back once. */
+class AdmittedTicket implements Ticket {
+  private released = false;
+
+  constructor(
+    private readonly now: () => number,
+    private readonly state: KeyState,
+    private readonly tpm: number | null,
+    readonly headers: Record<string, string>,
+  ) {}
+
+  charge(tokens: number): boolean {
+    const at = this.now();
+    if (tokens > 0) this.state.tokens.add(tokens, at);
+    return this.tpm === null || this.state.tokens.total(at) <= this.tpm;
+  }
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.state.inFlight--;
   }
 }
 

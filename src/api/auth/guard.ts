@@ -1,6 +1,6 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Authenticator, Principal } from '../../auth/authenticator.js';
-import { allows } from '../../auth/permissions.js';
+import { allows, type Permission } from '../../auth/permissions.js';
 import { isPublicRoute } from '../../auth/public-routes.js';
 import { HangarError } from '../../errors/hangar-error.js';
 import './route-permission.js';
@@ -24,29 +24,66 @@ const BEARER = /^Bearer +(\S+) *$/i;
  */
 export function installAuthGuard(app: FastifyInstance, authenticator: Authenticator): void {
   app.decorateRequest('principal', null);
+  // What each route's config asks of the guard, worked out once per route (fastify
+  // gives every route, and the not-found handler, a config object of its own) instead
+  // of on every request.
+  const rules = new WeakMap<object, RouteRule>();
+  const ruleOf = (config: RouteConfig | undefined): RouteRule => {
+    if (!config) return { public: false, permission: 'admin' };
+    let rule = rules.get(config);
+    if (rule === undefined) rules.set(config, (rule = routeRule(config)));
+    return rule;
+  };
   // Callback style, and a key is checked without a promise: this runs on every request,
   // and its cost is what bench/auth-limits.ts measures against auth off.
   app.addHook('onRequest', (request, _reply, done) => {
     if (!authenticator.enabled) return done();
-    const url = request.routeOptions.url;
-    // HEAD is GET without a body: fastify adds a HEAD route for every GET one.
-    const method = request.method === 'HEAD' ? 'GET' : request.method;
-    if (url !== undefined && isPublicRoute(method, url)) return done();
-    const required = request.routeOptions.config.permission ?? 'admin';
-    // Anthropic's SDKs send the key as `x-api-key` (docs/anthropic.md); a bearer header wins.
-    const apiKey = request.headers['x-api-key'];
-    const credential = BEARER.exec(request.headers.authorization ?? '')?.[1] ?? (typeof apiKey === 'string' && apiKey.length > 0 ? apiKey : undefined);
+    const config = request.routeOptions.config;
+    const rule = ruleOf(config);
+    if (rule.public ?? isPublicRoute(request.method === 'HEAD' ? 'GET' : request.method, config!.url)) return done();
+    const credential = credentialOf(request.headers);
     if (!credential) return done(new HangarError('not_authenticated', [], { headers: { 'www-authenticate': 'Bearer' } }));
-    const admit = (principal: Principal | null): void => {
-      const challenge = (): Record<string, string> => ({ 'www-authenticate': `Bearer scope="${required}"` });
-      if (!principal) return done(new HangarError('invalid_credentials', [], { headers: challenge() }));
-      if (!allows(principal.scopes, required)) return done(new HangarError('permission_denied', [], { headers: challenge() }));
-      request.principal = principal;
-      done();
-    };
     // The socket: a keep-alive connection's key is recognised without hashing it again.
     const outcome = authenticator.authenticate(credential, request.raw.socket);
-    if (outcome instanceof Promise) outcome.then(admit, (err: unknown) => done(err as Error));
-    else admit(outcome);
+    if (!(outcome instanceof Promise)) return done(admission(request, outcome, rule.permission));
+    outcome.then((principal) => done(admission(request, principal, rule.permission)), (err: unknown) => done(err as Error));
   });
+}
+
+type RouteConfig = FastifyRequest['routeOptions']['config'];
+
+interface RouteRule {
+  /** Null for a route of several methods (one config for all): looked up per request. */
+  public: boolean | null;
+  permission: Permission;
+}
+
+function routeRule(config: RouteConfig): RouteRule {
+  const permission = config.permission ?? 'admin';
+  // A request no route matched (its config has no url) is guarded like any other.
+  if ((config.url as string | undefined) === undefined) return { public: false, permission };
+  if (Array.isArray(config.method)) return { public: null, permission };
+  // HEAD is GET without a body: fastify adds a HEAD route for every GET one.
+  return { public: isPublicRoute(config.method === 'HEAD' ? 'GET' : config.method, config.url), permission };
+}
+
+/** A bearer token, or Anthropic's `x-api-key` (docs/anthropic.md); a bearer header wins. */
+function credentialOf(headers: FastifyRequest['headers']): string | undefined {
+  const authorization = headers.authorization;
+  if (authorization !== undefined) {
+    const bearer = BEARER.exec(authorization)?.[1];
+    if (bearer !== undefined) return bearer;
+  }
+  const apiKey = headers['x-api-key'];
+  return typeof apiKey === 'string' && apiKey.length > 0 ? apiKey : undefined;
+}
+
+/** Undefined when the principal may use the route (and is now the request's), else the error to answer. */
+function admission(request: FastifyRequest, principal: Principal | null, required: Permission): HangarError | undefined {
+  if (principal && allows(principal.scopes, required)) {
+    request.principal = principal;
+    return undefined;
+  }
+  const headers = { 'www-authenticate': `Bearer scope="${required}"` };
+  return new HangarError(principal ? 'permission_denied' : 'invalid_credentials', [], { headers });
 }

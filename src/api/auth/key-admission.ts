@@ -12,7 +12,7 @@ declare module 'fastify' {
 }
 
 /** Turns a request's model (a uid) into the name it was launched from; null when no such instance runs. */
-export type ModelLookup = (uid: string) => { uid: string; name: string } | null;
+export type ModelLookup = (uid: string) => string | null;
 
 interface UsageValue {
   usage?: { prompt_tokens?: unknown; completion_tokens?: unknown; total_tokens?: unknown } | null;
@@ -134,7 +134,7 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Users, keys, limits, usage and audit (auth/access-control.ts). */
     access: AccessControl;
-    /** A request's model uid to the running instance's uid and name. */
+    /** A request's model uid to the running instance's model name. */
     modelLookup: ModelLookup;
   }
 }
@@ -144,18 +144,19 @@ export function admitKeyedCall(request: FastifyRequest, reply: FastifyReply, mod
   const key = request.principal?.key;
   if (!key || request.meter) return;
   const { access, modelLookup: lookup } = request.server;
-  const instance = lookup(model);
-  if (key.model_permissions.length > 0 && !key.model_permissions.some((m) => m === model || m === instance?.name)) {
+  const name = lookup(model);
+  if (key.model_permissions.length > 0 && !key.model_permissions.some((m) => m === model || m === name)) {
     throw new HangarError('key_model_denied', [model], { param: 'model' });
   }
-  const counted = instance?.uid ?? '(unknown)';
+  const counted = name === null ? '(unknown)' : model;
   const outcome = access.limiter.admit(key.id, key.limits, maxTokens);
   if (isRefusal(outcome)) {
     access.usage.add(key.id, counted, access.now(), { requests: 1, errors: 1 });
     request.server.metrics.keys.limited(key.id, outcome.limit);
     throw new HangarError('key_rate_limited', [outcome.limit, outcome.reason], { headers: outcome.headers });
   }
-  for (const [name, value] of Object.entries(outcome.headers)) reply.header(name, value);
+  const headers = outcome.headers;
+  for (const name in headers) reply.header(name, headers[name]);
   const meter = new KeyMeter(access, request, key.id, counted, outcome);
   request.meter = meter;
   // 'close', not 'finish' (what onResponse waits for): a client gone mid-stream must give its slot back too.
