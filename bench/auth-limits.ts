@@ -61,8 +61,8 @@ async function main(): Promise<void> {
     // Warm both (JIT, connection pools) before anything counts.
     await measure(off, {});
     await measure(on, keyed);
-    const offRuns = [];
-    const onRuns = [];
+    const offRuns: Array<{ rps: number; cpuUsPerRequest: number }> = [];
+    const onRuns: Array<{ rps: number; cpuUsPerRequest: number }> = [];
     for (let i = 0; i < PAIRS; i++) {
       if (i % 2 === 0) {
         offRuns.push(await measure(off, {}));
