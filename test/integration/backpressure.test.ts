@@ -34,8 +34,10 @@ describe('back-pressure towards a runtime', () => {
   beforeAll(async () => {
     work = await makeHome('hangar-backpressure-');
     const launcher = await writePythonLauncher(work);
-    // The runtime is paused for a few seconds below: its heartbeat must not time out.
-    server = await startServer({ env: { HANGAR_HEARTBEAT_TIMEOUT_MS: '60000' } });
+    // The runtime is paused for a few seconds below: neither its heartbeat nor its
+    // connection's (ZMTP, 800 ms by default: what finds a frozen runtime, recovery.test.ts)
+    // may time out. Opening 1,500 connections on a loaded CI machine can take longer.
+    server = await startServer({ env: { HANGAR_HEARTBEAT_TIMEOUT_MS: '60000', HANGAR_CONNECTION_TIMEOUT_MS: '60000' } });
     const api = client(server.url);
     expect((await api.post('/v1/model_registrations/flexible', { model: { model_name: 'scaler', model_uri: launcher, launcher: 'python' }, persist: false })).status).toBe(200);
     const launch = await api.post('/v1/models', { model_name: 'scaler', model_type: 'flexible', model_uid: 'scaler' });
