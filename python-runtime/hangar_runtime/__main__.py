@@ -21,6 +21,7 @@ from .compute_priority import lower_compute_priority
 from .curve_keys import BadCurveKeys, take_from_environment
 from .io_thread import BadEndpoint, IOThread
 from .logging_setup import setup_logging
+from .process_group import lead_own_group
 from .outbox import WRITER_SUFFIX, Outbox
 from .runtime_stats import RuntimeStats
 from .watchdog import Heartbeat, Watchdog
@@ -45,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="exit when the parent pid is no longer this (0: no check)")
     parser.add_argument("--heartbeat-timeout", type=float, default=10.0, metavar="SECONDS",
                         help="exit when no PING arrives for this long (default 10)")
+    parser.add_argument("--process-group", action="store_true",
+                        help="lead a new process group, which the control plane ends as a whole (an "
+                             "engine's own processes with it)")
     parser.add_argument("--preload", default="", metavar="MODULES",
                         help="comma-separated modules to import before the LOAD is read (a warm spare "
                              "pays torch's import while no one waits for it); missing ones are skipped")
@@ -76,6 +80,8 @@ _SWITCH_INTERVAL_S = 0.0005
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parse_args(parser, argv)
+    if args.process_group:  # first: whatever starts from here on is in the group
+        lead_own_group()
     # First, before any user code runs: the keys leave the environment here.
     try:
         curve = take_from_environment()
@@ -112,8 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     io.start()
     # After every relaying thread has started (they keep the default priority) and
     # before the engine starts its own pools (they inherit the lower one).
-    lower_compute_priority()
-    log.info("runtime started (pid %d)", os.getpid())
+    nice, policy = lower_compute_priority()
+    log.info("runtime started (pid %d; work loop at nice +%d, %s policy)", os.getpid(), nice, policy)
     preload(args.preload)
 
     code = WorkLoop(inbox, outbox, aborts, io.stopping, stats).run()

@@ -76,31 +76,42 @@ def _nice_by_thread(pid: int) -> dict[int, int]:
     return nice
 
 
-@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
-@pytest.mark.parametrize("setting, gpus, lowered", [
-    (None, "", 10), ("0", "", 0), ("3", "", 3), ("soon", "", 10),
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir() or not hasattr(os, "SCHED_IDLE"), reason="needs Linux")
+@pytest.mark.parametrize("nice_setting, policy_setting, gpus, lowered, policy", [
+    (None, None, "", 10, "idle"), ("0", None, "", 0, "idle"), ("3", "normal", "", 3, "normal"),
+    ("soon", "lazy", "", 10, "idle"), (None, "NORMAL", "", 10, "normal"),
     # A runtime given GPUs keeps its priority unless told otherwise.
-    (None, "0", 0), ("5", "0,1", 5),
+    (None, None, "0", 0, "normal"), ("5", "idle", "0,1", 5, "idle"),
 ])
-def test_the_work_loop_computes_at_a_lower_cpu_priority_than_the_relaying_threads(spawn, setting, gpus, lowered):
-    """HANGAR_RUNTIME_COMPUTE_NICE (default 10 without GPUs, 0 with) lowers the work
+def test_the_work_loop_computes_at_a_lower_cpu_priority_than_the_relaying_threads(spawn, nice_setting, policy_setting, gpus, lowered, policy):
+    """HANGAR_RUNTIME_COMPUTE_NICE (default 10 without GPUs, 0 with) and
+    HANGAR_RUNTIME_COMPUTE_POLICY (default SCHED_IDLE without GPUs) lower the work
     loop's thread and what it starts; the I/O thread, zmq's and the watchdog keep the
-    runtime's own priority."""
+    runtime's own priority and policy."""
     env = {"CUDA_VISIBLE_DEVICES": gpus}
-    if setting is not None:
-        env["HANGAR_RUNTIME_COMPUTE_NICE"] = setting
+    if nice_setting is not None:
+        env["HANGAR_RUNTIME_COMPUTE_NICE"] = nice_setting
+    if policy_setting is not None:
+        env["HANGAR_RUNTIME_COMPUTE_POLICY"] = policy_setting
     runtime = spawn(env=env)
     runtime.hello()
     runtime.load_ok(load_spec("python", TOY))
     assert runtime.ask(1, "echo", "x")[0] == RESULT  # the work loop is running
+    pid = runtime.process.pid
     base = os.getpriority(os.PRIO_PROCESS, 0)  # the runtime started with ours
-    nice = _nice_by_thread(runtime.process.pid)
-    assert nice.pop(runtime.process.pid) == min(19, base + lowered), "the main thread runs the work loop"
+    base_policy = os.sched_getscheduler(0)
+    nice = _nice_by_thread(pid)
+    policies = {tid: os.sched_getscheduler(tid) for tid in nice}
+    assert nice.pop(pid) == min(19, base + lowered), "the main thread runs the work loop"
+    assert policies.pop(pid) == (os.SCHED_IDLE if policy == "idle" else base_policy)
     # The I/O thread, the watchdog, zmq's I/O and reaper threads (Python names no thread
     # for /proc, so they are counted, not named).
-    assert sum(1 for value in nice.values() if value == base) >= 4, nice
-    if setting == "soon":
+    assert sum(1 for tid, value in nice.items() if value == base and policies[tid] == base_policy) >= 4, (nice, policies)
+    if nice_setting == "soon":
         assert "HANGAR_RUNTIME_COMPUTE_NICE='soon' is not an integer" in runtime.stderr()
+    if policy_setting == "lazy":
+        assert "HANGAR_RUNTIME_COMPUTE_POLICY='lazy' is not one of idle, normal" in runtime.stderr()
+    assert f"work loop at nice +{lowered}, {policy} policy" in runtime.stderr()
 
 
 @pytest.mark.parametrize("env, replicas, preload, expected", [
@@ -293,3 +304,15 @@ def test_parent_death_exits_4_within_a_second(spawn, subreaper):
         time.sleep(0.02)
     assert os.waitstatus_to_exitcode(status) == 4
     assert time.monotonic() - killed < 1.2
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_a_runtime_asked_to_lead_its_own_process_group_in_its_callers_session(spawn, flag):
+    """--process-group (the control plane passes it): a group the control plane can end
+    as a whole, but not a new session, which Linux would schedule as a separate
+    autogroup (compute_priority.py). Without the flag it stays in its caller's group."""
+    runtime = spawn(extra_args=("--process-group",) if flag else ())
+    runtime.hello()
+    pid = runtime.process.pid
+    assert os.getsid(pid) == os.getsid(0)
+    assert os.getpgid(pid) == (pid if flag else os.getpgid(0))

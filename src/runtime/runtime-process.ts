@@ -45,7 +45,7 @@ export class RuntimeProcess {
     this.exited = subprocess.then((result) => {
       this.hasExited = true;
       // What the engine started (vLLM's EngineCore holding GPU memory) must not outlive it.
-      killGroup(subprocess.pid, 'SIGKILL');
+      killGroup(subprocess.pid, 'SIGKILL', null);
       const how = result.signal ? `signal ${result.signal}` : `exit code ${String(result.exitCode)}`;
       if (!this.stopping) output.log.warn({ pid: subprocess.pid }, `runtime process ended unexpectedly (${how})`);
       const last = lastLines.length > 0 ? `; its last output: ${lastLines.join(' | ')}` : '';
@@ -79,6 +79,7 @@ export class RuntimeProcess {
       '--replica', options.routingId,
       '--parent-pid', String(process.pid),
       '--heartbeat-timeout', String(options.heartbeatTimeoutMs / 1000),
+      '--process-group',
     ];
     if (options.preload.length > 0) args.push('--preload', options.preload.join(','));
     const subprocess: Subprocess = execa(options.python, args, {
@@ -90,10 +91,16 @@ export class RuntimeProcess {
       stdout: 'pipe',
       stderr: 'pipe',
       buffer: false,
-      // Its own process group (pgid = its pid), holding everything the engine starts,
-      // so stopping the runtime can end all of it (killGroup). Terminal signals no
-      // longer reach it, which is as before: it ignored SIGINT and we stop it ourselves.
-      detached: true,
+      // Not `detached`: that starts a new session, which Linux makes a new autogroup,
+      // and the scheduler then weighs the engine's threads against ours as an equal
+      // group, so the lower priority the runtime gives its compute
+      // (docs/runtime-protocol.md, "CPU priority") would not put our relay first.
+      // The runtime makes its own process group instead (`--process-group`, pgid = its
+      // pid), holding everything the engine starts, so stopping it can end all of it
+      // (killGroup); terminal signals then no longer reach it (it ignores SIGINT, and
+      // we stop it ourselves). Nor is it killed when we exit: we stop it in order.
+      detached: false,
+      cleanup: false,
     });
     const lastLines = forwardLines(subprocess, output);
     return new RuntimeProcess(subprocess, connection, timings, output, lastLines);
@@ -113,9 +120,9 @@ export class RuntimeProcess {
     const asked = !this.connection.isDead;
     if (asked) this.connection.requestShutdown();
     if (!asked || !(await this.exitsWithin(this.timings.shutdownGraceMs))) {
-      killGroup(this.subprocess.pid, 'SIGTERM');
+      killGroup(this.subprocess.pid, 'SIGTERM', this.subprocess);
       if (!(await this.exitsWithin(this.timings.terminateGraceMs))) {
-        killGroup(this.subprocess.pid, 'SIGKILL');
+        killGroup(this.subprocess.pid, 'SIGKILL', this.subprocess);
         await this.exited;
       }
     }
@@ -149,12 +156,18 @@ function forwardLines(subprocess: Subprocess, output: OutputTarget): string[] {
   return last;
 }
 
-/** Signals a runtime's whole process group (it leads one: `detached`). Gone already is fine. */
-function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+/**
+ * Signals a runtime's whole process group (it makes one: `--process-group`). Gone
+ * already is fine. A runtime stopped before it got to make its group (still starting
+ * Python) is signalled alone, through its handle: only a process that has not been
+ * reaped, never a pid that may have been reused.
+ */
+function killGroup(pid: number | undefined, signal: NodeJS.Signals, running: Subprocess | null): void {
   if (!pid) return;
   try {
     process.kill(-pid, signal);
   } catch {
-    // ESRCH: nothing of the group is left.
+    // ESRCH: no group of that id (gone, or not made yet).
+    running?.kill(signal);
   }
 }
