@@ -17,7 +17,6 @@ import zmq
 
 from . import exit_codes
 from .aborts import AbortRegistry
-from .compute_priority import lower_compute_priority
 from .curve_keys import BadCurveKeys, take_from_environment
 from .io_thread import BadEndpoint, IOThread
 from .logging_setup import setup_logging
@@ -116,10 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     Watchdog(heartbeat, args.heartbeat_timeout, args.parent_pid).start()
     outbox = Outbox(ctx, io.stopping, args.data, args.replica, curve)
     io.start()
-    # After every relaying thread has started (they keep the default priority) and
-    # before the engine starts its own pools (they inherit the lower one).
-    nice, policy = lower_compute_priority()
-    log.info("runtime started (pid %d; work loop at nice +%d, %s policy)", os.getpid(), nice, policy)
+    log.info("runtime started (pid %d)", os.getpid())
     preload(args.preload)
 
     code = WorkLoop(inbox, outbox, aborts, io.stopping, stats).run()

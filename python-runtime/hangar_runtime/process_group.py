@@ -3,11 +3,12 @@ an engine starts (vLLM's EngineCore process, a user launcher's helpers) is in it
 When the control plane is gone nobody else will end those children, so the runtime
 ends its group itself on the way out; otherwise the control plane ends the group.
 
-The runtime makes the group itself (`--process-group`), in the control plane's
-session: a child started with a new session (Node's `detached`) would be a new
-autogroup on Linux, and the scheduler would weigh its threads against the control
-plane's as two equal groups, whatever priority the engine runs at
-(compute_priority.py)."""
+The runtime makes the group itself (`--process-group`): a runtime whose engine
+computes on the CPU is started in the control plane's session, because a new
+session (Node's `detached`) is a new autogroup on Linux and the scheduler would weigh
+its threads against the control plane's as two equal groups, whatever priority the
+engine runs at (compute_priority.py). One started with a session of its own leads
+its group already."""
 
 import logging
 import os

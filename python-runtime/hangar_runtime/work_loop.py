@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from . import exit_codes, protocol
 from .aborts import AbortRegistry
 from .batch_calls import BatchedCalls
+from .compute_priority import lower_compute_priority
 from .compute_threads import apply_cpu_threads
 from .engines.base import Engine
 from .engines.registry import engine_class
@@ -97,7 +98,13 @@ class WorkLoop:
         log.info("loading %s with engine %s", spec.get("model_uid"), spec.get("engine"))
         try:
             apply_cpu_threads(spec)
-            engine: Engine = engine_class(spec.get("engine"))()
+            cls = engine_class(spec.get("engine"))
+            # Every relaying thread has started by now (they keep the runtime's priority),
+            # and the engine has not started its pools yet (they inherit the lower one).
+            if cls.cpu_bound:
+                nice, policy = lower_compute_priority()
+                log.info("the work loop computes at nice +%d, %s policy", nice, policy)
+            engine: Engine = cls()
             engine.load(spec, self._progress)
             methods = engine.methods()
             scheduler = engine.scheduler()

@@ -111,7 +111,7 @@ def test_the_work_loop_computes_at_a_lower_cpu_priority_than_the_relaying_thread
         assert "HANGAR_RUNTIME_COMPUTE_NICE='soon' is not an integer" in runtime.stderr()
     if policy_setting == "lazy":
         assert "HANGAR_RUNTIME_COMPUTE_POLICY='lazy' is not one of idle, normal" in runtime.stderr()
-    assert f"work loop at nice +{lowered}, {policy} policy" in runtime.stderr()
+    assert f"the work loop computes at nice +{lowered}, {policy} policy" in runtime.stderr()
 
 
 @pytest.mark.parametrize("env, replicas, preload, expected", [

@@ -173,3 +173,19 @@ def test_a_step_for_many_streams_leaves_the_runtime_as_one_batch_frame(spawn):
     assert rt.expect(ERROR)["kind"] == "unknown_method"
     rt.send(CALL, {"id": 22, "method": "generate", "args": ["p"], "kwargs": {"generate_config": {"max_tokens": 1}}})
     assert rt.expect(RESULT)["value"]["text"] == "alpha "
+
+
+def test_the_simulator_keeps_the_runtimes_cpu_priority(spawn):
+    """Its steps are timers standing in for a GPU's, not CPU work (Engine.cpu_bound):
+    lowered like a CPU engine, a busy control plane would make them late."""
+    import os
+
+    rt = spawn("sim-0", env={"CUDA_VISIBLE_DEVICES": ""})
+    rt.hello()
+    rt.load_ok({"engine": "simulator", "model_uid": "sim", "replica_uid": "sim-0", "engine_kwargs": {"step_ms": 5}})
+    rt.send(CALL, {"id": 1, "method": "generate", "args": ["p"], "kwargs": {"generate_config": {"max_tokens": 1}}})
+    assert rt.expect(RESULT)["value"]["text"] == "alpha "
+    pid = rt.process.pid
+    assert os.getpriority(os.PRIO_PROCESS, pid) == os.getpriority(os.PRIO_PROCESS, 0)
+    assert os.sched_getscheduler(pid) == os.sched_getscheduler(0)
+    assert "the work loop computes at" not in rt.stderr()

@@ -21,6 +21,22 @@ export interface LocalLauncherOptions {
   warmSpareModules: readonly string[];
 }
 
+// Engines whose steps are timers, not CPU work (Engine.cpu_bound = False in the
+// runtime): the simulator stands in for a GPU engine.
+const PACING_ENGINES: ReadonlySet<string> = new Set(['simulator']);
+
+/**
+ * Whether a runtime gets a session of its own. One whose engine computes on the CPU
+ * stays in ours, where the lower priority it gives its compute ranks it below our
+ * relay; on Linux a new session is a new autogroup, weighed against ours as an equal
+ * group whatever its threads' priorities. A runtime with GPUs, or one that only
+ * paces its tokens, keeps its priority, and a group of its own keeps its share of
+ * the CPU when we are busy (docs/runtime-protocol.md, "CPU priority").
+ */
+function wantsOwnSession(gpuIndexes: readonly number[], engine: string): boolean {
+  return gpuIndexes.length > 0 || PACING_ENGINES.has(engine);
+}
+
 /** Starts runtimes as child processes of the control plane, with ipc:// sockets under `<home>/run`. */
 export class LocalLauncher implements RuntimeLauncher {
   private readonly spares: WarmSpare | null;
@@ -39,7 +55,9 @@ export class LocalLauncher implements RuntimeLauncher {
   async start(start: StartOptions): Promise<Runtime> {
     const log = this.options.logger.child({ model_uid: start.load.model_uid, replica: start.replicaUid });
     if (start.signal.aborted) throw new RuntimeFailure('cancelled', 'The launch was cancelled');
-    const spare = this.spares?.take(start) ?? null;
+    const ownSession = wantsOwnSession(start.gpuIndexes, start.load.engine);
+    // A spare shares our session: it does not know its engine until it is taken.
+    const spare = ownSession ? null : (this.spares?.take(start) ?? null);
     let connection: RuntimeConnection;
     let child: RuntimeProcess;
     if (spare) {
@@ -47,7 +65,7 @@ export class LocalLauncher implements RuntimeLauncher {
       spare.output.log = log;
       ({ connection, process: child } = spare);
     } else {
-      ({ connection, process: child } = await this.spawn(start.replicaUid, { log }, start.envs, start.gpuIndexes, []));
+      ({ connection, process: child } = await this.spawn(start.replicaUid, { log }, start.envs, start.gpuIndexes, [], ownSession));
     }
 
     const onCancel = (): void => connection.failLoad(new RuntimeFailure('cancelled', 'The launch was cancelled'));
@@ -73,7 +91,7 @@ export class LocalLauncher implements RuntimeLauncher {
 
   private spawnSpare(name: string): Promise<SpareRuntime> {
     const output: OutputTarget = { log: this.options.logger.child({ spare: name }) };
-    return this.spawn(name, output, {}, [], this.options.warmSpareModules).then((started) => ({ name, output, ...started }));
+    return this.spawn(name, output, {}, [], this.options.warmSpareModules, false).then((started) => ({ name, output, ...started }));
   }
 
   private async spawn(
@@ -82,6 +100,7 @@ export class LocalLauncher implements RuntimeLauncher {
     envs: Record<string, string>,
     gpuIndexes: number[],
     preload: readonly string[],
+    ownSession: boolean,
   ): Promise<{ connection: RuntimeConnection; process: RuntimeProcess }> {
     const { python, runtimeRoot, home, timings } = this.options;
     const runDir = path.join(home, 'run');
@@ -94,7 +113,7 @@ export class LocalLauncher implements RuntimeLauncher {
       CUDA_VISIBLE_DEVICES: gpuIndexes.length > 0 ? gpuIndexes.join(',') : '',
     };
     const child = RuntimeProcess.spawn(
-      { python, runtimeRoot, endpoints, routingId, heartbeatTimeoutMs: timings.heartbeatTimeoutMs, env, preload },
+      { python, runtimeRoot, endpoints, routingId, heartbeatTimeoutMs: timings.heartbeatTimeoutMs, env, preload, ownSession },
       connection,
       timings,
       output,

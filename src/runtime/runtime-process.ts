@@ -17,6 +17,8 @@ export interface SpawnOptions {
   env: Record<string, string>;
   /** `--preload`: modules imported before the LOAD is read (a warm spare's). */
   preload: readonly string[];
+  /** A session of its own (a new autogroup on Linux), or ours (local-launcher.ts, wantsOwnSession). */
+  ownSession: boolean;
 }
 
 /** Where a runtime's output lines go; a warm spare's are re-pointed at the replica that takes it. */
@@ -91,15 +93,15 @@ export class RuntimeProcess {
       stdout: 'pipe',
       stderr: 'pipe',
       buffer: false,
-      // Not `detached`: that starts a new session, which Linux makes a new autogroup,
-      // and the scheduler then weighs the engine's threads against ours as an equal
-      // group, so the lower priority the runtime gives its compute
-      // (docs/runtime-protocol.md, "CPU priority") would not put our relay first.
-      // The runtime makes its own process group instead (`--process-group`, pgid = its
-      // pid), holding everything the engine starts, so stopping it can end all of it
-      // (killGroup); terminal signals then no longer reach it (it ignores SIGINT, and
-      // we stop it ourselves). Nor is it killed when we exit: we stop it in order.
-      detached: false,
+      // `detached` starts a new session, which Linux makes a new autogroup that the
+      // scheduler weighs against ours as an equal group: right for a runtime that
+      // keeps its priority, wrong for one whose compute must rank below our relay
+      // (docs/runtime-protocol.md, "CPU priority"). Either way the runtime leads its
+      // own process group (`--process-group`, pgid = its pid), holding everything the
+      // engine starts, so stopping it can end all of it (killGroup); terminal signals
+      // then no longer reach it (it ignores SIGINT, and we stop it ourselves). Nor is
+      // it killed when we exit: we stop it in order.
+      detached: options.ownSession,
       cleanup: false,
     });
     const lastLines = forwardLines(subprocess, output);

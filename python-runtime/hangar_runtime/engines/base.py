@@ -16,6 +16,11 @@ class Progress(Protocol):
 class Engine(ABC):
     # The name a LOAD's `engine` field uses to pick this class.
     name: str = ""
+    # Whether the engine's own work keeps CPU cores busy. Such an engine computes at a
+    # lower priority than the threads that relay its answers (compute_priority.py);
+    # one that only paces or waits (the simulator) keeps the runtime's priority, so
+    # its timing does not wait behind the control plane.
+    cpu_bound: bool = True
     # Sent in READY. Flexible models (the sklearn and python engines) have none,
     # as in Xinference: what they can do is only the method they expose.
     abilities: tuple[str, ...] = ()
