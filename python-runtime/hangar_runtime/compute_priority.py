@@ -21,13 +21,15 @@ Two levers, both per thread:
 - the nice value (HANGAR_RUNTIME_COMPUTE_NICE), which orders the work loop below the
   relay where the policy is left normal.
 Both compare threads of one scheduling group only; the control plane therefore
-starts a runtime without GPUs in its own session (a new session is a new autogroup
-on Linux, whose threads compete with the control plane's as one group).
+starts a runtime without GPUs in the control plane's own session, not a new one (a
+new session is a new autogroup on Linux, whose threads compete with the control
+plane's as one group).
 
 It is applied when a LOAD names an engine whose work is on the CPU (Engine.cpu_bound;
 not the simulator, whose steps are timers standing in for a GPU's). A runtime given
-GPUs (CUDA_VISIBLE_DEVICES names some) keeps its priority by default: its engine's CPU threads feed the device (vLLM's scheduler loop, kernel
-launches), and a host with GPUs has cores to spare for the relay.
+GPUs (CUDA_VISIBLE_DEVICES names some) keeps its priority by default: its engine's
+CPU threads feed the device (vLLM's scheduler loop, kernel launches), and a host
+with GPUs has cores to spare for the relay.
 
 Lowering one's own priority needs no privilege. Linux keeps the policy and the nice
 value per thread, and a thread starts with its creator's, hence

@@ -3,6 +3,8 @@ batch limit, deterministic text, stop strings, logprobs and usage, through its
 scheduler with a test clock, and through a real runtime process, where one engine
 step's chunks for many calls must leave as one BATCH frame (protocol v2)."""
 
+import os
+
 import pytest
 
 from hangar_runtime.engines.simulator.engine import SimulatorEngine
@@ -178,8 +180,6 @@ def test_a_step_for_many_streams_leaves_the_runtime_as_one_batch_frame(spawn):
 def test_the_simulator_keeps_the_runtimes_cpu_priority(spawn):
     """Its steps are timers standing in for a GPU's, not CPU work (Engine.cpu_bound):
     lowered like a CPU engine, a busy control plane would make them late."""
-    import os
-
     rt = spawn("sim-0", env={"CUDA_VISIBLE_DEVICES": ""})
     rt.hello()
     rt.load_ok({"engine": "simulator", "model_uid": "sim", "replica_uid": "sim-0", "engine_kwargs": {"step_ms": 5}})

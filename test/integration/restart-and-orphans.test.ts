@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +6,16 @@ import { trainSklearnModel, writePythonLauncher } from './harness/fixtures.js';
 import { client } from './harness/http.js';
 import { isAlive, runtimePids, waitFor } from './harness/processes.js';
 import { makeHome, removeHome, startServer } from './harness/server.js';
+
+// /proc/<pid>/stat fields 5, 6 and 41: process group, session and the main thread's
+// scheduling policy (0 SCHED_OTHER, 5 SCHED_IDLE).
+function schedulingOf(pid: number): { pgrp: number; session: number; policy: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { pgrp: Number(fields[2]), session: Number(fields[3]), policy: Number(fields[38]) };
+}
+const SCHED_OTHER = 0;
+const SCHED_IDLE = 5;
 
 describe('state across restarts, and no orphans', () => {
   let work: string;
@@ -91,6 +101,33 @@ describe('state across restarts, and no orphans', () => {
       expect(await waitFor(() => !isAlive(child3), 10_000), `engine child ${child3} outlived the control plane`).toBe(true);
     } finally {
       await server.kill();
+      await removeHome(server.home);
+    }
+  });
+
+  it.runIf(process.platform === 'linux')('runs a CPU engine in our session under SCHED_IDLE, and the simulator in a session of its own at its own priority', async () => {
+    // docs/runtime-protocol.md, "CPU priority": a new session is a new autogroup, where
+    // the engine's lower priority would not rank it below the control plane's threads.
+    const server = await startServer();
+    try {
+      const api = client(server.url);
+      const definition = { model_name: 'scaler', model_uri: launcherFile, launcher: 'python' };
+      expect((await api.post('/v1/model_registrations/flexible', { model: definition, persist: false })).status).toBe(200);
+      expect((await api.post('/v1/models', { model_name: 'scaler', model_type: 'flexible', model_uid: 'cpu' })).status).toBe(200);
+      const sim = await api.post('/v1/models', { model_name: 'simulator', model_type: 'LLM', model_engine: 'simulator', model_uid: 'sim', step_ms: 5 });
+      expect(sim.status, sim.text).toBe(200);
+      const ours = schedulingOf(server.process.pid!);
+      const cpuPid = (await api.get('/v1/models/cpu/replicas')).body[0].pid as number;
+      const simPid = (await api.get('/v1/models/sim/replicas')).body[0].pid as number;
+      expect(schedulingOf(cpuPid)).toEqual({ pgrp: cpuPid, session: ours.session, policy: SCHED_IDLE });
+      expect(schedulingOf(simPid)).toEqual({ pgrp: simPid, session: simPid, policy: SCHED_OTHER });
+      // Both still serve, and their groups still end with them.
+      expect((await api.post('/v1/flexible/infers', { model: 'cpu', args: [[5]] })).status).toBe(200);
+      expect((await api.delete('/v1/models/cpu')).status).toBe(200);
+      expect((await api.delete('/v1/models/sim')).status).toBe(200);
+      expect(await waitFor(() => !isAlive(cpuPid) && !isAlive(simPid), 10_000)).toBe(true);
+    } finally {
+      await server.stop();
       await removeHome(server.home);
     }
   });
