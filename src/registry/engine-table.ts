@@ -26,6 +26,12 @@ export interface EngineDefinition {
   readonly runtimeEngine: string;
   readonly requires: readonly Requirement[];
   readonly match: EngineMatch;
+  /**
+   * False for an engine whose steps are timers, not CPU work (the simulator; the
+   * runtime's `Engine.cpu_bound`): its runtime keeps its CPU priority and a session of
+   * its own (docs/runtime-protocol.md, "CPU priority"). Absent means true.
+   */
+  readonly cpuBound?: false;
 }
 
 const pythonModule = (name: string): Requirement => ({ kind: 'python_module', name });
@@ -60,6 +66,7 @@ export const ENGINE_TABLE: { readonly [T in ModelType]: readonly EngineDefinitio
       name: 'simulator',
       runtimeEngine: 'simulator',
       requires: [],
+      cpuBound: false,
       match: { formats: ['simulator'] },
     },
     {

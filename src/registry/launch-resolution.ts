@@ -35,6 +35,7 @@ export function resolveLaunch(typed: TypedRecord, selection: LaunchSelection, en
     modelName: record.model_name,
     engine: engine.name,
     runtimeEngine: engine.runtimeEngine,
+    cpuBound: engine.cpuBound ?? true,
     abilities: abilities(typed),
     load: loadFields(typed, spec),
     description: describeModel(typed, spec),

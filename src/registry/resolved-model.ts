@@ -8,6 +8,8 @@ export interface ResolvedModel {
   engine: string;
   /** The runtime's engine class (`engine` in the LOAD message). */
   runtimeEngine: string;
+  /** Whether the engine's own work keeps CPU cores busy (EngineDefinition.cpuBound). */
+  cpuBound: boolean;
   abilities: string[];
   /** The load spec fields of docs/runtime-protocol.md; `model_uri` is a local path, never a `file://` URI. */
   load: LoadFields;

@@ -21,10 +21,6 @@ export interface LocalLauncherOptions {
   warmSpareModules: readonly string[];
 }
 
-// Engines whose steps are timers, not CPU work (Engine.cpu_bound = False in the
-// runtime): the simulator stands in for a GPU engine.
-const PACING_ENGINES: ReadonlySet<string> = new Set(['simulator']);
-
 /**
  * Whether a runtime gets a session of its own. One whose engine computes on the CPU
  * stays in ours, where the lower priority it gives its compute ranks it below our
@@ -33,8 +29,8 @@ const PACING_ENGINES: ReadonlySet<string> = new Set(['simulator']);
  * paces its tokens, keeps its priority, and a group of its own keeps its share of
  * the CPU when we are busy (docs/runtime-protocol.md, "CPU priority").
  */
-function wantsOwnSession(gpuIndexes: readonly number[], engine: string): boolean {
-  return gpuIndexes.length > 0 || PACING_ENGINES.has(engine);
+function wantsOwnSession(start: StartOptions): boolean {
+  return start.gpuIndexes.length > 0 || !start.cpuBound;
 }
 
 /** Starts runtimes as child processes of the control plane, with ipc:// sockets under `<home>/run`. */
@@ -55,7 +51,7 @@ export class LocalLauncher implements RuntimeLauncher {
   async start(start: StartOptions): Promise<Runtime> {
     const log = this.options.logger.child({ model_uid: start.load.model_uid, replica: start.replicaUid });
     if (start.signal.aborted) throw new RuntimeFailure('cancelled', 'The launch was cancelled');
-    const ownSession = wantsOwnSession(start.gpuIndexes, start.load.engine);
+    const ownSession = wantsOwnSession(start);
     // A spare shares our session: it does not know its engine until it is taken.
     const spare = ownSession ? null : (this.spares?.take(start) ?? null);
     let connection: RuntimeConnection;

@@ -52,6 +52,8 @@ export interface StartOptions {
   envs: Record<string, string>;
   /** GPUs this replica may use; empty means CPU only. On a cluster only their count matters: Ray picks them. */
   gpuIndexes: number[];
+  /** Whether the engine's own work keeps CPU cores busy (false: the simulator); decides a local runtime's session. */
+  cpuBound: boolean;
   /** The launch's `worker_ip`: on a cluster, the node to run on. Local mode has one node and ignores it. */
   workerIp?: string | undefined;
   onProgress: (progress: LoadProgress) => void;

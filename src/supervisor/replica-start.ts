@@ -11,6 +11,7 @@ export async function startReplica(launcher: RuntimeLauncher, instance: ModelIns
     load: buildLoadSpec(instance, replica, cacheDir),
     envs: instance.request.envs,
     gpuIndexes: replica.gpuIndexes,
+    cpuBound: instance.resolved.cpuBound,
     workerIp: instance.request.worker_ip,
     signal,
     onProgress: (p) => {

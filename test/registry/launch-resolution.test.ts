@@ -45,6 +45,7 @@ describe('resolve: flexible', () => {
       modelName: 'clf',
       engine: 'sklearn',
       runtimeEngine: 'sklearn',
+      cpuBound: true,
       abilities: ['flexible'],
       load: { model_uri: joblib, launcher: 'sklearn', launcher_args: {} },
       description: { model_name: 'clf', launcher: 'sklearn', launcher_args: '{}' },
