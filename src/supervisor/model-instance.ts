@@ -1,8 +1,9 @@
+import { setMaxListeners } from 'node:events';
 import type { ResolvedModel } from '../registry/index.js';
 import { EventLog } from './event-log.js';
 import { assertTransition, type InstanceState } from './instance-state.js';
 import type { LaunchRequest } from './launch-request.js';
-import type { Replica } from './replica.js';
+import { MAX_REPLICAS, type Replica } from './replica.js';
 
 /**
  * One record per model instance (not ten maps keyed by uid): what was asked, what
@@ -30,7 +31,12 @@ export class ModelInstance {
     readonly key: string,
     readonly resolved: ResolvedModel,
     readonly replicas: Replica[],
-  ) {}
+  ) {
+    // Each replica that is starting listens on one of these signals, and each pending
+    // restart on `lifetime`: eleven replicas starting at once pass Node's threshold of 10,
+    // which it reports on stderr as a likely leak.
+    setMaxListeners(2 * MAX_REPLICAS + 4, this.launchAbort.signal, this.lifetime.signal);
+  }
 
   transition(to: InstanceState, message?: string): void {
     assertTransition(`model ${this.uid}`, this.state, to);

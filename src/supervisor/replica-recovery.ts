@@ -45,9 +45,16 @@ export class ReplicaRecovery {
     }
     replica.restartAt = Date.now() + delay;
     instance.events.add('WARNING', `Restarting replica ${replica.uid} in ${delay} ms`);
-    const timer = setTimeout(() => void this.restart(instance, replica), delay);
+    const signal = instance.lifetime.signal;
+    // The listener goes when the timer fires: a replica that keeps being restarted over
+    // a long life must not pile listeners onto its instance's signal.
+    const cancel = (): void => clearTimeout(timer);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', cancel);
+      void this.restart(instance, replica);
+    }, delay);
     timer.unref();
-    instance.lifetime.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
+    signal.addEventListener('abort', cancel, { once: true });
   }
 
   private async restart(instance: ModelInstance, replica: Replica): Promise<void> {

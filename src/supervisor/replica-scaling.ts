@@ -5,7 +5,7 @@ import type { RuntimeLauncher } from '../runtime/runtime.js';
 import { launchFailure } from './failure-mapping.js';
 import { allocateGpus } from './gpu-allocation.js';
 import type { ModelInstance } from './model-instance.js';
-import { Replica } from './replica.js';
+import { MAX_REPLICAS, Replica } from './replica.js';
 import type { ReplicaRecovery } from './replica-recovery.js';
 import { startReplica } from './replica-start.js';
 
@@ -33,6 +33,8 @@ export class ReplicaScaling {
 
   async add(instance: ModelInstance): Promise<Replica> {
     requireReady(instance);
+    // The launch's own limit: one request must not be able to start runtimes without end.
+    if (instance.replicas.length >= MAX_REPLICAS) throw new HangarError('replica_limit', [instance.uid, instance.replicas.length]);
     const index = Math.max(-1, ...instance.replicas.map((r) => r.index)) + 1;
     // The GPUs one more replica of this launch gets, by the launch's own rules.
     const [gpus] = allocateGpus({ ...instance.request, replica: 1, ...(instance.request.gpu_idx ? { gpu_idx: instance.request.gpu_idx.slice(0, instance.request.gpu_idx.length / instance.request.replica) } : {}) }, this.parts.gpuCount);

@@ -2,6 +2,9 @@ import type { Runtime } from '../runtime/runtime.js';
 import { RestartPolicy, type RestartSettings } from './restart-policy.js';
 import { assertTransition, type InstanceState } from './instance-state.js';
 
+/** The most replicas one model instance has, at launch or by adding replicas later. */
+export const MAX_REPLICAS = 64;
+
 /** One replica of a model instance: `<uid>-<n>`, one runtime process. */
 export class Replica {
   status: InstanceState = 'CREATING';

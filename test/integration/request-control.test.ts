@@ -112,6 +112,16 @@ describe('request control and service routes (real server)', () => {
     expect((await api.post('/v1/models/nope/replicas', {})).status).toBe(404);
   }, 60_000);
 
+  it('starts twelve replicas at once without Node reporting a listener leak', async () => {
+    const launch = await api.post('/v1/models', { model_name: 'simulator', model_type: 'LLM', model_engine: 'simulator', model_uid: 'wide', replica: 12, step_ms: 5 });
+    expect(launch.status, launch.text).toBe(200);
+    const replicas = (await api.get('/v1/models/wide/replicas')).body as Array<{ status: string }>;
+    expect(replicas.map((r) => r.status)).toEqual(Array(12).fill('READY'));
+    expect((await api.post('/v1/chat/completions', { model: 'wide', messages, max_tokens: 2 })).status).toBe(200);
+    expect(server.stderr()).not.toContain('MaxListenersExceededWarning');
+    expect((await request(server.url, 'DELETE', '/v1/models/wide')).status).toBe(200);
+  }, 120_000);
+
   it('shuts down in order with DELETE /v1/clusters, stopping every runtime', async () => {
     const runtimePid = Number((await api.get('/v1/models/sim/replicas')).body[0]?.pid ?? 0);
     const res = await request(server.url, 'DELETE', '/v1/clusters');

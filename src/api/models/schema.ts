@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { HangarError } from '../../errors/hangar-error.js';
+import { MAX_REPLICAS } from '../../supervisor/replica.js';
 
 const required = (field: string) => (issue: { input?: unknown }) =>
   issue.input === undefined ? `Invalid input. Please specify the \`${field}\` field.` : undefined;
@@ -13,7 +14,7 @@ export const launchBody = z.looseObject({
   model_size_in_billions: z.union([z.number().positive(), z.string().min(1)]).nullish(),
   model_format: z.string().nullish(),
   quantization: z.string().nullish(),
-  replica: z.int().min(1).max(64).default(1),
+  replica: z.int().min(1).max(MAX_REPLICAS).default(1),
   n_gpu: z.union([z.literal('auto'), z.int(), z.null()], { error: 'must be "auto", an integer, or null' }).default('auto'),
   gpu_idx: z.union([z.int().min(0), z.array(z.int().min(0))]).nullish(),
   request_limits: z.int().min(0, 'The `request_limits` parameter must be greater or equal than 0.').nullish(),
@@ -47,7 +48,7 @@ export const launchByVersionBody = z.object({
   model_type: z.string().default('LLM'),
   model_engine: z.string().min(1).nullish(),
   model_uid: z.string().nullish(),
-  replica: z.int().min(1).max(64).default(1),
+  replica: z.int().min(1).max(MAX_REPLICAS).default(1),
   n_gpu: z.union([z.literal('auto'), z.int(), z.null()], { error: 'must be "auto", an integer, or null' }).default('auto'),
 });
 
