@@ -138,6 +138,18 @@ def test_bad_options_fail_the_load_naming_the_field(options, field):
         loaded(**options)
 
 
+def test_fields_it_does_not_read_are_named_in_a_warning(caplog):
+    with caplog.at_level("WARNING", logger="hangar_runtime.simulator"):
+        engine, _ = loaded(stepms=5, device="cpu", step_ms=5)
+    assert engine.describe()["simulator"]["step_ms"] == 5
+    assert [r.getMessage() for r in caplog.records] == [
+        "the simulator reads only step_ms, ttft_ms and max_batch; it ignores device, stepms"]
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="hangar_runtime.simulator"):
+        loaded(step_ms=5, max_batch=3)
+    assert caplog.records == []
+
+
 def test_bad_requests_are_refused_before_they_run():
     _, sched = loaded()
     with pytest.raises(ValueError, match="top_logprobs"):

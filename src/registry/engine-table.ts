@@ -1,4 +1,6 @@
+import type { z } from 'zod';
 import type { ModelType } from './model-type.js';
+import { simulatorOptions } from './simulator-options.js';
 
 /** Something an engine needs from the runtime environment (checked against EnvironmentFacts). */
 export type Requirement =
@@ -32,6 +34,13 @@ export interface EngineDefinition {
    * its own (docs/runtime-protocol.md, "CPU priority"). Absent means true.
    */
   readonly cpuBound?: false;
+  /**
+   * The launch options the engine reads (the launch body's extra fields), checked when
+   * a launch is resolved, so a bad one is a 400 naming the field before any runtime
+   * starts, and an autostart entry is refused when it is added, not at the next start.
+   * The runtime checks them again. Absent: the engine checks its own.
+   */
+  readonly options?: z.ZodType;
 }
 
 const pythonModule = (name: string): Requirement => ({ kind: 'python_module', name });
@@ -67,6 +76,7 @@ export const ENGINE_TABLE: { readonly [T in ModelType]: readonly EngineDefinitio
       runtimeEngine: 'simulator',
       requires: [],
       cpuBound: false,
+      options: simulatorOptions,
       match: { formats: ['simulator'] },
     },
     {

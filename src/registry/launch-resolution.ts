@@ -7,6 +7,7 @@ import { specsOf, type FlatSpec, type TypedRecord } from './model-record.js';
 import { sameModelSize } from './model-size.js';
 import { localModelPath } from './model-uri.js';
 import type { LoadFields, ResolvedModel } from './resolved-model.js';
+import { describeIssues } from './schema-issues.js';
 
 /** The launch parameters that choose a model, engine and spec (contract §3.1). */
 export interface LaunchSelection {
@@ -18,6 +19,8 @@ export interface LaunchSelection {
   quantization?: string | null;
   /** Xinference's `download_hub`: prefer the spec from this hub. */
   download_hub?: string | null;
+  /** The launch's extra fields, checked against the engine's options where it lists them. */
+  engine_kwargs?: Record<string, unknown>;
 }
 
 /**
@@ -28,6 +31,7 @@ export interface LaunchSelection {
  */
 export function resolveLaunch(typed: TypedRecord, selection: LaunchSelection, env: EnvironmentFacts): ResolvedModel {
   const engine = pickEngine(typed, selection, env);
+  checkOptions(engine, selection.engine_kwargs ?? {});
   const spec = typed.type === 'flexible' ? undefined : pickSpec(typed, selection, engine);
   const { type, record } = typed;
   return {
@@ -62,6 +66,13 @@ function pickEngine(typed: TypedRecord, selection: LaunchSelection, env: Environ
   const reason = unusableReason(engine, env);
   if (reason !== null) throw new HangarError('engine_unavailable', [name, wanted, reason], { param: 'model_engine' });
   return engine;
+}
+
+function checkOptions(engine: EngineDefinition, engineKwargs: Record<string, unknown>): void {
+  const checked = engine.options?.safeParse(engineKwargs);
+  if (!checked || checked.success) return;
+  const { message, param } = describeIssues(checked.error);
+  throw new HangarError('invalid_field', [message], { param });
 }
 
 function pickSpec(typed: TypedRecord, selection: LaunchSelection, engine: EngineDefinition): FlatSpec {

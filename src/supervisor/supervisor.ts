@@ -36,6 +36,8 @@ export interface ModelResolver {
     model_format?: string | undefined;
     model_size_in_billions?: number | string | undefined;
     quantization?: string | undefined;
+    /** The launch's extra fields: an engine that lists its options has them checked here. */
+    engine_kwargs?: Record<string, unknown>;
   }): ResolvedModel;
 }
 

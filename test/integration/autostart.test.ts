@@ -34,6 +34,10 @@ describe('autostart models (real server, restarted)', () => {
 
     const bad = await api().post('/v1/autostart/models', { model_name: 'no-such-model', model_engine: 'Transformers' });
     expect(bad.status).toBe(404);
+    // An engine option the next start would fail on is refused now, naming the field.
+    const badOption = await api().post('/v1/autostart/models', { model_name: 'simulator', model_engine: 'simulator', model_uid: 'bad-sim', step_ms: 'fast' });
+    expect(badOption.status, badOption.text).toBe(400);
+    expect(badOption.body.error).toMatchObject({ code: 'invalid_field', param: 'step_ms' });
     expect((await api().get('/v1/autostart/models')).body.list).toHaveLength(1);
   });
 

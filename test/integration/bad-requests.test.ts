@@ -95,6 +95,11 @@ describe('bad requests get a clear error and leave nothing behind', () => {
     { name: 'infer input of the wrong shape', method: 'POST', path: '/v1/flexible/infers', body: { model: 'good', args: [[[1, 2]]] }, status: 400, mentions: ['feature'] },
     { name: 'infer with an unknown sklearn method', method: 'POST', path: '/v1/flexible/infers', body: { model: 'good', args: [[[1, 2, 3]]], method: 'explode' }, status: 400, mentions: ['explode'] },
     { name: 'unknown route', method: 'GET', path: '/v1/nowhere', status: 404, mentions: ['/v1/nowhere'], code: 'route_not_found' },
+    // The simulator's options are checked before a runtime starts (the last test counts runtimes).
+    { name: 'simulator step_ms not a number', method: 'POST', path: '/v1/models', body: { model_name: 'simulator', model_engine: 'simulator', step_ms: 'fast' }, status: 400, mentions: ['step_ms'], code: 'invalid_field', param: 'step_ms' },
+    { name: 'simulator max_batch of 0', method: 'POST', path: '/v1/models', body: { model_name: 'simulator', model_engine: 'simulator', max_batch: 0 }, status: 400, mentions: ['max_batch'], code: 'invalid_field', param: 'max_batch' },
+    { name: 'simulator max_batch not whole', method: 'POST', path: '/v1/models', body: { model_name: 'simulator', model_engine: 'simulator', max_batch: '2.5' }, status: 400, mentions: ['max_batch', 'int'], code: 'invalid_field', param: 'max_batch' },
+    { name: 'simulator ttft_ms past its range', method: 'POST', path: '/v1/models', body: { model_name: 'simulator', model_engine: 'simulator', ttft_ms: 1e9 }, status: 400, mentions: ['ttft_ms', '600000'], code: 'invalid_field', param: 'ttft_ms' },
   ];
 
   it('answers each with the right status, the error shape and a message naming the problem', async () => {

@@ -176,4 +176,24 @@ describe('resolve: other types and names', () => {
     await expectHangarError(() => registry.resolve({ model_type: 'hologram', model_name: 'x' }), 'unsupported_model_type', 400);
     await expectHangarError(() => registry.resolve({ model_name: '' }), 'missing_model_name', 400);
   });
+
+  it("checks the simulator's launch options, naming the field, and lets other extra fields pass", async () => {
+    const sim = (engine_kwargs: Record<string, unknown>) => registry.resolve({ model_type: 'LLM', model_name: 'simulator', model_engine: 'simulator', engine_kwargs });
+    // Numbers, numbers as the CLI passes them (strings), nulls, and fields other engines read.
+    expect(sim({ step_ms: 0, ttft_ms: '250', max_batch: 1024, device: 'cpu' }).engine).toBe('simulator');
+    expect(sim({ step_ms: null }).engine).toBe('simulator');
+    const cases: Array<[Record<string, unknown>, string, RegExp]> = [
+      [{ step_ms: 'fast' }, 'step_ms', /^step_ms: .*expected number/],
+      [{ step_ms: -1 }, 'step_ms', /^step_ms: .*>=0/],
+      [{ step_ms: true }, 'step_ms', /^step_ms: .*expected number/],
+      [{ ttft_ms: 600_001 }, 'ttft_ms', /^ttft_ms: .*<=600000/],
+      [{ max_batch: 2.5 }, 'max_batch', /^max_batch: .*int/],
+      [{ max_batch: '0' }, 'max_batch', /^max_batch: .*>=1/],
+    ];
+    for (const [options, param, message] of cases) {
+      const err = await expectHangarError(() => sim(options), 'invalid_field', 400);
+      expect(err.param, JSON.stringify(options)).toBe(param);
+      expect(err.message, JSON.stringify(options)).toMatch(message);
+    }
+  });
 });

@@ -3,12 +3,16 @@ model and no GPU, generating deterministic text at a GPU-like cadence, through t
 same runtime process, protocol and control plane as every engine. It exists for
 load tests of a deployment; it is never evidence of how a real engine behaves."""
 
+import logging
+
 from ..base import BatchScheduler, Engine, Progress
 from ..transformers_llm.generate_config import parse_generate_config
-from .options import parse_options
+from .options import parse_options, unread_options
 from .request import SimRequest
 from .scheduler import SimulatorScheduler
 from .text import chat_prompt_tokens, count_prompt_tokens
+
+log = logging.getLogger("hangar_runtime.simulator")
 
 
 class SimulatorEngine(Engine):
@@ -25,6 +29,9 @@ class SimulatorEngine(Engine):
 
     def load(self, spec: dict, progress: Progress) -> None:
         self._options = parse_options(spec.get("engine_kwargs"))
+        unread = unread_options(spec.get("engine_kwargs"))
+        if unread:
+            log.warning("the simulator reads only step_ms, ttft_ms and max_batch; it ignores %s", ", ".join(unread))
         # It has no context of its own; it reports the registration's (prompts are never cut).
         self._context_length = int(spec.get("context_length") or 131072)
         abilities = spec.get("model_ability") or ["chat", "generate"]

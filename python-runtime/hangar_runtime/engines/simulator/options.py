@@ -2,7 +2,7 @@
 checked: a bad one fails the load as `invalid`, naming the field."""
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from ...errors import InvalidModel
 
@@ -12,6 +12,15 @@ class SimulatorOptions:
     step_ms: float = 20.0  # one engine step (one token for every running request) this often
     ttft_ms: float = 0.0  # a request's first token comes at the first step this long after it arrived
     max_batch: int = 256  # requests that generate at once; the rest wait in arrival order
+
+
+OPTION_NAMES = frozenset(f.name for f in fields(SimulatorOptions))
+
+
+def unread_options(engine_kwargs) -> list[str]:
+    """The extra launch fields the simulator does not read: a misspelt option
+    (`stepms`) would otherwise leave the default in place without a word."""
+    return sorted(k for k in (engine_kwargs or {}) if k not in OPTION_NAMES) if isinstance(engine_kwargs, dict) else []
 
 
 def parse_options(engine_kwargs) -> SimulatorOptions:
