@@ -118,6 +118,21 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
     await walk('/v1/completions', { prompt: 'hello', max_tokens: 3 }, COMPLETIONS);
   }, 120_000);
 
+  it("refuses vLLM's stream_options.continuous_usage_stats by name and accepts OpenAI's include_obfuscation", async () => {
+    for (const [route, base] of [['/v1/chat/completions', { messages: [{ role: 'user', content: 'hi' }] }], ['/v1/completions', { prompt: 'hello' }]] as const) {
+      for (const model of ['tf', 'sim']) {
+        const body = { model, ...base, max_tokens: 2, stream: true };
+        const refused = await api.post(route, { ...body, stream_options: { include_usage: true, continuous_usage_stats: true } });
+        expect(refused.status, refused.text).toBe(400);
+        expect(refused.body.error).toMatchObject({ param: 'stream_options.continuous_usage_stats', code: 'parameter_unsupported' });
+        expect(refused.body.error.message).toContain('include_usage');
+        const plain = await readSse(server.url, route, { ...body, stream_options: { include_usage: true, continuous_usage_stats: false, include_obfuscation: true } });
+        expect(plain.status).toBe(200);
+        expect(plain.data.at(-1)).toBe('[DONE]');
+      }
+    }
+  });
+
   it('answers n independent choices, seeded ones repeatable, streamed or not', async () => {
     const body = { model: 'tf', messages: [{ role: 'user', content: 'hi' }], max_tokens: 6, n: 3, seed: 11 };
     const first = await api.post('/v1/chat/completions', body);

@@ -26,6 +26,8 @@ export const samplingShape = {
       include_usage: z.boolean().nullish(),
       // Ours (vLLM's --stream-interval, per request): at most one event per this many tokens.
       stream_interval: z.int().min(1).max(1024).nullish(),
+      // vLLM's: usage in every chunk. Kept so that parameter-support.ts can refuse it.
+      continuous_usage_stats: z.boolean().nullish(),
     })
     .nullish(),
 };

@@ -31,6 +31,7 @@ const SHARED: Record<string, Rule> = {
   repetition_penalty: { asks: (v) => typeof v === 'number' && v !== 1, engines: SAMPLING },
   // Served by the control plane as n calls (serve-generation.ts), so every generator does it.
   n: { asks: (v) => typeof v === 'number' && v !== 1, engines: ALL_GENERATORS },
+  'stream_options.continuous_usage_stats': { asks: (v) => v === true, engines: [], hint: 'usage comes once, in the last chunk, with stream_options.include_usage' },
 };
 
 export const CHAT_RULES: Record<string, Rule> = {
@@ -64,7 +65,8 @@ export const COMPLETION_RULES: Record<string, Rule> = {
 /** Refuses the first field the model's engine cannot do (400 `parameter_unsupported`, naming it). */
 export function checkParameters(body: Record<string, unknown>, rules: Record<string, Rule>, engine: string, model: string): void {
   for (const [field, rule] of Object.entries(rules)) {
-    const value = body[field];
+    // A dotted name is a field inside an object field (`stream_options.continuous_usage_stats`).
+    const value = field.split('.').reduce<unknown>((at, key) => (at !== null && typeof at === 'object' ? (at as Record<string, unknown>)[key] : undefined), body);
     if (value === undefined || !rule.asks(value) || rule.engines.includes(engine)) continue;
     const who = rule.engines.length > 0 ? `; engines that do: ${rule.engines.join(', ')}` : '';
     throw new HangarError('parameter_unsupported', [field, engine, model, `${who}${rule.hint ? `; ${rule.hint}` : ''}`], { param: field });
