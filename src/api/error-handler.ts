@@ -29,7 +29,9 @@ function toHangarError(err: FastifyError, request: FastifyRequest): HangarError 
   if (hasZodFastifySchemaValidationErrors(err)) {
     const issue = err.validation[0];
     const where = err.validationContext === 'body' || !err.validationContext ? '' : `${err.validationContext}.`;
-    const field = `${where}${(issue?.instancePath ?? '/').slice(1).replaceAll('/', '.')}`;
+    // An unknown field of a strict body is named itself, not the object that holds it.
+    const unknown = issue?.keyword === 'unrecognized_keys' ? (issue.params as { keys?: string[] }).keys?.[0] : undefined;
+    const field = [`${where}${(issue?.instancePath ?? '/').slice(1).replaceAll('/', '.')}`, unknown].filter(Boolean).join('.');
     const message = issue?.message ?? 'invalid value';
     // A message written for the field already names it (e.g. Xinference's "specify the `model_name` field").
     const text = field.length > 0 && !message.includes(field) ? `${field}: ${message}` : message;

@@ -95,6 +95,26 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
     expect(past.body.error.param).toBe('expires_at');
   });
 
+  it('refuses a field the admin routes do not take, naming it, and keeps nothing', async () => {
+    const before = ((await get('/v1/admin/keys')).body as unknown[]).length;
+    const cases: Array<[string, 'POST' | 'PUT', unknown, string]> = [
+      ['/v1/admin/keys', 'POST', { name: 'typo', rpm: 5 }, 'rpm'],
+      ['/v1/admin/keys', 'POST', { name: 'typo', limits: { rpm: 5, tokens_per_minute: 9 } }, 'limits.tokens_per_minute'],
+      ['/v1/admin/keys', 'POST', { name: 'typo', models: ['embed'] }, 'models'],
+      ['/v1/admin/keys/1', 'PUT', { max_parallel: 1 }, 'max_parallel'],
+      ['/v1/admin/users', 'POST', { username: 'typo', password: 'long enough', permission: ['admin'] }, 'permission'],
+      ['/v1/admin/users/1/password', 'PUT', { new_password: 'long enough', old_password: 'was' }, 'old_password'],
+    ];
+    for (const [route, method, body, param] of cases) {
+      const res = method === 'POST' ? await post(route, body) : await put(route, body);
+      expect(res.status, `${method} ${route} ${JSON.stringify(body)}: ${res.text}`).toBe(400);
+      expect(res.body.error, route).toMatchObject({ code: 'invalid_field', param });
+      expect(res.body.error.message, route).toContain(param.split('.').at(-1));
+    }
+    expect((await get('/v1/admin/keys')).body).toHaveLength(before);
+    expect(((await get('/v1/admin/users')).body as Array<{ username: string }>).map((u) => u.username)).not.toContain('typo');
+  });
+
   it('a key limited to one model gets 403 on another', async () => {
     const created = await newKey({ name: 'sim-only', model_permissions: ['sim'] });
     clearKeys.push(created.key);

@@ -1,7 +1,11 @@
 import { z } from 'zod';
 import { ACCEPTED_PERMISSION_NAMES } from '../../auth/permissions.js';
 
-/** Request shapes of /v1/admin/* (docs/auth.md, "Keys and users"), Xinference 3's where it has them. */
+/**
+ * Request shapes of /v1/admin/* (docs/auth.md, "Keys and users"), Xinference 3's where
+ * it has them. Bodies are strict: a misspelt field (`rpm` beside `limits`) would
+ * otherwise make a key without the limit its creator meant, without a word.
+ */
 
 const permissionName = z.string().refine((p) => ACCEPTED_PERMISSION_NAMES.has(p), {
   error: (i) => `unknown permission ${JSON.stringify(i.input)}; known: ${[...ACCEPTED_PERMISSION_NAMES].join(', ')}`,
@@ -11,19 +15,19 @@ const limit = z.number().int().positive().max(1_000_000_000).nullable().optional
 
 export const idParams = z.object({ id: z.coerce.number().int().positive() });
 
-export const createUserBody = z.object({
+export const createUserBody = z.strictObject({
   username: z.string().min(1).max(64).regex(/^[\w.@-]+$/, 'letters, digits, _ . @ - only'),
   // Hashed with scrypt; the length is all we ask (NIST 800-63B's habit).
   password: z.string().min(8, 'must be at least 8 characters').max(1024),
   permissions: permissionList.default([]),
 });
 
-export const updateUserBody = z.object({
+export const updateUserBody = z.strictObject({
   enabled: z.boolean().optional(),
   permissions: permissionList.optional(),
 });
 
-export const passwordBody = z.object({
+export const passwordBody = z.strictObject({
   new_password: z.string().min(8, 'must be at least 8 characters').max(1024),
 });
 
@@ -34,7 +38,7 @@ const instant = z
 
 export const keyLimits = z.object({ rpm: limit, tpm: limit, max_parallel: limit }).strict();
 
-export const createKeyBody = z.object({
+export const createKeyBody = z.strictObject({
   name: z.string().min(1).max(128),
   description: z.string().max(1024).nullable().optional(),
   /** The owner's user id or username; absent: the caller. */
@@ -45,7 +49,7 @@ export const createKeyBody = z.object({
   limits: keyLimits.optional(),
 });
 
-export const updateKeyBody = z.object({
+export const updateKeyBody = z.strictObject({
   name: z.string().min(1).max(128).optional(),
   description: z.string().max(1024).nullable().optional(),
   enabled: z.boolean().optional(),
