@@ -183,11 +183,11 @@ describe('resolve: other types and names', () => {
     expect(sim({ step_ms: 0, ttft_ms: '250', max_batch: 1024, device: 'cpu' }).engine).toBe('simulator');
     expect(sim({ step_ms: null }).engine).toBe('simulator');
     const cases: Array<[Record<string, unknown>, string, RegExp]> = [
-      [{ step_ms: 'fast' }, 'step_ms', /^step_ms: .*expected number/],
+      [{ step_ms: 'fast' }, 'step_ms', /^step_ms: expected a number \(or a string holding one\), got "fast"$/],
       [{ step_ms: -1 }, 'step_ms', /^step_ms: .*>=0/],
-      [{ step_ms: true }, 'step_ms', /^step_ms: .*expected number/],
+      [{ step_ms: true }, 'step_ms', /^step_ms: expected a number .*got true$/],
       [{ ttft_ms: 600_001 }, 'ttft_ms', /^ttft_ms: .*<=600000/],
-      [{ max_batch: 2.5 }, 'max_batch', /^max_batch: .*int/],
+      [{ max_batch: 2.5 }, 'max_batch', /^max_batch: expected an integer .*got 2.5$/],
       [{ max_batch: '0' }, 'max_batch', /^max_batch: .*>=1/],
     ];
     for (const [options, param, message] of cases) {
