@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { HangarError, errorBody } from '../errors/hangar-error.js';
+import { closedByClient } from './client-disconnect.js';
 import { abortedError } from './request-tracking.js';
 
 /**
@@ -25,6 +26,7 @@ function toHangarError(err: FastifyError, request: FastifyRequest): HangarError 
   // The runtime call failed because the abort route stopped it: say that, not 503.
   const aborted = abortedError(request);
   if (aborted) return aborted;
+  if (closedByClient(request)) return new HangarError('client_closed', [String(request.id)], { cause: err });
   if (err instanceof HangarError) return err;
   if (hasZodFastifySchemaValidationErrors(err)) {
     const issue = err.validation[0];

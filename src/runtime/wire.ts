@@ -1,4 +1,5 @@
 import { Decoder, Encoder } from '@msgpack/msgpack';
+import { wellFormed } from './well-formed-text.js';
 
 /**
  * Message types of runtime protocol v2 (docs/runtime-protocol.md). One frame per
@@ -43,7 +44,7 @@ const encoder = new Encoder({ ignoreUndefined: true });
 const decoder = new Decoder();
 
 export function encodeMessage(type: MessageTypeCode, body: Record<string, unknown>): Buffer {
-  const payload = encoder.encodeSharedRef(body);
+  const payload = encoder.encodeSharedRef(wellFormed(body));
   const frame = Buffer.allocUnsafe(payload.byteLength + 1);
   frame[0] = type;
   frame.set(payload, 1);

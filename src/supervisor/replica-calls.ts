@@ -67,7 +67,8 @@ export async function callReplica(
     return { value, replica: replica.uid, runtimeMs: performance.now() - started };
   } catch (err) {
     const error = callFailure(instance, err);
-    instance.events.add('ERROR', `${target.route}: ${error.message}`);
+    // Stopped by its caller (the client went away, or the abort route): nothing failed.
+    if (!signal?.aborted) instance.events.add('ERROR', `${target.route}: ${error.message}`);
     throw error;
   } finally {
     replica.inFlight--;

@@ -112,6 +112,38 @@ describe('request control and service routes (real server)', () => {
     expect((await api.post('/v1/models/nope/replicas', {})).status).toBe(404);
   }, 60_000);
 
+  it('stops the call of a client that leaves before its answer, and records no failure', async () => {
+    const eventsBefore = ((await api.get('/v1/models/sim/events')).body as unknown[]).length;
+    const controller = new AbortController();
+    const left = fetch(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': 'left-early' },
+      body: JSON.stringify({ model: 'sim', messages, max_tokens: 500 }),
+      signal: controller.signal,
+    }).catch((err: Error) => err.name);
+    const inFlight = async () => ((await api.get('/v1/models/sim/replicas')).body as Array<{ in_flight: number }>).reduce((n, r) => n + r.in_flight, 0);
+    expect(await waitFor(async () => (await inFlight()) > 0, 10_000)).toBe(true);
+    controller.abort();
+    expect(await left).toBe('AbortError');
+    // 500 tokens at 20 ms would take 10 s: the call ends at once instead.
+    expect(await waitFor(async () => (await inFlight()) === 0, 3_000)).toBe(true);
+    await new Promise((r) => setTimeout(r, 200));
+    const errors = server.logs.filter((l) => (l.level as number) >= 50 && JSON.stringify(l).includes('left-early'));
+    expect(errors).toEqual([]);
+    const events = ((await api.get('/v1/models/sim/events')).body as Array<{ event_type?: string; level?: string }>).slice(eventsBefore);
+    expect(JSON.stringify(events)).not.toContain('ERROR');
+  });
+
+  it('answers text with a lone surrogate (valid JSON, no UTF-8) with U+FFFD in its place, not a call that never ends', async () => {
+    // JSON.stringify writes the lone half of an emoji as the escape "\\ud83d", as a client that cut a string in two would send it.
+    const echoed = await api.post('/v1/completions', { model: 'sim', prompt: 'cut \ud83d', echo: true, max_tokens: 1 });
+    expect(echoed.status, echoed.text).toBe(200);
+    expect(echoed.body.choices[0].text).toBe('cut \ufffdalpha ');
+    const long = await api.post('/v1/chat/completions', { model: 'sim', messages: [{ role: 'user', content: `${'word '.repeat(200)}\udc00` }], max_tokens: 1 });
+    expect(long.status, long.text).toBe(200);
+    expect(long.body.usage.prompt_tokens).toBe(201);
+  });
+
   it('starts twelve replicas at once without Node reporting a listener leak', async () => {
     const launch = await api.post('/v1/models', { model_name: 'simulator', model_type: 'LLM', model_engine: 'simulator', model_uid: 'wide', replica: 12, step_ms: 5 });
     expect(launch.status, launch.text).toBe(200);
