@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { needs } from '../auth/route-permission.js';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Supervisor } from '../../supervisor/supervisor.js';
+import { abortOnDisconnect } from '../client-disconnect.js';
 import { setOverheadHeader } from '../overhead.js';
 import { flexibleInferBody } from './schema.js';
 
@@ -15,6 +16,7 @@ export const flexibleRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = as
       'infer',
       args,
       kwargs,
+      abortOnDisconnect(reply),
     );
     setOverheadHeader(request, reply, result.runtimeMs);
     // Serialised by hand: a result that is a plain string must still go out as JSON.
