@@ -16,7 +16,7 @@ import { cacheRoutes } from './api/cache/routes.js';
 import { installCors } from './api/cors.js';
 import { installDrain } from './api/drain.js';
 import { installErrorHandler } from './api/error-handler.js';
-import { installJsonBody } from './api/json-body.js';
+import { BODY_LIMIT_BYTES, installJsonBody } from './api/json-body.js';
 import { flexibleRoutes } from './api/flexible/routes.js';
 import { autostartRoutes } from './api/models/autostart-routes.js';
 import { modelRoutes } from './api/models/routes.js';
@@ -26,6 +26,7 @@ import { installOverheadClock } from './api/overhead.js';
 import { catalogRoutes } from './api/registrations/catalog-routes.js';
 import { registrationRoutes } from './api/registrations/routes.js';
 import { rerankRoutes } from './api/rerank/routes.js';
+import { installRequestDecoding } from './api/request-encoding.js';
 import { genRequestId, installRequestId } from './api/request-id.js';
 import { DebugRequestLogs } from './api/request-logging.js';
 import { installRouteTable } from './api/route-table.js';
@@ -77,7 +78,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
     loggerInstance: parts.logger as FastifyBaseLogger,
     genReqId: genRequestId,
     // Model inputs (batches of rows, long prompts) are bigger than fastify's 1 MiB default.
-    bodyLimit: 64 * 1024 * 1024,
+    bodyLimit: BODY_LIMIT_BYTES,
     logController: new DebugRequestLogs(),
   });
   app.setValidatorCompiler(validatorCompiler);
@@ -85,6 +86,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   installRouteTable(app);
   installErrorHandler(app);
   installJsonBody(app);
+  installRequestDecoding(app);
   installRequestId(app);
   installDrain(app);
   installOverheadClock(app);

@@ -2,6 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import sjson from 'secure-json-parse';
 import { HangarError } from '../errors/hangar-error.js';
 
+/** The largest body any route reads, counted after decompression (request-encoding.ts). */
+export const BODY_LIMIT_BYTES = 64 * 1024 * 1024;
+
 /** Deeper than this is not a request anyone means; it only exhausts recursion further in. */
 export const MAX_JSON_DEPTH = 64;
 

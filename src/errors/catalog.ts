@@ -30,6 +30,8 @@ export const catalog = {
   invalid_json: entry(400, 'invalid_request_error', 'Malformed JSON in request body: %s'),
   invalid_field: entry(400, 'invalid_request_error', '%s'),
   unsupported_media_type: entry(415, 'invalid_request_error', 'Unsupported content type: %s'),
+  unsupported_content_encoding: entry(415, 'invalid_request_error', 'Unsupported Content-Encoding: %s; send the body as it is, or compressed with gzip, deflate or br'),
+  invalid_body_encoding: entry(400, 'invalid_request_error', 'The body does not decompress as its Content-Encoding %s says: %s'),
   payload_too_large: entry(413, 'invalid_request_error', 'Request body is too large: %s'),
   route_not_found: entry(404, 'not_found_error', 'Route %s %s not found'),
 

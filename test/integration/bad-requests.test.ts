@@ -1,5 +1,6 @@
 import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { trainSklearnModel } from './harness/fixtures.js';
 import { client, request } from './harness/http.js';
@@ -115,6 +116,37 @@ describe('bad requests get a clear error and leave nothing behind', () => {
       if (c.code) expect(res.body.error.code, c.name).toBe(c.code);
       if (c.param) expect(res.body.error.param, c.name).toBe(c.param);
     }
+  });
+
+  it('reads bodies compressed with gzip, deflate or br, and refuses corrupt, unknown and bomb-sized ones', async () => {
+    const send = async (body: Buffer | string, encoding: string) => {
+      const res = await fetch(`${server.url}/v1/flexible/infers`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': encoding }, body });
+      const text = await res.text();
+      return { status: res.status, text, body: JSON.parse(text) };
+    };
+    const json = JSON.stringify({ model: 'good', args: [[[1, 2, 3]]] });
+    const plain = await request(server.url, 'POST', '/v1/flexible/infers', json);
+    expect(plain.status, plain.text).toBe(200);
+    for (const [encoding, compress] of [['gzip', gzipSync], ['x-gzip', gzipSync], ['deflate', deflateSync], ['br', brotliCompressSync], ['identity', (b: Buffer) => b]] as const) {
+      const res = await send(compress(Buffer.from(json)), encoding);
+      expect(res.status, `${encoding}: ${res.text}`).toBe(200);
+      expect(res.body).toEqual(plain.body);
+    }
+    const corrupt = await send('this is not gzip', 'gzip');
+    expect(corrupt.status).toBe(400);
+    expect(corrupt.body.error).toMatchObject({ code: 'invalid_body_encoding' });
+    expect(corrupt.body.error.message).toContain('gzip');
+    const unknown = await send(json, 'zstd');
+    expect(unknown.status).toBe(415);
+    expect(unknown.body.error).toMatchObject({ code: 'unsupported_content_encoding' });
+    expect(unknown.body.error.message).toContain('zstd');
+    // 70 KB on the wire, 70 MiB once inflated: the limit counts what it inflates to.
+    const bomb = gzipSync(Buffer.from(`[${' '.repeat(70 * 2 ** 20)}]`));
+    expect(bomb.length).toBeLessThan(2 ** 20);
+    const refused = await send(bomb, 'gzip');
+    expect(refused.status).toBe(413);
+    expect(refused.body.error).toMatchObject({ code: 'payload_too_large' });
+    expect(refused.body.error.message).toContain('64 MiB');
   });
 
   it('rolls back a launch of a corrupt model file completely', async () => {
