@@ -201,3 +201,19 @@ def test_the_simulator_keeps_the_runtimes_cpu_priority(spawn):
     assert os.getpriority(os.PRIO_PROCESS, pid) == os.getpriority(os.PRIO_PROCESS, 0)
     assert os.sched_getscheduler(pid) == os.sched_getscheduler(0)
     assert "the work loop computes at" not in rt.stderr()
+
+
+def test_answers_end_where_the_registered_context_is_full():
+    # As the transformers and vLLM engines do: max_tokens past the context is cut to the
+    # room the prompt leaves, and a prompt that fills the context is refused.
+    engine = SimulatorEngine()
+    engine.load({"engine_kwargs": {"step_ms": 0}, "context_length": 8}, lambda *a: None)
+    sched = engine.scheduler()
+    sink = Sink(1, stream=False)
+    sched.submit("generate", ["one two three"], {"generate_config": {"max_tokens": 10**9}}, sink)
+    while sched.has_work():
+        sched.step()
+    assert sink.result["usage"] == {"prompt_tokens": 3, "completion_tokens": 5, "total_tokens": 8}
+    assert sink.result["finish_reason"] == "length"
+    with pytest.raises(ValueError, match="no room in the model's context of 8 tokens"):
+        sched.submit("chat", [[{"role": "user", "content": "a b c d e f g h"}]], {}, Sink(2))

@@ -32,11 +32,12 @@ class SimulatorEngine(Engine):
         unread = unread_options(spec.get("engine_kwargs"))
         if unread:
             log.warning("the simulator reads only step_ms, ttft_ms and max_batch; it ignores %s", ", ".join(unread))
-        # It has no context of its own; it reports the registration's (prompts are never cut).
+        # It has no context of its own; it takes the registration's and holds requests to
+        # it as a GPU engine does: an answer ends with "length" where the context is full.
         self._context_length = int(spec.get("context_length") or 131072)
         abilities = spec.get("model_ability") or ["chat", "generate"]
         self.abilities = tuple(str(a) for a in abilities if a in ("chat", "generate"))
-        self._scheduler = SimulatorScheduler(self._options, _build_request)
+        self._scheduler = SimulatorScheduler(self._options, self._build_request)
         progress(1.0, "load", "Simulator ready (step %g ms, first token after %g ms, batch %d)" % (
             self._options.step_ms, self._options.ttft_ms, self._options.max_batch))
 
@@ -51,20 +52,25 @@ class SimulatorEngine(Engine):
     def scheduler(self) -> BatchScheduler | None:
         return self._scheduler
 
-
-def _build_request(method: str, args: list, kwargs: dict, sink, first_step_at: float) -> SimRequest:
-    raw = kwargs.get("generate_config")
-    config = parse_generate_config(raw)
-    top = _top_logprobs(raw if isinstance(raw, dict) else {})
-    if method == "chat":
-        if len(args) != 1:
-            raise TypeError("chat takes one argument, the messages")
-        return SimRequest(sink, config, chat_prompt_tokens(args[0]), first_step_at, top)
-    if len(args) != 1 or not isinstance(args[0], str):
-        raise TypeError("generate takes one argument, the prompt string")
-    prompt = args[0]
-    return SimRequest(sink, config, count_prompt_tokens(prompt), first_step_at, top,
-                      echo_text=prompt if config.echo else "")
+    def _build_request(self, method: str, args: list, kwargs: dict, sink, first_step_at: float) -> SimRequest:
+        raw = kwargs.get("generate_config")
+        config = parse_generate_config(raw)
+        top = _top_logprobs(raw if isinstance(raw, dict) else {})
+        if method == "chat":
+            if len(args) != 1:
+                raise TypeError("chat takes one argument, the messages")
+            prompt_tokens, echo = chat_prompt_tokens(args[0]), ""
+        else:
+            if len(args) != 1 or not isinstance(args[0], str):
+                raise TypeError("generate takes one argument, the prompt string")
+            prompt_tokens, echo = count_prompt_tokens(args[0]), args[0] if config.echo else ""
+        # The same room as the transformers and vLLM engines give (request_builder.py,
+        # sampling_params.py): a max_tokens past the context is cut to what is left.
+        room = self._context_length - prompt_tokens
+        if room < 1:
+            raise ValueError(f"The prompt is {prompt_tokens} tokens, which leaves no room in the model's context "
+                             f"of {self._context_length} tokens")
+        return SimRequest(sink, config, prompt_tokens, first_step_at, top, room, echo_text=echo)
 
 
 def _top_logprobs(raw: dict) -> int | None:

@@ -8,9 +8,10 @@ from .text import logprob_entry, token_text
 
 class SimRequest:
     def __init__(self, sink: CallSink, config: GenerateConfig, prompt_tokens: int, first_step_at: float,
-                 top_logprobs: int | None, echo_text: str = ""):
+                 top_logprobs: int | None, room: int, echo_text: str = ""):
         self.sink = sink
-        self.max_tokens = config.max_tokens or DEFAULT_MAX_TOKENS
+        # room: what the context leaves after the prompt (the engine checked it is >= 1).
+        self.max_tokens = min(config.max_tokens or DEFAULT_MAX_TOKENS, room)
         self.stop = [s for s in config.stop if s]
         self.prompt_tokens = prompt_tokens
         self.first_step_at = first_step_at  # monotonic seconds: not before this step
