@@ -86,7 +86,12 @@ export function streamingFromEnv(env: NodeJS.ProcessEnv, interval: number | null
   if (!Number.isInteger(value) || value < 1 || value > 1024) {
     throw new Error(`the stream interval must be an integer from 1 to 1024 tokens, got ${JSON.stringify(interval ?? raw)}`);
   }
-  return { interval: value, perToken: env.HANGAR_TOKEN_RELAY === 'per-token' };
+  // A misspelt value would leave the default in place and a benchmark comparing nothing.
+  const relay = env.HANGAR_TOKEN_RELAY ?? '';
+  if (relay !== '' && relay !== 'batched' && relay !== 'per-token') {
+    throw new Error(`HANGAR_TOKEN_RELAY must be "batched" (the default) or "per-token" (the benchmark's baseline), got ${JSON.stringify(relay)}`);
+  }
+  return { interval: value, perToken: relay === 'per-token' };
 }
 
 /** Cluster mode (docs/cluster.md). */
