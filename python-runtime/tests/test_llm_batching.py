@@ -270,6 +270,21 @@ def test_logit_bias_forces_a_token_and_penalties_change_greedy_text(engine):
         engine.generate(PROMPTS[0], generate_config={**GREEDY, "logit_bias": {"999999": 1}})
 
 
+def test_ignore_eos_runs_past_the_models_end_token_but_not_the_requests_own(engine):
+    loaded = engine.scheduler()._loaded
+    eos = min(loaded.eos_token_ids)
+    # The bias makes the end token the model's only choice.
+    forced = {**GREEDY, "max_tokens": 6, "logit_bias": {str(eos): 100}}
+    ended = engine.generate(PROMPTS[0], generate_config=forced)
+    assert (ended["finish_reason"], ended["usage"]["completion_tokens"]) == ("stop", 1)
+    ignored = engine.generate(PROMPTS[0], generate_config={**forced, "ignore_eos": True})
+    assert (ignored["finish_reason"], ignored["usage"]["completion_tokens"]) == ("length", 6)
+    own = engine.generate(PROMPTS[0], generate_config={**forced, "ignore_eos": True, "stop_token_ids": [eos]})
+    assert (own["finish_reason"], own["usage"]["completion_tokens"]) == ("stop", 1)
+    with pytest.raises(TypeError, match="ignore_eos"):
+        engine.generate(PROMPTS[0], generate_config={**GREEDY, "ignore_eos": "yes"})
+
+
 def generated(batcher, sink) -> int:
     """Tokens chosen so far for the call of this sink (text may be held back, so not its chunks)."""
     return next(s.generated for s in batcher._running if s.sink is sink)

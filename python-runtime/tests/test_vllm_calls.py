@@ -16,8 +16,10 @@ DOUBLE = Path(__file__).parent / "vllm_call_double"
 
 
 def load_spec(model_path: str, **engine_kwargs) -> dict:
+    # stop_token_ids: the registration's end tokens, as a family's are.
     return {"engine": "vllm", "model_type": "LLM", "model_uid": "v", "replica_uid": "v-0", "model_uri": model_path,
-            "context_length": 512, "model_ability": ["chat", "generate"], "engine_kwargs": engine_kwargs}
+            "context_length": 512, "model_ability": ["chat", "generate"], "stop_token_ids": [2],
+            "engine_kwargs": engine_kwargs}
 
 
 def stream(rt, call_id: int, method: str, arg, **config) -> tuple[list[dict], int, dict]:
@@ -64,6 +66,11 @@ def test_launch_stream_abort_and_shutdown_are_well_formed_calls(spawn, workdir, 
     _, end_type, _ = stream(rt, 6, "chat", [{"role": "user", "content": "Hi"}], max_tokens=2, response_format={"type": "json_object"})
     assert end_type == END
 
+    # vLLM's ignore_eos (vllm bench serve --ignore-eos): passed on, and the registration's
+    # end tokens are not added as stop tokens; the request's own still are.
+    _, end_type, _ = stream(rt, 7, "generate", "Hi", max_tokens=2, ignore_eos=True, stop_token_ids=[9])
+    assert end_type == END
+
     rt.send(CALL, {"id": 3, "method": "generate", "args": ["x"], "kwargs": {"generate_config": {"max_tokens": 400}},
                    "stream": True})
     assert rt.expect(CHUNK)["id"] == 3
@@ -83,6 +90,9 @@ def test_launch_stream_abort_and_shutdown_are_well_formed_calls(spawn, workdir, 
     assert guides["hangar-5"] == {"json": {"type": "object", "properties": {"a": {"type": "integer"}}}}
     assert guides["hangar-6"] == {"json_object": True}
     assert guides["hangar-1"] is None
+    generates = {e["request_id"]: e for e in events if e["event"] == "generate"}
+    assert (generates["hangar-1"]["ignore_eos"], generates["hangar-1"]["stop_token_ids"]) == (False, [2])
+    assert (generates["hangar-7"]["ignore_eos"], generates["hangar-7"]["stop_token_ids"]) == (True, [9])
     assert {"event": "abort", "request_ids": ["hangar-3"]} in events
     assert events[-1]["event"] == "shutdown"
 

@@ -21,6 +21,11 @@ def test_sampling_kwargs_map_our_config_to_vllm_names():
                       "stop": ["END"], "stop_token_ids": [3], "include_stop_str_in_output": False, "seed": 7}
 
 
+def test_sampling_kwargs_pass_ignore_eos_only_when_asked():
+    assert "ignore_eos" not in sampling_kwargs(parse_generate_config({"ignore_eos": False}), prompt_tokens=1, context_length=8)
+    assert sampling_kwargs(parse_generate_config({"ignore_eos": True}), prompt_tokens=1, context_length=8)["ignore_eos"] is True
+
+
 def test_sampling_kwargs_refuse_a_prompt_that_fills_the_context():
     with pytest.raises(ValueError, match="no room"):
         sampling_kwargs(parse_generate_config({}), prompt_tokens=40, context_length=40)

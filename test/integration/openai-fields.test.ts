@@ -69,10 +69,12 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
   let server: TestServer;
   let api: ReturnType<typeof client>;
   let work: string;
+  let tinyEos: number;
 
   beforeAll(async () => {
     work = await makeHome('hangar-fields-');
     const tiny = buildTinyLlm(path.join(work, 'llm'));
+    tinyEos = tiny.eos_token_id;
     server = await startServer();
     api = client(server.url);
     expect((await api.post('/v1/model_registrations/LLM', tinyLlmRegistration('tiny-fields', tiny.path, ['chat', 'generate', 'tools']))).status).toBe(200);
@@ -131,6 +133,23 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
         expect(plain.data.at(-1)).toBe('[DONE]');
       }
     }
+  });
+
+  it("runs vLLM's ignore_eos past the model's end token, and refuses a value that is not a boolean", async () => {
+    // The bias makes the end token the tiny model's only choice.
+    const forced = { model: 'tf', prompt: 'hello', max_tokens: 5, temperature: 0, logit_bias: { [String(tinyEos)]: 100 } };
+    const ended = await api.post('/v1/completions', forced);
+    expect([ended.body.choices[0].finish_reason, ended.body.usage.completion_tokens], ended.text).toEqual(['stop', 1]);
+    const ignored = await api.post('/v1/completions', { ...forced, ignore_eos: true });
+    expect([ignored.body.choices[0].finish_reason, ignored.body.usage.completion_tokens], ignored.text).toEqual(['length', 5]);
+    const streamed = await readSse(server.url, '/v1/chat/completions', { model: 'tf', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4, temperature: 0, logit_bias: { [String(tinyEos)]: 100 }, ignore_eos: true, stream: true, stream_options: { include_usage: true } });
+    expect(jsonEvents(streamed).at(-1).usage.completion_tokens).toBe(4);
+    // The simulator has no end token: the field is accepted and its answer runs to max_tokens.
+    const sim = await api.post('/v1/chat/completions', { model: 'sim', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4, ignore_eos: true });
+    expect(sim.body.usage.completion_tokens, sim.text).toBe(4);
+    const bad = await api.post('/v1/completions', { ...forced, ignore_eos: 'yes' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ param: 'ignore_eos', code: 'invalid_field' });
   });
 
   it('answers n independent choices, seeded ones repeatable, streamed or not', async () => {

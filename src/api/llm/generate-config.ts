@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /**
  * Sampling fields shared by chat and completions (OpenAI's names, plus vLLM/Xinference
- * extras `top_k`, `repetition_penalty`, `stop_token_ids`). Fields OpenAI clients send
+ * extras `top_k`, `repetition_penalty`, `stop_token_ids`, `ignore_eos`). Fields OpenAI clients send
  * that change nothing (`user`, `logprobs: false`, penalties of 0) are accepted; whether
  * the model's engine does the rest is parameter-support.ts's question.
  */
@@ -14,6 +14,8 @@ export const samplingShape = {
   seed: z.int().nullish(),
   stop: z.union([z.string(), z.array(z.string()).max(16)]).nullish(),
   stop_token_ids: z.array(z.int().min(0)).nullish(),
+  // vLLM's (what `vllm bench serve --ignore-eos` sends): the model's end tokens do not end the answer.
+  ignore_eos: z.boolean().nullish(),
   repetition_penalty: z.number().gt(0).nullish(),
   frequency_penalty: z.number().min(-2).max(2).nullish(),
   presence_penalty: z.number().min(-2).max(2).nullish(),
@@ -47,6 +49,7 @@ export function toGenerateConfig(body: Sampling, maxTokens: number | null | unde
   copy('seed', body.seed);
   copy('stop', body.stop);
   copy('stop_token_ids', body.stop_token_ids);
+  if (body.ignore_eos) config.ignore_eos = true;
   copy('repetition_penalty', body.repetition_penalty);
   copy('frequency_penalty', body.frequency_penalty);
   copy('presence_penalty', body.presence_penalty);

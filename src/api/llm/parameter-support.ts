@@ -31,6 +31,8 @@ const SHARED: Record<string, Rule> = {
   repetition_penalty: { asks: (v) => typeof v === 'number' && v !== 1, engines: SAMPLING },
   // Served by the control plane as n calls (serve-generation.ts), so every generator does it.
   n: { asks: (v) => typeof v === 'number' && v !== 1, engines: ALL_GENERATORS },
+  // The simulator has no end token: its answers always run to max_tokens or a stop.
+  ignore_eos: { asks: (v) => v === true, engines: ALL_GENERATORS },
   'stream_options.continuous_usage_stats': { asks: (v) => v === true, engines: [], hint: 'usage comes once, in the last chunk, with stream_options.include_usage' },
 };
 

@@ -21,6 +21,9 @@ class GenerateConfig:
     stop: list[str] = field(default_factory=list)
     stop_token_ids: list[int] = field(default_factory=list)
     echo: bool = False
+    # vLLM's: the model's end tokens do not end the answer (the request's own
+    # stop_token_ids and stop strings still do); benchmarks use it to get max_tokens.
+    ignore_eos: bool = False
     # OpenAI's: penalties on tokens already generated, and a bias per token id.
     frequency_penalty: float = 0.0
     presence_penalty: float = 0.0
@@ -47,6 +50,7 @@ def parse_generate_config(raw) -> GenerateConfig:
         stop=_strings(get("stop", [])),
         stop_token_ids=_token_ids(get("stop_token_ids", [])),
         echo=_bool(get("echo", False), "echo"),
+        ignore_eos=_bool(get("ignore_eos", False), "ignore_eos"),
         frequency_penalty=_number(get("frequency_penalty", 0.0), "frequency_penalty", minimum=-2.0),
         presence_penalty=_number(get("presence_penalty", 0.0), "presence_penalty", minimum=-2.0),
         logit_bias=_logit_bias(get("logit_bias", {})),

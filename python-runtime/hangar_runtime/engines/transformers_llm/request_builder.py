@@ -73,6 +73,6 @@ class RequestBuilder:
             config=config,
             max_tokens=min(config.max_tokens or DEFAULT_MAX_TOKENS, room),
             stop=facts.stop + config.stop,
-            stop_token_ids=facts.eos_token_ids | frozenset(config.stop_token_ids),
+            stop_token_ids=(frozenset() if config.ignore_eos else facts.eos_token_ids) | frozenset(config.stop_token_ids),
             **options,
         )

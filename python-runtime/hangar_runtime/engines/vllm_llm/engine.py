@@ -71,7 +71,8 @@ class VllmEngine(Engine):
             raw = kwargs.get("generate_config")
             config = parse_generate_config(raw)
             config.stop = [*config.stop, *stop]
-            config.stop_token_ids = [*config.stop_token_ids, *stop_ids]
+            # The registration's stop ids are the model's end tokens, which ignore_eos ignores.
+            config.stop_token_ids = [*config.stop_token_ids, *([] if config.ignore_eos else stop_ids)]
             tools = kwargs.get("tools") if kwargs.get("tool_choice") != "none" else None
             if method == "chat":
                 (messages,) = call_args

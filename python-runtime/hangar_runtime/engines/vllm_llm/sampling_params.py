@@ -24,6 +24,8 @@ def sampling_kwargs(config: GenerateConfig, *, prompt_tokens: int, context_lengt
     }
     if config.seed is not None:
         kwargs["seed"] = config.seed
+    if config.ignore_eos:
+        kwargs["ignore_eos"] = True
     # OpenAI's, which SamplingParams takes under the same names.
     if config.frequency_penalty:
         kwargs["frequency_penalty"] = config.frequency_penalty

@@ -61,6 +61,7 @@ class SamplingParams:
         self.max_tokens, self.seed, self.logprobs = max_tokens, seed, logprobs
         self.stop = [stop] if isinstance(stop, str) else list(stop or [])
         self.stop_token_ids = list(stop_token_ids or [])
+        self.ignore_eos = ignore_eos
         self.repetition_penalty = repetition_penalty
         self.include_stop_str_in_output = include_stop_str_in_output
         self.output_kind = output_kind

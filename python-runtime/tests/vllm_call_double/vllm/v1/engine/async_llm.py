@@ -53,7 +53,8 @@ class AsyncLLM:
             raise TypeError("request_id must be a str")
         guide = sampling_params.guided_decoding
         _record("generate", request_id=request_id, output_kind=int(sampling_params.output_kind),
-                prompt_tokens=len(prompt["prompt_token_ids"]),
+                prompt_tokens=len(prompt["prompt_token_ids"]), ignore_eos=sampling_params.ignore_eos,
+                stop_token_ids=list(sampling_params.stop_token_ids or []),
                 guided={k: v for k, v in vars(guide).items() if v not in (None, False)} if guide else None)
         ids = prompt["prompt_token_ids"]
         for i in range(sampling_params.max_tokens):
