@@ -8,7 +8,7 @@ torch = pytest.importorskip("torch")
 
 from hangar_runtime.engines.transformers_llm.engine import TransformersLLMEngine  # noqa: E402
 from hangar_runtime.engines.transformers_llm.generate_config import GenerateConfig  # noqa: E402
-from hangar_runtime.engines.transformers_llm.sampling import Sampler, keep_top_k, keep_top_p  # noqa: E402
+from hangar_runtime.engines.transformers_llm.sampling import Sampler, keep_min_p, keep_top_k, keep_top_p  # noqa: E402
 from hangar_runtime.engines.transformers_llm.sequence import Request, Sequence  # noqa: E402
 
 PROMPTS = ["Hello", "The quick brown fox jumps", "Tell me a story about the robot and the stars, please",
@@ -283,6 +283,22 @@ def test_ignore_eos_runs_past_the_models_end_token_but_not_the_requests_own(engi
     assert (own["finish_reason"], own["usage"]["completion_tokens"]) == ("stop", 1)
     with pytest.raises(TypeError, match="ignore_eos"):
         engine.generate(PROMPTS[0], generate_config={**GREEDY, "ignore_eos": "yes"})
+
+
+def test_min_p_keeps_only_tokens_near_the_likeliest(engine):
+    logits = torch.log(torch.tensor([0.5, 0.3, 0.15, 0.05]))
+    kept = keep_min_p(logits, 0.5)  # threshold 0.25: the first two
+    assert torch.isfinite(kept).tolist() == [True, True, False, False]
+    assert torch.isfinite(keep_min_p(logits, 1.0)).tolist() == [True, False, False, False]
+    # Sampling with min_p 1 can only draw the likeliest token: greedy's text.
+    greedy = engine.generate(PROMPTS[2], generate_config={**GREEDY, "max_tokens": 12})
+    sampled = engine.generate(PROMPTS[2], generate_config={"max_tokens": 12, "temperature": 1.5, "min_p": 1.0, "seed": 3})
+    assert sampled["text"] == greedy["text"]
+    for bad in ({"min_p": 1.5}, {"min_p": -0.1}, {"min_tokens": -1}):
+        with pytest.raises(ValueError):
+            engine.generate(PROMPTS[0], generate_config={**GREEDY, **bad})
+    with pytest.raises(ValueError, match="min_tokens needs the vLLM engine"):
+        engine.generate(PROMPTS[0], generate_config={**GREEDY, "min_tokens": 3})
 
 
 def generated(batcher, sink) -> int:

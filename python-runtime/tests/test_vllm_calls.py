@@ -70,6 +70,9 @@ def test_launch_stream_abort_and_shutdown_are_well_formed_calls(spawn, workdir, 
     # end tokens are not added as stop tokens; the request's own still are.
     _, end_type, _ = stream(rt, 7, "generate", "Hi", max_tokens=2, ignore_eos=True, stop_token_ids=[9])
     assert end_type == END
+    # vLLM's min_p and min_tokens (min_tokens held to max_tokens, as SamplingParams requires).
+    _, end_type, _ = stream(rt, 8, "generate", "Hi", max_tokens=2, min_p=0.1, min_tokens=5)
+    assert end_type == END
 
     rt.send(CALL, {"id": 3, "method": "generate", "args": ["x"], "kwargs": {"generate_config": {"max_tokens": 400}},
                    "stream": True})
@@ -93,6 +96,8 @@ def test_launch_stream_abort_and_shutdown_are_well_formed_calls(spawn, workdir, 
     generates = {e["request_id"]: e for e in events if e["event"] == "generate"}
     assert (generates["hangar-1"]["ignore_eos"], generates["hangar-1"]["stop_token_ids"]) == (False, [2])
     assert (generates["hangar-7"]["ignore_eos"], generates["hangar-7"]["stop_token_ids"]) == (True, [9])
+    assert (generates["hangar-8"]["min_p"], generates["hangar-8"]["min_tokens"]) == (0.1, 2)
+    assert (generates["hangar-1"]["min_p"], generates["hangar-1"]["min_tokens"]) == (0.0, 0)
     assert {"event": "abort", "request_ids": ["hangar-3"]} in events
     assert events[-1]["event"] == "shutdown"
 

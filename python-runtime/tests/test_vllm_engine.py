@@ -26,6 +26,12 @@ def test_sampling_kwargs_pass_ignore_eos_only_when_asked():
     assert sampling_kwargs(parse_generate_config({"ignore_eos": True}), prompt_tokens=1, context_length=8)["ignore_eos"] is True
 
 
+def test_sampling_kwargs_pass_min_p_and_min_tokens_held_to_max_tokens():
+    kwargs = sampling_kwargs(parse_generate_config({"min_p": 0.05, "min_tokens": 50, "max_tokens": 20}), prompt_tokens=1, context_length=64)
+    assert (kwargs["min_p"], kwargs["min_tokens"], kwargs["max_tokens"]) == (0.05, 20, 20)
+    assert "min_p" not in sampling_kwargs(parse_generate_config({}), prompt_tokens=1, context_length=8)
+
+
 def test_sampling_kwargs_refuse_a_prompt_that_fills_the_context():
     with pytest.raises(ValueError, match="no room"):
         sampling_kwargs(parse_generate_config({}), prompt_tokens=40, context_length=40)

@@ -65,6 +65,35 @@ const COMPLETIONS: Array<[field: string, value: unknown, transformers: Outcome, 
   ['user', 'u', 'honoured', 'honoured'],
 ];
 
+/** vLLM's extra fields (its OpenAI server's), for clients that move from vLLM: the same rule. */
+const VLLM_EXTRAS: Array<[field: string, value: unknown, transformers: Outcome, simulator: Outcome]> = [
+  ['ignore_eos', true, 'honoured', 'honoured'],
+  ['min_p', 0.1, 'honoured', 'refused'],
+  ['min_tokens', 2, 'refused', 'refused'],
+  ['use_beam_search', true, 'refused', 'refused'],
+  ['length_penalty', 0.8, 'refused', 'refused'],
+  ['include_stop_str_in_output', true, 'refused', 'refused'],
+  ['skip_special_tokens', false, 'refused', 'refused'],
+  ['spaces_between_special_tokens', false, 'refused', 'refused'],
+  ['truncate_prompt_tokens', 16, 'refused', 'refused'],
+  ['prompt_logprobs', 1, 'refused', 'refused'],
+  ['allowed_token_ids', [1, 2], 'refused', 'refused'],
+  ['bad_words', ['x'], 'refused', 'refused'],
+  ['guided_json', { type: 'object' }, 'refused', 'refused'],
+  ['guided_regex', 'a+', 'refused', 'refused'],
+  ['guided_choice', ['a', 'b'], 'refused', 'refused'],
+  ['guided_grammar', 'root ::= "a"', 'refused', 'refused'],
+  ['structured_outputs', { json: { type: 'object' } }, 'refused', 'refused'],
+  ['return_tokens_as_token_ids', true, 'refused', 'refused'],
+  ['priority', 1, 'refused', 'refused'],
+];
+
+const VLLM_CHAT_EXTRAS: Array<[field: string, value: unknown, transformers: Outcome, simulator: Outcome]> = [
+  ['echo', true, 'refused', 'refused'],
+  ['add_generation_prompt', false, 'refused', 'refused'],
+  ['continue_final_message', true, 'refused', 'refused'],
+];
+
 describe("OpenAI's request fields: honoured or refused by name, never dropped", () => {
   let server: TestServer;
   let api: ReturnType<typeof client>;
@@ -114,10 +143,12 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
 
   it('walks every chat field', async () => {
     await walk('/v1/chat/completions', { messages: [{ role: 'user', content: 'hi' }], max_tokens: 3 }, CHAT);
+    await walk('/v1/chat/completions', { messages: [{ role: 'user', content: 'hi' }], max_tokens: 3 }, [...VLLM_EXTRAS, ...VLLM_CHAT_EXTRAS]);
   }, 120_000);
 
   it('walks every completions field', async () => {
     await walk('/v1/completions', { prompt: 'hello', max_tokens: 3 }, COMPLETIONS);
+    await walk('/v1/completions', { prompt: 'hello', max_tokens: 3 }, VLLM_EXTRAS);
   }, 120_000);
 
   it("refuses vLLM's stream_options.continuous_usage_stats by name and accepts OpenAI's include_obfuscation", async () => {
@@ -143,13 +174,15 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
     const ignored = await api.post('/v1/completions', { ...forced, ignore_eos: true });
     expect([ignored.body.choices[0].finish_reason, ignored.body.usage.completion_tokens], ignored.text).toEqual(['length', 5]);
     const streamed = await readSse(server.url, '/v1/chat/completions', { model: 'tf', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4, temperature: 0, logit_bias: { [String(tinyEos)]: 100 }, ignore_eos: true, stream: true, stream_options: { include_usage: true } });
-    expect(jsonEvents(streamed).at(-1).usage.completion_tokens).toBe(4);
+    expect(jsonEvents(streamed).at(-1)?.usage.completion_tokens).toBe(4);
     // The simulator has no end token: the field is accepted and its answer runs to max_tokens.
     const sim = await api.post('/v1/chat/completions', { model: 'sim', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4, ignore_eos: true });
     expect(sim.body.usage.completion_tokens, sim.text).toBe(4);
-    const bad = await api.post('/v1/completions', { ...forced, ignore_eos: 'yes' });
-    expect(bad.status).toBe(400);
-    expect(bad.body.error).toMatchObject({ param: 'ignore_eos', code: 'invalid_field' });
+    for (const [field, value] of [['ignore_eos', 'yes'], ['min_p', 1.5], ['min_tokens', -1]] as const) {
+      const bad = await api.post('/v1/completions', { ...forced, [field]: value });
+      expect(bad.status, `${field}: ${bad.text}`).toBe(400);
+      expect(bad.body.error).toMatchObject({ param: field, code: 'invalid_field' });
+    }
   });
 
   it('answers n independent choices, seeded ones repeatable, streamed or not', async () => {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /**
  * Sampling fields shared by chat and completions (OpenAI's names, plus vLLM/Xinference
- * extras `top_k`, `repetition_penalty`, `stop_token_ids`, `ignore_eos`). Fields OpenAI clients send
+ * extras `top_k`, `repetition_penalty`, `stop_token_ids`, `ignore_eos`, `min_p`, `min_tokens`). Fields OpenAI clients send
  * that change nothing (`user`, `logprobs: false`, penalties of 0) are accepted; whether
  * the model's engine does the rest is parameter-support.ts's question.
  */
@@ -16,6 +16,9 @@ export const samplingShape = {
   stop_token_ids: z.array(z.int().min(0)).nullish(),
   // vLLM's (what `vllm bench serve --ignore-eos` sends): the model's end tokens do not end the answer.
   ignore_eos: z.boolean().nullish(),
+  // vLLM's: drop tokens less likely than min_p times the likeliest; no end before min_tokens.
+  min_p: z.number().min(0).max(1).nullish(),
+  min_tokens: z.int().min(0).nullish(),
   repetition_penalty: z.number().gt(0).nullish(),
   frequency_penalty: z.number().min(-2).max(2).nullish(),
   presence_penalty: z.number().min(-2).max(2).nullish(),
@@ -50,6 +53,8 @@ export function toGenerateConfig(body: Sampling, maxTokens: number | null | unde
   copy('stop', body.stop);
   copy('stop_token_ids', body.stop_token_ids);
   if (body.ignore_eos) config.ignore_eos = true;
+  if (body.min_p) config.min_p = body.min_p;
+  if (body.min_tokens) config.min_tokens = body.min_tokens;
   copy('repetition_penalty', body.repetition_penalty);
   copy('frequency_penalty', body.frequency_penalty);
   copy('presence_penalty', body.presence_penalty);

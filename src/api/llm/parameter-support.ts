@@ -21,6 +21,9 @@ const SAMPLING = ['Transformers', 'vLLM'];
 const set = (v: unknown): boolean => v !== undefined && v !== null;
 const nonZero = (v: unknown): boolean => typeof v === 'number' && v !== 0;
 const notEmpty = (v: unknown): boolean => v !== null && typeof v === 'object' && Object.keys(v).length > 0;
+// A field whose only no-op is one value: anything else asks for something.
+const isNot = (noOp: unknown) => (v: unknown): boolean => set(v) && v !== noOp;
+const GUIDED = 'use response_format (json_object, json_schema), which the vLLM engine does';
 
 const SHARED: Record<string, Rule> = {
   frequency_penalty: { asks: nonZero, engines: SAMPLING },
@@ -31,9 +34,29 @@ const SHARED: Record<string, Rule> = {
   repetition_penalty: { asks: (v) => typeof v === 'number' && v !== 1, engines: SAMPLING },
   // Served by the control plane as n calls (serve-generation.ts), so every generator does it.
   n: { asks: (v) => typeof v === 'number' && v !== 1, engines: ALL_GENERATORS },
+  'stream_options.continuous_usage_stats': { asks: (v) => v === true, engines: [], hint: 'usage comes once, in the last chunk, with stream_options.include_usage' },
+  // vLLM's extra sampling fields (its OpenAI server's), so a client moving from vLLM is
+  // told what is not done here instead of getting an answer made without it.
   // The simulator has no end token: its answers always run to max_tokens or a stop.
   ignore_eos: { asks: (v) => v === true, engines: ALL_GENERATORS },
-  'stream_options.continuous_usage_stats': { asks: (v) => v === true, engines: [], hint: 'usage comes once, in the last chunk, with stream_options.include_usage' },
+  min_p: { asks: nonZero, engines: SAMPLING },
+  min_tokens: { asks: nonZero, engines: ['vLLM'], hint: 'ignore_eos with max_tokens fixes an answer\'s length on every engine' },
+  use_beam_search: { asks: isNot(false), engines: [] },
+  length_penalty: { asks: isNot(1), engines: [], hint: 'it applies to beam search, which no engine here does' },
+  include_stop_str_in_output: { asks: isNot(false), engines: [], hint: 'a stop string is never part of the answer' },
+  skip_special_tokens: { asks: isNot(true), engines: [], hint: 'special tokens are always left out of the text' },
+  spaces_between_special_tokens: { asks: isNot(true), engines: [] },
+  truncate_prompt_tokens: { asks: set, engines: [], hint: 'a prompt longer than the context is refused, not cut' },
+  prompt_logprobs: { asks: set, engines: [] },
+  allowed_token_ids: { asks: notEmpty, engines: [], hint: 'logit_bias can make other tokens unlikely' },
+  bad_words: { asks: notEmpty, engines: [] },
+  guided_json: { asks: set, engines: [], hint: GUIDED },
+  guided_regex: { asks: set, engines: [], hint: GUIDED },
+  guided_choice: { asks: set, engines: [], hint: GUIDED },
+  guided_grammar: { asks: set, engines: [], hint: GUIDED },
+  structured_outputs: { asks: set, engines: [], hint: GUIDED },
+  return_tokens_as_token_ids: { asks: isNot(false), engines: [] },
+  priority: { asks: isNot(0), engines: [], hint: 'calls are served in arrival order' },
 };
 
 export const CHAT_RULES: Record<string, Rule> = {
@@ -55,6 +78,10 @@ export const CHAT_RULES: Record<string, Rule> = {
   function_call: { asks: set, engines: [], hint: 'use tool_choice (function_call is deprecated by OpenAI)' },
   store: { asks: (v) => v === true, engines: [], hint: 'this server keeps no completions' },
   service_tier: { asks: (v) => set(v) && v !== 'auto' && v !== 'default', engines: [] },
+  // vLLM's chat extras.
+  echo: { asks: isNot(false), engines: [], hint: 'echo is a field of /v1/completions' },
+  add_generation_prompt: { asks: isNot(true), engines: [], hint: 'the chat template always opens the assistant\'s turn' },
+  continue_final_message: { asks: isNot(false), engines: [] },
 };
 
 export const COMPLETION_RULES: Record<string, Rule> = {
@@ -64,11 +91,24 @@ export const COMPLETION_RULES: Record<string, Rule> = {
   suffix: { asks: (v) => typeof v === 'string' && v.length > 0, engines: [], hint: 'no engine here fills in the middle' },
 };
 
+/** A table's rules with each field's path split once, not on every request. */
+const compiled = new WeakMap<Record<string, Rule>, Array<{ field: string; path: string[]; rule: Rule }>>();
+
+function rulesOf(rules: Record<string, Rule>): Array<{ field: string; path: string[]; rule: Rule }> {
+  let list = compiled.get(rules);
+  if (!list) {
+    // A dotted name is a field inside an object field (`stream_options.continuous_usage_stats`).
+    list = Object.entries(rules).map(([field, rule]) => ({ field, path: field.split('.'), rule }));
+    compiled.set(rules, list);
+  }
+  return list;
+}
+
 /** Refuses the first field the model's engine cannot do (400 `parameter_unsupported`, naming it). */
 export function checkParameters(body: Record<string, unknown>, rules: Record<string, Rule>, engine: string, model: string): void {
-  for (const [field, rule] of Object.entries(rules)) {
-    // A dotted name is a field inside an object field (`stream_options.continuous_usage_stats`).
-    const value = field.split('.').reduce<unknown>((at, key) => (at !== null && typeof at === 'object' ? (at as Record<string, unknown>)[key] : undefined), body);
+  for (const { field, path, rule } of rulesOf(rules)) {
+    let value: unknown = body;
+    for (const key of path) value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
     if (value === undefined || !rule.asks(value) || rule.engines.includes(engine)) continue;
     const who = rule.engines.length > 0 ? `; engines that do: ${rule.engines.join(', ')}` : '';
     throw new HangarError('parameter_unsupported', [field, engine, model, `${who}${rule.hint ? `; ${rule.hint}` : ''}`], { param: field });

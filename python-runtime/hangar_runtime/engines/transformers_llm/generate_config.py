@@ -24,6 +24,10 @@ class GenerateConfig:
     # vLLM's: the model's end tokens do not end the answer (the request's own
     # stop_token_ids and stop strings still do); benchmarks use it to get max_tokens.
     ignore_eos: bool = False
+    # vLLM's: tokens less likely than min_p times the likeliest are never drawn (0: off),
+    # and no end token or stop before min_tokens (the vLLM engine's alone).
+    min_p: float = 0.0
+    min_tokens: int = 0
     # OpenAI's: penalties on tokens already generated, and a bias per token id.
     frequency_penalty: float = 0.0
     presence_penalty: float = 0.0
@@ -51,6 +55,8 @@ def parse_generate_config(raw) -> GenerateConfig:
         stop_token_ids=_token_ids(get("stop_token_ids", [])),
         echo=_bool(get("echo", False), "echo"),
         ignore_eos=_bool(get("ignore_eos", False), "ignore_eos"),
+        min_p=_number(get("min_p", 0.0), "min_p", minimum=0.0),
+        min_tokens=_int(get("min_tokens", 0), "min_tokens", minimum=0),
         frequency_penalty=_number(get("frequency_penalty", 0.0), "frequency_penalty", minimum=-2.0),
         presence_penalty=_number(get("presence_penalty", 0.0), "presence_penalty", minimum=-2.0),
         logit_bias=_logit_bias(get("logit_bias", {})),
@@ -60,6 +66,8 @@ def parse_generate_config(raw) -> GenerateConfig:
     for name in ("frequency_penalty", "presence_penalty"):
         if getattr(config, name) > 2.0:
             raise ValueError(f"{name} must be from -2 to 2, got {getattr(config, name)}")
+    if config.min_p > 1.0:
+        raise ValueError(f"min_p must be from 0 to 1, got {config.min_p}")
     if not 0.0 < config.top_p <= 1.0:
         raise ValueError(f"top_p must be in (0, 1], got {config.top_p}")
     if config.repetition_penalty <= 0.0:

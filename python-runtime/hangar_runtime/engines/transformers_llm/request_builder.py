@@ -61,6 +61,8 @@ class RequestBuilder:
             # No guided decoding here: refused rather than answered with free text (the
             # control plane refuses first; this is the runtime's own guard).
             raise ValueError("response_format json_object / json_schema needs the vLLM engine; the Transformers engine has no guided decoding")
+        if config.min_tokens:
+            raise ValueError("min_tokens needs the vLLM engine; with this engine, ignore_eos and max_tokens fix an answer's length")
         outside = [t for t in config.logit_bias if t >= len(facts.tokenizer)]
         if outside:
             raise ValueError(f"logit_bias: token ids {outside[:5]} are outside this model's vocabulary (0 to {len(facts.tokenizer) - 1})")

@@ -14,6 +14,7 @@ class Sampler:
         self.temperature = config.temperature
         self.top_p = config.top_p
         self.top_k = config.top_k if config.top_k > 0 else 0
+        self.min_p = config.min_p
         self.repetition_penalty = config.repetition_penalty
         self.frequency_penalty = config.frequency_penalty
         self.presence_penalty = config.presence_penalty
@@ -43,6 +44,8 @@ class Sampler:
             logits = keep_top_k(logits, self.top_k)
         if self.top_p < 1.0:
             logits = keep_top_p(logits, self.top_p)
+        if self.min_p > 0.0:
+            logits = keep_min_p(logits, self.min_p)
         probs = torch.softmax(logits, dim=-1)
         return int(torch.multinomial(probs, 1, generator=self._generator_for(probs.device)))
 
@@ -92,3 +95,10 @@ def keep_top_p(logits: torch.Tensor, p: float) -> torch.Tensor:
     drop_sorted = before >= p
     drop = torch.zeros_like(drop_sorted).scatter(0, order, drop_sorted)
     return logits.masked_fill(drop, float("-inf"))
+
+
+def keep_min_p(logits: torch.Tensor, min_p: float) -> torch.Tensor:
+    """Keeps the tokens at least min_p times as likely as the likeliest (vLLM's min_p,
+    after temperature, as vLLM applies it); the likeliest is always kept."""
+    probs = torch.softmax(logits, dim=-1)
+    return logits.masked_fill(probs < min_p * probs.max(), float("-inf"))

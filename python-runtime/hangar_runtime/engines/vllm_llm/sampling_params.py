@@ -26,6 +26,10 @@ def sampling_kwargs(config: GenerateConfig, *, prompt_tokens: int, context_lengt
         kwargs["seed"] = config.seed
     if config.ignore_eos:
         kwargs["ignore_eos"] = True
+    if config.min_p:
+        kwargs["min_p"] = config.min_p
+    if config.min_tokens:
+        kwargs["min_tokens"] = min(config.min_tokens, max_tokens)
     # OpenAI's, which SamplingParams takes under the same names.
     if config.frequency_penalty:
         kwargs["frequency_penalty"] = config.frequency_penalty

@@ -55,13 +55,19 @@ class SamplingParams:
             raise ValueError(f"top_k must be -1 (disable), or at least 0, got {top_k}.")
         if not 0.0 < top_p <= 1.0:
             raise ValueError(f"top_p must be in (0, 1], got {top_p}.")
+        if not 0.0 <= min_p <= 1.0:
+            raise ValueError(f"min_p must be in [0, 1], got {min_p}.")
+        if min_tokens < 0:
+            raise ValueError(f"min_tokens must be greater than or equal to 0, got {min_tokens}.")
+        if min_tokens > max_tokens:
+            raise ValueError(f"min_tokens must be less than or equal to max_tokens={max_tokens}, got {min_tokens}.")
         if logprobs is not None and logprobs < 0:
             raise ValueError(f"logprobs must be non-negative, got {logprobs}.")
         self.n, self.temperature, self.top_p, self.top_k = n, temperature, top_p, top_k
         self.max_tokens, self.seed, self.logprobs = max_tokens, seed, logprobs
         self.stop = [stop] if isinstance(stop, str) else list(stop or [])
         self.stop_token_ids = list(stop_token_ids or [])
-        self.ignore_eos = ignore_eos
+        self.ignore_eos, self.min_p, self.min_tokens = ignore_eos, min_p, min_tokens
         self.repetition_penalty = repetition_penalty
         self.include_stop_str_in_output = include_stop_str_in_output
         self.output_kind = output_kind

@@ -54,7 +54,8 @@ class AsyncLLM:
         guide = sampling_params.guided_decoding
         _record("generate", request_id=request_id, output_kind=int(sampling_params.output_kind),
                 prompt_tokens=len(prompt["prompt_token_ids"]), ignore_eos=sampling_params.ignore_eos,
-                stop_token_ids=list(sampling_params.stop_token_ids or []),
+                stop_token_ids=list(sampling_params.stop_token_ids or []), min_p=sampling_params.min_p,
+                min_tokens=sampling_params.min_tokens,
                 guided={k: v for k, v in vars(guide).items() if v not in (None, False)} if guide else None)
         ids = prompt["prompt_token_ids"]
         for i in range(sampling_params.max_tokens):
