@@ -113,6 +113,33 @@ describe('token relay (simulator engine, real runtime and server)', () => {
     expect(events.at(-1)?.usage).toEqual({ prompt_tokens: 2, completion_tokens: 6000, total_tokens: 6002 });
   });
 
+  it('relays each choice of an n > 1 stream the same way: merged per choice for a slow reader, spaced by stream_interval', async () => {
+    const url = new URL(server.url);
+    await launch('sim-choices', { step_ms: 0, max_batch: 8 });
+    const body = JSON.stringify({ model: 'sim-choices', messages: [{ role: 'user', content: 'slow reader' }], max_tokens: 3000, n: 2, stream: true, logprobs: true, top_logprobs: 20, stream_options: { include_usage: true } });
+    const script = path.join(work, 'slow_reader.py');
+    await writeFile(script, SLOW_READER);
+    const raw = execFileSync(venvPython, [script, url.hostname, url.port, body], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, timeout: 60_000 });
+    const data = dechunk(raw.slice(raw.indexOf('\r\n\r\n') + 4)).split('\n\n').filter((e) => e.startsWith('data: ')).map((e) => e.slice(6));
+    expect(data.at(-1)).toBe('[DONE]');
+    const events = data.slice(0, -1).map((d) => JSON.parse(d) as Record<string, any>);
+    for (const index of [0, 1]) {
+      const mine = events.filter((e) => e.choices?.[0]?.index === index);
+      expect(mine.map((e) => e.choices[0].delta.content ?? '').join('')).toBe(answer(3000));
+      expect(mine.filter((e) => e.choices[0].delta.content).length).toBeLessThan(3000); // merged while the reader was not reading
+      expect(mine.flatMap((e) => e.choices[0].logprobs?.content ?? []).map((l: any) => l.token).join('')).toBe(answer(3000));
+      expect(mine.filter((e) => e.choices[0].finish_reason).map((e) => e.choices[0].finish_reason)).toEqual(['length']);
+    }
+    expect(events.at(-1)?.usage).toEqual({ prompt_tokens: 2, completion_tokens: 6000, total_tokens: 6002 });
+
+    const spaced = await readSse(server.url, '/v1/completions', { model: 'sim', prompt: 'x', max_tokens: 12, n: 2, stream: true, stream_options: { stream_interval: 5 } });
+    for (const index of [0, 1]) {
+      const texts = jsonEvents(spaced).filter((e) => e.choices[0]?.index === index).map((e) => e.choices[0].text as string);
+      expect(texts.join('')).toBe(answer(12));
+      expect(texts.map((t) => t.split(' ').length - 1)).toEqual([5, 5, 2]);
+    }
+  });
+
   it('sends one event per stream_interval tokens when a request asks for it', async () => {
     const result = await readSse(server.url, '/v1/completions', { model: 'sim', prompt: 'x', max_tokens: 22, stream: true, stream_options: { stream_interval: 5 } });
     const texts = jsonEvents(result).map((e) => e.choices[0].text as string);

@@ -1,23 +1,25 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { HangarError } from '../../errors/hangar-error.js';
 import { SSE_DONE, SseResponse } from '../sse/sse-response.js';
-import { asGeneration } from './generate-config.js';
+import { HeldChunks } from './held-chunks.js';
 import type { StreamFormat } from './stream-format.js';
 import { failureEvent, type ChunkSource } from './stream-relay.js';
 
 /**
  * OpenAI's `n` > 1 on a stream (docs/openai-parameters.md): n generations relayed as
- * one SSE stream, each event carrying its choice's `index`, every chunk written as it
- * comes (no merging: n > 1 streams are rare, and stream-relay.ts keeps the one-choice
- * path lean). Usage, when asked, is one chunk for all choices at the end, the prompt
- * counted once.
+ * one SSE stream, each event carrying its choice's `index`. Each choice is relayed as
+ * stream-relay.ts relays one: its chunks written as they come while the client keeps
+ * up, merged into one event per choice while the client drains the last write (so a
+ * slow reader costs the text, not an envelope per token times n), and spaced by the
+ * stream interval when one is set. Usage, when asked, is one chunk for all choices at
+ * the end, the prompt counted once.
  */
 export async function relayChoices(
   request: FastifyRequest,
   reply: FastifyReply,
   sources: readonly ChunkSource[],
   formats: readonly StreamFormat[],
-  options: { includeUsage: boolean; observe: (values: readonly unknown[]) => void; aborted: () => HangarError | null; beforeHeaders: () => void },
+  options: { interval: number; includeUsage: boolean; observe: (values: readonly unknown[]) => void; aborted: () => HangarError | null; beforeHeaders: () => void },
 ): Promise<void> {
   // The first chunk of every choice before the headers: a failure there is a plain HTTP error.
   let firsts: unknown[][];
@@ -35,20 +37,25 @@ export async function relayChoices(
   try {
     await Promise.all(
       sources.map(async (source, i) => {
+        const format = formats[i]!;
+        const held = new HeldChunks(options.interval);
         let batch = firsts[i]!;
+        let merge = false;
         while (batch.length > 0 && !out.clientGone) {
           options.observe(batch);
-          let events = '';
           for (const value of batch) {
-            const g = asGeneration(value);
-            if (g.usage) usages[i] = g.usage;
-            events += formats[i]!.events(g);
+            const usage = (value as { usage?: (typeof usages)[number] } | null)?.usage;
+            if (usage) usages[i] = usage;
           }
-          out.write(events);
+          held.add(batch);
           if (source.ended) break;
-          batch = await source.nextBatch();
+          out.write(held.events(format, merge));
+          merge = out.backpressured;
+          if (merge) await out.drained();
+          batch = merge ? source.takeQueued() : [];
+          if (batch.length === 0 && !out.clientGone) batch = await source.nextBatch();
         }
-        out.write(formats[i]!.closing());
+        out.write(held.rest(format, merge) + format.closing());
       }),
     );
     const aborted = options.aborted();

@@ -51,7 +51,7 @@ export async function serveGeneration(
     for (const result of results) countGenerated(metrics, call.target.uid, result.value);
     return n === 1 ? call.answer(results[0]!.value) : mergeChoices(results.map((r) => call.answer(r.value)));
   }
-  if (n > 1) return serveChoices(supervisor, request, reply, call, n);
+  if (n > 1) return serveChoices(supervisor, request, reply, call, n, call.streamInterval ?? streaming.interval);
   const source = supervisor.stream(call.target, call.method, call.args, call.kwargs);
   const dispatchedAt = performance.now();
   // The abort route ends the stream: the runtime stops, the relay ends with request_aborted.
@@ -105,12 +105,13 @@ function mergeChoices(answers: Array<Record<string, unknown>>): Record<string, u
 }
 
 /** n > 1 streamed: n generations, one SSE stream (choices-relay.ts). */
-async function serveChoices(supervisor: Supervisor, request: FastifyRequest, reply: FastifyReply, call: GenerationCall, n: number): Promise<undefined> {
+async function serveChoices(supervisor: Supervisor, request: FastifyRequest, reply: FastifyReply, call: GenerationCall, n: number, interval: number): Promise<undefined> {
   const sources = Array.from({ length: n }, (_, i) => supervisor.stream(call.target, call.method, call.args, i === 0 ? call.kwargs : withSeedOffset(call.kwargs, i)));
   request.tracking?.controller.signal.addEventListener('abort', () => void Promise.all(sources.map((s) => s.return())), { once: true });
   const shared = { id: `${call.method === 'chat' ? 'chatcmpl' : 'cmpl'}-${randomUUID()}`, created: Math.floor(Date.now() / 1000), ownUsage: false };
   const dispatchedAt = performance.now();
   await relayChoices(request, reply, sources, sources.map((_, index) => call.format({ ...shared, index })), {
+    interval,
     includeUsage: call.includeUsage === true,
     observe: meteredObserver(request, chunkObserver(request.server.metrics, call.target.uid, request.arrivedAt)),
     aborted: () => abortedError(request),

@@ -1,8 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HangarError, errorBody } from '../../errors/hangar-error.js';
 import { SSE_DONE, SseResponse, sseEvent } from '../sse/sse-response.js';
-import { asGeneration } from './generate-config.js';
-import { mergeGenerations } from './generation-merge.js';
+import { HeldChunks } from './held-chunks.js';
 import type { StreamFormat } from './stream-format.js';
 
 /** A stream of runtime chunks read a step at a time (supervisor CallStream). */
@@ -79,42 +78,4 @@ export function failureEvent(request: FastifyRequest, err: unknown, format?: Str
   if (error.status >= 500) request.log.error({ err: error.cause ?? error, code: error.code }, error.message);
   if (format?.failure) return format.failure(error);
   return sseEvent(JSON.stringify({ error: errorBody(error).error }));
-}
-
-/** Chunks read and not yet written: all of them, or, with an interval, until enough tokens are in. */
-class HeldChunks {
-  private values: unknown[] = [];
-  private tokens = 0;
-  private finishing = false;
-
-  constructor(private readonly interval: number) {}
-
-  add(values: readonly unknown[]): void {
-    for (const value of values) {
-      this.values.push(value);
-      const g = value as { text?: unknown; reasoning_content?: unknown; finish_reason?: unknown } | null;
-      if (g?.text || g?.reasoning_content) this.tokens++;
-      if (g?.finish_reason) this.finishing = true;
-    }
-  }
-
-  /** The events to write now; `merge` writes everything held as one event. */
-  events(format: StreamFormat, merge: boolean): string {
-    if (!merge && this.interval > 1 && !this.finishing && this.tokens < this.interval) return '';
-    return this.rest(format, merge);
-  }
-
-  /** Everything held: merged into one event when merging or spacing, else one event each. */
-  rest(format: StreamFormat, merge: boolean): string {
-    if (this.values.length === 0) return '';
-    const events = merge || this.interval > 1 ? format.events(mergeGenerations(this.values)) : this.values.map((v) => format.events(asGeneration(v))).join('');
-    this.clear();
-    return events;
-  }
-
-  private clear(): void {
-    this.values = [];
-    this.tokens = 0;
-    this.finishing = false;
-  }
 }

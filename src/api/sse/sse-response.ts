@@ -14,7 +14,9 @@ import type { ServerResponse } from 'node:http';
 export class SseResponse {
   private readonly raw: ServerResponse;
   private closedByClient = false;
-  private drainWaiter: (() => void) | null = null;
+  // One promise per drain, shared by every writer waiting on it (n > 1 has one per choice).
+  private drain: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
 
   constructor(request: FastifyRequest, reply: FastifyReply) {
     this.raw = reply.raw;
@@ -61,10 +63,10 @@ export class SseResponse {
   /** Resolves when the client has taken what was written (or is gone). */
   drained(): Promise<void> {
     if (!this.backpressured || this.clientGone) return Promise.resolve();
-    // One relay awaits one drain at a time, so one waiter is enough.
-    return new Promise((resolve) => {
-      this.drainWaiter = resolve;
+    this.drain ??= new Promise((resolve) => {
+      this.wake = resolve;
     });
+    return this.drain;
   }
 
   end(events = ''): void {
@@ -73,9 +75,10 @@ export class SseResponse {
   }
 
   private wakeDrain(): void {
-    const waiter = this.drainWaiter;
-    this.drainWaiter = null;
-    waiter?.();
+    const wake = this.wake;
+    this.drain = null;
+    this.wake = null;
+    wake?.();
   }
 }
 
