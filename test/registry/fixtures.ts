@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { HangarError } from '../../src/errors/hangar-error.js';
 import type { ErrorCode } from '../../src/errors/catalog.js';
 import type { EnvironmentFacts } from '../../src/registry/environment-facts.js';
@@ -37,6 +37,19 @@ export async function tempHome(): Promise<{ home: string; cleanup: () => Promise
 export async function openRegistry(home: string, env: EnvironmentFacts = CPU_ENV, logger = new RecordingLogger()) {
   const registry = await Registry.open({ home, env, logger });
   return { registry, logger };
+}
+
+/** A registry in a temporary home for a test file: opened before its tests, removed after them. */
+export function useTempRegistry(): () => Registry {
+  let registry: Registry | undefined;
+  let cleanup = async (): Promise<void> => {};
+  beforeAll(async () => {
+    const temp = await tempHome();
+    cleanup = temp.cleanup;
+    ({ registry } = await openRegistry(temp.home));
+  });
+  afterAll(() => cleanup());
+  return () => registry!;
 }
 
 /** Runs `action`, expects a HangarError with `code`, and returns it for more checks. */

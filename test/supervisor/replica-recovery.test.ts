@@ -1,5 +1,5 @@
 import { getEventListeners } from 'node:events';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { defaultLifecycle } from '../../src/config/config.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { LifecycleEvents } from '../../src/supervisor/lifecycle-events.js';
@@ -9,17 +9,9 @@ import { ReplicaRecovery } from '../../src/supervisor/replica-recovery.js';
 import type { LaunchRequest } from '../../src/supervisor/launch-request.js';
 import type { Runtime, RuntimeLauncher } from '../../src/runtime/runtime.js';
 import { RuntimeFailure } from '../../src/runtime/runtime-failure.js';
-import type { Registry } from '../../src/registry/registry.js';
-import { openRegistry, tempHome } from '../registry/fixtures.js';
+import { useTempRegistry } from '../registry/fixtures.js';
 
-let registry: Registry;
-let cleanup: () => Promise<void>;
-beforeAll(async () => {
-  let home: string;
-  ({ home, cleanup } = await tempHome());
-  ({ registry } = await openRegistry(home));
-});
-afterAll(() => cleanup());
+const registry = useTempRegistry();
 
 const request: LaunchRequest = { model_name: 'simulator', model_type: 'LLM', model_engine: 'simulator', replica: 1, n_gpu: null, envs: {}, engine_kwargs: {} };
 
@@ -44,7 +36,7 @@ describe('replica recovery', () => {
     const timings = { ...defaultLifecycle, restartFirstDelayMs: 1, restartMaxDelayMs: 1, restartLimit, restartWindowMs: 60_000 };
     const recovery = new ReplicaRecovery(launcher, '/nonexistent-cache', timings, createLogger('silent'), new LifecycleEvents());
     const replica = new Replica(0, 'sim-0', []);
-    const instance = new ModelInstance('sim', request, 'key', registry.resolve(request), [replica]);
+    const instance = new ModelInstance('sim', request, 'key', registry().resolve(request), [replica]);
     const { runtime, die } = dyingRuntime();
     replica.runtime = runtime;
     replica.transition('READY');

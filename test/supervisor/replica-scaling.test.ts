@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { defaultLifecycle } from '../../src/config/config.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { LifecycleEvents } from '../../src/supervisor/lifecycle-events.js';
@@ -8,17 +8,9 @@ import { MAX_REPLICAS, Replica } from '../../src/supervisor/replica.js';
 import { ReplicaRecovery } from '../../src/supervisor/replica-recovery.js';
 import { ReplicaScaling } from '../../src/supervisor/replica-scaling.js';
 import type { RuntimeLauncher } from '../../src/runtime/runtime.js';
-import type { Registry } from '../../src/registry/registry.js';
-import { expectHangarError, openRegistry, tempHome } from '../registry/fixtures.js';
+import { expectHangarError, useTempRegistry } from '../registry/fixtures.js';
 
-let registry: Registry;
-let cleanup: () => Promise<void>;
-beforeAll(async () => {
-  let home: string;
-  ({ home, cleanup } = await tempHome());
-  ({ registry } = await openRegistry(home));
-});
-afterAll(() => cleanup());
+const registry = useTempRegistry();
 
 describe('adding replicas', () => {
   it(`refuses a replica beyond ${MAX_REPLICAS}, the launch's own limit, before starting anything`, async () => {
@@ -36,7 +28,7 @@ describe('adding replicas', () => {
     const request: LaunchRequest = { model_name: 'simulator', model_type: 'LLM', model_engine: 'simulator', replica: MAX_REPLICAS, n_gpu: null, envs: {}, engine_kwargs: {} };
     const replicas = Array.from({ length: MAX_REPLICAS }, (_, i) => new Replica(i, `sim-${i}`, []));
     for (const r of replicas) r.transition('READY');
-    const instance = new ModelInstance('sim', request, 'key', registry.resolve(request), replicas);
+    const instance = new ModelInstance('sim', request, 'key', registry().resolve(request), replicas);
     instance.transition('READY');
 
     const err = await expectHangarError(() => scaling.add(instance), 'replica_limit', 400);
