@@ -2,9 +2,10 @@ import { z } from 'zod';
 
 /**
  * Sampling fields shared by chat and completions (OpenAI's names, plus vLLM/Xinference
- * extras `top_k`, `repetition_penalty`, `stop_token_ids`, `ignore_eos`, `min_p`, `min_tokens`). Fields OpenAI clients send
- * that change nothing (`user`, `logprobs: false`, penalties of 0) are accepted; whether
- * the model's engine does the rest is parameter-support.ts's question.
+ * extras `top_k`, `repetition_penalty`, `stop_token_ids`, `ignore_eos`, `min_p`,
+ * `min_tokens`). Fields OpenAI clients send that change nothing (`user`, `logprobs:
+ * false`, penalties of 0) are accepted; whether the model's engine does the rest is
+ * parameter-support.ts's question.
  */
 export const samplingShape = {
   max_tokens: z.int().min(1).nullish(),

@@ -36,8 +36,8 @@ const SHARED: Record<string, Rule> = {
   n: { asks: (v) => typeof v === 'number' && v !== 1, engines: ALL_GENERATORS },
   'stream_options.continuous_usage_stats': { asks: (v) => v === true, engines: [], hint: 'usage comes once, in the last chunk, with stream_options.include_usage' },
   // vLLM's extra sampling fields (its OpenAI server's), so a client moving from vLLM is
-  // told what is not done here instead of getting an answer made without it.
-  // The simulator has no end token: its answers always run to max_tokens or a stop.
+  // told what is not done here instead of getting an answer made without it. The
+  // simulator does ignore_eos by having no end token: it runs to max_tokens or a stop.
   ignore_eos: { asks: (v) => v === true, engines: ALL_GENERATORS },
   min_p: { asks: nonZero, engines: SAMPLING },
   min_tokens: { asks: nonZero, engines: ['vLLM'], hint: 'ignore_eos with max_tokens fixes an answer\'s length on every engine' },
