@@ -51,13 +51,15 @@ export async function serveGeneration(
     for (const result of results) countGenerated(metrics, call.target.uid, result.value);
     return n === 1 ? call.answer(results[0]!.value) : mergeChoices(results.map((r) => call.answer(r.value)));
   }
-  if (n > 1) return serveChoices(supervisor, request, reply, call, n, call.streamInterval ?? streaming.interval);
+  // The request's stream_options.stream_interval wins over the server's --stream-interval.
+  const interval = call.streamInterval ?? streaming.interval;
+  if (n > 1) return serveChoices(supervisor, request, reply, call, n, interval);
   const source = supervisor.stream(call.target, call.method, call.args, call.kwargs);
   const dispatchedAt = performance.now();
   // The abort route ends the stream: the runtime stops, the relay ends with request_aborted.
   request.tracking?.controller.signal.addEventListener('abort', () => void source.return(), { once: true });
   const options = {
-    interval: call.streamInterval ?? streaming.interval,
+    interval,
     beforeHeaders: () => setOverheadHeader(request, reply, performance.now() - dispatchedAt),
     observe: trackedObserver(request, meteredObserver(request, chunkObserver(metrics, call.target.uid, request.arrivedAt))),
     aborted: () => abortedError(request),
