@@ -1,7 +1,8 @@
 /**
  * The one-way dependency direction of docs/architecture (shared/design/architecture.md):
  *   app -> api -> {auth, supervisor, registry};  supervisor -> {runtime, registry};
- *   everything -> leaves (config, errors, logging); leaves import nothing of ours.
+ *   everything -> leaves (config, errors, logging); leaves import nothing of ours;
+ *   llama-runtime/ (a process of its own) -> runtime/'s wire code and the leaves only.
  * CI fails on any violation.
  */
 const leaves = '^src/(config|errors|logging|storage)/';
@@ -59,6 +60,20 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/cli/' },
       to: { path: '^src/', pathNot: ['^src/cli/', leaves] },
+    },
+    {
+      name: 'llama-runtime-is-a-process',
+      comment: 'The Node runtime (llama.cpp) is a process of its own: it shares the wire code of runtime/, never the control plane\'s state, API or auth.',
+      severity: 'error',
+      from: { path: '^src/llama-runtime/' },
+      to: { path: '^src/', pathNot: ['^src/llama-runtime/', '^src/runtime/(wire|socket-sender|well-formed-text)\\.ts$', leaves] },
+    },
+    {
+      name: 'nothing-imports-the-llama-runtime',
+      comment: 'The control plane starts the Node runtime as a program; it never imports it.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/llama-runtime/' },
+      to: { path: '^src/llama-runtime/' },
     },
     {
       name: 'no-circular',

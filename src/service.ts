@@ -45,8 +45,8 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   if (!existsSync(config.python)) {
     logger.error({ python: config.python }, 'the runtime Python environment is missing; run `npm run setup` (or set HANGAR_PYTHON). Launches will fail until it exists.');
   }
-  const env = await probeEnvironment(config.python, Registry.requiredPythonModules(), Registry.requiredExecutables());
-  logger.info({ modules: [...env.pythonModules], executables: [...env.executables], gpus: env.gpuCount }, 'runtime environment probed');
+  const env = await probeEnvironment(config.python, Registry.requiredPythonModules(), Registry.requiredExecutables(), Registry.requiredNodeModules());
+  logger.info({ modules: [...env.pythonModules], executables: [...env.executables], node_modules: [...env.nodeModules], gpus: env.gpuCount }, 'runtime environment probed');
 
   const registry = await Registry.open({ home: config.home, env, logger, modelDirs: config.modelDirs });
   const autostart = new AutostartList(path.join(config.home, 'state', 'autostart.json'), logger);

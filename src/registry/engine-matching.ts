@@ -18,6 +18,9 @@ export function unusableReason(engine: EngineDefinition, env: EnvironmentFacts):
     if (r.kind === 'executable' && !env.executables.has(r.name)) {
       reasons.push(`Engine ${engine.name} needs the program ${r.name}, which is not on the PATH of the runtime environment`);
     }
+    if (r.kind === 'node_module' && !env.nodeModules.has(r.name)) {
+      reasons.push(`Engine ${engine.name} needs the npm package ${r.name}, which is not installed (run \`npm ci\`)`);
+    }
   }
   if (engine.requires.some((r) => r.kind === 'gpu') && env.gpuCount < 1) {
     reasons.push(`Engine ${engine.name} needs a GPU`);

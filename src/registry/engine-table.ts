@@ -1,11 +1,14 @@
 import type { z } from 'zod';
 import type { ModelType } from './model-type.js';
+import { llamaCppOptions } from './llama-cpp-options.js';
 import { simulatorOptions } from './simulator-options.js';
 
 /** Something an engine needs from the runtime environment (checked against EnvironmentFacts). */
 export type Requirement =
   | { readonly kind: 'python_module'; readonly name: string }
   | { readonly kind: 'executable'; readonly name: string }
+  /** An npm package: engines whose runtime is the Node one (llama.cpp through node-llama-cpp). */
+  | { readonly kind: 'node_module'; readonly name: string }
   | { readonly kind: 'gpu' };
 
 /**
@@ -45,10 +48,23 @@ export interface EngineDefinition {
 
 const pythonModule = (name: string): Requirement => ({ kind: 'python_module', name });
 const executable = (name: string): Requirement => ({ kind: 'executable', name });
+const nodeModule = (name: string): Requirement => ({ kind: 'node_module', name });
 const gpu: Requirement = { kind: 'gpu' };
 
 /** PyTorch-layout weights; gptq/awq/bnb are quantised checkpoints in the same layout. */
 const TORCH_FORMATS = ['pytorch', 'gptq', 'awq', 'bnb'];
+
+/**
+ * GGUF models through llama.cpp, for LLMs and embedding models. Its runtime is the
+ * Node one (src/llama-runtime/), on node-llama-cpp's prebuilt binaries.
+ */
+const LLAMA_CPP: EngineDefinition = {
+  name: 'llama.cpp',
+  runtimeEngine: 'llama_cpp',
+  requires: [nodeModule('node-llama-cpp')],
+  options: llamaCppOptions,
+  match: { formats: ['ggufv2'] },
+};
 
 /**
  * The engines this service knows, per model type, in order of preference: where a
@@ -79,12 +95,7 @@ export const ENGINE_TABLE: { readonly [T in ModelType]: readonly EngineDefinitio
       options: simulatorOptions,
       match: { formats: ['simulator'] },
     },
-    {
-      name: 'llama.cpp',
-      runtimeEngine: 'llama_cpp',
-      requires: [pythonModule('llama_cpp')],
-      match: { formats: ['ggufv2'] },
-    },
+    LLAMA_CPP,
   ],
   embedding: [
     {
@@ -93,6 +104,7 @@ export const ENGINE_TABLE: { readonly [T in ModelType]: readonly EngineDefinitio
       requires: [pythonModule('torch'), pythonModule('sentence_transformers')],
       match: { formats: ['pytorch'] },
     },
+    LLAMA_CPP,
   ],
   rerank: [
     {
@@ -182,9 +194,14 @@ export function requiredExecutables(): string[] {
   return requirementNames('executable');
 }
 
-function requirementNames(kind: 'python_module' | 'executable'): string[] {
+/** Every npm package some engine needs. */
+export function requiredNodeModules(): string[] {
+  return requirementNames('node_module');
+}
+
+function requirementNames(kind: 'python_module' | 'executable' | 'node_module'): string[] {
   const names = Object.values(ENGINE_TABLE).flatMap((engines) =>
-    engines.flatMap((engine) => engine.requires.flatMap((r) => (r.kind === kind ? [r.name] : []))),
+    engines.flatMap((engine) => engine.requires.flatMap((r) => (r.kind === kind && 'name' in r ? [r.name] : []))),
   );
   return [...new Set(names)].sort();
 }

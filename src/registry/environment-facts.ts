@@ -8,6 +8,8 @@ export interface EnvironmentFacts {
   readonly pythonModules: ReadonlySet<string>;
   /** Executables found on the runtime's PATH, e.g. `espeak-ng`, `tesseract`. */
   readonly executables: ReadonlySet<string>;
+  /** npm packages the control plane can resolve, e.g. `node-llama-cpp` (the llama.cpp runtime runs on Node). */
+  readonly nodeModules: ReadonlySet<string>;
   readonly gpuCount: number;
 }
 
@@ -15,5 +17,6 @@ export interface EnvironmentFacts {
 export const EMPTY_ENVIRONMENT: EnvironmentFacts = {
   pythonModules: new Set(),
   executables: new Set(),
+  nodeModules: new Set(),
   gpuCount: 0,
 };

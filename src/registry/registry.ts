@@ -4,7 +4,7 @@ import { specCacheStatus } from './cache-status.js';
 import { parseCustomDefinition, type BuiltinLlmLookup } from './custom-definition.js';
 import { CustomStore } from './custom-store.js';
 import { engineTable, type EngineParams } from './engine-matching.js';
-import { requiredExecutables, requiredPythonModules } from './engine-table.js';
+import { requiredExecutables, requiredNodeModules, requiredPythonModules } from './engine-table.js';
 import { ModelCache } from './model-cache.js';
 import { checkModelDir } from '../config/model-dirs.js';
 import { registrationCodeRisks } from './code-risks.js';
@@ -72,6 +72,11 @@ export class Registry {
   /** The programs the engine table asks about (looked up on the PATH). */
   static requiredExecutables(): string[] {
     return requiredExecutables();
+  }
+
+  /** The npm packages the engine table asks about (resolved from the control plane's tree). */
+  static requiredNodeModules(): string[] {
+    return requiredNodeModules();
   }
 
   /** Built-ins and the persisted registrations, loaded. */

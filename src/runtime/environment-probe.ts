@@ -6,6 +6,7 @@ import { execa } from 'execa';
 export interface EnvironmentFacts {
   pythonModules: ReadonlySet<string>;
   executables: ReadonlySet<string>;
+  nodeModules: ReadonlySet<string>;
   gpuCount: number;
 }
 
@@ -15,13 +16,32 @@ export interface EnvironmentFacts {
  * GPUs with nvidia-smi. A missing interpreter means no modules, not a crash: the
  * engine table then says why each engine is unusable.
  */
-export async function probeEnvironment(python: string, modules: readonly string[], executables: readonly string[]): Promise<EnvironmentFacts> {
+export async function probeEnvironment(
+  python: string,
+  modules: readonly string[],
+  executables: readonly string[],
+  nodeModules: readonly string[] = [],
+): Promise<EnvironmentFacts> {
   const [pythonModules, found, gpuCount] = await Promise.all([
     importableModules(python, modules),
     executablesOnPath(executables),
     countGpus(),
   ]);
-  return { pythonModules, executables: found, gpuCount };
+  return { pythonModules, executables: found, nodeModules: resolvableNodeModules(nodeModules), gpuCount };
+}
+
+/** The npm packages of `names` that resolve from here (the Node runtime resolves them from the same tree). */
+function resolvableNodeModules(names: readonly string[]): Set<string> {
+  const found = new Set<string>();
+  for (const name of names) {
+    try {
+      import.meta.resolve(name);
+      found.add(name);
+    } catch {
+      // not installed
+    }
+  }
+  return found;
 }
 
 async function importableModules(python: string, modules: readonly string[]): Promise<Set<string>> {

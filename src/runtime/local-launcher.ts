@@ -7,6 +7,7 @@ import { RuntimeConnection } from './runtime-connection.js';
 import { RuntimeProcess, type OutputTarget } from './runtime-process.js';
 import type { ReadyInfo, Runtime, RuntimeLauncher, StartOptions } from './runtime.js';
 import { RuntimeFailure } from './runtime-failure.js';
+import { runtimeKindFor, type RuntimeKind } from './runtime-kind.js';
 import { WarmSpare, type SpareRuntime } from './warm-spare.js';
 
 export interface LocalLauncherOptions {
@@ -30,7 +31,7 @@ export interface LocalLauncherOptions {
  * the CPU when we are busy (docs/runtime-protocol.md, "CPU priority").
  */
 function wantsOwnSession(start: StartOptions): boolean {
-  return start.gpuIndexes.length > 0 || !start.cpuBound;
+  return start.gpuIndexes.length > 0 || !start.cpuBound || runtimeKindFor(start.load.engine) === 'node';
 }
 
 /** Starts runtimes as child processes of the control plane, with ipc:// sockets under `<home>/run`. */
@@ -52,8 +53,10 @@ export class LocalLauncher implements RuntimeLauncher {
     const log = this.options.logger.child({ model_uid: start.load.model_uid, replica: start.replicaUid });
     if (start.signal.aborted) throw new RuntimeFailure('cancelled', 'The launch was cancelled');
     const ownSession = wantsOwnSession(start);
-    // A spare shares our session: it does not know its engine until it is taken.
-    const spare = ownSession ? null : (this.spares?.take(start) ?? null);
+    const kind = runtimeKindFor(start.load.engine);
+    // A spare shares our session: it does not know its engine until it is taken. It
+    // is a Python runtime, so a Node runtime's engine never takes it.
+    const spare = ownSession || kind !== 'python' ? null : (this.spares?.take(start) ?? null);
     let connection: RuntimeConnection;
     let child: RuntimeProcess;
     if (spare) {
@@ -61,7 +64,7 @@ export class LocalLauncher implements RuntimeLauncher {
       spare.output.log = log;
       ({ connection, process: child } = spare);
     } else {
-      ({ connection, process: child } = await this.spawn(start.replicaUid, { log }, start.envs, start.gpuIndexes, [], ownSession));
+      ({ connection, process: child } = await this.spawn(start.replicaUid, { log }, start.envs, start.gpuIndexes, [], ownSession, kind));
     }
 
     const onCancel = (): void => connection.failLoad(new RuntimeFailure('cancelled', 'The launch was cancelled'));
@@ -97,6 +100,7 @@ export class LocalLauncher implements RuntimeLauncher {
     gpuIndexes: number[],
     preload: readonly string[],
     ownSession: boolean,
+    kind: RuntimeKind = 'python',
   ): Promise<{ connection: RuntimeConnection; process: RuntimeProcess }> {
     const { python, runtimeRoot, home, timings } = this.options;
     const runDir = path.join(home, 'run');
@@ -109,7 +113,7 @@ export class LocalLauncher implements RuntimeLauncher {
       CUDA_VISIBLE_DEVICES: gpuIndexes.length > 0 ? gpuIndexes.join(',') : '',
     };
     const child = RuntimeProcess.spawn(
-      { python, runtimeRoot, endpoints, routingId, heartbeatTimeoutMs: timings.heartbeatTimeoutMs, env, preload, ownSession },
+      { python, runtimeRoot, endpoints, routingId, heartbeatTimeoutMs: timings.heartbeatTimeoutMs, env, preload, ownSession, kind },
       connection,
       timings,
       output,

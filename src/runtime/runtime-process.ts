@@ -4,6 +4,7 @@ import type { LifecycleTimings } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import type { EndpointPair } from './endpoints.js';
 import type { RuntimeConnection } from './runtime-connection.js';
+import { nodeRuntimeEntry, type RuntimeKind } from './runtime-kind.js';
 
 type Subprocess = ResultPromise<{ reject: false; stdin: 'ignore'; stdout: 'pipe'; stderr: 'pipe'; buffer: false }>;
 
@@ -19,6 +20,8 @@ export interface SpawnOptions {
   preload: readonly string[];
   /** A session of its own (a new autogroup on Linux), or ours (local-launcher.ts, wantsOwnSession). */
   ownSession: boolean;
+  /** The Python runtime, or the Node one (the llama.cpp engine). Absent: Python. */
+  kind?: RuntimeKind;
 }
 
 /** Where a runtime's output lines go; a warm spare's are re-pointed at the replica that takes it. */
@@ -72,10 +75,13 @@ export class RuntimeProcess {
     this.connection.markDead(`the runtime stopped answering on its connection (no ZMTP heartbeat for ${ms} ms; frozen or unreachable)`);
   }
 
-  /** Spawns `python -m hangar_runtime` against a connection that is already bound. */
+  /**
+   * Spawns `python -m hangar_runtime` (or the Node runtime, with the same command
+   * line) against a connection that is already bound.
+   */
   static spawn(options: SpawnOptions, connection: RuntimeConnection, timings: LifecycleTimings, output: OutputTarget): RuntimeProcess {
+    const node = options.kind === 'node';
     const args = [
-      '-m', 'hangar_runtime',
       '--data', options.endpoints.data,
       '--control', options.endpoints.control,
       '--replica', options.routingId,
@@ -84,9 +90,10 @@ export class RuntimeProcess {
       '--process-group',
     ];
     if (options.preload.length > 0) args.push('--preload', options.preload.join(','));
-    const subprocess: Subprocess = execa(options.python, args, {
+    const [file, argv] = node ? [process.execPath, [nodeRuntimeEntry(options.runtimeRoot), ...args]] : [options.python, ['-m', 'hangar_runtime', ...args]];
+    const subprocess: Subprocess = execa(file, argv, {
       cwd: options.runtimeRoot,
-      env: { ...options.env, PYTHONPATH: options.runtimeRoot, PYTHONUNBUFFERED: '1' },
+      env: node ? options.env : { ...options.env, PYTHONPATH: options.runtimeRoot, PYTHONUNBUFFERED: '1' },
       extendEnv: true,
       reject: false,
       stdin: 'ignore',
@@ -100,8 +107,9 @@ export class RuntimeProcess {
       // own process group (`--process-group`, pgid = its pid), holding everything the
       // engine starts, so stopping it can end all of it (killGroup); terminal signals
       // then no longer reach it (it ignores SIGINT, and we stop it ourselves). Nor is
-      // it killed when we exit: we stop it in order.
-      detached: options.ownSession,
+      // it killed when we exit: we stop it in order. Node cannot lead a group of its
+      // own making (no setpgid), so a Node runtime always gets a session of its own.
+      detached: options.ownSession || node,
       cleanup: false,
     });
     const lastLines = forwardLines(subprocess, output);

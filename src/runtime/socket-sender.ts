@@ -1,5 +1,3 @@
-import type { Router } from 'zeromq';
-
 /**
  * Sends frames on one zeromq socket, one send at a time. zeromq.js allows a single
  * send in progress per socket and throws EBUSY for a second one; a send stays in
@@ -7,12 +5,17 @@ import type { Router } from 'zeromq';
  * a thousand concurrent requests to one runtime reach. Frames that arrive meanwhile
  * wait here, in order, so back-pressure delays calls instead of failing them.
  */
+/** The one thing a sender needs of a zeromq socket (a ROUTER here, a runtime's DEALER in the llama.cpp runtime). */
+export interface FrameSocket {
+  send(frames: Buffer[]): Promise<void>;
+}
+
 export class SocketSender {
   private readonly waiting: Buffer[][] = [];
   private busy = false;
 
   constructor(
-    private readonly socket: Router,
+    private readonly socket: FrameSocket,
     private readonly onError: (err: unknown) => void,
   ) {}
 

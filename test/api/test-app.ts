@@ -19,7 +19,7 @@ export async function buildTestApp(auth: AuthConfig | null, options: { webRoot?:
   const home = await mkdtemp(path.join(os.tmpdir(), 'hangar-app-'));
   const config = resolveConfig({ home, logLevel: 'silent' });
   const logger = createLogger('silent');
-  const env = { pythonModules: new Set<string>(), executables: new Set<string>(), gpuCount: 0 };
+  const env = { pythonModules: new Set<string>(), executables: new Set<string>(), nodeModules: new Set<string>(), gpuCount: 0 };
   const registry = await Registry.open({ home, env, logger });
   // No warm spare: this app starts no runtime.
   const launcher = new LocalLauncher({ python: config.python, runtimeRoot: config.runtimeRoot, home, timings: config.lifecycle, logger, warmSpare: false, warmSpareModules: [] });

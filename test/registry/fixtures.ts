@@ -19,14 +19,16 @@ export class RecordingLogger {
   }
 }
 
-export function environment(modules: string[] = [], executables: string[] = [], gpuCount = 0): EnvironmentFacts {
-  return { pythonModules: new Set(modules), executables: new Set(executables), gpuCount };
+export function environment(modules: string[] = [], executables: string[] = [], gpuCount = 0, nodeModules: string[] = []): EnvironmentFacts {
+  return { pythonModules: new Set(modules), executables: new Set(executables), nodeModules: new Set(nodeModules), gpuCount };
 }
 
 /** Everything this service can run on a CPU machine set up as CI sets it up. */
 export const CPU_ENV = environment(
   ['torch', 'transformers', 'sentence_transformers', 'sklearn', 'joblib', 'pocketsphinx', 'soundfile', 'PIL'],
   ['espeak-ng', 'tesseract'],
+  0,
+  ['node-llama-cpp'],
 );
 
 export async function tempHome(): Promise<{ home: string; cleanup: () => Promise<void> }> {

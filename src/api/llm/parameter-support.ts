@@ -16,14 +16,14 @@ interface Rule {
   hint?: string;
 }
 
-const ALL_GENERATORS = ['Transformers', 'vLLM', 'simulator'];
-const SAMPLING = ['Transformers', 'vLLM'];
+const ALL_GENERATORS = ['Transformers', 'vLLM', 'llama.cpp', 'simulator'];
+const SAMPLING = ['Transformers', 'vLLM', 'llama.cpp'];
 const set = (v: unknown): boolean => v !== undefined && v !== null;
 const nonZero = (v: unknown): boolean => typeof v === 'number' && v !== 0;
 const notEmpty = (v: unknown): boolean => v !== null && typeof v === 'object' && Object.keys(v).length > 0;
 // A field whose only no-op is one value: anything else asks for something.
 const isNot = (noOp: unknown) => (v: unknown): boolean => set(v) && v !== noOp;
-const GUIDED = 'use response_format (json_object, json_schema), which the vLLM engine does';
+const GUIDED = 'use response_format (json_object, json_schema), which the vLLM and llama.cpp engines do';
 
 const SHARED: Record<string, Rule> = {
   frequency_penalty: { asks: nonZero, engines: SAMPLING },
@@ -64,8 +64,8 @@ export const CHAT_RULES: Record<string, Rule> = {
   logprobs: { asks: (v) => v === true, engines: ALL_GENERATORS },
   response_format: {
     asks: (v) => (v as { type?: unknown } | null)?.type !== undefined && (v as { type?: unknown }).type !== 'text',
-    engines: ['vLLM'],
-    hint: 'structured output (json_object, json_schema) is vLLM\'s guided decoding',
+    engines: ['vLLM', 'llama.cpp'],
+    hint: 'structured output (json_object, json_schema) is vLLM\'s guided decoding and llama.cpp\'s grammars',
   },
   parallel_tool_calls: { asks: (v) => v === false, engines: [], hint: 'every tool call the model makes is returned' },
   modalities: { asks: (v) => Array.isArray(v) && v.some((m) => m !== 'text'), engines: [], hint: 'only text is generated' },

@@ -1,0 +1,109 @@
+import { Template } from '@huggingface/jinja';
+import { InvalidInput } from '../invalid-input.js';
+
+type Message = Record<string, unknown>;
+
+/** The special tokens a chat template may name, as transformers passes them (`bos_token`, `eos_token`, ...). */
+export type SpecialTokens = Record<string, string>;
+
+/**
+ * OpenAI chat messages to the prompt text through a chat template: the
+ * registration's `chat_template` when it gives one, else the GGUF's own
+ * (`tokenizer.chat_template`). The same rendering transformers'
+ * `apply_chat_template` does for the Transformers engine (python-runtime's
+ * chat_format.py): the same message normalisation, `add_generation_prompt`, `tools`
+ * and special tokens; @huggingface/jinja (the port of Jinja made for chat templates)
+ * brings `raise_exception`, `strftime_now`, `tojson` and Jinja's `trim_blocks` and
+ * `lstrip_blocks`, as transformers sets them.
+ * Compiled templates are kept: a template is parsed once per model.
+ */
+export class ChatPrompt {
+  private readonly template: Template;
+
+  constructor(source: string, private readonly specialTokens: SpecialTokens) {
+    try {
+      this.template = new Template(source);
+    } catch (err) {
+      throw new InvalidInput(`The chat template does not parse: ${(err as Error).message}`);
+    }
+  }
+
+  render(messages: unknown, options: { tools?: unknown; chatTemplateKwargs?: unknown } = {}): string {
+    const kwargs = options.chatTemplateKwargs ?? {};
+    if (typeof kwargs !== 'object' || kwargs === null || Array.isArray(kwargs)) {
+      throw new InvalidInput(`chat_template_kwargs must be a map, got ${Array.isArray(kwargs) ? 'list' : typeof kwargs}`);
+    }
+    const tools = options.tools;
+    if (tools !== undefined && tools !== null && (!Array.isArray(tools) || !tools.every((t) => typeof t === 'object' && t !== null && !Array.isArray(t)))) {
+      throw new InvalidInput('tools must be a list of maps');
+    }
+    const toolList = Array.isArray(tools) && tools.length > 0 ? tools : null;
+    try {
+      // Ours win over same-named chat_template_kwargs: the prompt must be text ending
+      // where the assistant's reply starts.
+      return this.template.render({
+        ...this.specialTokens,
+        ...(kwargs as Record<string, unknown>),
+        messages: normalizeMessages(messages),
+        tools: toolList,
+        add_generation_prompt: true,
+      });
+    } catch (err) {
+      // Templates reject what they cannot render (raise_exception, a role they do not
+      // know): the request is at fault, not the engine.
+      if (err instanceof InvalidInput) throw err;
+      throw new InvalidInput(`The chat template rejected the messages: ${(err as Error).message}`);
+    }
+  }
+}
+
+/** Copies of the messages in the shape chat templates expect (chat_format.py's normalize_messages). */
+export function normalizeMessages(messages: unknown): Message[] {
+  if (!Array.isArray(messages) || messages.length === 0) throw new InvalidInput('messages must be a non-empty list');
+  return messages.map((raw, index) => {
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || typeof (raw as Message).role !== 'string') {
+      throw new InvalidInput(`messages[${index}] must be a map with a string role`);
+    }
+    const message: Message = { ...(raw as Message) };
+    message.content = textContent(message.content, index);
+    if (Array.isArray(message.tool_calls) && message.tool_calls.length > 0) {
+      message.tool_calls = message.tool_calls.map(templateToolCall);
+    }
+    return message;
+  });
+}
+
+function textContent(content: unknown, index: number): string {
+  // OpenAI allows a list of typed parts; a text-only model can take the text ones.
+  if (content === undefined || content === null) return '';
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((part) => {
+        const p = part as { type?: unknown; text?: unknown } | null;
+        if (typeof p !== 'object' || p === null || p.type !== 'text' || typeof p.text !== 'string') {
+          const kind = typeof p === 'object' && p !== null ? String(p.type) : typeof p;
+          throw new InvalidInput(`messages[${index}]: this model takes text only, not ${kind} parts`);
+        }
+        return p.text;
+      })
+      .join('');
+  }
+  throw new InvalidInput(`messages[${index}].content must be a string or a list of text parts`);
+}
+
+function templateToolCall(call: unknown): unknown {
+  // OpenAI sends arguments as a JSON string; templates (Qwen's and others) render them
+  // with `tojson`, which would quote that string a second time.
+  if (typeof call !== 'object' || call === null || Array.isArray(call)) throw new InvalidInput('tool_calls items must be maps');
+  const copy = { ...(call as Message) };
+  const fn = copy.function as Message | undefined;
+  if (typeof fn === 'object' && fn !== null && typeof fn.arguments === 'string') {
+    try {
+      copy.function = { ...fn, arguments: JSON.parse(fn.arguments) as unknown };
+    } catch {
+      // not JSON: the template gets the string as it is
+    }
+  }
+  return copy;
+}

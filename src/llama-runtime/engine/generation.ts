@@ -1,0 +1,239 @@
+import { LlamaGrammarEvaluationState, TokenBias, type LlamaContextSequence, type LlamaGrammar, type LlamaModel, type SequenceEvaluateOptions, type Token } from 'node-llama-cpp';
+import { CallAborted } from '../invalid-input.js';
+import { Detokenizer } from './detokenizer.js';
+import type { GenerateConfig } from './generate-config.js';
+import { ReasoningSplitter } from './reasoning.js';
+import { StopScanner } from './stop-scanner.js';
+import { ToolCallText, type ToolCall, type ToolFormat } from './tool-calls.js';
+
+/** Below this a temperature means greedy, as vLLM has it (a tiny one would divide the logits into infinities). */
+const GREEDY_BELOW = 1e-5;
+
+/** One call's generation, settled before it runs (the Python runtime's Request). */
+export interface GenerationRequest {
+  promptIds: Token[];
+  config: GenerateConfig;
+  /** Already capped by the room the context leaves. */
+  maxTokens: number;
+  /** The registration's and the request's. */
+  stop: string[];
+  /** The request's own stop token ids; the model's end tokens stop too unless `ignore_eos`. */
+  stopTokenIds: ReadonlySet<number>;
+  toolFormat: ToolFormat | null;
+  reasoningTags: [string, string] | null;
+  reasoningOpen: boolean;
+  /** generate with echo: the prompt text, sent before the completion. */
+  echo: string;
+  /** A grammar the output must follow (response_format, a forced tool call). */
+  grammar: LlamaGrammar | null;
+}
+
+/** Where a call's CHUNKs go; a non-stream call gets everything in the value generate() returns. */
+export interface ChunkSink {
+  readonly stream: boolean;
+  chunk(value: Record<string, unknown>): void;
+}
+
+interface LogprobEntry {
+  token: string;
+  logprob: number;
+  bytes: number[];
+  top_logprobs?: LogprobEntry[];
+}
+
+/**
+ * Runs one request on one context sequence, token by token: end tokens, text, stop
+ * strings, reasoning, tool calls, echo, usage and log-probabilities, and the stream's
+ * CHUNKs or the one RESULT value (docs/runtime-protocol.md, "llama_cpp"). Text flows
+ * token -> detokenizer -> stop strings -> reasoning split -> tool-call filter -> out,
+ * as in the Transformers engine. The sequences of one context evaluate together:
+ * node-llama-cpp puts every sequence's next token into one llama.cpp batch.
+ */
+export class Generation {
+  private readonly detok: Detokenizer;
+  private readonly stops: StopScanner;
+  private readonly tools: ToolCallText | null;
+  private readonly reasoning: ReasoningSplitter | null;
+  private readonly generatedIds: Token[] = [];
+  private logprobs: LogprobEntry[] = [];
+  private readonly text: string[] = [];
+  private readonly thought: string[] = [];
+  private echo: string;
+
+  constructor(
+    private readonly model: LlamaModel,
+    private readonly request: GenerationRequest,
+    private readonly sink: ChunkSink,
+  ) {
+    this.detok = new Detokenizer(model, request.promptIds);
+    this.stops = new StopScanner(request.stop);
+    this.tools = request.toolFormat ? new ToolCallText(request.toolFormat) : null;
+    this.reasoning = request.reasoningTags ? new ReasoningSplitter(...request.reasoningTags, request.reasoningOpen) : null;
+    this.echo = request.echo;
+  }
+
+  /** Generates to the end; returns the RESULT value (a stream: its last CHUNK's). Throws CallAborted when `signal` fires. */
+  async run(sequence: LlamaContextSequence, signal: AbortSignal): Promise<Record<string, unknown>> {
+    const { config, promptIds } = this.request;
+    const input = await reuseCachedPrefix(sequence, promptIds);
+    const options = this.evaluateOptions();
+    const wantsLogprobs = config.topLogprobs !== null;
+    const steps = wantsLogprobs
+      ? sequence.evaluateWithMetadata(input, { probabilities: true }, options)
+      : sequence.evaluate(input, options);
+    let reason: 'stop' | 'length' = 'stop';
+    try {
+      for await (const step of steps) {
+        if (signal.aborted) throw new CallAborted();
+        const token = typeof step === 'number' ? step : step.token;
+        if (wantsLogprobs && typeof step !== 'number') this.logprobs.push(this.logprobEntry(token, step.probabilities));
+        const outcome = this.accept(token);
+        if (outcome) {
+          reason = outcome;
+          break;
+        }
+      }
+    } finally {
+      // Ending the generator stops the evaluation; the sequence keeps its cache for the next call.
+      await steps.return();
+    }
+    if (signal.aborted) throw new CallAborted();
+    return this.finish(reason);
+  }
+
+  private evaluateOptions(): SequenceEvaluateOptions & { yieldEogToken: boolean } {
+    const { config, grammar } = this.request;
+    const greedy = config.temperature < GREEDY_BELOW || config.topK === 1;
+    const options: SequenceEvaluateOptions & { yieldEogToken: boolean } = {
+      // The end token is ours to see: it counts as generated, and ignore_eos runs past it.
+      yieldEogToken: true,
+      temperature: greedy ? 0 : config.temperature,
+      topK: config.topK,
+      topP: config.topP,
+      minP: config.minP,
+      // node-llama-cpp's default seed is the clock; a random one is the same and says so.
+      seed: config.seed ?? Math.floor(Math.random() * 2 ** 31),
+    };
+    const penalize = config.repetitionPenalty !== 1 || config.frequencyPenalty !== 0 || config.presencePenalty !== 0;
+    if (penalize) {
+      // OpenAI's penalties count the tokens generated so far (not the prompt), as the
+      // Transformers engine and vLLM do; llama.cpp applies repetition's to the same set.
+      options.repeatPenalty = {
+        punishTokens: () => this.generatedIds,
+        maxPunishTokens: Math.max(64, this.request.maxTokens),
+        penalty: config.repetitionPenalty,
+        frequencyPenalty: config.frequencyPenalty,
+        presencePenalty: config.presencePenalty,
+      };
+    }
+    if (config.logitBias.size > 0) {
+      const bias = new TokenBias(this.model.tokenizer);
+      for (const [token, amount] of config.logitBias) bias.set(token as Token, { logit: amount });
+      options.tokenBias = bias;
+    }
+    if (grammar) options.grammarEvaluationState = new LlamaGrammarEvaluationState({ model: this.model, grammar });
+    return options;
+  }
+
+  /** Takes one generated token; returns why generation ends, or null to go on. */
+  private accept(token: Token): 'stop' | 'length' | null {
+    if (this.echo) {
+      this.send(this.echo);
+      this.echo = '';
+    }
+    this.generatedIds.push(token);
+    const { config, stopTokenIds, maxTokens } = this.request;
+    if (stopTokenIds.has(token) || (!config.ignoreEos && this.model.isEogToken(token))) return 'stop';
+    this.emit(this.stops.feed(this.detok.add(token)));
+    if (this.stops.stopped) return 'stop';
+    return this.generatedIds.length >= maxTokens ? 'length' : null;
+  }
+
+  private finish(reason: 'stop' | 'length'): Record<string, unknown> {
+    if (!this.stops.stopped) {
+      // Text held back for a possible stop string (or a half character) turned out to be just text.
+      this.emit(this.stops.feed(this.detok.flush()) + this.stops.flush());
+    }
+    if (this.reasoning) {
+      const [thought, answer] = this.reasoning.finish();
+      this.send(this.tools ? this.tools.feed(answer) : answer, thought);
+    }
+    let toolCalls: ToolCall[] = [];
+    if (this.tools) {
+      let rest: string;
+      [rest, toolCalls] = this.tools.finish();
+      this.send(rest);
+    }
+    const prompt = this.request.promptIds.length;
+    const completion = this.generatedIds.length;
+    const final: Record<string, unknown> = {
+      text: this.sink.stream ? '' : this.text.join(''),
+      finish_reason: toolCalls.length > 0 ? 'tool_calls' : reason,
+      usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+    };
+    if (toolCalls.length > 0) final.tool_calls = toolCalls;
+    if (this.request.config.topLogprobs !== null) final.logprobs = this.takeLogprobs();
+    if (this.thought.length > 0) final.reasoning_content = this.thought.join('');
+    return final;
+  }
+
+  /** Generated text, through the reasoning split and the tool-call filter. */
+  private emit(text: string): void {
+    let thought = '';
+    if (this.reasoning) [thought, text] = this.reasoning.feed(text);
+    if (this.tools) text = this.tools.feed(text);
+    this.send(text, thought);
+  }
+
+  private send(text: string, thought = ''): void {
+    if (!text && !thought) return;
+    if (!this.sink.stream) {
+      this.text.push(text);
+      if (thought) this.thought.push(thought);
+      return;
+    }
+    const chunk: Record<string, unknown> = { text };
+    if (thought) chunk.reasoning_content = thought;
+    if (this.request.config.topLogprobs !== null) chunk.logprobs = this.takeLogprobs();
+    this.sink.chunk(chunk);
+  }
+
+  private takeLogprobs(): LogprobEntry[] {
+    const taken = this.logprobs;
+    this.logprobs = [];
+    return taken;
+  }
+
+  /**
+   * OpenAI's shape, from llama.cpp's candidate probabilities after its samplers (top-k,
+   * top-p, min-p and temperature; greedy: the model's own softmax). Tokens the samplers
+   * removed are not among the alternatives.
+   */
+  private logprobEntry(token: Token, probabilities: Map<Token, number>): LogprobEntry {
+    const entry = this.tokenLogprob(token, probabilities.get(token) ?? 0);
+    const top = this.request.config.topLogprobs ?? 0;
+    entry.top_logprobs = [];
+    if (top > 0) {
+      const best = [...probabilities.entries()].sort((a, b) => b[1] - a[1]).slice(0, top);
+      entry.top_logprobs = best.map(([t, p]) => this.tokenLogprob(t, p));
+    }
+    return entry;
+  }
+
+  private tokenLogprob(token: Token, probability: number): LogprobEntry {
+    const text = this.model.detokenize([token], false);
+    return { token: text, logprob: probability > 0 ? Math.max(Math.log(probability), -9999) : -9999, bytes: [...Buffer.from(text, 'utf8')] };
+  }
+}
+
+/**
+ * What of the prompt the sequence must still evaluate: the tokens after the longest
+ * prefix its cache already holds (a chat's earlier turns, a shared system prompt).
+ * At least the last prompt token is evaluated again, for the logits of the next.
+ */
+async function reuseCachedPrefix(sequence: LlamaContextSequence, promptIds: Token[]): Promise<Token[]> {
+  const { firstDifferentIndex } = sequence.compareContextTokens(promptIds);
+  const keep = Math.min(firstDifferentIndex, promptIds.length - 1);
+  if (keep < sequence.nextTokenIndex) await sequence.eraseContextTokenRanges([{ start: keep, end: sequence.nextTokenIndex }]);
+  return promptIds.slice(keep);
+}

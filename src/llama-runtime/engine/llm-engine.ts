@@ -1,0 +1,171 @@
+import type { Llama, LlamaContext, LlamaModel, Token } from 'node-llama-cpp';
+import { InvalidInput } from '../invalid-input.js';
+import { ChatPrompt } from './chat-prompt.js';
+import { onlyKwargs, type CallContext, type Engine, type Method } from './engine.js';
+import { DEFAULT_MAX_CONTEXT } from './engine-options.js';
+import { DEFAULT_MAX_TOKENS, parseGenerateConfig, type GenerateConfig } from './generate-config.js';
+import { Generation, type GenerationRequest } from './generation.js';
+import type { LlamaLoadSpec } from './load-spec.js';
+import { SequencePool } from './sequence-pool.js';
+import { StructuredOutput } from './structured-output.js';
+import type { ToolFormat } from './tool-calls.js';
+
+/**
+ * The llama.cpp LLM engine: `chat` and `generate` (the Transformers engine's
+ * methods, values and errors), each call on a sequence of one shared context, so
+ * calls running together are evaluated in one llama.cpp batch per step
+ * (continuous batching: a new call joins at the next step).
+ */
+export class LlmEngine implements Engine {
+  readonly abilities: string[];
+  readonly methods: Readonly<Record<string, Method>>;
+  private readonly prompt: ChatPrompt | null;
+  private readonly pool: SequencePool;
+  private readonly grammars: StructuredOutput;
+  private readonly reasoningTags: [string, string] | null;
+  private readonly vocabulary: number;
+
+  private constructor(
+    llama: Llama,
+    private readonly model: LlamaModel,
+    private readonly context: LlamaContext,
+    private readonly spec: LlamaLoadSpec,
+  ) {
+    const template = spec.chatTemplate ?? ggufChatTemplate(model);
+    this.prompt = template ? new ChatPrompt(template, specialTokens(model)) : null;
+    this.abilities = spec.abilities ?? (template ? ['generate', 'chat'] : ['generate']);
+    this.reasoningTags = this.abilities.includes('reasoning') ? spec.reasoningTags : null;
+    this.pool = new SequencePool(context);
+    this.grammars = new StructuredOutput(llama);
+    this.vocabulary = vocabularySize(model);
+    this.methods = { chat: (a, k, c) => this.chat(a, k, c), generate: (a, k, c) => this.generate(a, k, c) };
+  }
+
+  static async create(llama: Llama, model: LlamaModel, spec: LlamaLoadSpec, threads: number | null): Promise<LlmEngine> {
+    const cap = Math.min(spec.contextLength ?? Infinity, model.trainContextSize, spec.options.nCtx ?? DEFAULT_MAX_CONTEXT);
+    const context = await model.createContext({
+      // The most that memory allows up to the cap; less than the smaller end is an error.
+      contextSize: { min: Math.min(512, cap), max: cap },
+      sequences: spec.options.nParallel,
+      ...(threads !== null ? { threads } : {}),
+    });
+    return new LlmEngine(llama, model, context, spec);
+  }
+
+  describe(): Record<string, unknown> {
+    return { context_length: this.context.contextSize, n_parallel: this.context.totalSequences };
+  }
+
+  running(): number {
+    return this.pool.running;
+  }
+
+  async close(): Promise<void> {
+    await this.context.dispose();
+  }
+
+  private async chat(args: unknown[], kwargs: Record<string, unknown>, call: CallContext): Promise<Record<string, unknown>> {
+    onlyKwargs('chat', kwargs, ['generate_config', 'tools', 'tool_choice', 'chat_template_kwargs']);
+    if (args.length !== 1) throw new TypeError(`chat() takes the messages as its one argument, got ${args.length}`);
+    if (!this.prompt) throw new InvalidInput('This model has no chat template: register one (chat_template) or use generate');
+    const config = parseGenerateConfig(kwargs.generate_config);
+    if (config.echo) throw new InvalidInput('echo is for generate only');
+    const choice = kwargs.tool_choice;
+    // tool_choice "none": the model must not call tools, so it is not told about them.
+    const tools = choice === 'none' ? undefined : kwargs.tools;
+    const text = this.prompt.render(args[0], { tools, chatTemplateKwargs: kwargs.chat_template_kwargs });
+    const usesTools = Array.isArray(tools) && tools.length > 0 && this.abilities.includes('tools');
+    const forced = usesTools ? this.grammars.forToolChoice(tools, choice) : null;
+    if (forced && config.guide) throw new InvalidInput('response_format and a forced tool_choice cannot both shape one answer');
+    let toolFormat: ToolFormat | null = usesTools ? this.spec.toolFormat : null;
+    // A forced call is written as bare JSON, whatever the family's own markup.
+    if (forced) toolFormat = 'json';
+    const tags = this.reasoningTags;
+    return this.run(call, {
+      // The template already wrote any BOS token.
+      promptIds: this.tokenize(text),
+      config,
+      toolFormat,
+      reasoningTags: tags,
+      // DeepSeek-R1's template ends the prompt inside the reasoning.
+      reasoningOpen: tags !== null && text.trimEnd().endsWith(tags[0]),
+      echo: '',
+      grammar: forced ? await forced : config.guide ? await this.grammars.forGuide(config.guide) : null,
+    });
+  }
+
+  private async generate(args: unknown[], kwargs: Record<string, unknown>, call: CallContext): Promise<Record<string, unknown>> {
+    onlyKwargs('generate', kwargs, ['generate_config']);
+    const prompt = args[0];
+    if (args.length !== 1 || typeof prompt !== 'string') throw new TypeError(`prompt must be a string, got ${typeof prompt}`);
+    const config = parseGenerateConfig(kwargs.generate_config);
+    let ids = this.tokenize(prompt);
+    // A plain prompt gets the BOS token the model's tokenizer adds, as transformers' tokenizer(prompt) does.
+    const bos = this.model.tokens.bos;
+    if (this.model.tokens.shouldPrependBosToken && bos !== null && ids[0] !== bos) ids = [bos, ...ids];
+    return this.run(call, {
+      promptIds: ids,
+      config,
+      toolFormat: null,
+      reasoningTags: null,
+      reasoningOpen: false,
+      echo: config.echo ? prompt : '',
+      grammar: config.guide ? await this.grammars.forGuide(config.guide) : null,
+    });
+  }
+
+  private tokenize(text: string): Token[] {
+    // Special-token text (`<|im_start|>`) is the special token, as in transformers' tokenizers.
+    return this.model.tokenize(text, true);
+  }
+
+  private async run(
+    call: CallContext,
+    request: Omit<GenerationRequest, 'maxTokens' | 'stop' | 'stopTokenIds'> & { config: GenerateConfig },
+  ): Promise<Record<string, unknown>> {
+    const { promptIds, config } = request;
+    if (promptIds.length === 0) throw new InvalidInput('The prompt is empty');
+    const outside = [...config.logitBias.keys()].filter((t) => t >= this.vocabulary);
+    if (outside.length > 0) {
+      throw new InvalidInput(`logit_bias: token ids ${JSON.stringify(outside.slice(0, 5))} are outside this model's vocabulary (0 to ${this.vocabulary - 1})`);
+    }
+    const contextLength = this.context.contextSize;
+    const room = contextLength - promptIds.length;
+    if (room < 1) {
+      throw new InvalidInput(`The prompt is ${promptIds.length} tokens, which leaves no room in the model's context of ${contextLength} tokens`);
+    }
+    const stopTokenIds = new Set(config.ignoreEos ? config.stopTokenIds : [...this.spec.stopTokenIds, ...config.stopTokenIds]);
+    const generation = new Generation(
+      this.model,
+      { ...request, maxTokens: Math.min(config.maxTokens ?? DEFAULT_MAX_TOKENS, room), stop: [...this.spec.stop, ...config.stop], stopTokenIds },
+      { stream: call.stream, chunk: (value) => call.chunk(value) },
+    );
+    const sequence = await this.pool.acquire(call.signal);
+    try {
+      return await generation.run(sequence, call.signal);
+    } finally {
+      this.pool.release(sequence);
+    }
+  }
+}
+
+function ggufChatTemplate(model: LlamaModel): string | null {
+  const template = (model.fileInfo.metadata as { tokenizer?: { chat_template?: unknown } }).tokenizer?.chat_template;
+  return typeof template === 'string' && template !== '' ? template : null;
+}
+
+/** The special tokens' text, under the names transformers gives templates. */
+function specialTokens(model: LlamaModel): Record<string, string> {
+  const out: Record<string, string> = {};
+  const { bos, eos } = model.tokens;
+  if (bos !== null) out.bos_token = model.detokenize([bos], true);
+  if (eos !== null) out.eos_token = model.detokenize([eos], true);
+  return out;
+}
+
+function vocabularySize(model: LlamaModel): number {
+  const tokens = (model.fileInfo.metadata as { tokenizer?: { ggml?: { tokens?: unknown } } }).tokenizer?.ggml?.tokens;
+  if (Array.isArray(tokens)) return tokens.length;
+  const declared = (model.fileInfo.architectureMetadata as { vocab_size?: unknown }).vocab_size;
+  return typeof declared === 'number' ? declared : Number.MAX_SAFE_INTEGER;
+}

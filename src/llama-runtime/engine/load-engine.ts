@@ -1,0 +1,56 @@
+import { getLlama, LlamaLogLevel, type Llama } from 'node-llama-cpp';
+import { InvalidInput } from '../invalid-input.js';
+import { cpuThreadsFor } from './cpu-threads.js';
+import { EmbeddingEngine } from './embedding-engine.js';
+import type { Engine } from './engine.js';
+import { LlmEngine } from './llm-engine.js';
+import { parseLoadSpec } from './load-spec.js';
+import { DOWNLOAD_SHARE, ggufFile, type Progress } from './model-file.js';
+
+export interface EngineLog {
+  info(message: string): void;
+  warn(message: string): void;
+}
+
+/**
+ * Loads the LOAD's model: finds (or downloads) the GGUF file, picks llama.cpp's
+ * prebuilt binding (CUDA when the replica was given GPUs, the CPU one otherwise;
+ * never a build), sizes its threads, and loads the weights with progress.
+ */
+export async function loadEngine(raw: Record<string, unknown>, progress: Progress, log: EngineLog): Promise<Engine> {
+  const spec = parseLoadSpec(raw);
+  const file = await ggufFile(spec.location, progress);
+  const gpu = (process.env.CUDA_VISIBLE_DEVICES ?? '').trim() !== '';
+  const llama = await bindingFor(gpu, log);
+  const threads = cpuThreadsFor({ nThreads: spec.options.nThreads, replicas: spec.replicas, gpu }, process.env, undefined, log.warn);
+  log.info(`llama.cpp ${llama.gpu === false ? 'on the CPU' : `on ${llama.gpu}`}, computing with ${threads ?? 'the default number of'} thread(s)`);
+  progress(DOWNLOAD_SHARE, 'load', `Loading ${file}`);
+  let model;
+  try {
+    model = await llama.loadModel({
+      modelPath: file,
+      gpuLayers: gpu ? (spec.options.nGpuLayers === null || spec.options.nGpuLayers < 0 ? 'max' : spec.options.nGpuLayers) : 0,
+      onLoadProgress: (loaded) => progress(DOWNLOAD_SHARE + (1 - DOWNLOAD_SHARE) * 0.9 * loaded, 'load', `Loading ${file}: ${Math.round(loaded * 100)}%`),
+    });
+  } catch (err) {
+    // A file llama.cpp cannot read (not GGUF, truncated, an unknown architecture) is the model's fault.
+    throw new InvalidInput(`llama.cpp cannot load ${file}: ${(err as Error).message}`);
+  }
+  const engine = spec.modelType === 'embedding' ? await EmbeddingEngine.create(model, spec, threads) : await LlmEngine.create(llama, model, spec, threads);
+  progress(1, 'load', `Loaded ${file}`);
+  return engine;
+}
+
+async function bindingFor(gpu: boolean, log: EngineLog): Promise<Llama> {
+  const logger = (level: LlamaLogLevel, message: string) => {
+    const line = message.trimEnd();
+    if (!line) return;
+    if (level === LlamaLogLevel.error || level === LlamaLogLevel.fatal || level === LlamaLogLevel.warn) log.warn(`llama.cpp: ${line}`);
+  };
+  try {
+    return await getLlama({ gpu: gpu ? 'cuda' : false, build: 'never', logLevel: LlamaLogLevel.warn, logger });
+  } catch (err) {
+    const what = gpu ? 'the CUDA build of llama.cpp (@node-llama-cpp/linux-x64-cuda)' : 'the CPU build of llama.cpp (@node-llama-cpp/linux-x64)';
+    throw new Error(`Cannot load ${what}: ${(err as Error).message}. Run \`npm ci\` on this host; the prebuilt binaries come with node-llama-cpp.`);
+  }
+}

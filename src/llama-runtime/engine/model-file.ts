@@ -1,0 +1,195 @@
+import { createWriteStream } from 'node:fs';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { fileURLToPath } from 'node:url';
+import { InvalidInput } from '../invalid-input.js';
+
+/** The share of a launch's progress that downloading takes; loading the weights is the rest. */
+export const DOWNLOAD_SHARE = 0.8;
+const LOOKUP_TIMEOUT_MS = 5_000;
+const REPORT_EVERY_MS = 500;
+const LOCAL_HINT = 'Download the file on a machine that can reach the hub and launch with model_path pointing at the .gguf file.';
+
+export type Progress = (progress: number, stage: 'download' | 'load', message: string) => void;
+
+/** The load spec fields that say where a GGUF model is (docs/runtime-protocol.md, "llama_cpp"). */
+export interface GgufLocation {
+  model_uri?: unknown;
+  model_id?: unknown;
+  model_hub?: unknown;
+  model_revision?: unknown;
+  quantization?: unknown;
+  model_file_name_template?: unknown;
+  model_file_name_split_template?: unknown;
+  quantization_parts?: unknown;
+  cache_dir?: unknown;
+}
+
+const text = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
+
+/**
+ * The .gguf file to load, Xinference's way: a `model_uri` (or a launch's
+ * `model_path`) that is a file is that file; a folder of GGUF files gives the one
+ * the spec's `model_file_name_template` names for the launch's `quantization` (or
+ * the first of its split parts), else the only one, else the one whose name holds
+ * the quantization. Without a local path, only that file (or its parts) is fetched
+ * from the hub into the cache, with progress. llama.cpp finds the other parts of a
+ * split model next to the first.
+ */
+export async function ggufFile(spec: GgufLocation, progress: Progress): Promise<string> {
+  const uri = text(spec.model_uri);
+  if (uri) return localFile(uri.startsWith('file://') ? fileURLToPath(uri) : uri, spec);
+  const modelId = text(spec.model_id);
+  if (!modelId) throw new InvalidInput('The load spec has neither model_uri nor model_id');
+  const files = wantedFiles(spec);
+  if (files.length === 0) {
+    throw new InvalidInput(`${modelId} names no GGUF file for quantization ${String(spec.quantization)}: the spec needs model_file_name_template. ${LOCAL_HINT}`);
+  }
+  return download(hubOf(spec), modelId, files, progress);
+}
+
+/** The file names of the spec's quantization: its split parts, or the one file. */
+function wantedFiles(spec: GgufLocation): string[] {
+  const quantization = text(spec.quantization) ?? '';
+  const parts = (spec.quantization_parts as Record<string, unknown> | undefined)?.[quantization];
+  const split = text(spec.model_file_name_split_template);
+  if (split && Array.isArray(parts) && parts.length > 0) {
+    return parts.map((part) => split.replaceAll('{quantization}', quantization).replaceAll('{part}', String(part)));
+  }
+  const template = text(spec.model_file_name_template);
+  return template ? [template.replaceAll('{quantization}', quantization)] : [];
+}
+
+async function localFile(target: string, spec: GgufLocation): Promise<string> {
+  const info = await stat(target).catch(() => null);
+  if (!info) throw new InvalidInput(`Model file or folder does not exist: ${target}`);
+  if (info.isFile()) return target;
+  const names = (await readdir(target)).filter((n) => n.toLowerCase().endsWith('.gguf')).sort();
+  if (names.length === 0) throw new InvalidInput(`Model folder ${target} holds no .gguf file`);
+  const wanted = wantedFiles(spec).find((name) => names.includes(name));
+  if (wanted) return path.join(target, wanted);
+  if (names.length === 1) return path.join(target, names[0]!);
+  const quantization = text(spec.quantization);
+  if (quantization && quantization !== 'none') {
+    // The first part of a split model stands for all of its parts.
+    const matching = names.filter((n) => n.toLowerCase().includes(quantization.toLowerCase()) && !/-0*[2-9]\d*-of-\d+\.gguf$/i.test(n));
+    if (matching.length === 1) return path.join(target, matching[0]!);
+  }
+  throw new InvalidInput(
+    `Model folder ${target} holds ${names.length} GGUF files (${names.slice(0, 8).join(', ')}${names.length > 8 ? ', ...' : ''}) and ` +
+      `quantization ${quantization ?? '(none)'} does not pick one: launch with the quantization in a file's name, or with model_path naming the file`,
+  );
+}
+
+interface Hub {
+  name: string;
+  endpoint: string;
+  url: (modelId: string, file: string) => string;
+  cacheFolder: (modelId: string) => string;
+}
+
+function hubOf(spec: GgufLocation): Hub {
+  const cacheDir = text(spec.cache_dir) ?? path.join(process.cwd(), 'cache');
+  const revision = text(spec.model_revision);
+  if (text(spec.model_hub) === 'modelscope') {
+    const endpoint = (process.env.MODELSCOPE_ENDPOINT ?? 'https://www.modelscope.cn').replace(/\/+$/, '');
+    return {
+      name: 'modelscope',
+      endpoint,
+      url: (id, file) => `${endpoint}/models/${id}/resolve/${encodeURIComponent(revision ?? 'master')}/${encodeURIComponent(file)}`,
+      // ModelScope's own layout (MODELSCOPE_CACHE=<cache>/modelscope), which the cache routes read.
+      cacheFolder: (id) => path.join(cacheDir, 'modelscope', 'models', ...id.split('/')),
+    };
+  }
+  const endpoint = (process.env.HF_ENDPOINT ?? 'https://huggingface.co').replace(/\/+$/, '');
+  return {
+    name: 'huggingface',
+    endpoint,
+    url: (id, file) => `${endpoint}/${id}/resolve/${encodeURIComponent(revision ?? 'main')}/${encodeURIComponent(file)}`,
+    // huggingface_hub's layout under the runtime's cache_dir, so the cache routes list it.
+    cacheFolder: (id) => path.join(cacheDir, 'huggingface', `models--${id.split('/').join('--')}`, 'snapshots', revision ?? 'main'),
+  };
+}
+
+async function exists(file: string): Promise<boolean> {
+  return (await stat(file).catch(() => null))?.isFile() ?? false;
+}
+
+async function download(hub: Hub, modelId: string, files: string[], progress: Progress): Promise<string> {
+  const folder = hub.cacheFolder(modelId);
+  const targets = files.map((file) => path.join(folder, file));
+  const missing = [];
+  for (const [i, target] of targets.entries()) if (!(await exists(target))) missing.push(i);
+  if (missing.length === 0) {
+    progress(DOWNLOAD_SHARE, 'download', `Using the cached ${files[0]} of ${modelId}`);
+    return targets[0]!;
+  }
+  const where = `${modelId} (${files.length === 1 ? files[0] : `${files.length} parts of ${files[0]}`})`;
+  const offline = hub.name === 'huggingface' ? process.env.HF_HUB_OFFLINE : process.env.MODELSCOPE_OFFLINE;
+  if (offline && offline !== '0' && offline.toLowerCase() !== 'false') {
+    throw new InvalidInput(`Cannot download ${where}: offline mode is on and the file is not in the cache ${folder}. ${LOCAL_HINT}`);
+  }
+  progress(0, 'download', `Looking up ${where} on ${hub.endpoint}`);
+  await mkdir(folder, { recursive: true });
+  const responses: Response[] = [];
+  for (const i of missing) {
+    const url = hub.url(modelId, files[i]!);
+    let response: Response;
+    try {
+      response = await fetch(url, { headers: authorization(hub), signal: AbortSignal.timeout(LOOKUP_TIMEOUT_MS) });
+    } catch (err) {
+      throw new InvalidInput(
+        `Cannot download ${where}: the hub ${hub.endpoint} could not be reached (waited at most ${LOOKUP_TIMEOUT_MS / 1000}s; ${causeOf(err)}), ` +
+          `and the file is not in the cache ${folder}. ${LOCAL_HINT}`,
+      );
+    }
+    if (!response.ok || !response.body) {
+      await response.body?.cancel();
+      throw new InvalidInput(`Cannot download ${files[i]} of ${modelId} from ${hub.endpoint}: HTTP ${response.status}. ${LOCAL_HINT}`);
+    }
+    responses.push(response);
+  }
+  const total = responses.reduce((sum, r) => sum + Number(r.headers.get('content-length') ?? 0), 0);
+  let received = 0;
+  let reported = 0;
+  const report = () => {
+    const now = Date.now();
+    if (now - reported < REPORT_EVERY_MS) return;
+    reported = now;
+    const fraction = total > 0 ? Math.min(1, received / total) : 0;
+    progress(DOWNLOAD_SHARE * fraction, 'download', `Downloading ${where}: ${Math.round(fraction * 100)}%`);
+  };
+  for (const [n, i] of missing.entries()) {
+    const target = targets[i]!;
+    // Written beside the target and renamed when whole: a killed download leaves no
+    // file that looks complete.
+    const partial = `${target}.${process.pid}.part`;
+    const body = Readable.fromWeb(responses[n]!.body! as never);
+    body.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      report();
+    });
+    try {
+      await pipeline(body, createWriteStream(partial, { mode: 0o644 }));
+      await rename(partial, target);
+    } catch (err) {
+      await rm(partial, { force: true });
+      throw new InvalidInput(`Downloading ${files[i]} of ${modelId} from ${hub.endpoint} failed: ${causeOf(err)}. ${LOCAL_HINT}`);
+    }
+  }
+  progress(DOWNLOAD_SHARE, 'download', `Downloaded ${where}`);
+  return targets[0]!;
+}
+
+function authorization(hub: Hub): Record<string, string> {
+  const token = hub.name === 'huggingface' ? (process.env.HF_TOKEN ?? process.env.HUGGING_FACE_HUB_TOKEN) : process.env.MODELSCOPE_API_TOKEN;
+  return token ? { authorization: `Bearer ${token}` } : {};
+}
+
+function causeOf(err: unknown): string {
+  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  const cause = e.cause?.code ?? e.cause?.message;
+  return `${e.name ?? 'Error'}: ${e.message ?? String(err)}${cause ? ` (${cause})` : ''}`;
+}

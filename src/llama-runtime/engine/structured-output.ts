@@ -1,0 +1,80 @@
+import type { Llama, LlamaGrammar } from 'node-llama-cpp';
+import { InvalidInput } from '../invalid-input.js';
+import type { Guide } from './generate-config.js';
+
+// Grammars compiled for recent schemas: clients send the same few over and over.
+const CACHED_GRAMMARS = 32;
+
+/**
+ * Structured output through llama.cpp grammars: `response_format` json_object (any
+ * JSON object) and json_schema (node-llama-cpp turns the schema into a GBNF
+ * grammar), and a forced tool call (`tool_choice` "required" or a named function):
+ * the reply must then be one `{"name": ..., "arguments": ...}` object whose
+ * arguments follow that tool's parameter schema.
+ */
+export class StructuredOutput {
+  private readonly cache = new Map<string, Promise<LlamaGrammar>>();
+
+  constructor(private readonly llama: Llama) {}
+
+  forGuide(guide: Guide): Promise<LlamaGrammar> {
+    if (guide.kind === 'json_object') return this.cached('json_object', () => this.llama.getGrammarFor('json'));
+    return this.forSchema(guide.schema, 'response_format.json_schema.schema');
+  }
+
+  /** The grammar a tool_choice forces, or null when the model may answer freely ("auto", "none", absent). */
+  forToolChoice(tools: unknown, toolChoice: unknown): Promise<LlamaGrammar> | null {
+    if (toolChoice === undefined || toolChoice === null || toolChoice === 'auto' || toolChoice === 'none') return null;
+    const list = Array.isArray(tools) ? (tools as Array<{ type?: unknown; function?: { name?: unknown; parameters?: unknown } }>) : [];
+    const functions = list.filter((t) => t?.type === 'function' && typeof t.function?.name === 'string');
+    if (functions.length === 0) throw new InvalidInput('tool_choice asks for a tool call, but the request has no function tools');
+    let chosen = functions;
+    if (toolChoice !== 'required') {
+      const name = (toolChoice as { function?: { name?: unknown } } | null)?.function?.name;
+      if (typeof name !== 'string') throw new InvalidInput('tool_choice must be "none", "auto", "required" or {"type": "function", "function": {"name": ...}}');
+      chosen = functions.filter((t) => t.function!.name === name);
+      if (chosen.length === 0) {
+        throw new InvalidInput(`tool_choice names ${JSON.stringify(name)}, which is not among the tools (${functions.map((t) => t.function!.name as string).join(', ')})`);
+      }
+    }
+    const calls = chosen.map((t) => ({
+      type: 'object',
+      properties: { name: { const: t.function!.name }, arguments: parameterSchema(t.function!.parameters) },
+      required: ['name', 'arguments'],
+    }));
+    return this.forSchema(calls.length === 1 ? calls[0]! : { oneOf: calls }, 'tools');
+  }
+
+  private forSchema(schema: Record<string, unknown>, field: string): Promise<LlamaGrammar> {
+    return this.cached(JSON.stringify(schema), async () => {
+      try {
+        return await this.llama.createGrammarForJsonSchema(schema as never);
+      } catch (err) {
+        throw new InvalidInput(`${field}: this JSON schema cannot be turned into a llama.cpp grammar: ${(err as Error).message}`);
+      }
+    });
+  }
+
+  private cached(key: string, make: () => Promise<LlamaGrammar>): Promise<LlamaGrammar> {
+    let grammar = this.cache.get(key);
+    if (grammar) {
+      // Most recently used last, so the oldest is the one dropped.
+      this.cache.delete(key);
+      this.cache.set(key, grammar);
+      return grammar;
+    }
+    grammar = make();
+    this.cache.set(key, grammar);
+    // A schema that failed is not kept: the next request gets the same error afresh.
+    grammar.catch(() => this.cache.delete(key));
+    if (this.cache.size > CACHED_GRAMMARS) this.cache.delete(this.cache.keys().next().value!);
+    return grammar;
+  }
+}
+
+/** A tool's parameters as a schema; a tool without any takes an empty object. */
+function parameterSchema(parameters: unknown): Record<string, unknown> {
+  if (parameters === undefined || parameters === null) return { type: 'object', properties: {} };
+  if (typeof parameters !== 'object' || Array.isArray(parameters)) throw new InvalidInput('tools[].function.parameters must be a JSON schema (a map)');
+  return parameters as Record<string, unknown>;
+}

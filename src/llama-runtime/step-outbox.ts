@@ -1,0 +1,52 @@
+import { MessageType, encodeMessage, type MessageTypeCode } from '../runtime/wire.js';
+
+/**
+ * Data messages of calls (RESULT, CHUNK, END, ERROR) gathered over one turn of the
+ * event loop and sent as one frame: the messages of every sequence whose token came
+ * in during that turn leave as one BATCH (docs/runtime-protocol.md, "Batches"); a
+ * turn with one message sends it as an ordinary frame. Node has one thread, so the
+ * turn is the runtime's step: the frame goes out before the next token is waited for.
+ * `HANGAR_TOKEN_RELAY=per-token` sends every message at once, the relay benchmark's
+ * baseline.
+ */
+export class StepOutbox {
+  private items: Array<[number, Record<string, unknown>]> = [];
+  private scheduled = false;
+  private readonly perToken: boolean;
+  /** Steps that sent call messages, and the calls they carried (the PONG stats). */
+  steps = 0;
+  stepCalls = 0;
+
+  constructor(private readonly sendFrame: (frame: Buffer) => void, env: NodeJS.ProcessEnv = process.env) {
+    this.perToken = env.HANGAR_TOKEN_RELAY === 'per-token';
+  }
+
+  push(type: MessageTypeCode, body: Record<string, unknown>): void {
+    if (this.perToken) {
+      this.count([[type, body]]);
+      this.sendFrame(encodeMessage(type, body));
+      return;
+    }
+    this.items.push([type, body]);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  /** Sends what is waiting now (before a message that must not pass it, or at exit). */
+  flush(): void {
+    this.scheduled = false;
+    const items = this.items;
+    if (items.length === 0) return;
+    this.items = [];
+    this.count(items);
+    const [first] = items;
+    this.sendFrame(items.length === 1 ? encodeMessage(first![0] as MessageTypeCode, first![1]) : encodeMessage(MessageType.BATCH, { items }));
+  }
+
+  private count(items: Array<[number, Record<string, unknown>]>): void {
+    this.steps++;
+    this.stepCalls += new Set(items.map(([, body]) => body.id)).size;
+  }
+}
