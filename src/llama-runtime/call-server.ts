@@ -40,8 +40,10 @@ export class CallServer {
 
   onAbort(id: number): void {
     const call = this.running.get(id);
-    if (call) call.abort();
-    else this.aborted.add(id);
+    if (call) {
+      this.log.info(`call ${id} aborted`);
+      call.abort();
+    } else this.aborted.add(id);
   }
 
   /** The PONG's stats (docs/runtime-protocol.md, "Stats"). */

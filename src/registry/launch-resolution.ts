@@ -133,6 +133,12 @@ function loadFields(typed: TypedRecord, spec: FlatSpec | undefined): LoadFields 
     load.quantization = spec.quantization;
     const template = spec['model_file_name_template'];
     if (typeof template === 'string') load.model_file_name_template = template;
+    const splitTemplate = spec['model_file_name_split_template'];
+    const parts = spec['quantization_parts'];
+    if (typeof splitTemplate === 'string' && parts !== null && typeof parts === 'object') {
+      load.model_file_name_split_template = splitTemplate;
+      load.quantization_parts = parts as Record<string, string[]>;
+    }
   }
   switch (type) {
     case 'LLM':

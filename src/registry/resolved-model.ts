@@ -24,8 +24,11 @@ export interface LoadFields {
   model_format?: string;
   model_size_in_billions?: number | string;
   quantization?: string;
-  /** gguf repositories hold one file per quantization. */
+  /** gguf repositories hold one file per quantization (`{quantization}` in the name)... */
   model_file_name_template?: string;
+  /** ... or, for big models, several parts (`{quantization}` and `{part}`), listed per quantization. */
+  model_file_name_split_template?: string;
+  quantization_parts?: Record<string, string[]>;
   launcher?: string;
   launcher_args: Record<string, unknown>;
   /** LLM: what the runtime needs to format chats and stop generating. */

@@ -38,7 +38,9 @@ describe('built-in catalog', () => {
   it('has the real hub ids of the families the brief names', async () => {
     const catalog = await loadBuiltinCatalog();
     const ids = (type: (typeof MODEL_TYPES)[number], name: string) =>
-      specsOf(catalog[type].get(name)!).filter((s) => s.model_hub === 'huggingface').map((s) => s.model_id);
+      [...new Set(specsOf(catalog[type].get(name)!).filter((s) => s.model_hub === 'huggingface' && s.model_format !== 'ggufv2').map((s) => s.model_id))];
+    const gguf = (name: string, type: 'LLM' | 'embedding' = 'LLM') =>
+      specsOf(catalog[type].get(name)!).filter((s) => s.model_format === 'ggufv2');
     expect(ids('LLM', 'qwen2.5-instruct')).toContain('Qwen/Qwen2.5-0.5B-Instruct');
     expect(ids('LLM', 'qwen2.5-instruct')).toContain('Qwen/Qwen2.5-72B-Instruct');
     expect(ids('LLM', 'llama-3.1-instruct')).toEqual(['meta-llama/Llama-3.1-8B-Instruct', 'meta-llama/Llama-3.1-70B-Instruct']);
@@ -49,6 +51,18 @@ describe('built-in catalog', () => {
     expect(ids('audio', 'whisper-small')).toEqual(['openai/whisper-small']);
     expect(ids('image', 'sd-turbo')).toEqual(['stabilityai/sd-turbo']);
     expect(ids('video', 'CogVideoX-2b')).toEqual(['THUDM/CogVideoX-2b']);
+    // GGUF specs for llama.cpp, Xinference's way: one file per quantization named by a
+    // template, or split parts (`quantization_parts`) for the big ones.
+    for (const family of ['qwen2.5-instruct', 'qwen3', 'llama-3.2-instruct', 'llama-3.1-instruct', 'gemma-2-it', 'phi-4', 'phi-3.5-mini-instruct', 'mistral-instruct-v0.3']) {
+      const specs = gguf(family);
+      expect(specs.length, family).toBeGreaterThan(0);
+      for (const s of specs) expect(s['model_file_name_template'], family).toMatch(/\{quantization\}\.gguf$/);
+    }
+    expect(gguf('qwen2.5-instruct')).toContainEqual(expect.objectContaining({ model_id: 'Qwen/Qwen2.5-0.5B-Instruct-GGUF', quantization: 'q4_k_m', model_file_name_template: 'qwen2.5-0.5b-instruct-{quantization}.gguf' }));
+    expect(gguf('qwen2.5-instruct')).toContainEqual(
+      expect.objectContaining({ model_id: 'Qwen/Qwen2.5-7B-Instruct-GGUF', quantization: 'q4_k_m', model_file_name_split_template: 'qwen2.5-7b-instruct-{quantization}-{part}.gguf', quantization_parts: expect.objectContaining({ q4_k_m: ['00001-of-00002', '00002-of-00002'] }) }),
+    );
+    expect(gguf('nomic-embed-text-v1.5', 'embedding')).toContainEqual(expect.objectContaining({ model_id: 'nomic-ai/nomic-embed-text-v1.5-GGUF', quantization: 'Q4_K_M' }));
     const qwen = catalog.LLM.get('qwen2.5-instruct')!;
     expect(qwen).toMatchObject({ stop_token_ids: [151643, 151644, 151645], stop: ['<|endoftext|>', '<|im_start|>', '<|im_end|>'] });
     expect(catalog.embedding.get('all-MiniLM-L6-v2')).toMatchObject({ dimensions: 384, max_tokens: 256 });

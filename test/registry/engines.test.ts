@@ -18,7 +18,7 @@ describe('engines', () => {
     expect(registry.engines('LLM', 'qwen2.5-instruct')).toEqual({
       Transformers: 'Engine Transformers needs Python modules torch, transformers, which are not installed in the runtime environment',
       vLLM: 'Engine vLLM needs Python module vllm, which is not installed in the runtime environment; Engine vLLM needs a GPU',
-      'llama.cpp': 'Engine llama.cpp needs Python module llama_cpp, which is not installed in the runtime environment',
+      'llama.cpp': 'Engine llama.cpp needs the npm package node-llama-cpp, which is not installed (run `npm ci`)',
     });
     expect(registry.engines('audio', 'espeak-ng')).toEqual({
       espeak: 'Engine espeak needs Python module soundfile, which is not installed in the runtime environment; Engine espeak needs the program espeak-ng, which is not on the PATH of the runtime environment',
@@ -26,13 +26,19 @@ describe('engines', () => {
   });
 
   it('lists the launchable combinations of a usable LLM engine, grouped per format and size', () => {
-    registry.setEnvironment(environment(['torch', 'transformers', 'vllm', 'llama_cpp']));
+    registry.setEnvironment(environment(['torch', 'transformers', 'vllm'], [], 0, ['node-llama-cpp']));
     const table = registry.engines('LLM', 'qwen2.5-instruct')!;
     expect(table['vLLM']).toBe('Engine vLLM needs a GPU');
     expect(table['Transformers']).toContainEqual({ model_name: 'qwen2.5-instruct', model_format: 'pytorch', model_size_in_billions: '0_5', quantizations: ['none'] });
     expect(table['Transformers']).toContainEqual({ model_name: 'qwen2.5-instruct', model_format: 'awq', model_size_in_billions: 7, quantizations: ['Int4'] });
     expect((table['Transformers'] as unknown[]).length).toBe(8);
-    expect(table['llama.cpp']).toEqual([{ model_name: 'qwen2.5-instruct', model_format: 'ggufv2', model_size_in_billions: '0_5', quantizations: ['q4_0', 'q8_0', 'fp16'] }]);
+    expect(table['llama.cpp']).toContainEqual({
+      model_name: 'qwen2.5-instruct',
+      model_format: 'ggufv2',
+      model_size_in_billions: '0_5',
+      quantizations: ['q4_k_m', 'q2_k', 'q3_k_m', 'q4_0', 'q5_0', 'q5_k_m', 'q6_k', 'q8_0', 'fp16'],
+    });
+    expect((table['llama.cpp'] as unknown[]).length).toBe(4);
   });
 
   it('turns vLLM usable once there is a GPU', () => {
@@ -42,7 +48,9 @@ describe('engines', () => {
 
   it('leaves out engines that do not fit the model', () => {
     registry.setEnvironment(CPU_ENV);
-    expect(Object.keys(registry.engines('LLM', 'gemma-2-it')!)).toEqual(['Transformers', 'vLLM']);
+    expect(Object.keys(registry.engines('LLM', 'gemma-2-it')!)).toEqual(['Transformers', 'vLLM', 'llama.cpp']);
+    // A family without GGUF specs has no llama.cpp entry.
+    expect(Object.keys(registry.engines('LLM', 'deepseek-r1-distill-qwen')!)).toEqual(['Transformers', 'vLLM']);
     expect(Object.keys(registry.engines('audio', 'whisper-tiny')!)).toEqual(['transformers']);
     expect(Object.keys(registry.engines('image', 'tesseract-ocr')!)).toEqual(['tesseract']);
     expect(Object.keys(registry.engines('image', 'sd-turbo')!)).toEqual(['diffusers']);
@@ -69,8 +77,10 @@ describe('engines', () => {
 
   it('knows which modules and programs to probe for', () => {
     expect(Registry.requiredPythonModules()).toEqual(
-      expect.arrayContaining(['torch', 'transformers', 'vllm', 'llama_cpp', 'sentence_transformers', 'pocketsphinx', 'diffusers', 'sklearn', 'joblib']),
+      expect.arrayContaining(['torch', 'transformers', 'vllm', 'sentence_transformers', 'pocketsphinx', 'diffusers', 'sklearn', 'joblib']),
     );
+    expect(Registry.requiredPythonModules()).not.toContain('llama_cpp');
     expect(Registry.requiredExecutables().sort()).toEqual(['espeak-ng', 'tesseract']);
+    expect(Registry.requiredNodeModules()).toEqual(['node-llama-cpp']);
   });
 });

@@ -99,10 +99,24 @@ describe('resolve: LLM spec selection', () => {
     });
   });
 
-  it('picks the spec the engine reads: gguf for llama.cpp, quantization matched case-insensitively', () => {
-    registry.setEnvironment(environment(['llama_cpp']));
+  it('picks the spec the engine reads: gguf for llama.cpp, quantization matched case-insensitively', async () => {
+    registry.setEnvironment(environment([], [], 0, ['node-llama-cpp']));
     try {
-      expect(registry.resolve({ model_name: 'qwen2.5-instruct', model_engine: 'llama.cpp' }).load).toMatchObject({ model_format: 'ggufv2', quantization: 'q4_0' });
+      // Without a quantization, the family's first: q4_k_m, what Ollama and most guides default to.
+      expect(registry.resolve({ model_name: 'qwen2.5-instruct', model_engine: 'llama.cpp' }).load).toMatchObject({ model_format: 'ggufv2', quantization: 'q4_k_m' });
+      // The launch body Xinference users send.
+      const xinference = registry.resolve({ model_name: 'qwen2.5-instruct', model_engine: 'llama.cpp', model_format: 'ggufv2', model_size_in_billions: '0_5', quantization: 'q4_k_m' });
+      expect(xinference.load).toMatchObject({ model_id: 'Qwen/Qwen2.5-0.5B-Instruct-GGUF', model_hub: 'huggingface', quantization: 'q4_k_m' });
+      expect(xinference.runtimeEngine).toBe('llama_cpp');
+      const split = registry.resolve({ model_name: 'qwen2.5-instruct', model_engine: 'llama.cpp', model_size_in_billions: 7, quantization: 'q4_k_m' });
+      expect(split.load).toMatchObject({ model_file_name_split_template: 'qwen2.5-7b-instruct-{quantization}-{part}.gguf', quantization_parts: expect.objectContaining({ q4_k_m: ['00001-of-00002', '00002-of-00002'] }) });
+      // Its launch options: numbers (or the CLI's strings holding one), each checked by name.
+      const lc = (engine_kwargs: Record<string, unknown>) => registry.resolve({ model_name: 'qwen2.5-instruct', model_engine: 'llama.cpp', engine_kwargs });
+      expect(lc({ n_ctx: '4096', n_parallel: 4, n_gpu_layers: -1, n_threads: 2, device: 'cpu' }).engine).toBe('llama.cpp');
+      for (const [options, param] of [[{ n_ctx: 'lots' }, 'n_ctx'], [{ n_parallel: 0 }, 'n_parallel'], [{ n_gpu_layers: -2 }, 'n_gpu_layers'], [{ n_threads: 1.5 }, 'n_threads']] as const) {
+        const err = await expectHangarError(() => lc(options), 'invalid_field', 400);
+        expect(err.param).toBe(param);
+      }
       expect(registry.resolve({ model_name: 'qwen2.5-instruct', model_engine: 'llama.cpp', quantization: 'Q8_0' }).load).toMatchObject({
         quantization: 'q8_0',
         model_file_name_template: 'qwen2.5-0.5b-instruct-{quantization}.gguf',
@@ -131,7 +145,7 @@ describe('resolve: LLM spec selection', () => {
     const unknown = await expectHangarError(() => registry.resolve({ model_name: 'qwen3', model_engine: 'TurboEngine' }), 'engine_unavailable', 400);
     expect(unknown.message).toBe('Model qwen3 cannot be run on engine TurboEngine. TurboEngine is not a known LLM engine.');
     expect(unknown.param).toBe('model_engine');
-    await expectHangarError(() => registry.resolve({ model_name: 'gemma-2-it', model_engine: 'llama.cpp' }), 'engine_unavailable', 400);
+    await expectHangarError(() => registry.resolve({ model_name: 'deepseek-r1-distill-qwen', model_engine: 'llama.cpp' }), 'engine_unavailable', 400);
     const noGpu = await expectHangarError(() => registry.resolve({ model_name: 'qwen3', model_engine: 'vllm' }), 'engine_unavailable', 400);
     expect(noGpu.message).toContain('vllm');
     const wrongFormat = await expectHangarError(() => registry.resolve({ model_name: 'qwen2.5-instruct', model_engine: 'Transformers', model_format: 'ggufv2' }), 'engine_unavailable', 400);

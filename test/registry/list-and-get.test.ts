@@ -61,10 +61,11 @@ describe('list', () => {
 describe('get', () => {
   it('returns the flattened record, a copy', () => {
     const record = registry.get('LLM', 'qwen3') as { model_specs: Array<{ quantization: string; model_hub: string }> };
-    expect(record.model_specs).toHaveLength(12);
+    // 6 sizes on two hubs, and 12 GGUF files.
+    expect(record.model_specs).toHaveLength(24);
     expect(record.model_specs[0]).toMatchObject({ quantization: 'none', model_hub: 'huggingface' });
     record.model_specs.length = 0;
-    expect((registry.get('LLM', 'qwen3') as { model_specs: unknown[] }).model_specs).toHaveLength(12);
+    expect((registry.get('LLM', 'qwen3') as { model_specs: unknown[] }).model_specs).toHaveLength(24);
   });
 
   it('answers 404 naming the model', async () => {

@@ -127,8 +127,13 @@ export class Generation {
       };
     }
     if (config.logitBias.size > 0) {
+      // OpenAI's logit_bias adds to the logits, end tokens included (a bias of -100 on
+      // the end token is how clients ask for a long answer). TokenBias.set() skips end
+      // tokens, so the values go into the map it hands llama.cpp's logit-bias sampler
+      // as they are (node-llama-cpp is pinned; the llama.cpp tests cover it).
       const bias = new TokenBias(this.model.tokenizer);
-      for (const [token, amount] of config.logitBias) bias.set(token as Token, { logit: amount });
+      const biases = (bias as unknown as { _biases: Map<Token, number> })._biases;
+      for (const [token, amount] of config.logitBias) biases.set(token as Token, amount);
       options.tokenBias = bias;
     }
     if (grammar) options.grammarEvaluationState = new LlamaGrammarEvaluationState({ model: this.model, grammar });

@@ -7,7 +7,7 @@ import { DEFAULT_MAX_TOKENS, parseGenerateConfig, type GenerateConfig } from './
 import { Generation, type GenerationRequest } from './generation.js';
 import type { LlamaLoadSpec } from './load-spec.js';
 import { SequencePool } from './sequence-pool.js';
-import { StructuredOutput } from './structured-output.js';
+import { StructuredOutput, grammarStops } from './structured-output.js';
 import type { ToolFormat } from './tool-calls.js';
 
 /**
@@ -137,7 +137,13 @@ export class LlmEngine implements Engine {
     const stopTokenIds = new Set(config.ignoreEos ? config.stopTokenIds : [...this.spec.stopTokenIds, ...config.stopTokenIds]);
     const generation = new Generation(
       this.model,
-      { ...request, maxTokens: Math.min(config.maxTokens ?? DEFAULT_MAX_TOKENS, room), stop: [...this.spec.stop, ...config.stop], stopTokenIds },
+      {
+        ...request,
+        maxTokens: Math.min(config.maxTokens ?? DEFAULT_MAX_TOKENS, room),
+        // A grammar's output is whole at its stop trigger; what follows is padding.
+        stop: [...this.spec.stop, ...config.stop, ...(request.grammar ? grammarStops(request.grammar) : [])],
+        stopTokenIds,
+      },
       { stream: call.stream, chunk: (value) => call.chunk(value) },
     );
     const sequence = await this.pool.acquire(call.signal);

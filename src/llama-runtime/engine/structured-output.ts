@@ -1,9 +1,17 @@
 import type { Llama, LlamaGrammar } from 'node-llama-cpp';
 import { InvalidInput } from '../invalid-input.js';
 import type { Guide } from './generate-config.js';
+import { grammarSchema } from './grammar-schema.js';
 
 // Grammars compiled for recent schemas: clients send the same few over and over.
 const CACHED_GRAMMARS = 32;
+// The exponent part of node-llama-cpp's integer rule.
+const INTEGER_RULE_EXPONENT = /^(integer-number-rule ::= .*?) \(\[eE\] \[-\+\]\? \("0" \| \[1-9\] \[0-9\]\{0,15\}\)\)\?$/m;
+
+/** The text after which a grammar's output is complete (its stop triggers): the JSON grammars end in four newlines. */
+export function grammarStops(grammar: LlamaGrammar): string[] {
+  return grammar.stopGenerationTriggers.map((trigger) => (Array.isArray(trigger) ? trigger.filter((t) => typeof t === 'string').join('') : String(trigger)));
+}
 
 /**
  * Structured output through llama.cpp grammars: `response_format` json_object (any
@@ -39,19 +47,26 @@ export class StructuredOutput {
     }
     const calls = chosen.map((t) => ({
       type: 'object',
-      properties: { name: { const: t.function!.name }, arguments: parameterSchema(t.function!.parameters) },
+      properties: { name: { const: t.function!.name }, arguments: parameterSchema(t.function!.parameters, `tools[${list.indexOf(t)}].function.parameters`) },
       required: ['name', 'arguments'],
     }));
     return this.forSchema(calls.length === 1 ? calls[0]! : { oneOf: calls }, 'tools');
   }
 
   private forSchema(schema: Record<string, unknown>, field: string): Promise<LlamaGrammar> {
-    return this.cached(JSON.stringify(schema), async () => {
+    const rewritten = grammarSchema(schema, field);
+    return this.cached(JSON.stringify(rewritten), async () => {
+      let made: LlamaGrammar;
       try {
-        return await this.llama.createGrammarForJsonSchema(schema as never);
+        made = await this.llama.createGrammarForJsonSchema(rewritten as never);
       } catch (err) {
         throw new InvalidInput(`${field}: this JSON schema cannot be turned into a llama.cpp grammar: ${(err as Error).message}`);
       }
+      // node-llama-cpp lets an integer carry an exponent ("75E321428", which JSON
+      // parsers read as Infinity); integers here are plain digits.
+      const text = made.grammar.replace(INTEGER_RULE_EXPONENT, '$1');
+      if (text === made.grammar) return made;
+      return this.llama.createGrammar({ grammar: text, stopGenerationTriggers: made.stopGenerationTriggers, trimWhitespaceSuffix: made.trimWhitespaceSuffix });
     });
   }
 
@@ -73,8 +88,8 @@ export class StructuredOutput {
 }
 
 /** A tool's parameters as a schema; a tool without any takes an empty object. */
-function parameterSchema(parameters: unknown): Record<string, unknown> {
+function parameterSchema(parameters: unknown, field: string): Record<string, unknown> {
   if (parameters === undefined || parameters === null) return { type: 'object', properties: {} };
-  if (typeof parameters !== 'object' || Array.isArray(parameters)) throw new InvalidInput('tools[].function.parameters must be a JSON schema (a map)');
+  if (typeof parameters !== 'object' || Array.isArray(parameters)) throw new InvalidInput(`${field} must be a JSON schema (a map)`);
   return parameters as Record<string, unknown>;
 }

@@ -58,3 +58,61 @@ export function tinyEmbedderRegistration(name: string, embedder: TinyEmbedder, p
     persist,
   };
 }
+
+export interface TinyGguf {
+  dir: string;
+  hf_path: string;
+  files: { f32?: string; q8_0?: string; embedding?: string };
+  eos_token_id: number;
+  vocab_size: number;
+  chat_template: string;
+}
+
+/**
+ * The tiny Llama written as GGUF files (test/fixtures/tiny_gguf.py): `tiny-f32.gguf`
+ * and `tiny-q8_0.gguf` in `dir` (and its Hugging Face folder in `dir/hf`), or with
+ * `embedding` the same weights declared with mean pooling, `tiny-embed-f32.gguf`.
+ */
+export function buildTinyGguf(dir: string, embedding = false): TinyGguf {
+  const out = execFileSync(venvPython, [path.join(repoRoot, 'test', 'fixtures', 'tiny_gguf.py'), dir, ...(embedding ? ['--embedding'] : [])], {
+    encoding: 'utf8',
+    env: { ...process.env, HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1' },
+  });
+  const line = out.trim().split('\n').filter((l) => l.startsWith('{')).pop();
+  if (!line) throw new Error(`tiny_gguf.py printed no JSON: ${out}`);
+  return JSON.parse(line) as TinyGguf;
+}
+
+/**
+ * A custom LLM registration for the tiny GGUF files: a ggufv2 spec per file (the
+ * folder and Xinference's `model_file_name_template`), the Hugging Face folder as its
+ * pytorch spec (so both engines serve the same weights), and the tiny chat template.
+ */
+export function tinyGgufRegistration(name: string, gguf: TinyGguf, abilities: string[] = ['chat', 'generate', 'tools']) {
+  const spec = (quantization: string) => ({
+    model_format: 'ggufv2',
+    model_size_in_billions: 1,
+    quantization,
+    model_uri: gguf.dir,
+    model_file_name_template: 'tiny-{quantization}.gguf',
+  });
+  return {
+    model: JSON.stringify({
+      version: 2,
+      model_name: name,
+      model_family: 'qwen2.5-instruct',
+      model_lang: ['en'],
+      model_ability: abilities,
+      context_length: 512,
+      chat_template: gguf.chat_template,
+      stop_token_ids: [gguf.eos_token_id],
+      stop: ['<|im_end|>'],
+      model_specs: [
+        { model_format: 'pytorch', model_size_in_billions: 1, quantization: 'none', model_uri: gguf.hf_path },
+        spec('q8_0'),
+        spec('f32'),
+      ],
+    }),
+    persist: false,
+  };
+}

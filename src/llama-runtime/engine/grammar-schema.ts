@@ -1,0 +1,93 @@
+import { InvalidInput } from '../invalid-input.js';
+
+type Schema = Record<string, unknown>;
+
+// Said of a schema, not asked of its values: left out.
+const ANNOTATIONS = new Set(['title', 'description', 'default', 'examples', '$schema', '$id', '$comment', 'deprecated', 'readOnly', 'writeOnly', 'strict']);
+// What node-llama-cpp turns into grammar rules (its GbnfJsonSchema).
+const SUPPORTED = new Set([
+  'type', 'const', 'enum', 'oneOf', 'properties', 'additionalProperties', 'minProperties', 'maxProperties', 'required',
+  'items', 'prefixItems', 'minItems', 'maxItems', 'minLength', 'maxLength', 'format', '$ref', '$defs',
+]);
+const FORMATS = new Set(['date-time', 'time', 'date']);
+
+/**
+ * A client's JSON schema in the form node-llama-cpp makes a llama.cpp grammar from,
+ * or a 400 naming what a grammar here cannot enforce, so no answer ever claims a
+ * schema it was not held to. Rewritten on the way, meaning kept for generation:
+ * `anyOf` becomes `oneOf` (a value made from one branch satisfies both), a one-branch
+ * `allOf` its branch, `definitions` `$defs`, and annotations (`title`, `default`, ...)
+ * are dropped. Every listed property is generated, so `required` always holds.
+ * Refused: numeric bounds (`minimum`, `multipleOf`, ...), `pattern`, string formats
+ * other than date-time, time and date, `not`, conditionals and the like.
+ */
+export function grammarSchema(schema: unknown, field: string): Schema {
+  return rewrite(schema, field, field) as Schema;
+}
+
+function rewrite(node: unknown, at: string, field: string): unknown {
+  if (typeof node === 'boolean') {
+    if (node) return {};
+    throw new InvalidInput(`${field}: the schema at ${at} is false (nothing matches it), so no answer can follow it`);
+  }
+  if (typeof node !== 'object' || node === null || Array.isArray(node)) throw new InvalidInput(`${field}: the schema at ${at} must be a map`);
+  const source = node as Schema;
+  if (Array.isArray(source.allOf)) {
+    if (source.allOf.length !== 1) throw new InvalidInput(`${field}: allOf with ${source.allOf.length} schemas (at ${at}) cannot be enforced by a llama.cpp grammar; merge them into one`);
+    const { allOf, ...rest } = source;
+    return rewrite({ ...rest, ...(allOf[0] as Schema) }, at, field);
+  }
+  const out: Schema = {};
+  for (const [key, value] of Object.entries(source)) {
+    if (ANNOTATIONS.has(key)) continue;
+    const here = `${at}.${key}`;
+    switch (key) {
+      case 'anyOf':
+      case 'oneOf':
+        if (!Array.isArray(value) || value.length === 0) throw new InvalidInput(`${field}: ${here} must be a non-empty list of schemas`);
+        out.oneOf = value.map((branch, i) => rewrite(branch, `${here}[${i}]`, field));
+        break;
+      case 'properties':
+      case '$defs':
+      case 'definitions':
+        out[key === 'definitions' ? '$defs' : key] = Object.fromEntries(
+          Object.entries(object(value, here, field)).map(([name, sub]) => [name, rewrite(sub, `${here}.${name}`, field)]),
+        );
+        break;
+      case 'items':
+      case 'additionalProperties':
+        out[key] = typeof value === 'boolean' && key === 'additionalProperties' ? value : rewrite(value, here, field);
+        break;
+      case 'prefixItems':
+        if (!Array.isArray(value)) throw new InvalidInput(`${field}: ${here} must be a list of schemas`);
+        out.prefixItems = value.map((item, i) => rewrite(item, `${here}[${i}]`, field));
+        break;
+      case '$ref':
+        if (typeof value !== 'string' || !/^#\/(\$defs|definitions)\/[^/]+$/.test(value)) {
+          throw new InvalidInput(`${field}: ${here} must point into the schema's own $defs ("#/$defs/<name>"), got ${JSON.stringify(value)}`);
+        }
+        out.$ref = value.replace('#/definitions/', '#/$defs/');
+        break;
+      case 'format':
+        if (typeof value !== 'string' || !FORMATS.has(value)) {
+          throw new InvalidInput(`${field}: format ${JSON.stringify(value)} (at ${at}) cannot be enforced by a llama.cpp grammar; it can hold date-time, time and date`);
+        }
+        out.format = value;
+        break;
+      default:
+        if (!SUPPORTED.has(key)) {
+          throw new InvalidInput(
+            `${field}: ${key} (at ${at}) cannot be enforced by a llama.cpp grammar. It enforces type, const, enum, oneOf/anyOf, properties, ` +
+              'additionalProperties, items, prefixItems, min/maxItems, min/maxLength, min/maxProperties, $ref and the formats date-time, time and date',
+          );
+        }
+        out[key] = value;
+    }
+  }
+  return out;
+}
+
+function object(value: unknown, at: string, field: string): Schema {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InvalidInput(`${field}: ${at} must be a map`);
+  return value as Schema;
+}

@@ -1,0 +1,346 @@
+import { createServer, type Server } from 'node:http';
+import { createReadStream, statSync } from 'node:fs';
+import path from 'node:path';
+import { Ajv } from 'ajv';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client } from './harness/http.js';
+import { isAlive, processPids, waitFor } from './harness/processes.js';
+import { jsonEvents, readSse } from './harness/sse-client.js';
+import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
+import { buildTinyGguf, tinyGgufRegistration, type TinyGguf } from './harness/tiny-models.js';
+
+/** Pids of live llama.cpp runtimes (the Node runtime) whose command line mentions `marker`. */
+function llamaRuntimePids(marker: string): Promise<number[]> {
+  return processPids(({ pid, cmdline }) => cmdline.includes('llama-runtime') && cmdline.includes(marker) && isAlive(pid));
+}
+
+// The tiny test Llama as GGUF files, served by the llama.cpp engine (node-llama-cpp's
+// prebuilt CPU binary) through HTTP and the official OpenAI SDK.
+describe('llama.cpp engine: GGUF models', () => {
+  let server: TestServer;
+  let work: string;
+  let gguf: TinyGguf;
+  let api: ReturnType<typeof client>;
+  let sdk: OpenAI;
+  const greedy = { temperature: 0 } as const;
+
+  beforeAll(async () => {
+    work = await makeHome('hangar-gguf-');
+    gguf = buildTinyGguf(path.join(work, 'gguf'));
+    server = await startServer();
+    api = client(server.url);
+    const reg = await api.post('/v1/model_registrations/LLM', tinyGgufRegistration('tiny-gguf', gguf));
+    expect(reg.status, reg.text).toBe(200);
+    const launches = await Promise.all([
+      // The registered folder of GGUF files; the launch's quantization picks the file.
+      api.post('/v1/models', { model_name: 'tiny-gguf', model_engine: 'llama.cpp', model_format: 'ggufv2', quantization: 'q8_0', model_uid: 'q8' }),
+      // A launch's model_path naming one .gguf file.
+      api.post('/v1/models', { model_name: 'tiny-gguf', model_engine: 'llama.cpp', model_format: 'ggufv2', quantization: 'f32', model_uid: 'f32', model_path: gguf.files.f32 }),
+      api.post('/v1/models', { model_name: 'tiny-gguf', model_engine: 'Transformers', model_uid: 'hf' }),
+    ]);
+    for (const launch of launches) expect(launch.status, launch.text).toBe(200);
+    sdk = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'not-needed', maxRetries: 0, timeout: 60_000 });
+  }, 240_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await removeHome(server.home);
+    await removeHome(work);
+  });
+
+  it('lists llama.cpp among the engines with its format and quantizations, and describes the instance', async () => {
+    const engines = await api.get('/v1/engines/tiny-gguf');
+    expect(engines.status, engines.text).toBe(200);
+    expect(engines.body['llama.cpp']).toEqual([expect.objectContaining({ model_format: 'ggufv2', quantizations: expect.arrayContaining(['q8_0', 'f32']) })]);
+    const builtin = await api.get('/v1/engines/qwen2.5-instruct');
+    expect(builtin.body['llama.cpp']).toEqual(expect.arrayContaining([expect.objectContaining({ model_format: 'ggufv2', model_size_in_billions: '0_5', quantizations: expect.arrayContaining(['q4_k_m']) })]));
+    const model = await api.get('/v1/models/q8');
+    expect(model.body).toMatchObject({ model_engine: 'llama.cpp', model_format: 'ggufv2', quantization: 'q8_0', context_length: 512 });
+  });
+
+  it('answers greedily with the same prompt and the same text as the Transformers engine on the same float weights', async () => {
+    const messages = [
+      { role: 'system' as const, content: 'You are brief.' },
+      { role: 'user' as const, content: 'Tell me a story about the quick brown fox' },
+    ];
+    const [hf, f32] = (await Promise.all(['hf', 'f32'].map((model) => sdk.chat.completions.create({ model, messages, max_tokens: 24, ...greedy })))) as [OpenAI.ChatCompletion, OpenAI.ChatCompletion];
+    expect(f32.usage!.prompt_tokens).toBe(hf.usage!.prompt_tokens);
+    expect(f32.choices[0]!.message.content).toBe(hf.choices[0]!.message.content);
+    expect(f32.usage!.completion_tokens).toBe(hf.usage!.completion_tokens);
+    // Completions too: a plain prompt tokenizes the same way.
+    const [hfText, f32Text] = await Promise.all([api.post('/v1/completions', { model: 'hf', prompt: 'Once upon a time', max_tokens: 16, temperature: 0 }), api.post('/v1/completions', { model: 'f32', prompt: 'Once upon a time', max_tokens: 16, temperature: 0 })]);
+    expect(f32Text.body.choices[0].text).toBe(hfText.body.choices[0].text);
+    expect(f32Text.body.usage).toEqual(hfText.body.usage);
+  });
+
+  it('streams the text it answers without streaming, ending with usage', async () => {
+    const params = { model: 'q8', messages: [{ role: 'user' as const, content: 'Hello there, how are you?' }], max_tokens: 16, ...greedy };
+    const whole = await sdk.chat.completions.create(params);
+    expect(whole.usage!.completion_tokens).toBeGreaterThan(0);
+    const stream = await sdk.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } });
+    let text = '';
+    let usage: unknown = null;
+    let chunks = 0;
+    for await (const chunk of stream) {
+      chunks++;
+      if (chunk.choices.length > 0) text += chunk.choices[0]!.delta.content ?? '';
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(chunks).toBeGreaterThan(2);
+    expect(text).toBe(whole.choices[0]!.message.content);
+    expect(usage).toEqual(whole.usage);
+  });
+
+  it('serves completions with echo, a stop string and the max_tokens cap', async () => {
+    const base = { model: 'q8', prompt: 'The quick brown fox', max_tokens: 20, temperature: 0 };
+    const full = await api.post('/v1/completions', base);
+    expect(full.status, full.text).toBe(200);
+    const text: string = full.body.choices[0].text;
+    expect(full.body.usage.completion_tokens).toBeLessThanOrEqual(20);
+    const echoed = await api.post('/v1/completions', { ...base, echo: true });
+    expect(echoed.body.choices[0].text).toBe(`The quick brown fox${text}`);
+    const stop = text.slice(4, 7);
+    const cut = await api.post('/v1/completions', { ...base, stop: [stop] });
+    expect(cut.body.choices[0].text).toBe(text.slice(0, text.indexOf(stop)));
+    expect(cut.body.choices[0].finish_reason).toBe('stop');
+    const short = await api.post('/v1/completions', { ...base, max_tokens: 3 });
+    expect([short.body.usage.completion_tokens, short.body.choices[0].finish_reason]).toEqual([3, 'length']);
+  });
+
+  it('honours seeds and sampling fields: the same seed gives the same text, penalties and logit_bias change it', async () => {
+    const body = { model: 'q8', prompt: 'Once upon a time', max_tokens: 12, temperature: 1, top_p: 0.9, top_k: 40, min_p: 0.01, seed: 42 };
+    const first = await api.post('/v1/completions', body);
+    const again = await api.post('/v1/completions', body);
+    expect(again.body.choices[0].text).toBe(first.body.choices[0].text);
+    const greedyText = (await api.post('/v1/completions', { model: 'q8', prompt: 'Once upon a time', max_tokens: 12, temperature: 0 })).body.choices[0].text;
+    // The bias makes the end token the only choice: one token, finish "stop".
+    const ended = await api.post('/v1/completions', { model: 'q8', prompt: 'Once upon a time', max_tokens: 12, temperature: 0, logit_bias: { [String(gguf.eos_token_id)]: 100 } });
+    expect([ended.body.choices[0].finish_reason, ended.body.usage.completion_tokens], ended.text).toEqual(['stop', 1]);
+    const ignored = await api.post('/v1/completions', { model: 'q8', prompt: 'Once upon a time', max_tokens: 5, temperature: 0, logit_bias: { [String(gguf.eos_token_id)]: 100 }, ignore_eos: true });
+    expect([ignored.body.choices[0].finish_reason, ignored.body.usage.completion_tokens], ignored.text).toEqual(['length', 5]);
+    // Penalties count generated tokens: the greedy text changes once it would repeat one.
+    const long = { model: 'q8', prompt: 'Once upon a time', max_tokens: 40, temperature: 0 };
+    const plain = (await api.post('/v1/completions', long)).body.choices[0].text;
+    expect(plain.startsWith(greedyText)).toBe(true);
+    for (const penalty of [{ frequency_penalty: 2 }, { presence_penalty: 2 }, { repetition_penalty: 1.8 }]) {
+      const penalized = await api.post('/v1/completions', { ...long, ...penalty });
+      expect(penalized.status, penalized.text).toBe(200);
+      expect(penalized.body.choices[0].text, JSON.stringify(penalty)).not.toBe(plain);
+    }
+    const outside = await api.post('/v1/completions', { model: 'q8', prompt: 'hi', max_tokens: 2, logit_bias: { '999999': 5 } });
+    expect(outside.status).toBe(400);
+    expect(outside.body.error.message).toContain('outside this model\'s vocabulary');
+  });
+
+  it('reports log-probabilities in the chat shape', async () => {
+    const res = await api.post('/v1/chat/completions', { model: 'q8', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4, temperature: 0, logprobs: true, top_logprobs: 3 });
+    expect(res.status, res.text).toBe(200);
+    const content = res.body.choices[0].logprobs.content;
+    expect(content).toHaveLength(res.body.usage.completion_tokens);
+    for (const entry of content) {
+      expect(entry.logprob).toBeLessThanOrEqual(0);
+      expect(entry.top_logprobs).toHaveLength(3);
+      // Greedy: the chosen token is the likeliest.
+      expect(entry.logprob).toBeCloseTo(entry.top_logprobs[0].logprob, 6);
+    }
+  });
+
+  it('answers response_format json_schema with JSON that validates against the schema, through a llama.cpp grammar', async () => {
+    // No free-form strings: the random tiny model seldom closes one within the token
+    // budget, and the bytes it writes are often not UTF-8 (llama.cpp's grammar counts
+    // them one way, the decoded text, U+FFFD each, another).
+    const schema = {
+      type: 'object',
+      properties: {
+        name: { enum: ['Ann', 'Bob'] },
+        age: { type: 'integer' },
+        color: { enum: ['red', 'green', 'blue'] },
+        tags: { type: 'array', items: { enum: ['x', 'y'] }, minItems: 1, maxItems: 3 },
+        ok: { type: 'boolean' },
+        home: { type: 'object', properties: { floor: { type: 'number' }, pets: { type: 'null' } } },
+      },
+      required: ['name', 'age', 'color', 'tags', 'ok', 'home'],
+      additionalProperties: false,
+    };
+    const validate = new Ajv().compile(schema);
+    for (const seed of [1, 2, 3]) {
+      const res = await sdk.chat.completions.create({
+        model: 'q8',
+        messages: [{ role: 'user', content: 'Describe a person as JSON' }],
+        max_tokens: 200,
+        temperature: 0.8,
+        seed,
+        response_format: { type: 'json_schema', json_schema: { name: 'person', schema } },
+      });
+      const value = JSON.parse(res.choices[0]!.message.content!);
+      expect(validate(value), `${res.choices[0]!.message.content} ${JSON.stringify(validate.errors)}`).toBe(true);
+    }
+    const object = await sdk.chat.completions.create({ model: 'q8', messages: [{ role: 'user', content: 'JSON please' }], max_tokens: 60, temperature: 0.7, seed: 5, response_format: { type: 'json_object' } });
+    const parsed = JSON.parse(object.choices[0]!.message.content!);
+    expect(typeof parsed).toBe('object');
+    // Pydantic's shape for an optional field (anyOf with null) and $defs references.
+    const pydantic = {
+      $defs: { Pet: { type: 'object', properties: { kind: { enum: ['cat', 'dog'] } }, required: ['kind'], title: 'Pet' } },
+      type: 'object',
+      properties: { pet: { $ref: '#/$defs/Pet' }, nickname: { anyOf: [{ const: 'Rex' }, { type: 'null' }], default: null } },
+      required: ['pet', 'nickname'],
+      title: 'Owner',
+    };
+    const owner = await sdk.chat.completions.create({ model: 'q8', messages: [{ role: 'user', content: 'An owner' }], max_tokens: 200, temperature: 0.8, seed: 9, response_format: { type: 'json_schema', json_schema: { name: 'owner', schema: pydantic } } });
+    const ownerValue = JSON.parse(owner.choices[0]!.message.content!);
+    expect(new Ajv().validate(pydantic, ownerValue), owner.choices[0]!.message.content!).toBe(true);
+    // What a grammar cannot hold to is refused by name, never answered unchecked.
+    const bad = await api.post('/v1/chat/completions', { model: 'q8', messages: [{ role: 'user', content: 'x' }], response_format: { type: 'json_schema', json_schema: { name: 'x', schema: 'nope' } } });
+    expect(bad.status).toBe(400);
+    const bounded = await api.post('/v1/chat/completions', { model: 'q8', messages: [{ role: 'user', content: 'x' }], response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object', properties: { n: { type: 'integer', minimum: 3 } } } } } });
+    expect(bounded.status).toBe(400);
+    expect(bounded.body.error.message).toMatch(/minimum .*cannot be enforced by a llama.cpp grammar/);
+  });
+
+  it('forces a tool call for tool_choice "required" and for a named function, with arguments that fit its parameters', async () => {
+    // Short tools: the tiny model's context is 512 tokens, and the template lists them all.
+    const tools = [
+      { type: 'function' as const, function: { name: 'weather', parameters: { type: 'object', properties: { days: { type: 'integer' } } } } },
+      { type: 'function' as const, function: { name: 'time', parameters: { type: 'object', properties: { tz: { enum: ['UTC', 'CET'] } } } } },
+    ];
+    const messages = [{ role: 'user' as const, content: 'Time?' }];
+    const validate = new Ajv();
+    for (const seed of [1, 2]) {
+      const required = await sdk.chat.completions.create({ model: 'q8', messages, tools, tool_choice: 'required', max_tokens: 50, temperature: 0.7, seed });
+      expect(required.choices[0]!.finish_reason, JSON.stringify(required.choices[0])).toBe('tool_calls');
+      const call = required.choices[0]!.message.tool_calls![0]! as { function: { name: string; arguments: string } };
+      const tool = tools.find((t) => t.function.name === call.function.name);
+      expect(tool, call.function.name).toBeTruthy();
+      expect(validate.validate(tool!.function.parameters, JSON.parse(call.function.arguments)), call.function.arguments).toBe(true);
+    }
+    const named = await sdk.chat.completions.create({ model: 'q8', messages, tools, tool_choice: { type: 'function', function: { name: 'weather' } }, max_tokens: 50, temperature: 0.7, seed: 4 });
+    const namedCall = named.choices[0]!.message.tool_calls![0]! as { function: { name: string; arguments: string } };
+    expect(namedCall.function.name).toBe('weather');
+    expect(validate.validate(tools[0]!.function.parameters, JSON.parse(namedCall.function.arguments)), namedCall.function.arguments).toBe(true);
+    const unknown = await api.post('/v1/chat/completions', { model: 'q8', messages, tools, tool_choice: { type: 'function', function: { name: 'nope' } } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.message).toContain('weather, time');
+  });
+
+  it('runs two streams at once and gives each the text it gets alone', async () => {
+    const prompts = ['Tell me a story', 'What is the weather like in Paris?'];
+    const solo = [];
+    for (const prompt of prompts) solo.push((await api.post('/v1/completions', { model: 'q8', prompt, max_tokens: 24, temperature: 0 })).body.choices[0].text);
+    const together = await Promise.all(
+      prompts.map(async (prompt) => {
+        const res = await readSse(server.url, '/v1/completions', { model: 'q8', prompt, max_tokens: 24, temperature: 0, stream: true });
+        return jsonEvents(res).map((e) => e.choices?.[0]?.text ?? '').join('');
+      }),
+    );
+    expect(together).toEqual(solo);
+  });
+
+  it('refuses a prompt that leaves no room in the context', async () => {
+    const res = await api.post('/v1/completions', { model: 'q8', prompt: 'the fox '.repeat(600), max_tokens: 4 });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toMatch(/context/);
+  });
+
+  it('stops generating for a client that goes away mid-stream', async () => {
+    const controller = new AbortController();
+    const body = { model: 'q8', messages: [{ role: 'user' as const, content: 'Go on forever' }], max_tokens: 400, stream: true as const, ...greedy };
+    // vLLM's ignore_eos keeps the tiny model from ending on its own before the client leaves.
+    const stream = await sdk.chat.completions.create({ ...body, ignore_eos: true } as typeof body, { signal: controller.signal });
+    let seen = 0;
+    try {
+      for await (const _chunk of stream) if (++seen === 3) controller.abort();
+    } catch {
+      // The SDK may end the loop with an abort error; either way the client is gone.
+    }
+    expect(seen).toBeGreaterThanOrEqual(3);
+    const aborted = await waitFor(() => server.logs.some((l) => l.model_uid === 'q8' && l.source === 'runtime' && String(l.msg).includes('aborted')), 10_000);
+    expect(aborted).toBe(true);
+    const freed = await waitFor(async () => (await api.get('/v1/models/q8/replicas')).body[0].in_flight === 0, 10_000);
+    expect(freed).toBe(true);
+  });
+
+  it('serves GGUF embeddings: unit vectors, the same for the same text, cut by dimensions', async () => {
+    const embed = buildTinyGguf(path.join(work, 'embed'), true);
+    const reg = await api.post('/v1/model_registrations/embedding', {
+      model: { model_name: 'tiny-gguf-embed', dimensions: 64, max_tokens: 128, language: ['en'], model_specs: [{ model_format: 'ggufv2', quantization: 'f32', model_uri: embed.files.embedding }] },
+      persist: false,
+    });
+    expect(reg.status, reg.text).toBe(200);
+    const launch = await api.post('/v1/models', { model_name: 'tiny-gguf-embed', model_type: 'embedding', model_engine: 'llama.cpp', model_uid: 'emb' });
+    expect(launch.status, launch.text).toBe(200);
+    const res = await sdk.embeddings.create({ model: 'emb', input: ['The quick brown fox', 'Stock market news', 'The quick brown fox'] });
+    const vectors = res.data.map((d) => d.embedding);
+    expect(vectors[0]).toHaveLength(64);
+    for (const v of vectors) expect(Math.hypot(...v)).toBeCloseTo(1, 5);
+    expect(vectors[2]).toEqual(vectors[0]);
+    expect(vectors[1]).not.toEqual(vectors[0]);
+    expect(res.usage.prompt_tokens).toBeGreaterThan(4);
+    const cut = await sdk.embeddings.create({ model: 'emb', input: 'The quick brown fox', dimensions: 16 });
+    expect(cut.data[0]!.embedding).toHaveLength(16);
+    expect(Math.hypot(...cut.data[0]!.embedding)).toBeCloseTo(1, 5);
+  });
+
+  it('restarts a runtime killed with SIGKILL like any other', async () => {
+    const [pid] = await llamaRuntimePids(`--replica f32-0`);
+    expect(pid).toBeTruthy();
+    process.kill(pid!, 'SIGKILL');
+    const back = await waitFor(async () => (await api.post('/v1/completions', { model: 'f32', prompt: 'Hi', max_tokens: 2 })).status === 200, 60_000);
+    expect(back).toBe(true);
+    const [again] = await llamaRuntimePids(`--replica f32-0`);
+    expect(again).not.toBe(pid);
+    const events = (await api.get('/v1/models/f32/events')).body.map((e: { event_content: string }) => e.event_content);
+    expect(events.some((e: string) => e.includes('died') && e.includes('SIGKILL'))).toBe(true);
+  }, 90_000);
+
+  it('downloads only the quantization a launch names from the hub, with progress, and says what to do when the hub is out of reach', async () => {
+    // A loopback stand-in for the hub's `resolve` route, serving the tiny files.
+    const asked: string[] = [];
+    const hub: Server = createServer((req, res) => {
+      asked.push(req.url ?? '');
+      const file = path.join(gguf.dir, path.basename(decodeURIComponent(req.url ?? '')));
+      if (!req.url?.startsWith('/test-org/tiny-GGUF/resolve/main/') || !file.endsWith('.gguf')) return void res.writeHead(404).end();
+      res.writeHead(200, { 'content-length': statSync(file).size });
+      createReadStream(file).pipe(res);
+    });
+    await new Promise<void>((resolve) => hub.listen(0, '127.0.0.1', resolve));
+    const port = (hub.address() as { port: number }).port;
+    const home = await makeHome('hangar-gguf-hub-');
+    const hubServer = await startServer({ home, env: { HF_HUB_OFFLINE: '', HF_ENDPOINT: `http://127.0.0.1:${port}` } });
+    try {
+      const hubApi = client(hubServer.url);
+      const model = {
+        version: 2, model_name: 'tiny-hub', model_family: 'qwen2.5-instruct', model_lang: ['en'], model_ability: ['generate'], context_length: 512,
+        model_specs: [{ model_format: 'ggufv2', model_size_in_billions: 1, quantization: 'q8_0', model_id: 'test-org/tiny-GGUF', model_hub: 'huggingface', model_file_name_template: 'tiny-{quantization}.gguf' }],
+      };
+      expect((await hubApi.post('/v1/model_registrations/LLM', { model: JSON.stringify(model), persist: false })).status).toBe(200);
+      const launch = await hubApi.post('/v1/models', { model_name: 'tiny-hub', model_engine: 'llama.cpp', model_format: 'ggufv2', quantization: 'q8_0', model_uid: 'hub' });
+      expect(launch.status, launch.text).toBe(200);
+      expect(asked).toEqual(['/test-org/tiny-GGUF/resolve/main/tiny-q8_0.gguf']);
+      const done = await hubApi.post('/v1/completions', { model: 'hub', prompt: 'Hi', max_tokens: 3 });
+      expect(done.status, done.text).toBe(200);
+      // Into the weights cache, where the cache routes find it.
+      expect(statSync(path.join(home, 'cache', 'huggingface', 'models--test-org--tiny-GGUF', 'snapshots', 'main', 'tiny-q8_0.gguf')).size).toBe(statSync(gguf.files.q8_0!).size);
+      const cached = await hubApi.get('/v1/cache/models');
+      expect(JSON.stringify(cached.body)).toContain('test-org/tiny-GGUF');
+      // A second launch finds the file in the cache and asks the hub nothing.
+      expect((await hubApi.delete('/v1/models/hub')).status).toBe(200);
+      expect((await hubApi.post('/v1/models', { model_name: 'tiny-hub', model_engine: 'llama.cpp', quantization: 'q8_0', model_uid: 'hub' })).status).toBe(200);
+      expect(asked).toHaveLength(1);
+
+      // The body Xinference users send for the built-in model, with the hub out of reach:
+      // a clear error naming the hub, the cache and model_path.
+      hub.close();
+      const offline = await hubApi.post('/v1/models', { model_name: 'qwen2.5-instruct', model_engine: 'llama.cpp', model_format: 'ggufv2', model_size_in_billions: '0_5', quantization: 'q4_k_m' });
+      expect(offline.status).toBeGreaterThanOrEqual(400);
+      expect(offline.body.error.message).toContain('Qwen/Qwen2.5-0.5B-Instruct-GGUF');
+      expect(offline.body.error.message).toContain(`127.0.0.1:${port}`);
+      expect(offline.body.error.message).toContain(path.join(home, 'cache'));
+      expect(offline.body.error.message).toContain('model_path');
+    } finally {
+      hub.close();
+      await hubServer.stop();
+      await removeHome(home);
+    }
+  }, 120_000);
+});
