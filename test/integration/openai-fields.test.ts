@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
 import { jsonEvents, readSse } from './harness/sse-client.js';
 import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
-import { buildTinyLlm, tinyLlmRegistration } from './harness/tiny-models.js';
+import { buildTinyGguf, buildTinyLlm, tinyGgufRegistration, tinyLlmRegistration } from './harness/tiny-models.js';
 
 type Outcome = 'honoured' | 'refused';
 
@@ -88,6 +88,12 @@ const VLLM_EXTRAS: Array<[field: string, value: unknown, transformers: Outcome, 
   ['priority', 1, 'refused', 'refused'],
 ];
 
+/**
+ * The llama.cpp engine answers every field as the Transformers engine does, except
+ * these: its grammars do structured output.
+ */
+const LLAMA_CPP_DIFFERS: Record<string, Outcome> = { response_format: 'honoured' };
+
 const VLLM_CHAT_EXTRAS: Array<[field: string, value: unknown, transformers: Outcome, simulator: Outcome]> = [
   ['echo', true, 'refused', 'refused'],
   ['add_generation_prompt', false, 'refused', 'refused'],
@@ -107,8 +113,11 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
     server = await startServer();
     api = client(server.url);
     expect((await api.post('/v1/model_registrations/LLM', tinyLlmRegistration('tiny-fields', tiny.path, ['chat', 'generate', 'tools']))).status).toBe(200);
+    const gguf = buildTinyGguf(path.join(work, 'gguf'));
+    expect((await api.post('/v1/model_registrations/LLM', tinyGgufRegistration('tiny-fields-gguf', gguf))).status).toBe(200);
     const launches = await Promise.all([
       api.post('/v1/models', { model_name: 'tiny-fields', model_engine: 'Transformers', model_uid: 'tf' }),
+      api.post('/v1/models', { model_name: 'tiny-fields-gguf', model_engine: 'llama.cpp', quantization: 'q8_0', model_uid: 'lc' }),
       api.post('/v1/models', { model_name: 'simulator', model_engine: 'simulator', model_uid: 'sim', step_ms: 1, ttft_ms: 0 }),
     ]);
     for (const l of launches) expect(l.status, l.text).toBe(200);
@@ -121,8 +130,9 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
   });
 
   const walk = async (route: string, base: Record<string, unknown>, table: typeof CHAT) => {
+    const engines: Record<string, string> = { tf: 'Transformers', lc: 'llama.cpp', sim: 'simulator' };
     for (const [field, value, ...outcomes] of table) {
-      for (const [model, expected] of [['tf', outcomes[0]], ['sim', outcomes[1]]] as const) {
+      for (const [model, expected] of [['tf', outcomes[0]], ['lc', LLAMA_CPP_DIFFERS[field] ?? outcomes[0]], ['sim', outcomes[1]]] as const) {
         const body = { model, ...base, [field]: value, ...(field === 'top_logprobs' ? { logprobs: true } : {}), ...(field === 'stream_options' ? { stream: false } : {}) };
         const res = await api.post(route, body);
         if (expected === 'honoured') {
@@ -134,7 +144,7 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
             expect(res.body.error).toMatchObject({ param: field, code: 'ability_missing' });
           } else {
             expect(res.body.error, `${route} ${field} on ${model}`).toMatchObject({ param: field, code: 'parameter_unsupported' });
-            expect(res.body.error.message).toContain(model === 'tf' ? 'Transformers' : 'simulator');
+            expect(res.body.error.message).toContain(engines[model]);
           }
         }
       }
@@ -153,7 +163,7 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
 
   it("refuses vLLM's stream_options.continuous_usage_stats by name and accepts OpenAI's include_obfuscation", async () => {
     for (const [route, base] of [['/v1/chat/completions', { messages: [{ role: 'user', content: 'hi' }] }], ['/v1/completions', { prompt: 'hello' }]] as const) {
-      for (const model of ['tf', 'sim']) {
+      for (const model of ['tf', 'lc', 'sim']) {
         const body = { model, ...base, max_tokens: 2, stream: true };
         const refused = await api.post(route, { ...body, stream_options: { include_usage: true, continuous_usage_stats: true } });
         expect(refused.status, refused.text).toBe(400);
@@ -169,12 +179,14 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
   it("runs vLLM's ignore_eos past the model's end token, and refuses a value that is not a boolean", async () => {
     // The bias makes the end token the tiny model's only choice.
     const forced = { model: 'tf', prompt: 'hello', max_tokens: 5, temperature: 0, logit_bias: { [String(tinyEos)]: 100 } };
-    const ended = await api.post('/v1/completions', forced);
-    expect([ended.body.choices[0].finish_reason, ended.body.usage.completion_tokens], ended.text).toEqual(['stop', 1]);
-    const ignored = await api.post('/v1/completions', { ...forced, ignore_eos: true });
-    expect([ignored.body.choices[0].finish_reason, ignored.body.usage.completion_tokens], ignored.text).toEqual(['length', 5]);
-    const streamed = await readSse(server.url, '/v1/chat/completions', { model: 'tf', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4, temperature: 0, logit_bias: { [String(tinyEos)]: 100 }, ignore_eos: true, stream: true, stream_options: { include_usage: true } });
-    expect(jsonEvents(streamed).at(-1)?.usage.completion_tokens).toBe(4);
+    for (const model of ['tf', 'lc']) {
+      const ended = await api.post('/v1/completions', { ...forced, model });
+      expect([ended.body.choices[0].finish_reason, ended.body.usage.completion_tokens], ended.text).toEqual(['stop', 1]);
+      const ignored = await api.post('/v1/completions', { ...forced, model, ignore_eos: true });
+      expect([ignored.body.choices[0].finish_reason, ignored.body.usage.completion_tokens], ignored.text).toEqual(['length', 5]);
+      const streamed = await readSse(server.url, '/v1/chat/completions', { model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 4, temperature: 0, logit_bias: { [String(tinyEos)]: 100 }, ignore_eos: true, stream: true, stream_options: { include_usage: true } });
+      expect(jsonEvents(streamed).at(-1)?.usage.completion_tokens).toBe(4);
+    }
     // The simulator has no end token: the field is accepted and its answer runs to max_tokens.
     const sim = await api.post('/v1/chat/completions', { model: 'sim', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4, ignore_eos: true });
     expect(sim.body.usage.completion_tokens, sim.text).toBe(4);

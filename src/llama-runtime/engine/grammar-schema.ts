@@ -49,11 +49,13 @@ function rewrite(node: unknown, at: string, field: string): unknown {
         break;
       case 'properties':
       case '$defs':
-      case 'definitions':
-        out[key === 'definitions' ? '$defs' : key] = Object.fromEntries(
-          Object.entries(object(value, here, field)).map(([name, sub]) => [name, rewrite(sub, `${here}.${name}`, field)]),
-        );
+      case 'definitions': {
+        const target = key === 'properties' ? 'properties' : '$defs';
+        const entries = Object.entries(object(value, here, field)).map(([name, sub]) => [name, rewrite(sub, `${here}.${name}`, field)]);
+        // A schema may carry both $defs and the older definitions: one list for the grammar.
+        out[target] = { ...((out[target] as Schema | undefined) ?? {}), ...Object.fromEntries(entries) };
         break;
+      }
       case 'items':
       case 'additionalProperties':
         out[key] = typeof value === 'boolean' && key === 'additionalProperties' ? value : rewrite(value, here, field);
