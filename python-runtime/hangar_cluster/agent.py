@@ -92,7 +92,7 @@ class Agent:
             max_concurrency=_ACTOR_CONCURRENCY, max_restarts=0,
         ).remote()
         started = actor.start.remote(self._runtime_root, list(request["args"]), dict(request.get("env", {})),
-                                     ask.num_gpus == 0)
+                                     ask.num_gpus == 0, list(request.get("command") or []))
         done, _ = ray.wait([started], timeout=self._placement_timeout_s)
         if not done:
             ray.kill(actor)

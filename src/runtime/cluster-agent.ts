@@ -37,6 +37,8 @@ export interface ActorRequest {
   worker_ip?: string | undefined;
   /** The runtime's command line after `python -m hangar_runtime` (the actor adds --parent-pid). */
   args: string[];
+  /** The program (and its first arguments) instead of `python -m hangar_runtime`: the Node runtime's. */
+  command?: string[] | undefined;
   /** Extra environment for the runtime: the launch's `envs` and the CURVE keys. Never logged. */
   env: Record<string, string>;
 }

@@ -42,7 +42,7 @@ export class RayCluster {
     });
     const bindHost = options.bindHost ?? agent.nodeIp;
     logger.info({ address: options.address, ray_version: agent.rayVersion, bind_host: bindHost }, 'joined the Ray cluster');
-    const launcher = new RayLauncher({ agent, keys, bindHost, cpusPerReplica: options.cpusPerReplica, timings: options.timings, logger });
+    const launcher = new RayLauncher({ agent, keys, bindHost, cpusPerReplica: options.cpusPerReplica, runtimeRoot: options.runtimeRoot, timings: options.timings, logger });
     return new RayCluster(launcher, agent, bindHost);
   }
 

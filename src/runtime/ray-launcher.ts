@@ -6,6 +6,7 @@ import { ConnectedRuntime } from './connected-runtime.js';
 import { RuntimeConnection } from './runtime-connection.js';
 import type { ReadyInfo, Runtime, RuntimeLauncher, RuntimeNode, StartOptions } from './runtime.js';
 import { RuntimeFailure } from './runtime-failure.js';
+import { nodeRuntimeEntry, runtimeKindFor } from './runtime-kind.js';
 
 export interface RayLauncherOptions {
   agent: ClusterAgent;
@@ -14,6 +15,8 @@ export interface RayLauncherOptions {
   bindHost: string;
   /** CPUs each replica asks Ray for (a launch has no field for it). */
   cpusPerReplica: number;
+  /** The python-runtime folder, the same on every node; the Node runtime is built beside it. */
+  runtimeRoot: string;
   timings: LifecycleTimings;
   logger: Logger;
 }
@@ -50,6 +53,8 @@ export class RayLauncher implements RuntimeLauncher {
         num_gpus: start.gpuIndexes.length,
         worker_ip: start.workerIp,
         args: ['--data', endpoints.data, '--control', endpoints.control, '--replica', start.replicaUid, '--heartbeat-timeout', String(timings.heartbeatTimeoutMs / 1000)],
+        // The llama.cpp engine's runtime is Node's: this program at the same path on every node (one image).
+        command: runtimeKindFor(start.load.engine) === 'node' ? [process.execPath, nodeRuntimeEntry(this.options.runtimeRoot)] : undefined,
         env: {
           ...start.envs,
           HANGAR_CURVE_SERVER_KEY: keys.server.publicKey,

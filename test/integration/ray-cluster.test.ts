@@ -5,6 +5,7 @@ import { client } from './harness/http.js';
 import { RayTestCluster, actorStates, rayEnv, rayInstalled } from './harness/ray-test-cluster.js';
 import { processPids, runtimePids, waitFor } from './harness/processes.js';
 import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
+import { buildTinyGguf, tinyGgufRegistration } from './harness/tiny-models.js';
 
 // Cluster mode on a real Ray cluster on loopback (harness/ray_cluster.py): a head
 // (2 CPUs) and a second node (1 CPU and a custom resource, so it can be told apart).
@@ -91,6 +92,22 @@ describe.skipIf(!rayInstalled())('cluster mode on Ray', () => {
     }
     expect(pids).toEqual(new Set(placed.map((r) => r.pid)));
   });
+
+  it('runs a llama.cpp replica (the Node runtime) under a Ray actor, over CURVE', async () => {
+    const gguf = buildTinyGguf(path.join(work, 'gguf'));
+    expect((await api.post('/v1/model_registrations/LLM', tinyGgufRegistration('tiny-gguf', gguf))).status).toBe(200);
+    const launch = await api.post('/v1/models', { model_name: 'tiny-gguf', model_engine: 'llama.cpp', quantization: 'q8_0', model_uid: `${uid}-gguf` });
+    expect(launch.status, launch.text).toBe(200);
+    const [replica] = (await api.get(`/v1/models/${uid}-gguf/replicas`)).body as Array<Record<string, any>>;
+    expect(replica!.node.node_id).toBeTruthy();
+    // The runtime is the Node program, a child of its actor (a Ray worker), not of the control plane.
+    const [pid] = await processPids(({ pid: p, cmdline }) => p === replica!.pid && cmdline.includes('llama-runtime'));
+    expect(pid).toBe(replica!.pid);
+    const res = await api.post('/v1/completions', { model: `${uid}-gguf`, prompt: 'Once upon a time', max_tokens: 5, temperature: 0 });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.usage.completion_tokens).toBe(5);
+    expect((await api.delete(`/v1/models/${uid}-gguf`)).status).toBe(200);
+  }, 120_000);
 
   it('refuses with 503 a launch no node can fit, saying what was asked and what is free', async () => {
     const res = await api.post('/v1/models', { model_name: 'where', model_type: 'flexible', model_uid: `${uid}-big`, replica: 1, n_gpu: 1 });
