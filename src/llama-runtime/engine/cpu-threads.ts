@@ -6,11 +6,15 @@ const THREADS_ENV = 'HANGAR_RUNTIME_CPU_THREADS';
  * How many threads llama.cpp computes with on a replica without GPUs, by the rule
  * the Python runtime applies to torch (docs/runtime-protocol.md, "CPU threads"): the
  * launch's `n_threads`, else an operator's `HANGAR_RUNTIME_CPU_THREADS` (0: the
- * library's default), else an operator's `OMP_NUM_THREADS`, else the cores this
- * process may use shared among the model's replicas. null: the library's default.
+ * library's default), else an operator's `OMP_NUM_THREADS`, else the replica's share
+ * of the cores this process may use, less one for the runtime's own event loop when
+ * the share has more than one. null: the library's default.
  *
- * Why on purpose: node-llama-cpp's default on a 2-vCPU VM ran a tiny model at 3.5
- * tokens/s against 1,900 with one thread (docs/performance.md, "llama.cpp threads").
+ * Why on purpose: llama.cpp's threads meet at a barrier after every operation of
+ * every layer, so one of them preempted by another runnable thread (the event loop
+ * that relays tokens and answers PINGs, the control plane) stalls all of them. On the
+ * 2-vCPU VM node-llama-cpp's default (4 threads) ran the tiny test model at 4
+ * tokens/s, two threads at 144 and one at 1,723 (docs/performance.md, "llama.cpp").
  */
 export function cpuThreadsFor(
   options: { nThreads: number | null; replicas: number; gpu: boolean },
@@ -29,7 +33,8 @@ export function cpuThreadsFor(
   }
   const omp = Number(env.OMP_NUM_THREADS?.trim());
   if (Number.isInteger(omp) && omp > 0) return omp;
-  return Math.max(1, Math.floor(cores / Math.max(1, options.replicas)));
+  const share = Math.max(1, Math.floor(cores / Math.max(1, options.replicas)));
+  return share > 1 ? share - 1 : 1;
 }
 
 /** The cores this process may run on (its affinity mask where Node can tell, else every core). */

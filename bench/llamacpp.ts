@@ -1,0 +1,144 @@
+/**
+ * The llama.cpp engine (issue 28), on one GGUF model made here (bench/fixtures/bench_gguf.py:
+ * ~25M parameters, float32 and Q8_0 files from the same weights), in one run:
+ *  1. single-stream tokens/s through Hangar's API against node-llama-cpp in-process
+ *     (the floor, same file, same threads): target >= 0.95;
+ *  2. time to the first text of a stream, served vs in-process: target <= floor + 2 ms;
+ *  3. 8 concurrent streams against the floor's 8 sequences of one context: >= 0.9;
+ *  4. the llama.cpp engine against the Transformers engine on the same weights;
+ *  5. the runtimes' resident memory;
+ *  6. the thread count: the floor with 1 and 2 threads, and the engine's default.
+ * Figures go to bench/results/llamacpp.json and docs/performance.md.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { report, writeResults } from './lib/report.js';
+import { readSse } from './lib/sse.js';
+import { client, makeHome, removeHome, repoRoot, startServer, venvPython } from './lib/server.js';
+
+const MAX_TOKENS = 200;
+const REPEATS = 3;
+const TTFT_RUNS = 30;
+const TTFT_WARMUP = 20;
+const GAP_MS = 10;
+const PROMPT = 'Once upon a time there was a little robot who liked to count the stars';
+
+interface Floor {
+  tokens_per_s: number;
+  ttft_ms: number;
+  concurrent_tokens_per_s: number;
+}
+
+function floor(file: string, threads: number): Floor {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'bench', 'lib', 'llama-floor.ts'), file, String(threads), String(MAX_TOKENS), String(REPEATS), String(TTFT_RUNS)], {
+    encoding: 'utf8',
+    timeout: 600_000,
+  });
+  return JSON.parse(out.trim().split('\n').pop()!) as Floor;
+}
+
+function rssBytes(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'))!;
+  return Number(line.split(/\s+/)[1]) * 1024;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+async function main(): Promise<void> {
+  const work = await makeHome('hangar-bench-gguf-');
+  const model = JSON.parse(execFileSync(venvPython, [path.join(repoRoot, 'bench', 'fixtures', 'bench_gguf.py'), path.join(work, 'model')], { encoding: 'utf8', env: { ...process.env, HF_HUB_OFFLINE: '1' } }).trim().split('\n').pop()!);
+  const server = await startServer();
+  try {
+    const api = client(server.url);
+    const spec = (quantization: string) => ({ model_format: 'ggufv2', model_size_in_billions: 1, quantization, model_uri: model.dir, model_file_name_template: 'tiny-{quantization}.gguf' });
+    const registration = {
+      version: 2, model_name: 'bench-gguf', model_family: 'qwen2.5-instruct', model_lang: ['en'], model_ability: ['generate'], context_length: 512,
+      model_specs: [{ model_format: 'pytorch', model_size_in_billions: 1, quantization: 'none', model_uri: model.hf_path }, spec('q8_0'), spec('f32')],
+    };
+    const registered = await api.post('/v1/model_registrations/LLM', { model: registration, persist: false });
+    if (registered.status !== 200) throw new Error(`registration failed: ${registered.text}`);
+    const url = `${server.url}/v1/completions`;
+    const body = (uid: string, maxTokens: number, prompt = PROMPT) => ({ model: uid, prompt, max_tokens: maxTokens, temperature: 0, ignore_eos: true, stream: true, stream_options: { include_usage: true } });
+    const tokensOf = (run: Awaited<ReturnType<typeof readSse>>) => run.events.find((e) => e.usage)?.usage.completion_tokens as number;
+
+    async function launch(uid: string, fields: Record<string, unknown>): Promise<{ pid: number; threads: number | null }> {
+      const res = await api.post('/v1/models', { model_name: 'bench-gguf', model_uid: uid, ...fields });
+      if (res.status !== 200) throw new Error(`launch of ${uid} failed: ${res.text}`);
+      const pid = (await api.get(`/v1/models/${uid}/replicas`)).body[0].pid as number;
+      const said = server.logs.find((l) => l.model_uid === uid && String(l.msg).includes('thread(s)'));
+      const count = said ? Number(/with (\d+) thread/.exec(String(said.msg))?.[1]) : NaN;
+      return { pid, threads: Number.isFinite(count) ? count : null };
+    }
+
+    async function streamRate(uid: string): Promise<number> {
+      let best = 0;
+      for (let i = 0; i <= REPEATS; i++) {
+        const run = await readSse(url, body(uid, MAX_TOKENS));
+        if (i > 0) best = Math.max(best, tokensOf(run) / ((run.endedAt - run.startedAt) / 1000));
+      }
+      return best;
+    }
+
+    async function firstText(uid: string): Promise<number> {
+      const times: number[] = [];
+      for (let i = 0; i < TTFT_WARMUP + TTFT_RUNS; i++) {
+        await new Promise((resolve) => setTimeout(resolve, GAP_MS));
+        const run = await readSse(url, body(uid, 8));
+        if (i >= TTFT_WARMUP && run.firstTextAt > 0) times.push(run.firstTextAt - run.startedAt);
+      }
+      return median(times);
+    }
+
+    async function concurrentRate(uid: string): Promise<number> {
+      const started = performance.now();
+      const runs = await Promise.all(Array.from({ length: 8 }, (_, i) => readSse(url, body(uid, 64, `${PROMPT}, number ${i}`))));
+      return runs.reduce((sum, r) => sum + tokensOf(r), 0) / ((performance.now() - started) / 1000);
+    }
+
+    // The engine's own thread choice (docs/runtime-protocol.md, "llama_cpp": CPU threads).
+    const q8 = await launch('q8', { model_engine: 'llama.cpp', quantization: 'q8_0' });
+    const threads = q8.threads ?? 1;
+    console.log(`the runtime computes with ${threads} thread(s); measuring node-llama-cpp in-process with the same ...`);
+    const q8Floor = floor(model.files.q8_0, threads);
+    const q8Rate = await streamRate('q8');
+    report('llamacpp_stream_tokens_per_s (Q8_0, served vs in-process)', q8Rate, q8Floor.tokens_per_s, 'tok/s', { target: '>= 0.95' });
+    const ttft = await firstText('q8');
+    report('llamacpp_ttft_ms (Q8_0, served vs in-process)', ttft, q8Floor.ttft_ms, 'ms', { lowerIsBetter: true, target: `<= baseline + 2 ms (added ${(ttft - q8Floor.ttft_ms).toFixed(2)} ms)` });
+    report('llamacpp_8_concurrent_tokens_per_s (Q8_0, served vs 8 sequences in-process)', await concurrentRate('q8'), q8Floor.concurrent_tokens_per_s, 'tok/s', { target: '>= 0.9' });
+    const q8Rss = rssBytes(q8.pid);
+    await api.delete('/v1/models/q8');
+
+    const f32 = await launch('f32', { model_engine: 'llama.cpp', quantization: 'f32' });
+    const f32Floor = floor(model.files.f32, threads);
+    const f32Rate = await streamRate('f32');
+    report('llamacpp_stream_tokens_per_s (float32, served vs in-process)', f32Rate, f32Floor.tokens_per_s, 'tok/s', { target: '>= 0.95' });
+    const f32Rss = rssBytes(f32.pid);
+    await api.delete('/v1/models/f32');
+
+    const hf = await launch('hf', { model_engine: 'Transformers' });
+    const hfRate = await streamRate('hf');
+    const hfConcurrent = await concurrentRate('hf');
+    const hfRss = rssBytes(hf.pid);
+    await api.delete('/v1/models/hf');
+    report('llamacpp_vs_transformers_stream_tokens_per_s (float32, same weights)', f32Rate, hfRate, 'tok/s');
+    report('llamacpp_vs_transformers_rss_mib (Q8_0 runtime vs Transformers runtime)', q8Rss / 2 ** 20, hfRss / 2 ** 20, 'MiB', { lowerIsBetter: true });
+    report('llamacpp_vs_transformers_rss_mib (float32 runtime vs Transformers runtime)', f32Rss / 2 ** 20, hfRss / 2 ** 20, 'MiB', { lowerIsBetter: true });
+    console.log(`(Transformers on the same weights: 8 concurrent streams ${hfConcurrent.toFixed(0)} tok/s)`);
+
+    // Threads: what another count would have given, in-process and served.
+    const other = threads === 1 ? 2 : 1;
+    const otherFloor = floor(model.files.q8_0, other);
+    report(`llamacpp_threads (in-process Q8_0: ${threads} thread(s), the default here, vs ${other})`, q8Floor.tokens_per_s, otherFloor.tokens_per_s, 'tok/s');
+    await launch('q8other', { model_engine: 'llama.cpp', quantization: 'q8_0', n_threads: other });
+    report(`llamacpp_threads_served (Q8_0: ${threads} thread(s), the default here, vs n_threads ${other})`, q8Rate, await streamRate('q8other'), 'tok/s');
+    await api.delete('/v1/models/q8other');
+  } finally {
+    await server.stop();
+    await removeHome(server.home);
+    await removeHome(work);
+  }
+  await writeResults('llamacpp');
+}
+
+await main();
