@@ -36,6 +36,7 @@ export async function loadEngine(raw: Record<string, unknown>, progress: Progres
     // A file llama.cpp cannot read (not GGUF, truncated, an unknown architecture) is the model's fault.
     throw new InvalidInput(`llama.cpp cannot load ${file}: ${(err as Error).message}`);
   }
+  if (gpu) log.info(`${model.gpuLayers} of ${model.fileInsights.totalLayers} layers offloaded to the GPU`);
   const engine = spec.modelType === 'embedding' ? await EmbeddingEngine.create(model, spec, threads) : await LlmEngine.create(llama, model, spec, threads);
   progress(1, 'load', `Loaded ${file}`);
   return engine;

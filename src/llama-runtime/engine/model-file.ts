@@ -127,7 +127,7 @@ async function download(hub: Hub, modelId: string, files: string[], progress: Pr
     return targets[0]!;
   }
   const where = `${modelId} (${files.length === 1 ? files[0] : `${files.length} parts of ${files[0]}`})`;
-  const offline = hub.name === 'huggingface' ? process.env.HF_HUB_OFFLINE : process.env.MODELSCOPE_OFFLINE;
+  const offline = hub.name === 'huggingface' ? process.env.HF_HUB_OFFLINE : undefined;
   if (offline && offline !== '0' && offline.toLowerCase() !== 'false') {
     throw new InvalidInput(`Cannot download ${where}: offline mode is on and the file is not in the cache ${folder}. ${LOCAL_HINT}`);
   }
