@@ -1,4 +1,4 @@
-import { MessageType, type Message } from '../runtime/wire.js';
+import { MessageType, PROTOCOL_VERSION, type Message } from '../runtime/wire.js';
 import { AbortedIds } from './aborted-ids.js';
 import type { Engine } from './engine/engine.js';
 import type { Progress } from './engine/model-file.js';
@@ -76,7 +76,7 @@ export class CallServer {
       (engine) => {
         this.engine = engine;
         this.loading = false;
-        this.sockets.send(MessageType.READY, { protocol: 3, pid: process.pid, engine: 'llama_cpp', abilities: engine.abilities, description: engine.describe() });
+        this.sockets.send(MessageType.READY, { protocol: PROTOCOL_VERSION, pid: process.pid, engine: 'llama_cpp', abilities: engine.abilities, description: engine.describe() });
         this.log.info(`ready: ${JSON.stringify(engine.describe())}`);
       },
       (err: unknown) => {

@@ -146,6 +146,9 @@ describe('resolve: LLM spec selection', () => {
     expect(unknown.message).toBe('Model qwen3 cannot be run on engine TurboEngine. TurboEngine is not a known LLM engine.');
     expect(unknown.param).toBe('model_engine');
     await expectHangarError(() => registry.resolve({ model_name: 'deepseek-r1-distill-qwen', model_engine: 'llama.cpp' }), 'engine_unavailable', 400);
+    // GGUF rerankers are not served: refused by name, not started and failed later.
+    const rerank = await expectHangarError(() => registry.resolve({ model_type: 'rerank', model_name: 'bge-reranker-base', model_engine: 'llama.cpp' }), 'engine_unavailable', 400);
+    expect(rerank.message).toBe('Model bge-reranker-base cannot be run on engine llama.cpp. llama.cpp is not a known rerank engine.');
     const noGpu = await expectHangarError(() => registry.resolve({ model_name: 'qwen3', model_engine: 'vllm' }), 'engine_unavailable', 400);
     expect(noGpu.message).toContain('vllm');
     const wrongFormat = await expectHangarError(() => registry.resolve({ model_name: 'qwen2.5-instruct', model_engine: 'Transformers', model_format: 'ggufv2' }), 'engine_unavailable', 400);

@@ -1,7 +1,7 @@
 import { createWriteStream } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { Readable } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { InvalidInput } from '../invalid-input.js';
@@ -166,13 +166,16 @@ async function download(hub: Hub, modelId: string, files: string[], progress: Pr
     // Written beside the target and renamed when whole: a killed download leaves no
     // file that looks complete.
     const partial = `${target}.${process.pid}.part`;
-    const body = Readable.fromWeb(responses[n]!.body! as never);
-    body.on('data', (chunk: Buffer) => {
-      received += chunk.length;
-      report();
+    // Counted on the way through, so the disk's pace (back-pressure) sets the download's.
+    const counter = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        received += chunk.length;
+        report();
+        done(null, chunk);
+      },
     });
     try {
-      await pipeline(body, createWriteStream(partial, { mode: 0o644 }));
+      await pipeline(Readable.fromWeb(responses[n]!.body! as never), counter, createWriteStream(partial, { mode: 0o644 }));
       await rename(partial, target);
     } catch (err) {
       await rm(partial, { force: true });

@@ -1,0 +1,82 @@
+import { createServer } from 'node:http';
+import { mkdtemp, readdir, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ggufFile } from '../../src/llama-runtime/engine/model-file.js';
+
+const split = {
+  model_file_name_template: 'm-{quantization}.gguf',
+  model_file_name_split_template: 'm-{quantization}-{part}.gguf',
+  quantization_parts: { q4_k_m: ['00001-of-00002', '00002-of-00002'] },
+};
+
+describe('which GGUF file a launch loads', () => {
+  let dir: string;
+  const progress: Array<[number, string]> = [];
+  const onProgress = (value: number, _stage: string, message: string) => void progress.push([value, message]);
+
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'hangar-gguf-file-'));
+    progress.length = 0;
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('picks from a folder by template, split parts, the only file, or the quantization in a name', async () => {
+    for (const name of ['m-q8_0.gguf', 'm-q4_k_m-00001-of-00002.gguf', 'm-q4_k_m-00002-of-00002.gguf', 'other-Q5_K_M.gguf', 'notes.txt']) await writeFile(path.join(dir, name), 'x');
+    expect(await ggufFile({ model_uri: dir, quantization: 'q8_0', ...split }, onProgress)).toBe(path.join(dir, 'm-q8_0.gguf'));
+    expect(await ggufFile({ model_uri: dir, quantization: 'q4_k_m', ...split }, onProgress)).toBe(path.join(dir, 'm-q4_k_m-00001-of-00002.gguf'));
+    expect(await ggufFile({ model_uri: `file://${dir}`, quantization: 'q5_k_m' }, onProgress)).toBe(path.join(dir, 'other-Q5_K_M.gguf'));
+    // The first part of a split model stands for it, whatever part 2 is called.
+    expect(await ggufFile({ model_uri: dir, quantization: 'q4_k_m' }, onProgress)).toBe(path.join(dir, 'm-q4_k_m-00001-of-00002.gguf'));
+    await expect(ggufFile({ model_uri: dir, quantization: 'none' }, onProgress)).rejects.toThrow(/holds 4 GGUF files .* does not pick one/);
+    await expect(ggufFile({ model_uri: path.join(dir, 'nope') }, onProgress)).rejects.toThrow(/does not exist/);
+    const single = path.join(dir, 'single');
+    await mkdir(single);
+    await writeFile(path.join(single, 'only.gguf'), 'x');
+    expect(await ggufFile({ model_uri: single, quantization: 'q2_k' }, onProgress)).toBe(path.join(single, 'only.gguf'));
+    expect(await ggufFile({ model_uri: path.join(single, 'only.gguf') }, onProgress)).toBe(path.join(single, 'only.gguf'));
+  });
+
+  it('downloads only the split parts of the quantization asked for, with progress, then uses the cache', async () => {
+    const asked: string[] = [];
+    const hub = createServer((req, res) => {
+      asked.push(req.url!);
+      const body = Buffer.alloc(64 * 1024, req.url!.length);
+      res.writeHead(req.url!.includes('/resolve/main/m-q4_k_m-') ? 200 : 404, { 'content-length': body.length }).end(body);
+    });
+    await new Promise<void>((resolve) => hub.listen(0, '127.0.0.1', resolve));
+    const endpoint = `http://127.0.0.1:${(hub.address() as { port: number }).port}`;
+    const saved = { HF_ENDPOINT: process.env.HF_ENDPOINT, HF_HUB_OFFLINE: process.env.HF_HUB_OFFLINE };
+    process.env.HF_ENDPOINT = endpoint;
+    delete process.env.HF_HUB_OFFLINE;
+    try {
+      const spec = { model_id: 'org/repo-GGUF', model_hub: 'huggingface', quantization: 'q4_k_m', cache_dir: dir, ...split };
+      const first = await ggufFile(spec, onProgress);
+      const folder = path.join(dir, 'huggingface', 'models--org--repo-GGUF', 'snapshots', 'main');
+      expect(first).toBe(path.join(folder, 'm-q4_k_m-00001-of-00002.gguf'));
+      expect((await readdir(folder)).sort()).toEqual(['m-q4_k_m-00001-of-00002.gguf', 'm-q4_k_m-00002-of-00002.gguf']);
+      expect((await readFile(path.join(folder, 'm-q4_k_m-00002-of-00002.gguf'))).length).toBe(64 * 1024);
+      expect(asked).toEqual(['/org/repo-GGUF/resolve/main/m-q4_k_m-00001-of-00002.gguf', '/org/repo-GGUF/resolve/main/m-q4_k_m-00002-of-00002.gguf']);
+      expect(progress.at(-1)).toEqual([0.8, 'Downloaded org/repo-GGUF (2 parts of m-q4_k_m-00001-of-00002.gguf)']);
+      // In the cache now: the hub is not asked again, even when it is gone.
+      hub.close();
+      expect(await ggufFile(spec, onProgress)).toBe(first);
+      expect(asked).toHaveLength(2);
+      // A file the hub does not have, and a hub that is not there, say what to do.
+      await expect(ggufFile({ ...spec, quantization: 'q8_0' }, onProgress)).rejects.toThrow(/could not be reached .*not in the cache .*model_path/);
+      process.env.HF_HUB_OFFLINE = '1';
+      await expect(ggufFile({ ...spec, quantization: 'q8_0' }, onProgress)).rejects.toThrow(/offline mode is on .*model_path/);
+      // A spec that names no file for its quantization.
+      await expect(ggufFile({ model_id: 'org/x', quantization: 'q8_0', cache_dir: dir }, onProgress)).rejects.toThrow(/names no GGUF file/);
+    } finally {
+      hub.close();
+      for (const [key, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
+    }
+  });
+});
