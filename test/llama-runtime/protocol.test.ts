@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Router } from 'zeromq';
@@ -160,18 +160,22 @@ describe('the llama.cpp runtime speaks runtime protocol v3', () => {
     }
   }, 60_000);
 
-  it('answers LOAD_FAILED invalid for a file that is not there, then exits with code 3', async () => {
-    const peer = new Peer(dir, 'bad-0');
-    try {
-      await peer.start();
-      await peer.next((m) => m.type === MessageType.HELLO);
-      peer.send(MessageType.LOAD, load(path.join(dir, 'missing.gguf')));
-      const failed = await peer.next((m) => m.type === MessageType.LOAD_FAILED);
-      expect(failed.body).toMatchObject({ kind: 'invalid' });
-      expect(failed.body.message).toContain('missing.gguf');
-      expect(await peer.exited).toBe(3);
-    } finally {
-      await peer.close();
+  it('answers LOAD_FAILED invalid for a file that is not there, or not a GGUF, then exits with code 3', async () => {
+    const junk = path.join(dir, 'junk.gguf');
+    await writeFile(junk, 'this is not a GGUF file');
+    for (const [replica, file, message] of [['bad-0', path.join(dir, 'missing.gguf'), /missing\.gguf/], ['junk-0', junk, /llama.cpp cannot load .*junk\.gguf/]] as const) {
+      const peer = new Peer(dir, replica);
+      try {
+        await peer.start();
+        await peer.next((m) => m.type === MessageType.HELLO);
+        peer.send(MessageType.LOAD, load(file));
+        const failed = await peer.next((m) => m.type === MessageType.LOAD_FAILED);
+        expect(failed.body).toMatchObject({ kind: 'invalid' });
+        expect(failed.body.message).toMatch(message);
+        expect(await peer.exited).toBe(3);
+      } finally {
+        await peer.close();
+      }
     }
   }, 30_000);
 
