@@ -3,6 +3,7 @@ import { InvalidInput } from '../invalid-input.js';
 import { onlyKwargs, type Engine, type Method } from './engine.js';
 import { DEFAULT_MAX_CONTEXT } from './engine-options.js';
 import type { LlamaLoadSpec } from './load-spec.js';
+import { vocabularySize } from './vocabulary.js';
 
 /**
  * GGUF embedding models (a pooling type in the file: BERT-style encoders, and
@@ -17,12 +18,14 @@ export class EmbeddingEngine implements Engine {
   readonly methods: Readonly<Record<string, Method>>;
   private readonly maxTokens: number;
   private readonly specials: number;
+  private readonly vocabulary: number;
   private busy = 0;
 
   private constructor(private readonly model: LlamaModel, private readonly context: LlamaEmbeddingContext, contextSize: number) {
     // The BOS/EOS (CLS/SEP) tokens the library adds to every input count towards the limit.
     this.specials = context.calculateInputLength([]);
     this.maxTokens = contextSize - 1;
+    this.vocabulary = vocabularySize(model);
     this.methods = { embed: (args, kwargs) => this.embed(args, kwargs) };
   }
 
@@ -75,7 +78,7 @@ export class EmbeddingEngine implements Engine {
     let tokens: Token[];
     if (typeof input === 'string') tokens = this.model.tokenize(input, false);
     else if (Array.isArray(input) && input.every((t) => Number.isSafeInteger(t))) {
-      const outside = (input as number[]).find((t) => t < 0 || t >= this.vocabulary());
+      const outside = (input as number[]).find((t) => t < 0 || t >= this.vocabulary);
       if (outside !== undefined) throw new InvalidInput(`input ${index}: token id ${outside} is outside the vocabulary`);
       tokens = input as Token[];
     } else throw new InvalidInput(`input ${index} must be a string or a list of token ids`);
@@ -87,10 +90,6 @@ export class EmbeddingEngine implements Engine {
     return tokens;
   }
 
-  private vocabulary(): number {
-    const tokens = (this.model.fileInfo.metadata as { tokenizer?: { ggml?: { tokens?: unknown } } }).tokenizer?.ggml?.tokens;
-    return Array.isArray(tokens) ? tokens.length : Number.MAX_SAFE_INTEGER;
-  }
 }
 
 function normalized(vector: number[]): number[] {

@@ -9,6 +9,7 @@ import type { LlamaLoadSpec } from './load-spec.js';
 import { SequencePool } from './sequence-pool.js';
 import { StructuredOutput, grammarStops } from './structured-output.js';
 import type { ToolFormat } from './tool-calls.js';
+import { vocabularySize } from './vocabulary.js';
 
 /**
  * The llama.cpp LLM engine: `chat` and `generate` (the Transformers engine's
@@ -167,11 +168,4 @@ function specialTokens(model: LlamaModel): Record<string, string> {
   if (bos !== null) out.bos_token = model.detokenize([bos], true);
   if (eos !== null) out.eos_token = model.detokenize([eos], true);
   return out;
-}
-
-function vocabularySize(model: LlamaModel): number {
-  const tokens = (model.fileInfo.metadata as { tokenizer?: { ggml?: { tokens?: unknown } } }).tokenizer?.ggml?.tokens;
-  if (Array.isArray(tokens)) return tokens.length;
-  const declared = (model.fileInfo.architectureMetadata as { vocab_size?: unknown }).vocab_size;
-  return typeof declared === 'number' ? declared : Number.MAX_SAFE_INTEGER;
 }

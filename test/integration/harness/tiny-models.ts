@@ -8,15 +8,20 @@ export interface TinyLlm {
   vocab_size: number;
 }
 
-/** Runs `test/fixtures/tiny_models.py <kind> <dir>` and returns the JSON line it prints. */
-export function buildTinyModel<T>(kind: 'llm' | 'embedder' | 'cross-encoder', dir: string): T {
-  const out = execFileSync(venvPython, [path.join(repoRoot, 'test', 'fixtures', 'tiny_models.py'), kind, dir], {
+/** Runs `test/fixtures/<script> <args>` and returns the JSON line it prints. */
+function runFixture<T>(script: string, args: string[]): T {
+  const out = execFileSync(venvPython, [path.join(repoRoot, 'test', 'fixtures', script), ...args], {
     encoding: 'utf8',
     env: { ...process.env, HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1' },
   });
   const line = out.trim().split('\n').filter((l) => l.startsWith('{')).pop();
-  if (!line) throw new Error(`tiny_models.py printed no JSON: ${out}`);
+  if (!line) throw new Error(`${script} printed no JSON: ${out}`);
   return JSON.parse(line) as T;
+}
+
+/** Runs `test/fixtures/tiny_models.py <kind> <dir>` and returns the JSON line it prints. */
+export function buildTinyModel<T>(kind: 'llm' | 'embedder' | 'cross-encoder', dir: string): T {
+  return runFixture<T>('tiny_models.py', [kind, dir]);
 }
 
 /** The tiny real Llama (trained BPE tokenizer + 2 random layers, fixed seed) in `dir`. */
@@ -74,13 +79,7 @@ export interface TinyGguf {
  * `embedding` the same weights declared with mean pooling, `tiny-embed-f32.gguf`.
  */
 export function buildTinyGguf(dir: string, embedding = false): TinyGguf {
-  const out = execFileSync(venvPython, [path.join(repoRoot, 'test', 'fixtures', 'tiny_gguf.py'), dir, ...(embedding ? ['--embedding'] : [])], {
-    encoding: 'utf8',
-    env: { ...process.env, HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1' },
-  });
-  const line = out.trim().split('\n').filter((l) => l.startsWith('{')).pop();
-  if (!line) throw new Error(`tiny_gguf.py printed no JSON: ${out}`);
-  return JSON.parse(line) as TinyGguf;
+  return runFixture<TinyGguf>('tiny_gguf.py', [dir, ...(embedding ? ['--embedding'] : [])]);
 }
 
 /**
