@@ -79,4 +79,39 @@ describe('which GGUF file a launch loads', () => {
       }
     }
   });
+
+  it('gives the hub a few seconds to answer, never the download as a whole', async () => {
+    // Headers at once, then the body in pieces over longer than the answer's limit.
+    const slow = createServer((req, res) => {
+      if (req.url!.includes('silent')) return; // never answers
+      res.writeHead(200, { 'content-length': 4 * 1024 });
+      let sent = 0;
+      const timer = setInterval(() => {
+        res.write(Buffer.alloc(1024, 1));
+        if (++sent === 4) {
+          clearInterval(timer);
+          res.end();
+        }
+      }, 150);
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const saved = { HF_ENDPOINT: process.env.HF_ENDPOINT, HF_HUB_OFFLINE: process.env.HF_HUB_OFFLINE };
+    process.env.HF_ENDPOINT = `http://127.0.0.1:${(slow.address() as { port: number }).port}`;
+    delete process.env.HF_HUB_OFFLINE;
+    try {
+      const spec = { model_id: 'org/slow', quantization: 'q8_0', cache_dir: dir, model_file_name_template: 'slow-{quantization}.gguf' };
+      const file = await ggufFile(spec, onProgress, 300);
+      expect((await readFile(file)).length).toBe(4 * 1024);
+      const started = performance.now();
+      await expect(ggufFile({ ...spec, model_file_name_template: 'silent-{quantization}.gguf' }, onProgress, 300)).rejects.toThrow(/could not be reached \(waited at most 0.3s/);
+      expect(performance.now() - started).toBeLessThan(3000);
+    } finally {
+      slow.closeAllConnections();
+      slow.close();
+      for (const [key, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
+    }
+  });
 });

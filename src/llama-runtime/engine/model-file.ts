@@ -38,7 +38,7 @@ const text = (value: unknown): string | null => (typeof value === 'string' && va
  * from the hub into the cache, with progress. llama.cpp finds the other parts of a
  * split model next to the first.
  */
-export async function ggufFile(spec: GgufLocation, progress: Progress): Promise<string> {
+export async function ggufFile(spec: GgufLocation, progress: Progress, lookupTimeoutMs = LOOKUP_TIMEOUT_MS): Promise<string> {
   const uri = text(spec.model_uri);
   if (uri) return localFile(uri.startsWith('file://') ? fileURLToPath(uri) : uri, spec);
   const modelId = text(spec.model_id);
@@ -47,7 +47,7 @@ export async function ggufFile(spec: GgufLocation, progress: Progress): Promise<
   if (files.length === 0) {
     throw new InvalidInput(`${modelId} names no GGUF file for quantization ${String(spec.quantization)}: the spec needs model_file_name_template. ${LOCAL_HINT}`);
   }
-  return download(hubOf(spec), modelId, files, progress);
+  return download(hubOf(spec), modelId, files, progress, lookupTimeoutMs);
 }
 
 /** The file names of the spec's quantization: its split parts, or the one file. */
@@ -117,7 +117,7 @@ async function exists(file: string): Promise<boolean> {
   return (await stat(file).catch(() => null))?.isFile() ?? false;
 }
 
-async function download(hub: Hub, modelId: string, files: string[], progress: Progress): Promise<string> {
+async function download(hub: Hub, modelId: string, files: string[], progress: Progress, lookupTimeoutMs: number): Promise<string> {
   const folder = hub.cacheFolder(modelId);
   const targets = files.map((file) => path.join(folder, file));
   const missing = [];
@@ -137,13 +137,19 @@ async function download(hub: Hub, modelId: string, files: string[], progress: Pr
   for (const i of missing) {
     const url = hub.url(modelId, files[i]!);
     let response: Response;
+    // The limit is on the hub's answer, not on the download: a signal that fired later
+    // would cut a big file's body off mid-way.
+    const lookup = new AbortController();
+    const timer = setTimeout(() => lookup.abort(new Error(`no answer within ${lookupTimeoutMs / 1000}s`)), lookupTimeoutMs);
     try {
-      response = await fetch(url, { headers: authorization(hub), signal: AbortSignal.timeout(LOOKUP_TIMEOUT_MS) });
+      response = await fetch(url, { headers: authorization(hub), signal: lookup.signal });
     } catch (err) {
       throw new InvalidInput(
-        `Cannot download ${where}: the hub ${hub.endpoint} could not be reached (waited at most ${LOOKUP_TIMEOUT_MS / 1000}s; ${causeOf(err)}), ` +
+        `Cannot download ${where}: the hub ${hub.endpoint} could not be reached (waited at most ${lookupTimeoutMs / 1000}s; ${causeOf(err)}), ` +
           `and the file is not in the cache ${folder}. ${LOCAL_HINT}`,
       );
+    } finally {
+      clearTimeout(timer);
     }
     if (!response.ok || !response.body) {
       await response.body?.cancel();
