@@ -133,55 +133,39 @@ async function download(hub: Hub, modelId: string, files: string[], progress: Pr
   }
   progress(0, 'download', `Looking up ${where} on ${hub.endpoint}`);
   await mkdir(folder, { recursive: true });
-  const responses: Response[] = [];
-  for (const i of missing) {
-    const url = hub.url(modelId, files[i]!);
-    let response: Response;
-    // The limit is on the hub's answer, not on the download: a signal that fired later
-    // would cut a big file's body off mid-way.
-    const lookup = new AbortController();
-    const timer = setTimeout(() => lookup.abort(new Error(`no answer within ${lookupTimeoutMs / 1000}s`)), lookupTimeoutMs);
-    try {
-      response = await fetch(url, { headers: authorization(hub), signal: lookup.signal });
-    } catch (err) {
-      throw new InvalidInput(
-        `Cannot download ${where}: the hub ${hub.endpoint} could not be reached (waited at most ${lookupTimeoutMs / 1000}s; ${causeOf(err)}), ` +
-          `and the file is not in the cache ${folder}. ${LOCAL_HINT}`,
-      );
-    } finally {
-      clearTimeout(timer);
-    }
+  let reported = 0;
+  // One part after another, each asked for when its turn comes (an answer left unread
+  // while other parts download could be dropped by the hub); progress counts the parts
+  // done and the bytes of the one under way.
+  for (const [n, i] of missing.entries()) {
+    const response = await open(hub, hub.url(modelId, files[i]!), lookupTimeoutMs, (why) =>
+      `Cannot download ${where}: ${why}, and the file is not in the cache ${folder}. ${LOCAL_HINT}`,
+    );
     if (!response.ok || !response.body) {
       await response.body?.cancel();
       throw new InvalidInput(`Cannot download ${files[i]} of ${modelId} from ${hub.endpoint}: HTTP ${response.status}. ${LOCAL_HINT}`);
     }
-    responses.push(response);
-  }
-  const total = responses.reduce((sum, r) => sum + Number(r.headers.get('content-length') ?? 0), 0);
-  let received = 0;
-  let reported = 0;
-  const report = () => {
-    const now = Date.now();
-    if (now - reported < REPORT_EVERY_MS) return;
-    reported = now;
-    const fraction = total > 0 ? Math.min(1, received / total) : 0;
-    progress(DOWNLOAD_SHARE * fraction, 'download', `Downloading ${where}: ${Math.round(fraction * 100)}%`);
-  };
-  for (const [n, i] of missing.entries()) {
-    const target = targets[i]!;
-    // Written beside the target and renamed when whole: a killed download leaves no
-    // file that looks complete.
-    const partial = `${target}.${process.pid}.part`;
+    const size = Number(response.headers.get('content-length') ?? 0);
+    let received = 0;
     // Counted on the way through, so the disk's pace (back-pressure) sets the download's.
     const counter = new Transform({
       transform(chunk: Buffer, _encoding, done) {
         received += chunk.length;
-        report();
+        const now = Date.now();
+        if (now - reported >= REPORT_EVERY_MS) {
+          reported = now;
+          const fraction = (n + (size > 0 ? Math.min(1, received / size) : 0)) / missing.length;
+          progress(DOWNLOAD_SHARE * fraction, 'download', `Downloading ${where}: ${Math.round(fraction * 100)}%`);
+        }
         done(null, chunk);
       },
     });
+    const target = targets[i]!;
+    // Written beside the target and renamed when whole: a killed download leaves no
+    // file that looks complete.
+    const partial = `${target}.${process.pid}.part`;
     try {
-      await pipeline(Readable.fromWeb(responses[n]!.body! as never), counter, createWriteStream(partial, { mode: 0o644 }));
+      await pipeline(Readable.fromWeb(response.body as never), counter, createWriteStream(partial, { mode: 0o644 }));
       await rename(partial, target);
     } catch (err) {
       await rm(partial, { force: true });
@@ -190,6 +174,22 @@ async function download(hub: Hub, modelId: string, files: string[], progress: Pr
   }
   progress(DOWNLOAD_SHARE, 'download', `Downloaded ${where}`);
   return targets[0]!;
+}
+
+/**
+ * The hub's answer to a GET, within `timeoutMs`. The limit is on the answer, not on
+ * the download: a signal that fired later would cut a big file's body off mid-way.
+ */
+async function open(hub: Hub, url: string, timeoutMs: number, unreachable: (why: string) => string): Promise<Response> {
+  const lookup = new AbortController();
+  const timer = setTimeout(() => lookup.abort(new Error(`no answer within ${timeoutMs / 1000}s`)), timeoutMs);
+  try {
+    return await fetch(url, { headers: authorization(hub), signal: lookup.signal });
+  } catch (err) {
+    throw new InvalidInput(unreachable(`the hub ${hub.endpoint} could not be reached (waited at most ${timeoutMs / 1000}s; ${causeOf(err)})`));
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function authorization(hub: Hub): Record<string, string> {
