@@ -31,6 +31,11 @@ export function buildTinyLlm(dir: string): TinyLlm {
 
 /** A custom LLM registration for it (Xinference's shape: a JSON string in `model`). */
 export function tinyLlmRegistration(name: string, modelPath: string, abilities: string[] = ['chat', 'generate']) {
+  return llmRegistration(name, abilities, [{ model_format: 'pytorch', model_size_in_billions: 1, quantization: 'none', model_uri: modelPath }]);
+}
+
+/** A custom LLM registration of the tiny models' family (Xinference's shape: a JSON string in `model`). */
+function llmRegistration(name: string, abilities: string[], specs: object[], fields: Record<string, unknown> = {}) {
   return {
     model: JSON.stringify({
       version: 2,
@@ -39,7 +44,8 @@ export function tinyLlmRegistration(name: string, modelPath: string, abilities: 
       model_lang: ['en'],
       model_ability: abilities,
       context_length: 512,
-      model_specs: [{ model_format: 'pytorch', model_size_in_billions: 1, quantization: 'none', model_uri: modelPath }],
+      ...fields,
+      model_specs: specs,
     }),
     persist: false,
   };
@@ -95,23 +101,10 @@ export function tinyGgufRegistration(name: string, gguf: TinyGguf, abilities: st
     model_uri: gguf.dir,
     model_file_name_template: 'tiny-{quantization}.gguf',
   });
-  return {
-    model: JSON.stringify({
-      version: 2,
-      model_name: name,
-      model_family: 'qwen2.5-instruct',
-      model_lang: ['en'],
-      model_ability: abilities,
-      context_length: 512,
-      chat_template: gguf.chat_template,
-      stop_token_ids: [gguf.eos_token_id],
-      stop: ['<|im_end|>'],
-      model_specs: [
-        { model_format: 'pytorch', model_size_in_billions: 1, quantization: 'none', model_uri: gguf.hf_path },
-        spec('q8_0'),
-        spec('f32'),
-      ],
-    }),
-    persist: false,
-  };
+  return llmRegistration(
+    name,
+    abilities,
+    [{ model_format: 'pytorch', model_size_in_billions: 1, quantization: 'none', model_uri: gguf.hf_path }, spec('q8_0'), spec('f32')],
+    { chat_template: gguf.chat_template, stop_token_ids: [gguf.eos_token_id], stop: ['<|im_end|>'] },
+  );
 }
