@@ -17,9 +17,7 @@ export abstract class ConnectedRuntime implements Runtime {
 
   abstract terminate(): Promise<void>;
 
-  get address(): string {
-    return this.connection.address;
-  }
+  abstract get address(): string;
 
   get stats(): RuntimeStats | null {
     return this.connection.stats;

@@ -1,5 +1,3 @@
-import { mkdir } from 'node:fs/promises';
-import path from 'node:path';
 import type { LifecycleTimings } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import { ConnectedRuntime } from './connected-runtime.js';
@@ -7,6 +5,7 @@ import { RuntimeConnection } from './runtime-connection.js';
 import { RuntimeProcess, type OutputTarget } from './runtime-process.js';
 import type { ReadyInfo, Runtime, RuntimeLauncher, StartOptions } from './runtime.js';
 import { RuntimeFailure } from './runtime-failure.js';
+import { chooseRunDirectory, removeRunDirectory, type RunDirectory } from './run-directory.js';
 import { runtimeKindFor, type RuntimeKind } from './runtime-kind.js';
 import { WarmSpare, type SpareRuntime } from './warm-spare.js';
 
@@ -34,9 +33,13 @@ function wantsOwnSession(start: StartOptions): boolean {
   return start.gpuIndexes.length > 0 || !start.cpuBound || runtimeKindFor(start.load.engine) === 'node';
 }
 
-/** Starts runtimes as child processes of the control plane, with ipc:// sockets under `<home>/run`. */
+/**
+ * Starts runtimes as child processes of the control plane, with ipc:// sockets under
+ * `<home>/run`, or in a private folder outside a home too deep for socket paths.
+ */
 export class LocalLauncher implements RuntimeLauncher {
   private readonly spares: WarmSpare | null;
+  private runDirectory: Promise<RunDirectory> | null = null;
 
   constructor(private readonly options: LocalLauncherOptions) {
     this.spares = options.warmSpare
@@ -86,6 +89,20 @@ export class LocalLauncher implements RuntimeLauncher {
 
   async shutdown(): Promise<void> {
     await this.spares?.shutdown();
+    if (this.runDirectory) await removeRunDirectory(await this.runDirectory).catch(() => undefined);
+  }
+
+  /** Chosen at the first spawn, and said once: which transport and where. */
+  private runDir(): Promise<RunDirectory> {
+    this.runDirectory ??= chooseRunDirectory(this.options.home).then((dir) => {
+      const where = dir.private ? 'a private folder outside the home, whose path is too long for socket files' : 'the home';
+      this.options.logger.info({ transport: 'ipc', socket_dir: dir.path }, `runtime sockets: ipc:// in ${where}`);
+      return dir;
+    }).catch((err: unknown) => {
+      this.runDirectory = null;
+      throw err;
+    });
+    return this.runDirectory;
   }
 
   private spawnSpare(name: string): Promise<SpareRuntime> {
@@ -102,11 +119,9 @@ export class LocalLauncher implements RuntimeLauncher {
     ownSession: boolean,
     kind: RuntimeKind = 'python',
   ): Promise<{ connection: RuntimeConnection; process: RuntimeProcess }> {
-    const { python, runtimeRoot, home, timings } = this.options;
-    const runDir = path.join(home, 'run');
-    await mkdir(runDir, { recursive: true });
+    const { python, runtimeRoot, timings } = this.options;
     const connection = new RuntimeConnection(routingId, timings, output.log);
-    const endpoints = await connection.bind(runDir);
+    const endpoints = await connection.bind((await this.runDir()).path);
     const env: Record<string, string> = {
       ...envs,
       // An empty list hides every GPU from CUDA: a CPU replica must not grab one by accident.
@@ -129,6 +144,10 @@ class LocalRuntime extends ConnectedRuntime {
 
   get pid(): number {
     return this.process.pid;
+  }
+
+  get address(): string {
+    return `local://${this.replicaUid}`;
   }
 
   terminate(): Promise<void> {

@@ -178,6 +178,10 @@ class RayRuntime extends ConnectedRuntime {
     return this.actor.placement.pid;
   }
 
+  get address(): string {
+    return `ray://${this.node.address}/${this.replicaUid}`;
+  }
+
   terminate(): Promise<void> {
     return this.actor.stop();
   }

@@ -53,7 +53,8 @@ export class RuntimeConnection {
   private closed = false;
   /** Peers that failed the security handshake (no or wrong cluster key), for the hello-timeout message. */
   private refusedPeers = 0;
-  private boundAddress = '';
+  /** A disconnect is being checked: the runtime has until this timer fires to answer a PING. */
+  private probe: NodeJS.Timeout | null = null;
 
   constructor(
     readonly replicaUid: string,
@@ -74,11 +75,12 @@ export class RuntimeConnection {
     this.senders = new Map([this.data, this.control].map((socket) => [socket, new SocketSender(socket, onError)]));
     this.control.heartbeatInterval = timings.connectionHeartbeatMs;
     this.control.heartbeatTimeout = timings.connectionTimeoutMs;
-    // The runtime's only peer on this socket is its control DEALER: a disconnect after
-    // HELLO means the runtime closed it (stopping), died, or stopped answering ZMTP
-    // heartbeats. Which of those it was is for the owner of the process to tell.
+    // A disconnect after HELLO may be the runtime's control DEALER leaving (it stopped,
+    // died, or missed ZMTP heartbeats), or any other peer that reached the socket: a
+    // stray ZeroMQ client on the ipc file, a port scan, a keyless peer refused by CURVE.
+    // The event does not say which peer left, so the runtime is asked (see probePeer).
     this.control.events.on('disconnect', () => {
-      if (this.helloSeen && !this.closed && !this.deadReason) for (const listener of this.connectionLostListeners) listener();
+      if (this.helloSeen && !this.closed && !this.deadReason) this.probePeer();
     });
     for (const socket of [this.data, this.control]) {
       for (const event of ['handshake:error:auth', 'handshake:error:protocol'] as const) {
@@ -114,13 +116,7 @@ export class RuntimeConnection {
     await this.control.bind(this.endpoints.control);
     void this.readLoop(this.data);
     void this.readLoop(this.control);
-    this.boundAddress = this.data.lastEndpoint ?? this.endpoints.data;
-    return { data: this.boundAddress, control: this.control.lastEndpoint ?? this.endpoints.control };
-  }
-
-  /** The data endpoint, kept from bind: a closed socket (dead runtime awaiting restart) throws when asked. */
-  get address(): string {
-    return this.boundAddress;
+    return { data: this.data.lastEndpoint ?? this.endpoints.data, control: this.control.lastEndpoint ?? this.endpoints.control };
   }
 
   /**
@@ -419,6 +415,28 @@ export class RuntimeConnection {
     action(call);
   }
 
+  /**
+   * Only the runtime's own peer leaving counts as losing it. A PING goes to its routing
+   * identity (a ROUTER drops it when that peer is gone); a PONG within the ZMTP timeout
+   * means the runtime is still there and whoever left was someone else. Silence means
+   * it is gone, and the owner of the process is told.
+   */
+  private probePeer(): void {
+    if (this.probe) return;
+    const since = Date.now();
+    this.send(this.control, MessageType.PING, { ts: since });
+    this.probe = setTimeout(() => {
+      this.probe = null;
+      if (this.closed || this.deadReason) return;
+      if (this.lastPong >= since) {
+        this.logger.warn({ replica: this.replicaUid }, 'a peer other than the runtime connected to its socket and left; the runtime still answers');
+        return;
+      }
+      for (const listener of this.connectionLostListeners) listener();
+    }, this.timings.connectionTimeoutMs);
+    this.probe.unref();
+  }
+
   private startHeartbeat(): void {
     this.lastPong = Date.now();
     const beat = (): void => {
@@ -436,6 +454,8 @@ export class RuntimeConnection {
   private stopHeartbeat(): void {
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = null;
+    if (this.probe) clearTimeout(this.probe);
+    this.probe = null;
   }
 }
 

@@ -77,7 +77,10 @@ export interface CallOptions {
 export interface Runtime {
   readonly replicaUid: string;
   readonly pid: number;
-  /** Where the control plane reaches it (the data endpoint). */
+  /**
+   * What the API shows as its address: opaque (`local://<replica>`, `ray://<node ip>/<replica>`).
+   * Its socket paths name the home folder and its ports invite strangers, so neither is shown.
+   */
   readonly address: string;
   readonly ready: ReadyInfo;
   /** The latest stats the runtime reported (null before its first PONG with them). */

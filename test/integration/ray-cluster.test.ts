@@ -1,11 +1,13 @@
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { Dealer } from 'zeromq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
 import { RayTestCluster, actorStates, rayEnv, rayInstalled } from './harness/ray-test-cluster.js';
-import { processPids, runtimePids, waitFor } from './harness/processes.js';
+import { listeningPorts, processPids, runtimePids, waitFor } from './harness/processes.js';
 import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
 import { buildTinyGguf, tinyGgufRegistration } from './harness/tiny-models.js';
+import { pokeRaw } from './harness/stray-peers.js';
 
 // Cluster mode on a real Ray cluster on loopback (harness/ray_cluster.py): a head
 // (2 CPUs) and a second node (1 CPU and a custom resource, so it can be told apart).
@@ -91,6 +93,28 @@ describe.skipIf(!rayInstalled())('cluster mode on Ray', () => {
       pids.add(res.pid);
     }
     expect(pids).toEqual(new Set(placed.map((r) => r.pid)));
+  });
+
+  it('keeps its replicas when keyless strangers connect to their CURVE ports and leave', async () => {
+    const before = await replicas();
+    const httpPort = Number(new URL(server.url).port);
+    const ports = (await listeningPorts(server.process.pid!)).filter((p) => p !== httpPort);
+    // Two sockets (data, control) per replica, each a CURVE server on the bind host.
+    expect(ports.length).toBeGreaterThanOrEqual(4);
+    for (let i = 0; i < 8; i++) {
+      for (const port of ports) {
+        await pokeRaw({ host: '127.0.0.1', port }, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+        const dealer = new Dealer({ routingId: `${uid}-0`, linger: 0 });
+        dealer.connect(`tcp://127.0.0.1:${port}`);
+        await new Promise((r) => setTimeout(r, 30));
+        dealer.close();
+      }
+    }
+    await new Promise((r) => setTimeout(r, 2500));
+    const after = await replicas();
+    expect(after.map((r) => [r.status, r.pid])).toEqual(before.map((r) => ['READY', r.pid]));
+    for (const r of after) expect(r.worker_address).toBe(`ray://${r.node.address}/${r.replica_model_uid}`);
+    expect((await infer(1)).status).toBe(200);
   });
 
   it('runs a llama.cpp replica (the Node runtime) under a Ray actor, over CURVE', async () => {

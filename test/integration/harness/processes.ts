@@ -49,3 +49,24 @@ export async function processPids(match: (p: { pid: number; cmdline: string; ppi
 export function runtimePids(marker: string): Promise<number[]> {
   return processPids(({ pid, cmdline }) => cmdline.includes('hangar_runtime') && cmdline.includes(marker) && isAlive(pid));
 }
+
+/** The TCP ports process `pid` listens on (from its socket inodes and /proc/net/tcp{,6}). */
+export async function listeningPorts(pid: number): Promise<number[]> {
+  const { readdir, readlink, readFile } = await import('node:fs/promises');
+  const inodes = new Set<string>();
+  for (const fd of await readdir(`/proc/${pid}/fd`)) {
+    const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
+    const m = /^socket:\[(\d+)\]$/.exec(target);
+    if (m) inodes.add(m[1]!);
+  }
+  const ports = new Set<number>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    const lines = (await readFile(table, 'utf8').catch(() => '')).split('\n').slice(1);
+    for (const line of lines) {
+      const cols = line.trim().split(/\s+/);
+      // local_address is HEX_IP:HEX_PORT; state 0A is LISTEN; the inode is column 10.
+      if (cols[3] === '0A' && inodes.has(cols[9]!)) ports.add(parseInt(cols[1]!.split(':')[1]!, 16));
+    }
+  }
+  return [...ports];
+}
