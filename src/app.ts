@@ -114,7 +114,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   await app.register(userRoutes, { access });
   await app.register(keyRoutes, { access });
   await app.register(reportRoutes, { access });
-  await app.register(registrationRoutes, { registry });
+  await app.register(registrationRoutes, { registry, supervisor });
   await app.register(cacheRoutes, { registry, supervisor });
   await app.register(catalogRoutes, { registry });
   await app.register(modelRoutes, { supervisor });

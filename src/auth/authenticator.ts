@@ -130,7 +130,11 @@ export class Authenticator {
   private async byToken(credential: string): Promise<Principal | null> {
     const claims = await verifyToken(this.jwt, credential);
     if (!claims) return null;
-    if (this.staticUsers.has(claims.sub)) return { username: claims.sub, scopes: expandScopes(claims.scopes), userId: null, key: null };
+    // An auth-config user's token holds what it was issued with, cut down to what the
+    // file grants now: a permission taken away (and the service restarted) is gone
+    // from tokens issued before, as it is for database users.
+    const fileUser = this.staticUsers.get(claims.sub);
+    if (fileUser) return { username: claims.sub, scopes: keyScopes({ scopes: claims.scopes }, expandScopes(fileUser.permissions)), userId: null, key: null };
     const user = this.identities.userByName(claims.sub);
     if (!user?.enabled) return null;
     return { username: user.username, scopes: expandScopes(user.permissions), userId: user.id, key: null };

@@ -62,6 +62,8 @@ export const catalog = {
   registration_not_found: entry(404, 'not_found_error', 'Model %s not found'),
   registration_conflict: entry(409, 'conflict_error', 'Model name conflicts with existing model %s'),
   builtin_unregister: entry(400, 'invalid_request_error', 'Built-in model %s cannot be unregistered'),
+  registration_in_use: entry(409, 'conflict_error', 'Model %s cannot be unregistered: it is used by %s; terminate them (or remove them from autostart) first'),
+  registration_not_owner: entry(403, 'permission_error', 'Model %s was registered by another user; only its owner or an admin may unregister it'),
   registration_persist_failed: entry(500, 'server_error', 'Could not save the registration of model %s: %s'),
   model_type_mismatch: entry(400, 'invalid_request_error', 'Model %s is registered as type %s, not %s; launch it with model_type %s'),
 

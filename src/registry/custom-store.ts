@@ -1,7 +1,7 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { HangarError } from '../errors/hangar-error.js';
-import { writeFileAtomic } from '../storage/atomic-file.js';
+import { sweepStaleTemps, writeFileAtomic } from '../storage/atomic-file.js';
 import { MODEL_TYPES, registryFolder, type ModelType } from './model-type.js';
 import type { RegistryLogger } from './registry-logger.js';
 
@@ -58,6 +58,8 @@ export class CustomStore {
     const stored: StoredDefinition[] = [];
     for (const type of MODEL_TYPES) {
       const folder = this.folder(type);
+      const swept = await sweepStaleTemps(folder);
+      if (swept.length > 0) this.logger.warn({ folder, files: swept }, `Removed ${swept.length} temporary file(s) left by an interrupted registration in ${folder}`);
       let names: string[];
       try {
         names = await readdir(folder);

@@ -3,6 +3,7 @@ import { loadBuiltinCatalog, DEFAULT_BUILTIN_DIR, type BuiltinCatalog } from './
 import { specCacheStatus } from './cache-status.js';
 import { parseCustomDefinition, type BuiltinLlmLookup } from './custom-definition.js';
 import { CustomStore } from './custom-store.js';
+import { RegistrationOwners } from './registration-owners.js';
 import { engineTable, type EngineParams } from './engine-matching.js';
 import { requiredExecutables, requiredNodeModules, requiredPythonModules } from './engine-table.js';
 import { ModelCache } from './model-cache.js';
@@ -55,6 +56,7 @@ export class Registry {
   private readonly pending = new Set<string>();
   private env: EnvironmentFacts;
   private readonly store: CustomStore;
+  private readonly owners: RegistrationOwners;
   private readonly logger: RegistryLogger;
   private readonly builtinDir: string;
   private readonly home: string;
@@ -94,6 +96,7 @@ export class Registry {
     this.logger = options.logger;
     this.builtinDir = options.builtinDir ?? DEFAULT_BUILTIN_DIR;
     this.store = new CustomStore(options.home, options.logger);
+    this.owners = new RegistrationOwners(options.home, options.logger);
   }
 
   /**
@@ -102,6 +105,7 @@ export class Registry {
    */
   async load(): Promise<void> {
     this.builtins = await loadBuiltinCatalog(this.builtinDir);
+    await this.owners.load();
     const customs = emptyCatalog();
     for (const { type, file, definition } of await this.store.loadAll()) {
       const record = await this.loadStored(type, file, definition, customs);
@@ -227,7 +231,7 @@ export class Registry {
    * `authorize` sees what the registration would run (code-risks.ts) before anything
    * is kept, and throws to refuse it (the API's check of `models:code`).
    */
-  async register(type: string, body: { model?: unknown }, persist: boolean, authorize?: (risks: string[]) => void): Promise<ModelRecord> {
+  async register(type: string, body: { model?: unknown }, persist: boolean, authorize?: (risks: string[]) => void, owner: string | null = null): Promise<ModelRecord> {
     const t = this.modelType(type);
     if (body === null || typeof body !== 'object' || body.model === undefined) {
       throw new HangarError('invalid_registration', ['model: is required: the model definition as a JSON string'], { param: 'model' });
@@ -244,6 +248,7 @@ export class Registry {
       await checkModelUris(parsed, this.modelDirs);
       if (persist) await this.store.save(t, name, parsed.record);
       this.customs[t].set(name, parsed.record);
+      await this.owners.set(t, name, owner);
     } finally {
       this.pending.delete(key);
     }
@@ -251,13 +256,19 @@ export class Registry {
     return structuredClone(parsed.record);
   }
 
-  /** Removes a custom model and its file; built-ins: 400; unknown names: 404 (contract §2 fix). */
-  async unregister(type: string, name: string): Promise<void> {
+  /**
+   * Removes a custom model and its file; built-ins: 400; unknown names: 404 (contract §2 fix).
+   * `authorize` sees who registered it (null: nobody recorded) and throws to refuse:
+   * the API's owner and in-use checks, made here so nothing can slip in between.
+   */
+  async unregister(type: string, name: string, authorize?: (owner: string | null) => void): Promise<void> {
     const t = this.modelType(type);
     if (this.builtins[t].has(name)) throw new HangarError('builtin_unregister', [name], { param: 'model_name' });
     if (!this.customs[t].has(name)) throw new HangarError('registration_not_found', [name], { param: 'model_name' });
+    authorize?.(this.owners.owner(t, name));
     await this.store.remove(t, name);
     this.customs[t].delete(name);
+    await this.owners.set(t, name, null);
     this.logger.info({ model_type: t, model_name: name }, `Unregistered custom ${t} model ${name}`);
   }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 
 /**
@@ -43,5 +43,52 @@ async function syncFolder(folder: string): Promise<void> {
     }
   } catch {
     // best effort, see above
+  }
+}
+
+/** A temp file whose writer is gone. */
+const TEMP_NAME = /^\..+\.(\d+)\.[0-9a-f]{12}\.tmp$/;
+/** Older than this, a temp file is stale even if its writer's pid is in use again. */
+const STALE_AFTER_MS = 10 * 60_000;
+
+/**
+ * Removes the temp files of writes that never finished (a process killed between open
+ * and rename) from `folder`: those whose writer process is gone, or that are older
+ * than any write takes. Returns the names removed. A missing folder has none.
+ */
+export async function sweepStaleTemps(folder: string, now = Date.now()): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(folder);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    const match = TEMP_NAME.exec(name);
+    if (!match) continue;
+    const file = path.join(folder, name);
+    try {
+      const info = await lstat(file);
+      if (!info.isFile()) continue;
+      const pid = Number(match[1]);
+      const writerGone = pid !== process.pid && !processExists(pid);
+      if (!writerGone && now - info.mtimeMs < STALE_AFTER_MS) continue;
+      await rm(file, { force: true });
+      removed.push(name);
+    } catch {
+      // gone meanwhile, or not ours to remove: nothing to sweep
+    }
+  }
+  return removed;
+}
+
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists, it is just not ours.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { Logger } from '../logging/logger.js';
-import { writeFileAtomic } from '../storage/atomic-file.js';
+import { sweepStaleTemps, writeFileAtomic } from '../storage/atomic-file.js';
 import type { LaunchRequest } from './launch-request.js';
 
 /** One model that should be running: its uid and how it was launched. */
@@ -39,6 +40,8 @@ export class InstanceStore {
 
   /** The snapshot, or nothing (with a warning) when the file is missing or unreadable. */
   async load(): Promise<StoredInstance[]> {
+    const swept = await sweepStaleTemps(path.dirname(this.file));
+    if (swept.length > 0) this.logger.warn({ files: swept }, 'removed temporary files left by an interrupted save of the running models');
     let text: string;
     try {
       text = await readFile(this.file, 'utf8');

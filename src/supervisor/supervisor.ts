@@ -22,6 +22,7 @@ import type { InstanceStore } from './instance-store.js';
 import { clusterWorkers, type ClusterView, type ClusterWorker } from './cluster-workers.js';
 import { CallStream, callReplica, checkCallable, type CallResult, type CallTarget } from './replica-calls.js';
 import { LifecycleEvents, type ReplicaSnapshot } from './lifecycle-events.js';
+import { UnrestoredInstances, type UnrestoredInstance } from './unrestored-instances.js';
 
 export type { CallResult, CallTarget } from './replica-calls.js';
 export type { LaunchEvent, LifecycleListener, ReplicaSnapshot, RestartEvent } from './lifecycle-events.js';
@@ -70,6 +71,8 @@ export class Supervisor {
   private readonly scaling: ReplicaScaling;
   /** Launches and restarts, for metrics. */
   readonly lifecycle = new LifecycleEvents();
+  /** Saved models being restored, or that could not be: kept in the saved state until they run or are terminated. */
+  private readonly unrestored = new UnrestoredInstances();
 
   constructor(private readonly options: SupervisorOptions) {
     this.recovery = new ReplicaRecovery(options.launcher, options.cacheDir, options.timings, options.logger, this.lifecycle);
@@ -147,6 +150,7 @@ export class Supervisor {
     if (!failed && instance.state === 'CREATING') {
       for (const replica of instance.replicas) this.recovery.watch(instance, replica);
       instance.transition('READY', 'Model is ready');
+      this.unrestored.forget(instance.uid);
       report('ready');
       logger.info({ model_uid: instance.uid, replicas: instance.replicas.length }, 'model ready');
       await this.persist();
@@ -168,6 +172,11 @@ export class Supervisor {
 
   /** Terminate (contract §3): a launch in progress is cancelled first; resolves when every process is gone. */
   async terminate(uid: string): Promise<void> {
+    // A saved model that never came back: terminating it is the user's word to forget it.
+    if (!this.instances.has(uid) && this.unrestored.forget(uid)) {
+      await this.persist();
+      return;
+    }
     const instance = this.require(uid);
     // A second terminate while the first runs waits for the same one.
     instance.stopping ??= this.stop(instance);
@@ -190,29 +199,72 @@ export class Supervisor {
     for (const replica of instance.replicas) if (replica.status === 'TERMINATING') replica.transition('TERMINATED');
     instance.transition('TERMINATED');
     this.instances.delete(uid);
+    this.unrestored.forget(uid);
     await this.persist();
   }
 
   /**
-   * Saves the READY models as what should run after a restart. Not while shutting
-   * down: stopping the service must not erase what it will bring back.
+   * Saves the READY models, and the saved ones not back yet, as what should run after
+   * a restart. Not while shutting down: stopping the service must not erase what it
+   * will bring back.
    */
   private async persist(): Promise<void> {
     if (this.shuttingDown || !this.options.store) return;
     const running = [...this.instances.values()].filter((i) => i.state === 'READY');
-    await this.options.store.save(running.map((i) => ({ uid: i.uid, request: asRunning(i) })));
+    const saved = running.map((i) => ({ uid: i.uid, request: asRunning(i) }));
+    for (const { uid, request } of this.unrestored.list()) if (!running.some((i) => i.uid === uid)) saved.push({ uid, request });
+    await this.options.store.save(saved);
   }
 
-  /** Relaunches what was running before the last stop (each in the background, with progress as usual). */
+  /**
+   * Relaunches what was running before the last stop (each in the background, with
+   * progress as usual). One that fails stays saved and listed in ERROR (UnrestoredInstances).
+   */
   async restore(): Promise<number> {
     const saved = (await this.options.store?.load()) ?? [];
-    for (const { uid, request } of saved) {
-      this.launch({ ...request, model_uid: uid }, false).catch((err: unknown) => {
-        this.options.logger.error({ model_uid: uid, err }, `could not restore model ${uid}: ${(err as Error).message}`);
-      });
-    }
+    for (const { uid, request } of saved) this.unrestored.keep(uid, request, 'being restored');
+    for (const { uid, request } of saved) void this.restoreOne(uid, request);
     if (saved.length > 0) this.options.logger.info({ models: saved.map((s) => s.uid) }, `restoring ${saved.length} model(s)`);
     return saved.length;
+  }
+
+  private async restoreOne(uid: string, request: LaunchRequest): Promise<void> {
+    try {
+      await this.launch({ ...request, model_uid: uid }, true);
+    } catch (err) {
+      const reason = `could not restore model ${uid}: ${(err as Error).message}`;
+      // Terminated meanwhile: the user chose to forget it.
+      if (!this.unrestored.get(uid)) return;
+      this.unrestored.keep(uid, request, reason);
+      this.options.logger.error({ model_uid: uid, err }, `${reason}; it stays saved, to restore once repaired (POST /v1/models/${uid}/restore)`);
+    }
+  }
+
+  /**
+   * `POST /v1/models/{uid}/restore`: launches a saved model that did not come back, as
+   * it was saved; resolves when it is READY. A failure keeps it saved, with the new reason.
+   */
+  async restoreSaved(uid: string, authorize?: (risks: string[]) => void): Promise<string> {
+    const entry = this.unrestored.get(uid);
+    if (!entry) {
+      if (this.instances.get(uid)?.isActive) return uid;
+      throw new HangarError('model_not_found', [uid], { param: 'model_uid' });
+    }
+    try {
+      return await this.launch({ ...entry.request, model_uid: uid }, true, authorize);
+    } catch (err) {
+      if (this.unrestored.get(uid)) this.unrestored.keep(uid, entry.request, `could not restore model ${uid}: ${(err as Error).message}`);
+      throw err;
+    }
+  }
+
+  /** Saved models not running now (restore failed or still going), with no record in the table unless it is in ERROR. */
+  listUnrestored(options: { includeErrorRecords: boolean }): UnrestoredInstance[] {
+    return this.unrestored.list().filter((e) => {
+      const instance = this.instances.get(e.uid);
+      if (!instance) return true;
+      return options.includeErrorRecords && instance.state === 'ERROR';
+    });
   }
 
   /** The autostart list (docs/requests.md, "Autostart"). */
@@ -298,6 +350,25 @@ export class Supervisor {
   /** Whether a uid names an instance (any state), without the 404 of `require`. */
   has(uid: string): boolean {
     return this.instances.has(uid);
+  }
+
+  /**
+   * The models that depend on a registration: running or launching instances, saved
+   * ones not yet restored, and autostart entries, each named as `uid` or `uid (autostart)`.
+   */
+  instancesUsing(type: string, name: string): string[] {
+    const uids = new Set<string>();
+    for (const i of this.instances.values()) {
+      if (i.state !== 'TERMINATED' && i.resolved.modelType === type && i.resolved.modelName === name) uids.add(i.uid);
+    }
+    for (const e of this.unrestored.list()) if (e.request.model_type === type && e.request.model_name === name) uids.add(e.uid);
+    for (const e of this.autostartEntries()) if (e.request.model_type === type && e.request.model_name === name) uids.add(`${e.uid} (autostart)`);
+    return [...uids].sort();
+  }
+
+  /** A saved model that is not running and has no record (its restore could not even begin), or undefined. */
+  unrestoredOnly(uid: string): UnrestoredInstance | undefined {
+    return this.instances.has(uid) ? undefined : this.unrestored.get(uid);
   }
 
   /** The instance of a uid, or 404. */

@@ -5,6 +5,7 @@ import type { Supervisor } from '../../supervisor/supervisor.js';
 import { toLaunchRequest } from './launch-request.js';
 import { fieldsOfVersion, instancesQuery, launchBody, launchByVersionBody, launchQuery, replicaParams, uidParams } from './schema.js';
 import { codePower } from '../auth/code-power.js';
+import { describeUnrestored, unrestoredInstanceRecord } from '../../supervisor/unrestored-instances.js';
 
 /** Running models (contract §3). Routes stay thin: the supervisor owns the lifecycle. */
 export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async (fastify, { supervisor }) => {
@@ -22,19 +23,32 @@ export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async
     return { model_uid: uid };
   });
 
+  // Saved models that did not come back at start are listed too, in ERROR with the reason.
   app.get('/v1/models', { ...needs('models:list'), schema: { tags: ['models'] } }, async () => ({
     object: 'list',
-    data: supervisor.listReady().map((i) => i.describe()),
+    data: [...supervisor.listReady().map((i) => i.describe()), ...supervisor.listUnrestored({ includeErrorRecords: true }).map(describeUnrestored)],
   }));
 
   // Registered before /v1/models/:model_uid; find-my-way prefers the static segment anyway.
-  app.get('/v1/models/instances', { ...needs('models:list'), schema: { querystring: instancesQuery, tags: ['models'] } }, async (request) =>
-    supervisor.listInstances(request.query).map((i) => i.toInstanceRecord()),
-  );
+  app.get('/v1/models/instances', { ...needs('models:list'), schema: { querystring: instancesQuery, tags: ['models'] } }, async (request) => {
+    const { model_uid: uid, model_name: name } = request.query;
+    const saved = supervisor
+      .listUnrestored({ includeErrorRecords: false })
+      .filter((e) => (uid ? e.uid === uid : name ? e.request.model_name === name : true));
+    return [...supervisor.listInstances(request.query).map((i) => i.toInstanceRecord()), ...saved.map(unrestoredInstanceRecord)];
+  });
 
   app.get('/v1/models/:model_uid', { ...needs('models:list'), schema: { params: uidParams, tags: ['models'] } }, async (request) => {
+    const saved = supervisor.unrestoredOnly(request.params.model_uid);
+    if (saved) return describeUnrestored(saved);
     const instance = supervisor.require(request.params.model_uid);
     return instance.describe();
+  });
+
+  // A saved model whose restore failed (docs/requests.md, "Restore after a restart"), once repaired.
+  app.post('/v1/models/:model_uid/restore', { ...needs('models:start'), schema: { params: uidParams, tags: ['models'] } }, async (request) => {
+    const uid = request.params.model_uid;
+    return { model_uid: await supervisor.restoreSaved(uid, codePower(request, 'model.launch.code', uid)) };
   });
 
   app.delete('/v1/models/:model_uid', { ...needs('models:stop'), schema: { params: uidParams, tags: ['models'] } }, async (request) => {

@@ -2,11 +2,13 @@ import type { FastifyPluginAsync } from 'fastify';
 import { needs } from '../auth/route-permission.js';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Registry } from '../../registry/index.js';
+import type { Supervisor } from '../../supervisor/supervisor.js';
+import { HangarError } from '../../errors/hangar-error.js';
 import { engineParams, listQuery, registerBody, typeNameParams, typeParams } from './schema.js';
 import { codePower } from '../auth/code-power.js';
 
 /** Launchable models: built-in catalog and custom registrations (contract §2). */
-export const registrationRoutes: FastifyPluginAsync<{ registry: Registry }> = async (fastify, { registry }) => {
+export const registrationRoutes: FastifyPluginAsync<{ registry: Registry; supervisor: Supervisor }> = async (fastify, { registry, supervisor }) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const tags = ['registrations'];
 
@@ -19,12 +21,23 @@ export const registrationRoutes: FastifyPluginAsync<{ registry: Registry }> = as
   );
 
   app.post('/v1/model_registrations/:model_type', { ...needs('models:register'), schema: { params: typeParams, body: registerBody, tags } }, async (request) => {
-    await registry.register(request.params.model_type, { model: request.body.model }, request.body.persist, codePower(request, 'model.register.code', request.params.model_type));
+    const owner = request.principal?.username ?? null;
+    await registry.register(request.params.model_type, { model: request.body.model }, request.body.persist, codePower(request, 'model.register.code', request.params.model_type), owner);
     return null;
   });
 
   app.delete('/v1/model_registrations/:model_type/:model_name', { ...needs('models:unregister'), schema: { params: typeNameParams, tags } }, async (request) => {
-    await registry.unregister(request.params.model_type, request.params.model_name);
+    const { model_type: type, model_name: name } = request.params;
+    await registry.unregister(type, name, (owner) => {
+      // What a running or saved model depends on is not pulled from under it; nor may
+      // one user remove (and so replace) another's registration.
+      const principal = request.principal;
+      if (principal && !principal.scopes.has('admin') && owner !== principal.username) {
+        throw new HangarError('registration_not_owner', [name], { param: 'model_name' });
+      }
+      const users = supervisor.instancesUsing(type, name);
+      if (users.length > 0) throw new HangarError('registration_in_use', [name, users.join(', ')], { param: 'model_name' });
+    });
     return null;
   });
 
