@@ -17,6 +17,8 @@ import { installCors } from './api/cors.js';
 import { installDrain } from './api/drain.js';
 import { installErrorHandler } from './api/error-handler.js';
 import { BODY_LIMIT_BYTES, installJsonBody } from './api/json-body.js';
+import { clientErrorHandler, httpServer } from './api/http-server.js';
+import { installBodyLimits } from './api/body-limits.js';
 import { flexibleRoutes } from './api/flexible/routes.js';
 import { autostartRoutes } from './api/models/autostart-routes.js';
 import { modelRoutes } from './api/models/routes.js';
@@ -44,7 +46,7 @@ import { videoGenerationRoutes } from './api/video-generations/routes.js';
 import { diffusersOnlyRoutes } from './api/media/diffusers-only-routes.js';
 import { webUiRoutes } from './api/web-ui/routes.js';
 import type { AccessControl } from './auth/access-control.js';
-import { packageRoot, type StreamingSettings } from './config/config.js';
+import { defaultLifecycle, packageRoot, type StreamingSettings } from './config/config.js';
 import type { Logger } from './logging/logger.js';
 import type { Registry } from './registry/index.js';
 import type { Supervisor } from './supervisor/supervisor.js';
@@ -69,10 +71,13 @@ export interface AppParts {
   corsOrigins?: '*' | string[] | null;
   /** The built web UI (default `<package>/web/dist`, what `npm run setup` writes). */
   webRoot?: string;
+  /** How long a request (headers and body) may take to arrive; absent: the default of config.ts. */
+  requestBodyTimeoutMs?: number;
 }
 
 /** Builds the HTTP app from its parts. The only importer of api/. */
 export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
+  const bodyTimeout = parts.requestBodyTimeoutMs ?? defaultLifecycle.requestBodyTimeoutMs;
   // Typed as the plain instance so plugins written against FastifyInstance fit.
   const app: FastifyInstance = Fastify({
     loggerInstance: parts.logger as FastifyBaseLogger,
@@ -80,10 +85,13 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
     // Model inputs (batches of rows, long prompts) are bigger than fastify's 1 MiB default.
     bodyLimit: BODY_LIMIT_BYTES,
     logController: new DebugRequestLogs(),
+    serverFactory: (handler) => httpServer(handler, bodyTimeout),
+    clientErrorHandler: clientErrorHandler(bodyTimeout),
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installRouteTable(app);
+  installBodyLimits(app);
   installErrorHandler(app);
   installJsonBody(app);
   installRequestDecoding(app);

@@ -84,6 +84,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     logger,
   });
   const app = await buildApp({ logger, registry, supervisor, access, gpuCount, version, startedAt, streaming: config.streaming, corsOrigins: config.corsOrigins,
+    requestBodyTimeoutMs: config.lifecycle.requestBodyTimeoutMs,
     // The same path as a SIGTERM: main.ts's handler drains, stops every model and exits.
     shutdown: () => process.kill(process.pid, 'SIGTERM') });
   if (authConfig) logger.info({ auth_config: config.authConfigFile }, 'authentication is on');

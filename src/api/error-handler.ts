@@ -3,6 +3,7 @@ import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { HangarError, errorBody } from '../errors/hangar-error.js';
 import { closedByClient } from './client-disconnect.js';
 import { BODY_LIMIT_BYTES } from './json-body.js';
+import { describeLimit } from './body-limits.js';
 import { abortedError } from './request-tracking.js';
 
 /**
@@ -46,7 +47,7 @@ function toHangarError(err: FastifyError, request: FastifyRequest): HangarError 
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new HangarError('unsupported_media_type', [String(request.headers['content-type'] ?? 'none')], { cause: err });
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new HangarError('payload_too_large', [`the body is over the ${BODY_LIMIT_BYTES / 2 ** 20} MiB limit (decompressed, when it was sent compressed)`], { cause: err });
+      return new HangarError('payload_too_large', [`the body is over the ${describeLimit(request.routeOptions.bodyLimit ?? BODY_LIMIT_BYTES)} limit of ${request.routeOptions.url ?? 'this route'} (decompressed, when it was sent compressed)`], { cause: err, headers: { connection: 'close' } });
   }
   if (err instanceof SyntaxError || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
     return new HangarError('invalid_json', [err.message], { cause: err });

@@ -156,6 +156,13 @@ export interface LifecycleTimings {
   restartWindowMs: number;
   /** On SIGTERM/SIGINT, how long in-flight requests may take to finish before runtimes are stopped. */
   drainTimeoutMs: number;
+  /**
+   * How long a client may take to send a whole request, headers and body (Node's
+   * `requestTimeout`): a body trickled a byte a second would otherwise hold its
+   * connection and memory for as long as the sender likes. Past it: 408 and close.
+   * Answers (a long stream) are not limited by it.
+   */
+  requestBodyTimeoutMs: number;
 }
 
 export const DEFAULT_HOST = '127.0.0.1';
@@ -175,6 +182,7 @@ export const defaultLifecycle: LifecycleTimings = {
   restartLimit: 5,
   restartWindowMs: 10 * 60_000,
   drainTimeoutMs: 30_000,
+  requestBodyTimeoutMs: 60_000,
 };
 
 /**

@@ -33,6 +33,8 @@ export const catalog = {
   unsupported_content_encoding: entry(415, 'invalid_request_error', 'Unsupported Content-Encoding: %s; send the body as it is, or compressed with gzip, deflate or br'),
   invalid_body_encoding: entry(400, 'invalid_request_error', 'The body does not decompress as its Content-Encoding %s says: %s'),
   payload_too_large: entry(413, 'invalid_request_error', 'Request body is too large: %s'),
+  request_timeout: entry(408, 'invalid_request_error', 'The request did not arrive within %s s (HANGAR_REQUEST_BODY_TIMEOUT_MS); the connection is closed'),
+  bad_http_request: entry(400, 'invalid_request_error', 'The request could not be read as HTTP: %s'),
   route_not_found: entry(404, 'not_found_error', 'Route %s %s not found'),
 
   // Authentication (contract §6); the messages are Xinference's, clients match on them.

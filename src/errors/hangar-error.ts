@@ -1,4 +1,5 @@
 import { catalog, type ErrorCode, type ErrorType } from './catalog.js';
+import { clipText, ECHO_LIMIT, MESSAGE_LIMIT } from './clipped-text.js';
 
 export interface HangarErrorOptions {
   /** The request field the error is about (OpenAI's `param`). */
@@ -30,9 +31,11 @@ export class HangarError extends Error {
   }
 }
 
+/** The catalog's text with its arguments, each clipped (clipped-text.ts): an argument may carry the input. */
 export function formatMessage(template: string, args: ReadonlyArray<string | number>): string {
   let i = 0;
-  return template.replace(/%s/g, () => (i < args.length ? String(args[i++]) : '%s'));
+  const text = template.replace(/%s/g, () => (i < args.length ? clipText(String(args[i++]), ECHO_LIMIT) : '%s'));
+  return clipText(text, MESSAGE_LIMIT + ECHO_LIMIT);
 }
 
 /** The contract's error body: `detail` for Xinference clients, `error` for OpenAI SDKs. */

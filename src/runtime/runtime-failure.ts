@@ -1,3 +1,5 @@
+import { clipText, MESSAGE_LIMIT } from '../errors/clipped-text.js';
+
 /**
  * How a runtime call or load can fail, as plain values the supervisor maps to HTTP
  * errors. runtime/ knows nothing of HTTP, so it speaks in these kinds only.
@@ -22,7 +24,8 @@ export class RuntimeFailure extends Error {
     readonly kind: RuntimeFailureKind,
     message: string,
   ) {
-    super(message);
+    // An engine's message often quotes the input that it refused (sklearn, pandas).
+    super(clipText(message, MESSAGE_LIMIT / 2));
     this.name = 'RuntimeFailure';
   }
 }

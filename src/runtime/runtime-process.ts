@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline';
 import { execa, type ResultPromise } from 'execa';
 import type { LifecycleTimings } from '../config/config.js';
+import { clipText, MESSAGE_LIMIT } from '../errors/clipped-text.js';
 import type { Logger } from '../logging/logger.js';
 import type { EndpointPair } from './endpoints.js';
 import type { RuntimeConnection } from './runtime-connection.js';
@@ -158,7 +159,7 @@ function forwardLines(subprocess: Subprocess, output: OutputTarget): string[] {
     const lines = createInterface({ input: stream, crlfDelay: Infinity });
     lines.on('line', (line) => {
       if (line.length === 0) return;
-      output.log.info({ source: 'runtime' }, line);
+      output.log.info({ source: 'runtime' }, clipText(line, MESSAGE_LIMIT));
       last.push(line.length > 300 ? `${line.slice(0, 300)}...` : line);
       if (last.length > LAST_LINES_KEPT) last.shift();
     });

@@ -20,7 +20,8 @@ export const samplingShape = {
   // vLLM's: drop tokens less likely than min_p times the likeliest; no end before min_tokens.
   min_p: z.number().min(0).max(1).nullish(),
   min_tokens: z.int().min(0).nullish(),
-  repetition_penalty: z.number().gt(0).nullish(),
+  // Below 0.01 the penalised logits overflow (the runtimes refuse it too); 1 is off.
+  repetition_penalty: z.number().min(0.01).nullish(),
   frequency_penalty: z.number().min(-2).max(2).nullish(),
   presence_penalty: z.number().min(-2).max(2).nullish(),
   logit_bias: z.record(z.string().regex(/^\d+$/, 'keys must be token ids'), z.number().min(-100).max(100)).nullish(),

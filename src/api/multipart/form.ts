@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import type { Multipart, MultipartFile } from '@fastify/multipart';
 import type { z } from 'zod';
 import { HangarError } from '../../errors/hangar-error.js';
 
@@ -46,7 +47,7 @@ export async function readForm(request: FastifyRequest, rules: FormRules): Promi
           part.file.resume();
           throw new HangarError('invalid_field', [`${part.fieldname}: ${rules.route} takes no file in this field (file fields: ${rules.fileFields.join(', ')})`], { param: part.fieldname });
         }
-        form.files.set(part.fieldname, { field: part.fieldname, filename: part.filename, data: await part.toBuffer() });
+        form.files.set(part.fieldname, { field: part.fieldname, filename: part.filename, data: await readFile(part, parts) });
         continue;
       }
       if (part.valueTruncated) throw new HangarError('payload_too_large', [`field ${part.fieldname} is longer than ${MAX_FIELD_BYTES} bytes`], { param: part.fieldname });
@@ -55,9 +56,29 @@ export async function readForm(request: FastifyRequest, rules: FormRules): Promi
       form.fields[part.fieldname] = previous === undefined ? value : [...(Array.isArray(previous) ? previous : [previous]), value];
     }
   } catch (err) {
-    throw formError(err, rules, current);
+    const error = formError(err, rules, current);
+    // Answered before the body was read to its end: the rest of it must not be taken
+    // for the next request on a kept-alive connection, which would then hang. The
+    // connection closes after this answer instead (a client's pool opens another).
+    if (error instanceof HangarError) error.headers.connection = 'close';
+    throw error;
   }
   return form;
+}
+
+/**
+ * A file part's bytes. When the upload broke a limit just before this file (too many
+ * fields), the parser destroys the file's stream under us: what we read then is a
+ * "premature close", and the limit's own error is the parser's next answer.
+ */
+async function readFile(part: MultipartFile, parts: AsyncIterableIterator<Multipart>): Promise<Buffer> {
+  try {
+    return await part.toBuffer();
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== 'ERR_STREAM_PREMATURE_CLOSE') throw err;
+    const cause = await parts.next().then(() => err, (limit: unknown) => limit);
+    throw cause;
+  }
 }
 
 function formError(err: unknown, rules: FormRules, field: string): unknown {

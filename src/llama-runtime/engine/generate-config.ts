@@ -66,9 +66,19 @@ export function parseGenerateConfig(raw: unknown): GenerateConfig {
   }
   if (config.minP > 1) throw new InvalidInput(`min_p must be from 0 to 1, got ${config.minP}`);
   if (!(config.topP > 0 && config.topP <= 1)) throw new InvalidInput(`top_p must be in (0, 1], got ${config.topP}`);
-  if (config.repetitionPenalty <= 0) throw new InvalidInput(`repetition_penalty must be positive, got ${config.repetitionPenalty}`);
+  // The Python runtime's rules (generate_config.py): below this the penalised logits
+  // overflow; a temperature this small is greedy, as in vLLM.
+  if (config.repetitionPenalty < MIN_REPETITION_PENALTY) {
+    throw new InvalidInput(`repetition_penalty must be at least ${MIN_REPETITION_PENALTY}, got ${config.repetitionPenalty}`);
+  }
+  if (config.temperature > 0 && config.temperature < GREEDY_BELOW) config.temperature = 0;
+  // A top_p below float's smallest value would reach llama.cpp as 0.
+  config.topP = Math.max(config.topP, 1e-6);
   return config;
 }
+
+const GREEDY_BELOW = 1e-5;
+const MIN_REPETITION_PENALTY = 0.01;
 
 function snake(name: string): string {
   return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);

@@ -9,7 +9,7 @@ import type { LlamaLoadSpec } from './load-spec.js';
 import { SequencePool } from './sequence-pool.js';
 import { StructuredOutput, grammarStops } from './structured-output.js';
 import type { ToolFormat } from './tool-calls.js';
-import { vocabularySize } from './vocabulary.js';
+import { maxTokenBytes, unfittingPrompt, vocabularySize } from './vocabulary.js';
 
 /**
  * The llama.cpp LLM engine: `chat` and `generate` (the Transformers engine's
@@ -25,6 +25,8 @@ export class LlmEngine implements Engine {
   private readonly grammars: StructuredOutput;
   private readonly reasoningTags: [string, string] | null;
   private readonly vocabulary: number;
+  /** The longest token text in bytes, for the size check before tokenizing (vocabulary.ts). */
+  private readonly longestToken: number;
 
   private constructor(
     llama: Llama,
@@ -39,6 +41,7 @@ export class LlmEngine implements Engine {
     this.pool = new SequencePool(context);
     this.grammars = new StructuredOutput(llama);
     this.vocabulary = vocabularySize(model);
+    this.longestToken = maxTokenBytes(model);
     this.methods = { chat: (a, k, c) => this.chat(a, k, c), generate: (a, k, c) => this.generate(a, k, c) };
   }
 
@@ -116,6 +119,8 @@ export class LlmEngine implements Engine {
   }
 
   private tokenize(text: string): Token[] {
+    const unfitting = unfittingPrompt(text, this.context.contextSize, this.longestToken);
+    if (unfitting) throw new InvalidInput(unfitting);
     // Special-token text (`<|im_start|>`) is the special token, as in transformers' tokenizers.
     return this.model.tokenize(text, true);
   }

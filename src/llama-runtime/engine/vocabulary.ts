@@ -7,3 +7,28 @@ export function vocabularySize(model: LlamaModel): number {
   const declared = (model.fileInfo.architectureMetadata as { vocab_size?: unknown }).vocab_size;
   return typeof declared === 'number' ? declared : Number.MAX_SAFE_INTEGER;
 }
+
+/** A token's text never covers more of a prompt than this many times its own bytes (as the Python runtime's TOKEN_BYTES_MARGIN). */
+const TOKEN_BYTES_MARGIN = 4;
+
+/** The longest token's text in UTF-8 bytes, from the GGUF's token list; 0 when it has none. */
+export function maxTokenBytes(model: LlamaModel): number {
+  const tokens = (model.fileInfo.metadata as { tokenizer?: { ggml?: { tokens?: unknown } } }).tokenizer?.ggml?.tokens;
+  if (!Array.isArray(tokens)) return 0;
+  let longest = 0;
+  for (const token of tokens) if (typeof token === 'string') longest = Math.max(longest, Buffer.byteLength(token, 'utf8'));
+  return longest;
+}
+
+/**
+ * A prompt too long for the context whatever its tokens, found from its size alone:
+ * tokenizing megabytes blocks this runtime's event loop, and every other request with
+ * it. Null when it may fit (then tokenizing it costs at most about a context's worth).
+ */
+export function unfittingPrompt(text: string, contextLength: number, longestToken: number): string | null {
+  if (longestToken <= 0) return null;
+  const size = Buffer.byteLength(text, 'utf8');
+  const atLeast = Math.floor(size / (longestToken * TOKEN_BYTES_MARGIN));
+  if (atLeast < contextLength) return null;
+  return `The prompt is ${size} bytes, so at least ${atLeast} tokens for this model, which leaves no room in the model's context of ${contextLength} tokens`;
+}

@@ -35,7 +35,7 @@ class TransformersLLMEngine(Engine):
 
         from .batcher import Batcher
         from .loaded_model import load_model
-        from .request_builder import ModelFacts, RequestBuilder
+        from .request_builder import ModelFacts, RequestBuilder, max_token_bytes
         from .sequence import Sequence
 
         loaded = load_model(path, spec, engine_kwargs)
@@ -48,7 +48,7 @@ class TransformersLLMEngine(Engine):
         builder = RequestBuilder(ModelFacts(
             tokenizer=tokenizer, context_length=loaded.context_length, eos_token_ids=loaded.eos_token_ids,
             chat_template=chat_template, stop=stop, tool_format=tool_format, reasoning_tags=reasoning_tags,
-            abilities=self.abilities))
+            abilities=self.abilities, max_token_bytes=max_token_bytes(tokenizer)))
         builders = {"chat": builder.chat, "generate": builder.generate}
 
         def make_sequence(method, args, kwargs, sink):

@@ -38,6 +38,11 @@ class GenerateConfig:
     guide: dict | None = None
 
 
+# A temperature below this samples as greedy (vLLM's _SAMPLING_EPS).
+GREEDY_BELOW = 1e-5
+MIN_REPETITION_PENALTY = 0.01
+
+
 def parse_generate_config(raw) -> GenerateConfig:
     if raw is None:
         return GenerateConfig()
@@ -70,8 +75,12 @@ def parse_generate_config(raw) -> GenerateConfig:
         raise ValueError(f"min_p must be from 0 to 1, got {config.min_p}")
     if not 0.0 < config.top_p <= 1.0:
         raise ValueError(f"top_p must be in (0, 1], got {config.top_p}")
-    if config.repetition_penalty <= 0.0:
-        raise ValueError(f"repetition_penalty must be positive, got {config.repetition_penalty}")
+    if config.repetition_penalty < MIN_REPETITION_PENALTY:
+        # Below this the penalised logits overflow to inf and sampling breaks (nan).
+        raise ValueError(f"repetition_penalty must be at least {MIN_REPETITION_PENALTY:g}, got {config.repetition_penalty}")
+    if 0.0 < config.temperature < GREEDY_BELOW:
+        # vLLM's rule: a temperature this small is greedy; dividing logits by it overflows.
+        config.temperature = 0.0
     return config
 
 

@@ -20,6 +20,36 @@ class ModelFacts:
     tool_format: str  # "hermes" or "json" (tool_calls.tool_call_format)
     reasoning_tags: tuple[str, str] | None  # set when the model has the reasoning ability
     abilities: tuple[str, ...]
+    # The longest token's text in UTF-8 bytes (0: unknown), for the cheap size check.
+    max_token_bytes: int = 0
+
+
+# A token's text never covers more of the prompt than this many times its own bytes
+# (a normaliser may drop accents or fold width); the margin only delays a refusal.
+TOKEN_BYTES_MARGIN = 4
+
+
+def refuse_unfitting_prompt(prompt: str, context_length: int, max_token_bytes: int) -> None:
+    """Refuses, before tokenizing it, a prompt too long for the context whatever its
+    tokens: tokenizing megabytes takes seconds, and the batch waits for it. What
+    passes is at most about context_length x max_token_bytes x the margin bytes."""
+    if max_token_bytes <= 0:
+        return
+    size = len(prompt.encode("utf-8", "surrogatepass"))
+    at_least = size // (max_token_bytes * TOKEN_BYTES_MARGIN)
+    if at_least >= context_length:
+        raise ValueError(f"The prompt is {size} bytes, so at least {at_least} tokens for this model, "
+                         f"which leaves no room in the model's context of {context_length} tokens")
+
+
+def max_token_bytes(tokenizer) -> int:
+    """The longest token's text (special tokens included) in UTF-8 bytes; 0 when the
+    tokenizer does not list its vocabulary."""
+    try:
+        vocab = tokenizer.get_vocab()
+    except Exception:  # noqa: BLE001 - any tokenizer without a listable vocabulary
+        return 0
+    return max((len(str(t).encode("utf-8", "surrogatepass")) for t in vocab), default=0)
 
 
 class RequestBuilder:
@@ -54,6 +84,7 @@ class RequestBuilder:
 
     def _request(self, prompt: str, config: GenerateConfig, *, add_special_tokens: bool, **options) -> Request:
         facts = self._facts
+        refuse_unfitting_prompt(prompt, facts.context_length, facts.max_token_bytes)
         ids = list(facts.tokenizer(prompt, add_special_tokens=add_special_tokens)["input_ids"])
         if not ids:
             raise ValueError("The prompt is empty")

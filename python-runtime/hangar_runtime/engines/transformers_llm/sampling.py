@@ -93,6 +93,8 @@ def keep_top_p(logits: torch.Tensor, p: float) -> torch.Tensor:
     probs = torch.softmax(sorted_logits, dim=-1)
     before = torch.cumsum(probs, dim=-1) - probs  # mass of the tokens ranked above each
     drop_sorted = before >= p
+    # A p below float32's smallest value rounds to 0, and would drop even the likeliest.
+    drop_sorted[0] = False
     drop = torch.zeros_like(drop_sorted).scatter(0, order, drop_sorted)
     return logits.masked_fill(drop, float("-inf"))
 

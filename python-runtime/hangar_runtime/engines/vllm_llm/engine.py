@@ -15,6 +15,7 @@ from ..hub_download import DOWNLOAD_SHARE, model_folder
 from ..transformers_llm.chat_format import render_chat
 from ..transformers_llm.generate_config import parse_generate_config
 from ..transformers_llm.tool_calls import tool_call_format
+from ..transformers_llm.request_builder import max_token_bytes, refuse_unfitting_prompt
 from .sampling_params import guided_decoding_fields, sampling_kwargs, top_logprobs
 from .scheduler import VllmScheduler, _Call
 
@@ -66,6 +67,7 @@ class VllmEngine(Engine):
         tool_format = tool_call_format(spec.get("tool_parser"), spec.get("model_family"))
         stop = [s for s in (spec.get("stop") or []) if isinstance(s, str)]
         stop_ids = [i for i in (spec.get("stop_token_ids") or []) if isinstance(i, int)]
+        longest_token = max_token_bytes(tokenizer)
 
         def build_call(method, call_args, kwargs, sink) -> _Call:
             raw = kwargs.get("generate_config")
@@ -78,12 +80,14 @@ class VllmEngine(Engine):
                 (messages,) = call_args
                 prompt = render_chat(tokenizer, messages, template=template, tools=tools,
                                      chat_template_kwargs=kwargs.get("chat_template_kwargs"))
+                refuse_unfitting_prompt(prompt, self._context_length, longest_token)
                 # The template already wrote the special tokens it wants.
                 ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
             else:
                 (prompt,) = call_args
                 if not isinstance(prompt, str):
                     raise TypeError(f"prompt must be a string, got {type(prompt).__name__}")
+                refuse_unfitting_prompt(prompt, self._context_length, longest_token)
                 ids = tokenizer(prompt)["input_ids"]
             top = top_logprobs(raw)
             guide = guided_decoding_fields(config)

@@ -1,0 +1,179 @@
+import { Agent, request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client } from './harness/http.js';
+import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
+import { buildTinyLlm, tinyLlmRegistration } from './harness/tiny-models.js';
+
+// Quotes its input in its error, as sklearn's and pandas' errors do.
+const ECHOER = 'def load():\n    return {}\n\ndef infer(model, data=""):\n    raise ValueError(f"cannot use {data}")\n';
+
+interface RawReply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** One request on `agent` (a pool of one kept-alive socket), with a deadline of its own. */
+function send(agent: Agent, url: string, method: string, p: string, body: Buffer | string, headers: Record<string, string>, timeoutMs = 15_000): Promise<RawReply> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ agent, hostname, port, method, path: p, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }));
+      res.on('error', reject);
+    });
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function multipart(boundary: string, parts: Array<{ name: string; filename?: string; data: string | Buffer }>): Buffer {
+  const chunks: Buffer[] = [];
+  for (const part of parts) {
+    const disposition = `form-data; name="${part.name}"${part.filename ? `; filename="${part.filename}"` : ''}`;
+    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}\r\n\r\n`), Buffer.from(part.data), Buffer.from('\r\n'));
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return Buffer.concat(chunks);
+}
+
+describe('hostile inputs (issue 29, items 7 to 11)', () => {
+  let work: string;
+  let server: TestServer;
+  let api: ReturnType<typeof client>;
+
+  beforeAll(async () => {
+    work = await makeHome('hangar-hostile-');
+    const tiny = buildTinyLlm(path.join(work, 'llm'));
+    await writeFile(path.join(work, 'echoer.py'), ECHOER);
+    server = await startServer({ env: { HANGAR_REQUEST_BODY_TIMEOUT_MS: '2000' } });
+    api = client(server.url);
+    expect((await api.post('/v1/model_registrations/LLM', tinyLlmRegistration('tiny-chat', tiny.path))).status).toBe(200);
+    expect((await api.post('/v1/models', { model_name: 'tiny-chat', model_engine: 'Transformers', model_uid: 'llm' })).status).toBe(200);
+    const echoer = { model_name: 'echoer', model_uri: path.join(work, 'echoer.py'), launcher: 'python' };
+    expect((await api.post('/v1/model_registrations/flexible', { model: echoer, persist: false })).status).toBe(200);
+    expect((await api.post('/v1/models', { model_name: 'echoer', model_type: 'flexible', model_uid: 'echoer' })).status).toBe(200);
+  }, 180_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    if (server) await removeHome(server.home);
+    await removeHome(work);
+  });
+
+  it('closes a connection whose multipart upload was answered before it was read, so the next request on the pool is served', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const boundary = 'hangarboundary';
+      const fields = Array.from({ length: 80 }, (_, i) => ({ name: `f${i}`, data: 'x' }));
+      const tooMany = multipart(boundary, [...fields, { name: 'file', filename: 'a.wav', data: Buffer.alloc(2 * 1024 * 1024, 1) }]);
+      const headers = { 'content-type': `multipart/form-data; boundary=${boundary}` };
+      const first = await send(agent, server.url, 'POST', '/v1/audio/transcriptions', tooMany, headers);
+      expect(first.status, first.body).toBe(413);
+      expect(first.headers.connection).toBe('close');
+      const unknownFile = multipart(boundary, [{ name: 'model', data: 'x' }, { name: 'other', filename: 'b.bin', data: Buffer.alloc(1024 * 1024, 2) }, { name: 'file', filename: 'a.wav', data: 'RIFF' }]);
+      const second = await send(agent, server.url, 'POST', '/v1/audio/transcriptions', unknownFile, headers);
+      expect(second.status, second.body).toBe(400);
+      expect(JSON.parse(second.body).error.param).toBe('other');
+      const next = await send(agent, server.url, 'GET', '/status', '', {});
+      expect(next.status).toBe(200);
+    } finally {
+      agent.destroy();
+    }
+  }, 60_000);
+
+  it('gives each route a body limit that fits it, and closes after refusing a body it did not read', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const json = { 'content-type': 'application/json' };
+      const launch = await send(agent, server.url, 'POST', '/v1/models', JSON.stringify({ model_name: 'x'.repeat(2 * 1024 * 1024) }), json);
+      expect(launch.status, launch.body.slice(0, 300)).toBe(413);
+      expect(JSON.parse(launch.body).error.message).toContain('1 MiB limit of /v1/models');
+      const completion = await send(agent, server.url, 'POST', '/v1/completions', JSON.stringify({ model: 'llm', prompt: 'a'.repeat(5 * 1024 * 1024) }), json);
+      expect(completion.status).toBe(413);
+      expect(JSON.parse(completion.body).error.message).toContain('4 MiB limit of /v1/completions');
+      expect((await send(agent, server.url, 'GET', '/status', '', {})).status).toBe(200);
+    } finally {
+      agent.destroy();
+    }
+  }, 60_000);
+
+  it('refuses a prompt that cannot fit from its size, before tokenizing it', async () => {
+    const big = 'lorem ipsum dolor sit amet '.repeat(300_000); // 8.1 MB
+    const chat = await api.post('/v1/chat/completions', { model: 'llm', messages: [{ role: 'user', content: big }], max_tokens: 2 });
+    expect(chat.status).toBe(400);
+    expect(chat.body.error.message).toMatch(/The prompt is \d+ bytes, so at least \d+ tokens for this model, which leaves no room in the model's context of 512 tokens/);
+    expect(chat.text.length).toBeLessThan(4000);
+    const completion = await api.post('/v1/completions', { model: 'llm', prompt: big.slice(0, 3_000_000), max_tokens: 2 });
+    expect(completion.status).toBe(400);
+    expect(completion.body.error.message).toContain('bytes, so at least');
+    // One that fits the bound but not the context is still measured in tokens.
+    const near = await api.post('/v1/completions', { model: 'llm', prompt: 'lorem ipsum '.repeat(400), max_tokens: 2 });
+    expect(near.status).toBe(400);
+    expect(near.body.error.message).toMatch(/The prompt is \d+ tokens/);
+    expect((await api.post('/v1/chat/completions', { model: 'llm', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 2 })).status).toBe(200);
+  }, 60_000);
+
+  it('cuts what errors and logs repeat of the input to a few hundred characters', async () => {
+    const data = 'z'.repeat(5 * 1024 * 1024);
+    const res = await api.post('/v1/flexible/infers', { model: 'echoer', data });
+    expect(res.status).toBe(400);
+    expect(res.text.length).toBeLessThan(4000);
+    expect(res.body.detail).toMatch(/cannot use z+… \(\d+ more characters\)/);
+    const longest = Math.max(...server.logs.map((l) => JSON.stringify(l).length));
+    expect(longest).toBeLessThan(8000);
+    expect(server.stderr().split('\n').every((line) => line.length < 8000)).toBe(true);
+  }, 60_000);
+
+  it('samples a temperature or top_p of 1e-300 (greedy), and refuses a repetition_penalty that cannot work', async () => {
+    const base = { model: 'llm', prompt: 'Once upon a time', max_tokens: 4 };
+    const greedy = await api.post('/v1/completions', { ...base, temperature: 0 });
+    const tinyTemperature = await api.post('/v1/completions', { ...base, temperature: 1e-300 });
+    expect(tinyTemperature.status, tinyTemperature.text).toBe(200);
+    expect(tinyTemperature.body.choices[0].text).toBe(greedy.body.choices[0].text);
+    const tinyTopP = await api.post('/v1/completions', { ...base, top_p: 1e-300 });
+    expect(tinyTopP.status, tinyTopP.text).toBe(200);
+    expect(tinyTopP.body.choices[0].text).toBe(greedy.body.choices[0].text);
+    for (const value of [1e-300, 0.001]) {
+      const refused = await api.post('/v1/completions', { ...base, repetition_penalty: value });
+      expect(refused.status, refused.text).toBe(400);
+      expect(refused.body.error.param).toBe('repetition_penalty');
+    }
+    // Through the generate_config of Xinference's client, which skips the HTTP schema.
+    const viaConfig = await api.post('/v1/chat/completions', { model: 'llm', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 2, temperature: 1e-300, top_p: 1e-300 });
+    expect(viaConfig.status, viaConfig.text).toBe(200);
+  }, 60_000);
+
+  it('answers 408 and closes a connection whose body trickles in past the body timeout', async () => {
+    const { hostname, port } = new URL(server.url);
+    const outcome = await new Promise<{ text: string; closed: boolean }>((resolve) => {
+      const socket = connect({ host: hostname, port: Number(port) });
+      let text = '';
+      let sent = 0;
+      const trickle = setInterval(() => {
+        if (sent < 100 && socket.writable) socket.write('a'), sent++;
+      }, 500);
+      const deadline = setTimeout(() => {
+        clearInterval(trickle);
+        socket.destroy();
+        resolve({ text, closed: false });
+      }, 12_000);
+      socket.on('connect', () => socket.write(`POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n`));
+      socket.on('data', (d: Buffer) => (text += d.toString()));
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        clearInterval(trickle);
+        clearTimeout(deadline);
+        resolve({ text, closed: true });
+      });
+    });
+    expect(outcome.closed).toBe(true);
+    expect(outcome.text).toMatch(/^HTTP\/1\.1 408/);
+    expect(outcome.text).toContain('"code":"request_timeout"');
+  }, 30_000);
+});
