@@ -118,7 +118,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
     authEnabled: () => access.authenticator.enabled,
   });
   await app.register(clusterRoutes, { supervisor, version: parts.version, startedAt: parts.startedAt, ...(parts.shutdown ? { shutdown: parts.shutdown } : {}) });
-  await app.register(tokenRoute, { authenticator: access.authenticator });
+  await app.register(tokenRoute, { access });
   await app.register(userRoutes, { access });
   await app.register(keyRoutes, { access });
   await app.register(reportRoutes, { access });

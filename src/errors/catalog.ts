@@ -48,6 +48,8 @@ export const catalog = {
   // Database users, API keys and their limits (docs/auth.md)
   key_model_denied: entry(403, 'permission_error', 'This API key may not use model %s'),
   key_rate_limited: entry(429, 'rate_limit_error', 'Rate limit reached for %s of this API key: %s'),
+  login_throttled: entry(429, 'rate_limit_error', 'Too many failed logins for this user or address; try again in %s s'),
+  login_locked: entry(429, 'rate_limit_error', 'Logins for this user or address are locked after repeated failures; try again in %s s'),
   key_not_found: entry(404, 'not_found_error', 'API key %s not found'),
   user_not_found: entry(404, 'not_found_error', 'User %s not found'),
   user_exists: entry(409, 'conflict_error', 'User %s already exists'),

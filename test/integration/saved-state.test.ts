@@ -184,4 +184,24 @@ describe('registrations and tokens with authentication on', () => {
     expect(refused.status, refused.text).toBe(403);
     expect((await request(server.url, 'GET', '/v1/models', undefined, as(token))).status).toBe(200);
   }, 60_000);
+  it('throttles password guessing (429 with Retry-After), writes failures to the audit log, and lets the right password in after the wait', async () => {
+    const url = server!.url;
+    const login = (password: string) => request(url, 'POST', '/token', { username: 'registrar', password });
+    for (let i = 0; i < 4; i++) expect((await login(`guess-${i}`)).status).toBe(401);
+    const held = await login('guess-5');
+    expect(held.status, held.text).toBe(429);
+    expect(held.body.error.code).toBe('login_throttled');
+    const wait = Number(held.headers.get('retry-after'));
+    expect(wait).toBeGreaterThanOrEqual(1);
+    // The right password waits too: a guess that happens to be right is not let through early.
+    expect((await login('pass4')).status).toBe(429);
+    await new Promise((r) => setTimeout(r, wait * 1000 + 100));
+    expect((await login('pass4')).status).toBe(200);
+    const audit = await request(url, 'GET', '/v1/admin/audit?action=auth.login.failed', undefined, as(ADMIN));
+    expect(audit.status, audit.text).toBe(200);
+    const mine = (audit.body as Array<Record<string, any>>).filter((e) => e.target === 'registrar');
+    expect(mine).toHaveLength(4);
+    expect(mine[0]!.detail.address).toBe('127.0.0.1');
+    expect(JSON.stringify(audit.body)).not.toContain('guess-');
+  }, 60_000);
 });

@@ -2,7 +2,8 @@ import formbody from '@fastify/formbody';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Authenticator } from '../../auth/authenticator.js';
+import type { AccessControl } from '../../auth/access-control.js';
+import { LoginThrottle } from '../../auth/login-throttle.js';
 import { HangarError } from '../../errors/hangar-error.js';
 
 const tokenBody = z.object({
@@ -12,15 +13,29 @@ const tokenBody = z.object({
 
 /**
  * POST /token (contract §6): JSON as Xinference's client sends it, or form-encoded as
- * OAuth2 password-flow clients send it.
+ * OAuth2 password-flow clients send it. Failures are throttled per username and per
+ * client address (login-throttle.ts) and written to the audit log.
  */
-export const tokenRoute: FastifyPluginAsync<{ authenticator: Authenticator }> = async (fastify, { authenticator }) => {
+export const tokenRoute: FastifyPluginAsync<{ access: AccessControl; throttle?: LoginThrottle }> = async (fastify, { access, throttle = new LoginThrottle() }) => {
+  const { authenticator, audit } = access;
   await fastify.register(formbody);
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   app.post('/token', { schema: { body: tokenBody, tags: ['auth'] } }, async (request) => {
     if (!authenticator.enabled) throw new HangarError('auth_disabled');
-    const token = await authenticator.login(request.body.username, request.body.password);
-    if (!token) throw new HangarError('incorrect_login', [], { headers: { 'www-authenticate': 'Bearer' } });
+    const { username, password } = request.body;
+    const address = request.ip;
+    const refused = throttle.check(username, address, access.now());
+    if (refused) {
+      throw new HangarError(refused.locked ? 'login_locked' : 'login_throttled', [refused.retryAfterS], { headers: { 'retry-after': String(refused.retryAfterS) } });
+    }
+    const token = await authenticator.login(username, password);
+    if (!token) {
+      const now = access.now();
+      const { failures, locked } = throttle.failed(username, address, now);
+      audit.record(username, locked ? 'auth.login.locked' : 'auth.login.failed', username, { address, failures }, new Date(now));
+      throw new HangarError('incorrect_login', [], { headers: { 'www-authenticate': 'Bearer' } });
+    }
+    throttle.succeeded(username, address);
     return { access_token: token, token_type: 'bearer' };
   });
 };
