@@ -34,6 +34,8 @@ export interface ReplicaSnapshot {
 export interface LifecycleListener {
   launched?(event: LaunchEvent): void;
   restarted?(event: RestartEvent): void;
+  /** The instance is gone (terminated, or a failed launch's record replaced): what was kept per uid may go. */
+  terminated?(modelUid: string): void;
 }
 
 /**
@@ -54,6 +56,10 @@ export class LifecycleEvents {
 
   restarted(event: RestartEvent): void {
     for (const l of this.listeners) safely(() => l.restarted?.(event));
+  }
+
+  terminated(modelUid: string): void {
+    for (const l of this.listeners) safely(() => l.terminated?.(modelUid));
   }
 }
 

@@ -200,6 +200,7 @@ export class Supervisor {
     instance.transition('TERMINATED');
     this.instances.delete(uid);
     this.unrestored.forget(uid);
+    this.lifecycle.terminated(uid);
     await this.persist();
   }
 

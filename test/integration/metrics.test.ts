@@ -127,4 +127,21 @@ describe('Prometheus /metrics', () => {
     const text = await scrape();
     expect(sample(text, 'hangar_model_launches_total', { model_name: 'broken', outcome: 'failed' })).toBe(1);
   });
+  it('drops a terminated model\'s series, and names no gauge with a counter\'s _total', async () => {
+    expect((await post('/v1/completions', { model: 'tiny', prompt: 'Once', max_tokens: 2 })).status).toBe(200);
+    const streamed = await post('/v1/completions', { model: 'tiny', prompt: 'Once', max_tokens: 2, stream: true });
+    expect(streamed.status).toBe(200);
+    const before = await scrape();
+    const seriesOf = (text: string): string[] => text.split('\n').filter((l) => !l.startsWith('#') && l.includes('model="tiny"'));
+    expect(seriesOf(before).length).toBeGreaterThan(10);
+    expect((await request(server.url, 'DELETE', '/v1/models/tiny', undefined, as(ADMIN_KEY))).status).toBe(200);
+    expect(await waitFor(async () => seriesOf(await scrape()).length === 0, 5000)).toBe(true);
+    // Other models keep theirs.
+    expect((await scrape()).includes('model="scaler"')).toBe(true);
+
+    const types = [...(await scrape()).matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => ({ name: m[1]!, type: m[2]! }));
+    expect(types.filter((t) => t.type !== 'counter' && t.name.endsWith('_total'))).toEqual([]);
+    expect(types.filter((t) => t.type === 'counter' && !t.name.endsWith('_total'))).toEqual([]);
+    expect(types.some((t) => t.name === 'hangar_nodejs_active_handles')).toBe(true);
+  });
 });

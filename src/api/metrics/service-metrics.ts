@@ -31,6 +31,11 @@ export class ServiceMetrics {
   constructor(supervisor: Supervisor) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'hangar_' });
+    // Gauges that prom-client names `_total`, a counter's suffix (promtool flags them);
+    // each is the sum of its by-type gauge, which stays (`hangar_nodejs_active_handles`, ...).
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+      if (this.registry.getSingleMetric(`hangar_${name}`)) this.registry.removeSingleMetric(`hangar_${name}`);
+    }
     this.requests = new Counter({
       name: 'hangar_http_requests_total',
       help: 'HTTP requests answered, by method, route pattern, status and model (empty when none or unknown)',
@@ -89,8 +94,28 @@ export class ServiceMetrics {
         this.launchSeconds.observe({ model_type: e.modelType, outcome: e.outcome }, e.seconds);
       },
       restarted: (e: RestartEvent) => this.restarts.inc({ model: e.modelUid, replica: e.replica }),
+      terminated: (uid: string) => void this.forgetModel(uid),
     });
     registerReplicaGauges(this.registry, () => supervisor.replicaSnapshots());
+  }
+
+  /**
+   * Drops every series labelled with a terminated model's uid: a service that launches
+   * and stops models for days must not grow /metrics without end. (Per-replica gauges
+   * are rebuilt at each scrape and need nothing.)
+   */
+  private async forgetModel(uid: string): Promise<void> {
+    for (const metric of [this.requests, this.duration, this.tokens, this.ttft, this.restarts] as Array<Counter<string> | Histogram<string>>) {
+      const seen = new Set<string>();
+      for (const { labels } of (await metric.get()).values) {
+        if (labels.model !== uid) continue;
+        const { le: _bucket, ...series } = labels as Record<string, string | number>;
+        const key = JSON.stringify(series);
+        if (seen.has(key)) continue;
+        seen.add(key);
+        metric.remove(series);
+      }
+    }
   }
 
   /** One answered request; `overheadMs` when the route reported one. */
