@@ -16,6 +16,7 @@ import { AutostartList } from './supervisor/autostart-list.js';
 import { InstanceStore } from './supervisor/instance-store.js';
 import { Supervisor } from './supervisor/supervisor.js';
 import { version } from './version.js';
+import { isLoopbackHost } from './config/loopback-host.js';
 
 export interface RunningService {
   app: FastifyInstance;
@@ -90,6 +91,11 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   if (authConfig) logger.info({ auth_config: config.authConfigFile }, 'authentication is on');
   else if (access.authenticator.enabled) logger.info({ database: AccessControl.databaseFile(config.home) }, 'authentication is on (database users)');
   const url = await app.listen({ host: config.host, port: config.port });
+  if (!isLoopbackHost(config.host) && !access.authenticator.enabled) {
+    // Every route, model launches and the code-running launchers included, is open to
+    // whoever reaches this address (docs/auth.md, "Turning it on").
+    logger.warn({ host: config.host }, `hangar listens on ${config.host}, beyond this machine, with authentication off: anyone who can reach it may launch models and run code; pass --auth-config, create an admin user, or listen on 127.0.0.1`);
+  }
   if (config.restore) await supervisor.restore();
   // After the restore, so a model both restored and listed starts once.
   supervisor.startAutostart();

@@ -28,12 +28,44 @@ describe.skipIf(!image)('compose files', () => {
     const out = result.stdout;
     expect(out).toContain('driver: nvidia');
     expect(out).toContain('- gpu');
-    expect(out).toContain('target: 9997');
+    expect(out).toContain('127.0.0.1:9997:9997');
     expect(out).toContain('hangar-home:/var/lib/hangar:rw');
     expect(out).toContain('hangar-cache:/var/lib/hangar/cache:rw');
     expect(out).toContain(':/etc/hangar:ro');
     expect(out).toContain('restart: unless-stopped');
     expect(out).toContain('dockerfile: docker/Dockerfile');
+  });
+
+  it('publishes on 127.0.0.1 by default, everywhere only when asked', () => {
+    for (const file of ['compose.yaml', 'compose.cpu.yaml', 'compose.cluster.yaml']) {
+      const result = composeConfig(path.join(repoRoot, 'docker', file));
+      expect(result.status, result.stderr).toBe(0);
+      expect(result.stdout, file).toContain('127.0.0.1:9997:9997');
+    }
+    const open = spawnSync('docker-compose', ['-f', path.join(repoRoot, 'docker', 'compose.yaml'), 'config'], { encoding: 'utf8', env: { ...process.env, HANGAR_PUBLISH: '9997' } });
+    expect(open.stdout).not.toContain('127.0.0.1');
+  });
+
+  it('passes the users file as a Compose secret with the auth override', async () => {
+    const users = path.join(scratch, 'auth.json');
+    await writeFile(users, '{}');
+    const result = spawnSync('docker-compose', ['-f', path.join(repoRoot, 'docker', 'compose.yaml'), '-f', path.join(repoRoot, 'docker', 'compose.auth.yaml'), 'config'], {
+      encoding: 'utf8',
+      env: { ...process.env, HANGAR_AUTH_FILE: users },
+    });
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout).toContain('HANGAR_AUTH_CONFIG: /run/secrets/hangar-auth');
+    expect(result.stdout).toContain(`file: ${users}`);
+    expect(result.stdout).toMatch(/secrets:\n\s+- (source: )?hangar-auth/);
+  });
+
+  it('the cluster file gives each worker its own health check and announces only the GPUs it was given', () => {
+    const result = composeConfig(path.join(repoRoot, 'docker', 'compose.cluster.yaml'));
+    expect(result.status, result.stderr).toBe(0);
+    const worker = result.stdout.slice(result.stdout.indexOf('  worker:'));
+    expect(worker).toContain("[r]aylet");
+    expect(worker).toMatch(/--num-gpus=/);
+    expect(worker).toContain('replicas: 1');
   });
 
   it('the CPU file validates and builds from the same Dockerfile without a GPU reservation', () => {

@@ -44,6 +44,10 @@ describe.skipIf(!image)('the CPU image: defaults', () => {
     expect(status.trim().startsWith('200')).toBe(true);
   });
 
+  it('warns in its log that it listens on 0.0.0.0 with authentication off', () => {
+    expect(docker(['logs', container.getId()])).toContain('beyond this machine, with authentication off');
+  });
+
   it('keeps its home folder writable by the service (the volume inherits the image folder)', async () => {
     const owner = await exec(['stat', '-c', '%u', '/var/lib/hangar', '/var/lib/hangar/cache']);
     expect(owner.trim().split('\n')).toEqual([String(IMAGE_UID), String(IMAGE_UID)]);
