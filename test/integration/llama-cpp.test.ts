@@ -239,7 +239,23 @@ describe('llama.cpp engine: GGUF models', () => {
   it('refuses a prompt that leaves no room in the context', async () => {
     const res = await api.post('/v1/completions', { model: 'q8', prompt: 'the fox '.repeat(600), max_tokens: 4 });
     expect(res.status).toBe(400);
-    expect(res.body.error.message).toMatch(/context/);
+    expect(res.body.error.message).toMatch(/The prompt is \d+ tokens, which leaves no room in the model's context/);
+    // Megabytes are refused from their size, before the runtime's event loop tokenizes them.
+    const huge = await api.post('/v1/chat/completions', { model: 'q8', messages: [{ role: 'user', content: 'the fox '.repeat(500_000) }], max_tokens: 4 });
+    expect(huge.status).toBe(400);
+    expect(huge.body.error.message).toMatch(/The prompt is \d+ bytes, so at least \d+ tokens for this model/);
+    expect((await api.post('/v1/completions', { model: 'q8', prompt: 'Hi', max_tokens: 2 })).status).toBe(200);
+  });
+
+  it('samples a temperature of 1e-300 greedily and refuses a repetition_penalty that cannot work', async () => {
+    const base = { model: 'q8', prompt: 'Once upon a time', max_tokens: 6 };
+    const greedy = await api.post('/v1/completions', { ...base, temperature: 0 });
+    const tiny = await api.post('/v1/completions', { ...base, temperature: 1e-300, top_p: 1e-300 });
+    expect(tiny.status, tiny.text).toBe(200);
+    expect(tiny.body.choices[0].text).toBe(greedy.body.choices[0].text);
+    const refused = await api.post('/v1/completions', { ...base, repetition_penalty: 1e-300 });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.param).toBe('repetition_penalty');
   });
 
   it('stops generating for a client that goes away mid-stream', async () => {
