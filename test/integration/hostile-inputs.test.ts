@@ -112,8 +112,13 @@ describe('hostile inputs (issue 29, items 7 to 11)', () => {
     const completion = await api.post('/v1/completions', { model: 'llm', prompt: big.slice(0, 3_000_000), max_tokens: 2 });
     expect(completion.status).toBe(400);
     expect(completion.body.error.message).toContain('bytes, so at least');
-    // One that fits the bound but not the context is still measured in tokens.
-    const near = await api.post('/v1/completions', { model: 'llm', prompt: 'lorem ipsum '.repeat(400), max_tokens: 2 });
+    // Under the byte bound (the tiny vocabulary's longest token is 13 bytes) but long:
+    // only its first 8 x 512 characters are tokenized, and they already fill the context.
+    const long = await api.post('/v1/completions', { model: 'llm', prompt: 'lorem ipsum '.repeat(2000), max_tokens: 2 });
+    expect(long.status).toBe(400);
+    expect(long.body.error.message).toMatch(/The prompt is 24000 characters, and its first 4096 are already \d+ tokens/);
+    // A short one that does not fit is measured in tokens.
+    const near = await api.post('/v1/completions', { model: 'llm', prompt: 'lorem ipsum '.repeat(60), max_tokens: 2 });
     expect(near.status).toBe(400);
     expect(near.body.error.message).toMatch(/The prompt is \d+ tokens/);
     expect((await api.post('/v1/chat/completions', { model: 'llm', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 2 })).status).toBe(200);

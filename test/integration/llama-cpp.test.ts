@@ -237,13 +237,16 @@ describe('llama.cpp engine: GGUF models', () => {
   });
 
   it('refuses a prompt that leaves no room in the context', async () => {
-    const res = await api.post('/v1/completions', { model: 'q8', prompt: 'the fox '.repeat(600), max_tokens: 4 });
+    const res = await api.post('/v1/completions', { model: 'q8', prompt: 'the fox '.repeat(500), max_tokens: 4 });
     expect(res.status).toBe(400);
     expect(res.body.error.message).toMatch(/The prompt is \d+ tokens, which leaves no room in the model's context/);
     // Megabytes are refused from their size, before the runtime's event loop tokenizes them.
     const huge = await api.post('/v1/chat/completions', { model: 'q8', messages: [{ role: 'user', content: 'the fox '.repeat(500_000) }], max_tokens: 4 });
     expect(huge.status).toBe(400);
     expect(huge.body.error.message).toMatch(/The prompt is \d+ bytes, so at least \d+ tokens for this model/);
+    const long = await api.post('/v1/completions', { model: 'q8', prompt: 'the fox '.repeat(3000), max_tokens: 4 });
+    expect(long.status).toBe(400);
+    expect(long.body.error.message).toMatch(/its first 4096 are already \d+ tokens|bytes, so at least/);
     expect((await api.post('/v1/completions', { model: 'q8', prompt: 'Hi', max_tokens: 2 })).status).toBe(200);
   });
 

@@ -9,7 +9,7 @@ import type { LlamaLoadSpec } from './load-spec.js';
 import { SequencePool } from './sequence-pool.js';
 import { StructuredOutput, grammarStops } from './structured-output.js';
 import type { ToolFormat } from './tool-calls.js';
-import { maxTokenBytes, unfittingPrompt, vocabularySize } from './vocabulary.js';
+import { longPrefix, maxTokenBytes, unfittingPrompt, vocabularySize } from './vocabulary.js';
 
 /**
  * The llama.cpp LLM engine: `chat` and `generate` (the Transformers engine's
@@ -119,7 +119,8 @@ export class LlmEngine implements Engine {
   }
 
   private tokenize(text: string): Token[] {
-    const unfitting = unfittingPrompt(text, this.context.contextSize, this.longestToken);
+    const contextLength = this.context.contextSize;
+    const unfitting = unfittingPrompt(text, contextLength, this.longestToken) ?? longPrefix(text, contextLength, (head) => this.model.tokenize(head, true).length);
     if (unfitting) throw new InvalidInput(unfitting);
     // Special-token text (`<|im_start|>`) is the special token, as in transformers' tokenizers.
     return this.model.tokenize(text, true);

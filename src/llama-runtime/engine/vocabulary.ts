@@ -32,3 +32,20 @@ export function unfittingPrompt(text: string, contextLength: number, longestToke
   if (atLeast < contextLength) return null;
   return `The prompt is ${size} bytes, so at least ${atLeast} tokens for this model, which leaves no room in the model's context of ${contextLength} tokens`;
 }
+
+/** As the Python runtime's PREFIX_CHARS_PER_TOKEN and PREFIX_SLACK (request_builder.py). */
+const PREFIX_CHARS_PER_TOKEN = 8;
+const PREFIX_SLACK = 8;
+
+/**
+ * For a long prompt, tokenizes only its start: when that alone fills the context, the
+ * whole cannot fit, and the rest is never tokenized (a vocabulary of long tokens makes
+ * the byte bound loose). Null when it may fit.
+ */
+export function longPrefix(text: string, contextLength: number, countTokens: (head: string) => number): string | null {
+  const limit = PREFIX_CHARS_PER_TOKEN * contextLength;
+  if (text.length <= limit) return null;
+  const counted = countTokens(text.slice(0, limit));
+  if (counted < contextLength + PREFIX_SLACK) return null;
+  return `The prompt is ${text.length} characters, and its first ${limit} are already ${counted} tokens, which leaves no room in the model's context of ${contextLength} tokens`;
+}

@@ -42,6 +42,28 @@ def refuse_unfitting_prompt(prompt: str, context_length: int, max_token_bytes: i
                          f"which leaves no room in the model's context of {context_length} tokens")
 
 
+# Text runs about 4 characters a token; a prompt this many times the context in
+# characters is checked on a prefix first.
+PREFIX_CHARS_PER_TOKEN = 8
+# Tokens of a prefix may exceed those of the same text in the whole prompt by the
+# merges the cut broke: a few tokens, never this many.
+PREFIX_SLACK = 8
+
+
+def refuse_long_prefix(prompt: str, context_length: int, count_tokens) -> None:
+    """For a long prompt, tokenizes only its start: when that alone fills the context,
+    the whole cannot fit, and the rest (megabytes, seconds of the batch's thread) is
+    never tokenized. A vocabulary of long tokens (where the byte bound is loose) still
+    gets here."""
+    limit = PREFIX_CHARS_PER_TOKEN * context_length
+    if len(prompt) <= limit:
+        return
+    counted = count_tokens(prompt[:limit])
+    if counted >= context_length + PREFIX_SLACK:
+        raise ValueError(f"The prompt is {len(prompt)} characters, and its first {limit} are already {counted} tokens, "
+                         f"which leaves no room in the model's context of {context_length} tokens")
+
+
 def max_token_bytes(tokenizer) -> int:
     """The longest token's text (special tokens included) in UTF-8 bytes; 0 when the
     tokenizer does not list its vocabulary."""
@@ -85,6 +107,8 @@ class RequestBuilder:
     def _request(self, prompt: str, config: GenerateConfig, *, add_special_tokens: bool, **options) -> Request:
         facts = self._facts
         refuse_unfitting_prompt(prompt, facts.context_length, facts.max_token_bytes)
+        refuse_long_prefix(prompt, facts.context_length,
+                           lambda head: len(facts.tokenizer(head, add_special_tokens=add_special_tokens)["input_ids"]))
         ids = list(facts.tokenizer(prompt, add_special_tokens=add_special_tokens)["input_ids"])
         if not ids:
             raise ValueError("The prompt is empty")

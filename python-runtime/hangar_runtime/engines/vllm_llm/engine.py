@@ -15,7 +15,7 @@ from ..hub_download import DOWNLOAD_SHARE, model_folder
 from ..transformers_llm.chat_format import render_chat
 from ..transformers_llm.generate_config import parse_generate_config
 from ..transformers_llm.tool_calls import tool_call_format
-from ..transformers_llm.request_builder import max_token_bytes, refuse_unfitting_prompt
+from ..transformers_llm.request_builder import max_token_bytes, refuse_long_prefix, refuse_unfitting_prompt
 from .sampling_params import guided_decoding_fields, sampling_kwargs, top_logprobs
 from .scheduler import VllmScheduler, _Call
 
@@ -81,6 +81,8 @@ class VllmEngine(Engine):
                 prompt = render_chat(tokenizer, messages, template=template, tools=tools,
                                      chat_template_kwargs=kwargs.get("chat_template_kwargs"))
                 refuse_unfitting_prompt(prompt, self._context_length, longest_token)
+                refuse_long_prefix(prompt, self._context_length,
+                                   lambda head: len(tokenizer(head, add_special_tokens=False)["input_ids"]))
                 # The template already wrote the special tokens it wants.
                 ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
             else:
@@ -88,6 +90,7 @@ class VllmEngine(Engine):
                 if not isinstance(prompt, str):
                     raise TypeError(f"prompt must be a string, got {type(prompt).__name__}")
                 refuse_unfitting_prompt(prompt, self._context_length, longest_token)
+                refuse_long_prefix(prompt, self._context_length, lambda head: len(tokenizer(head)["input_ids"]))
                 ids = tokenizer(prompt)["input_ids"]
             top = top_logprobs(raw)
             guide = guided_decoding_fields(config)
