@@ -34,6 +34,19 @@ export class RegistrationOwners {
     }
   }
 
+  /** Forgets the owners of names that no longer exist (a registration kept in memory only, before a restart). */
+  async keepOnly(exists: (type: ModelType, name: string) => boolean): Promise<void> {
+    let changed = false;
+    for (const key of [...this.owners.keys()]) {
+      const slash = key.indexOf('/');
+      if (!exists(key.slice(0, slash) as ModelType, key.slice(slash + 1))) {
+        this.owners.delete(key);
+        changed = true;
+      }
+    }
+    if (changed) await this.write();
+  }
+
   owner(type: ModelType, name: string): string | null {
     return this.owners.get(`${type}/${name}`) ?? null;
   }
@@ -43,6 +56,10 @@ export class RegistrationOwners {
     const key = `${type}/${name}`;
     if (owner === null) this.owners.delete(key);
     else this.owners.set(key, owner);
+    return this.write();
+  }
+
+  private write(): Promise<void> {
     const content = `${JSON.stringify(Object.fromEntries(this.owners), null, 2)}\n`;
     this.writing = this.writing.then(() =>
       writeFileAtomic(this.file, content).catch((err: unknown) => this.logger.warn({ file: this.file, err }, 'could not save the registration owners')),

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { HangarError } from '../errors/hangar-error.js';
 import { loadBuiltinCatalog, DEFAULT_BUILTIN_DIR, type BuiltinCatalog } from './builtin-catalog.js';
 import { specCacheStatus } from './cache-status.js';
@@ -112,6 +113,8 @@ export class Registry {
       if (record) customs[type].set(record.model_name, record);
     }
     this.customs = customs;
+    // A file that did not load keeps its owner: it may be repaired (docs/requests.md, "Restore after a restart").
+    await this.owners.keepOnly((type, name) => (customs[type]?.has(name) ?? false) || existsSync(this.store.file(type, name)));
     const count = MODEL_TYPES.reduce((n, t) => n + customs[t].size, 0);
     this.logger.info({ customModels: count }, `Loaded the model catalog and ${count} custom registration(s)`);
   }
