@@ -343,3 +343,36 @@ def test_arrivals_at_every_step_do_not_starve_the_running(batcher, solo):
         batcher.step()
     assert first.text() == solo[0]
     assert [s.text() for s in others] == solo[1:7]
+
+
+def test_a_long_call_is_prepared_apart_while_the_batch_steps(batcher, engine, solo, monkeypatch):
+    """A call with more text than PREPARE_APART_CHARS is rendered and tokenized on a
+    thread of its own; the running call keeps getting tokens, and a refusal of the long
+    one arrives through its sink, not as an exception from submit."""
+    import threading
+
+    from hangar_runtime.engines.transformers_llm import batcher as batcher_module
+
+    threads = []
+    real = batcher._make_sequence
+
+    def observed(method, args, kwargs, sink):
+        threads.append(threading.current_thread().name)
+        return real(method, args, kwargs, sink)
+
+    monkeypatch.setattr(batcher, "_make_sequence", observed)
+    short, long_refused = ListSink(1, stream=True), ListSink(2, stream=False)
+    batcher.submit("generate", [PROMPTS[1]], {"generate_config": GREEDY}, short)
+    batcher.submit("generate", ["lorem ipsum " * 10_000], {"generate_config": GREEDY}, long_refused)
+    assert not long_refused.closed and batcher.has_work()
+    steps = 0
+    while batcher.has_work():
+        batcher.step()
+        steps += 1
+        assert steps < 2000
+    assert threads[0] == threading.current_thread().name
+    assert threads[1].startswith("hangar-prepare")
+    assert short.text() == solo[1]
+    error = long_refused.value[2]
+    assert isinstance(error, ValueError) and "leaves no room in the model's context" in str(error)
+    assert batcher_module.PREPARE_APART_CHARS < len("lorem ipsum " * 10_000)

@@ -21,6 +21,9 @@ same alone or in any batch, up to float rounding in the padded matmuls."""
 
 import inspect
 import logging
+import threading
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
@@ -31,6 +34,11 @@ from .loaded_model import LoadedModel
 from .sequence import Sequence
 
 log = logging.getLogger("hangar_runtime.transformers")
+
+# A call whose text is longer than this (in characters) is rendered and tokenized on
+# a thread of its own, so the running batch keeps stepping meanwhile (a fast
+# tokenizer releases the GIL). Shorter ones are prepared at once, as they arrive.
+PREPARE_APART_CHARS = 64 * 1024
 
 
 class Batcher(BatchScheduler):
@@ -50,15 +58,59 @@ class Batcher(BatchScheduler):
         self._logits_to_keep = "logits_to_keep" in inspect.signature(self._model.forward).parameters
         # Tests turn this off to check the rebuild path on a model whose cache could be joined.
         self.join_caches = True
+        # Long calls being prepared apart (PREPARE_APART_CHARS): their sequences, or the
+        # error that refused them, come back through _prepared.
+        self._preparing = 0
+        self._prepared: deque = deque()
+        self._prepared_event = threading.Event()
+        self._preparer: ThreadPoolExecutor | None = None
+        self._wake = lambda: None
+
+    def set_wake(self, wake) -> None:
+        self._wake = wake
 
     def submit(self, method: str, args: list, kwargs: dict, sink: CallSink) -> None:
-        self._waiting.append(self._make_sequence(method, args, kwargs, sink))
+        if _text_size(args) + _text_size(kwargs) <= PREPARE_APART_CHARS:
+            self._waiting.append(self._make_sequence(method, args, kwargs, sink))
+            return
+        if self._preparer is None:
+            self._preparer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hangar-prepare")
+        self._preparing += 1
+        self._preparer.submit(self._prepare_apart, method, args, kwargs, sink)
+
+    def _prepare_apart(self, method: str, args: list, kwargs: dict, sink: CallSink) -> None:
+        try:
+            self._prepared.append((self._make_sequence(method, args, kwargs, sink), None, sink))
+        except Exception as exc:  # noqa: BLE001 - a refusal is the call's answer
+            self._prepared.append((None, exc, sink))
+        self._prepared_event.set()
+        self._wake()
 
     def has_work(self) -> bool:
-        return bool(self._waiting or self._running)
+        return bool(self._waiting or self._running or self._preparing)
+
+    def wait_before_step(self) -> float:
+        # Only calls being prepared: nothing to step until one is ready (wake() ends the wait).
+        if self._preparing and not (self._waiting or self._running or self._prepared):
+            return 1.0
+        return 0.0
+
+    def _take_prepared(self) -> None:
+        if self._preparing and not (self._waiting or self._running or self._prepared):
+            # Called directly (_run_alone), not from the work loop: wait, do not spin.
+            self._prepared_event.wait(0.05)
+        self._prepared_event.clear()
+        while self._prepared:
+            sequence, error, sink = self._prepared.popleft()
+            self._preparing -= 1
+            if error is not None:
+                sink.fail(error)
+            elif not sink.closed:
+                self._waiting.append(sequence)
 
     @torch.inference_mode()
     def step(self) -> None:
+        self._take_prepared()
         self._retire()
         if not self._decode_next and self._admit():
             self._retire()
@@ -171,3 +223,14 @@ class Batcher(BatchScheduler):
             except Exception as exc:  # one sequence's bad luck (say NaN probabilities) is its own
                 log.error("sequence of call %s failed", seq.sink.call_id, exc_info=True)
                 seq.fail(exc, kind="internal")
+
+
+def _text_size(value) -> int:
+    """Characters of text in a call's arguments (message contents, a prompt), roughly."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(_text_size(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(_text_size(v) for v in value)
+    return 0
