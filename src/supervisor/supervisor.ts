@@ -360,7 +360,8 @@ export class Supervisor {
   instancesUsing(type: string, name: string): string[] {
     const uids = new Set<string>();
     for (const i of this.instances.values()) {
-      if (i.state !== 'TERMINATED' && i.resolved.modelType === type && i.resolved.modelName === name) uids.add(i.uid);
+      // A failed launch's ERROR record needs nothing; a failed restore's is in `unrestored`.
+      if (i.isActive && i.resolved.modelType === type && i.resolved.modelName === name) uids.add(i.uid);
     }
     for (const e of this.unrestored.list()) if (e.request.model_type === type && e.request.model_name === name) uids.add(e.uid);
     for (const e of this.autostartEntries()) if (e.request.model_type === type && e.request.model_name === name) uids.add(`${e.uid} (autostart)`);
