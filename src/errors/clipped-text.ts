@@ -4,7 +4,9 @@
  * twice, as `detail` and `error.message`) or a 5 MB log line: the start says what was
  * wrong, and the cut says how much more there was.
  */
-export const ECHO_LIMIT = 400;
+// An engine's own message explaining a failure (what to download, where) runs to a
+// few hundred characters; a value it quotes is what this cuts.
+export const ECHO_LIMIT = 1000;
 /** A whole message (or log line) after its parts were clipped: a list of names fits. */
 export const MESSAGE_LIMIT = 2000;
 

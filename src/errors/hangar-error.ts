@@ -35,7 +35,7 @@ export class HangarError extends Error {
 export function formatMessage(template: string, args: ReadonlyArray<string | number>): string {
   let i = 0;
   const text = template.replace(/%s/g, () => (i < args.length ? clipText(String(args[i++]), ECHO_LIMIT) : '%s'));
-  return clipText(text, MESSAGE_LIMIT + ECHO_LIMIT);
+  return clipText(text, MESSAGE_LIMIT);
 }
 
 /** The contract's error body: `detail` for Xinference clients, `error` for OpenAI SDKs. */

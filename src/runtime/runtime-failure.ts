@@ -1,4 +1,4 @@
-import { clipText, MESSAGE_LIMIT } from '../errors/clipped-text.js';
+import { clipText, ECHO_LIMIT } from '../errors/clipped-text.js';
 
 /**
  * How a runtime call or load can fail, as plain values the supervisor maps to HTTP
@@ -25,7 +25,7 @@ export class RuntimeFailure extends Error {
     message: string,
   ) {
     // An engine's message often quotes the input that it refused (sklearn, pandas).
-    super(clipText(message, MESSAGE_LIMIT / 2));
+    super(clipText(message, ECHO_LIMIT));
     this.name = 'RuntimeFailure';
   }
 }

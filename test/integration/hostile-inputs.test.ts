@@ -124,7 +124,7 @@ describe('hostile inputs (issue 29, items 7 to 11)', () => {
     expect((await api.post('/v1/chat/completions', { model: 'llm', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 2 })).status).toBe(200);
   }, 60_000);
 
-  it('cuts what errors and logs repeat of the input to a few hundred characters', async () => {
+  it('cuts what errors and logs repeat of the input to at most 1,000 characters a value', async () => {
     const data = 'z'.repeat(5 * 1024 * 1024);
     const res = await api.post('/v1/flexible/infers', { model: 'echoer', data });
     expect(res.status).toBe(400);
