@@ -4,6 +4,7 @@ import { HangarError, errorBody } from '../errors/hangar-error.js';
 import { closedByClient } from './client-disconnect.js';
 import { BODY_LIMIT_BYTES } from './json-body.js';
 import { describeLimit } from './body-limits.js';
+import { settleUnreadBody } from './unread-body.js';
 import { abortedError } from './request-tracking.js';
 
 /**
@@ -21,6 +22,8 @@ export function installErrorHandler(app: FastifyInstance): void {
 
 export function sendError(reply: FastifyReply, request: FastifyRequest, error: HangarError): FastifyReply {
   if (error.status >= 500) request.log.error({ err: error.cause ?? error, code: error.code }, error.message);
+  // Answered before the body was read to its end: see unread-body.ts.
+  if (settleUnreadBody(request.raw)) reply.header('connection', 'close');
   return reply.code(error.status).headers(error.headers).send(errorBody(error));
 }
 
@@ -47,7 +50,7 @@ function toHangarError(err: FastifyError, request: FastifyRequest): HangarError 
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new HangarError('unsupported_media_type', [String(request.headers['content-type'] ?? 'none')], { cause: err });
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new HangarError('payload_too_large', [`the body is over the ${describeLimit(request.routeOptions.bodyLimit ?? BODY_LIMIT_BYTES)} limit of ${request.routeOptions.url ?? 'this route'} (decompressed, when it was sent compressed)`], { cause: err, headers: { connection: 'close' } });
+      return new HangarError('payload_too_large', [`the body is over the ${describeLimit(request.routeOptions.bodyLimit ?? BODY_LIMIT_BYTES)} limit of ${request.routeOptions.url ?? 'this route'} (decompressed, when it was sent compressed)`], { cause: err });
   }
   if (err instanceof SyntaxError || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
     return new HangarError('invalid_json', [err.message], { cause: err });

@@ -56,12 +56,9 @@ export async function readForm(request: FastifyRequest, rules: FormRules): Promi
       form.fields[part.fieldname] = previous === undefined ? value : [...(Array.isArray(previous) ? previous : [previous]), value];
     }
   } catch (err) {
-    const error = formError(err, rules, current);
-    // Answered before the body was read to its end: the rest of it must not be taken
-    // for the next request on a kept-alive connection, which would then hang. The
-    // connection closes after this answer instead (a client's pool opens another).
-    if (error instanceof HangarError) error.headers.connection = 'close';
-    throw error;
+    // Answered before the body was read to its end: the error handler reads and drops
+    // the rest (unread-body.ts), so a kept-alive connection serves the next request.
+    throw formError(err, rules, current);
   }
   return form;
 }
