@@ -54,6 +54,7 @@ export class RegistrationOwners {
   /** Records (or, with null, forgets) the owner; written in order, in the background of the registration's own write. */
   set(type: ModelType, name: string, owner: string | null): Promise<void> {
     const key = `${type}/${name}`;
+    if ((this.owners.get(key) ?? null) === owner) return this.writing;
     if (owner === null) this.owners.delete(key);
     else this.owners.set(key, owner);
     return this.write();
