@@ -101,6 +101,7 @@ export class Supervisor {
     const resolved = this.options.resolver.resolve(request);
     // What the launch would run, seen (and refused) before anything starts.
     authorize?.(launchCodeRisks(resolved, request));
+    refuseLoraAdapters(request, resolved.engine);
     if (request.model_path !== undefined && !existsSync(request.model_path)) {
       throw new HangarError('model_path_not_found', [request.model_path], { param: 'model_path' });
     }
@@ -422,4 +423,23 @@ function asRunning(instance: ModelInstance): LaunchRequest {
   const request: LaunchRequest = { ...instance.request, replica: Math.max(1, replicas.length) };
   if (instance.request.gpu_idx !== undefined) request.gpu_idx = replicas.flatMap((r) => r.gpuIndexes);
   return request;
+}
+
+/**
+ * LoRA adapters (`peft_model_config.lora_list`) are not loaded by any engine yet
+ * (docs/decisions.md, "LoRA adapters"): a launch naming some is refused, naming the
+ * first adapter whose path is missing or else the engine, instead of answering 200
+ * and serving the base model.
+ */
+function refuseLoraAdapters(request: LaunchRequest, engine: string): void {
+  const config = request.peft_model_config as { lora_list?: Array<{ lora_name: string; local_path: string }> | null } | undefined;
+  const adapters = config?.lora_list ?? [];
+  if (adapters.length === 0) return;
+  adapters.forEach((adapter, i) => {
+    if (!existsSync(adapter.local_path)) {
+      const field = `peft_model_config.lora_list.${i}.local_path`;
+      throw new HangarError('invalid_field', [`${field}: the LoRA adapter ${adapter.lora_name} at ${adapter.local_path} does not exist`], { param: field });
+    }
+  });
+  throw new HangarError('parameter_unsupported', ['peft_model_config.lora_list', engine, request.model_name, ': LoRA adapters are not loaded by any engine of this server yet'], { param: 'peft_model_config.lora_list' });
 }

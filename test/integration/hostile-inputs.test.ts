@@ -154,6 +154,22 @@ describe('hostile inputs (issue 29, items 7 to 11)', () => {
     expect(viaConfig.status, viaConfig.text).toBe(200);
   }, 60_000);
 
+  it('refuses LoRA adapters by name instead of serving the base model in silence', async () => {
+    const launch = (peft: unknown) => api.post('/v1/models', { model_name: 'tiny-chat', model_engine: 'Transformers', model_uid: 'lora', peft_model_config: peft });
+    const missing = await launch({ lora_list: [{ lora_name: 'x', local_path: '/nonexistent' }] });
+    expect(missing.status).toBe(400);
+    expect(missing.body.error.param).toBe('peft_model_config.lora_list.0.local_path');
+    expect(missing.body.error.message).toContain('/nonexistent');
+    const malformed = await launch({ lora_list: [{ lora_name: 'x' }] });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error.param).toBe('peft_model_config.lora_list.0.local_path');
+    const unsupported = await launch({ lora_list: [{ lora_name: 'x', local_path: work }] });
+    expect(unsupported.status).toBe(400);
+    expect(unsupported.body.error.code).toBe('parameter_unsupported');
+    expect(unsupported.body.error.param).toBe('peft_model_config.lora_list');
+    expect((await api.get('/v1/models/lora')).status).toBe(404);
+  }, 60_000);
+
   it('answers 408 and closes a connection whose body trickles in past the body timeout', async () => {
     const { hostname, port } = new URL(server.url);
     const outcome = await new Promise<{ text: string; closed: boolean }>((resolve) => {

@@ -21,7 +21,16 @@ export const launchBody = z.looseObject({
   worker_ip: z.string().nullish(),
   model_path: z.string().min(1).nullish(),
   envs: z.record(z.string(), z.string()).nullish(),
-  peft_model_config: z.record(z.string(), z.unknown()).nullish(),
+  // Xinference's shape; no engine here loads adapters yet, so the supervisor refuses a
+  // non-empty list by name instead of serving the base model in silence.
+  peft_model_config: z
+    .object({
+      lora_list: z.array(z.object({ lora_name: z.string().min(1), local_path: z.string().min(1) }).loose()).nullish(),
+      image_lora_load_kwargs: z.record(z.string(), z.unknown()).nullish(),
+      image_lora_fuse_kwargs: z.record(z.string(), z.unknown()).nullish(),
+    })
+    .loose()
+    .nullish(),
   n_worker: z.int().min(1).nullish(),
   download_hub: z.string().nullish(),
 });
