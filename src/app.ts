@@ -19,6 +19,7 @@ import { installErrorHandler } from './api/error-handler.js';
 import { BODY_LIMIT_BYTES, installJsonBody } from './api/json-body.js';
 import { clientErrorHandler, httpServer } from './api/http-server.js';
 import { installBodyLimits } from './api/body-limits.js';
+import { installLoraModelIds } from './api/llm/lora-model-id.js';
 import { flexibleRoutes } from './api/flexible/routes.js';
 import { autostartRoutes } from './api/models/autostart-routes.js';
 import { modelRoutes } from './api/models/routes.js';
@@ -104,6 +105,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   installAuthGuard(app, access.authenticator);
   installMetrics(app, parts.supervisor);
   installRequestTracking(app);
+  installLoraModelIds(app, parts.supervisor);
   installKeyAdmission(app, access, (uid) => (parts.supervisor.has(uid) ? parts.supervisor.require(uid).resolved.modelName : null));
   await installOpenApi(app, parts.version);
   // Upload routes read their parts themselves, each with its own limits (api/multipart/form.ts).

@@ -62,6 +62,12 @@ def tiny_llm() -> dict:
 
 
 @pytest.fixture(scope="session")
+def tiny_lora() -> dict:
+    """The tiny LLM with two LoRA adapters made with peft: {path, adapters: {a, b}, ...}."""
+    yield from _build_tiny("build_lora", "tiny-lora")
+
+
+@pytest.fixture(scope="session")
 def tiny_embedder() -> dict:
     """The tiny sentence-transformers BERT of test/fixtures/tiny_models.py:
     {path, dimensions, max_tokens}."""

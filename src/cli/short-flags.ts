@@ -10,6 +10,7 @@ export const FLAG_SPELLINGS: Readonly<Record<string, string>> = {
   '-mp': '--model-path',
   '-ak': '--api-key',
   '-ev': '--env',
+  '-lm': '--lora-modules',
   '--max_tokens': '--max-tokens',
   '--model_name': '--model-name',
 };

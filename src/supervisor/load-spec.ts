@@ -19,6 +19,8 @@ export function buildLoadSpec(instance: ModelInstance, replica: Replica, cacheDi
     model_ability: resolved.abilities,
     model_family: typeof resolved.description.model_family === 'string' ? resolved.description.model_family : resolved.modelName,
     engine_kwargs: request.engine_kwargs,
+    // LoRA adapters loaded at launch (Xinference's shape); absent when none.
+    ...(request.peft_model_config ? { peft_model_config: request.peft_model_config } : {}),
     cache_dir: cacheDir,
     // A runtime without GPUs shares the host's cores among the model's replicas (docs/runtime-protocol.md, "CPU threads").
     replicas: Math.max(1, instance.replicas.length),

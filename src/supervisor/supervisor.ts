@@ -101,7 +101,7 @@ export class Supervisor {
     const resolved = this.options.resolver.resolve(request);
     // What the launch would run, seen (and refused) before anything starts.
     authorize?.(launchCodeRisks(resolved, request));
-    refuseLoraAdapters(request, resolved.engine);
+    checkLoraAdapters(request, resolved.engine);
     if (request.model_path !== undefined && !existsSync(request.model_path)) {
       throw new HangarError('model_path_not_found', [request.model_path], { param: 'model_path' });
     }
@@ -425,21 +425,31 @@ function asRunning(instance: ModelInstance): LaunchRequest {
   return request;
 }
 
+/** Engines that load `peft_model_config.lora_list` (docs/decisions.md, "LoRA adapters"). */
+const LORA_ENGINES: ReadonlySet<string> = new Set(['Transformers', 'diffusers']);
+
 /**
- * LoRA adapters (`peft_model_config.lora_list`) are not loaded by any engine yet
- * (docs/decisions.md, "LoRA adapters"): a launch naming some is refused, naming the
- * first adapter whose path is missing or else the engine, instead of answering 200
- * and serving the base model.
+ * Checks the LoRA adapters a launch names (`peft_model_config.lora_list`): each path
+ * must exist, and the engine must load adapters. Otherwise a 400 names the adapter or
+ * the engine, instead of a 200 that serves the base model in silence.
  */
-function refuseLoraAdapters(request: LaunchRequest, engine: string): void {
+function checkLoraAdapters(request: LaunchRequest, engine: string): void {
   const config = request.peft_model_config as { lora_list?: Array<{ lora_name: string; local_path: string }> | null } | undefined;
   const adapters = config?.lora_list ?? [];
   if (adapters.length === 0) return;
+  const names = new Set<string>();
   adapters.forEach((adapter, i) => {
+    if (names.has(adapter.lora_name) || adapter.lora_name === '__base__' || adapter.lora_name.includes(':')) {
+      const field = `peft_model_config.lora_list.${i}.lora_name`;
+      throw new HangarError('invalid_field', [`${field}: ${adapter.lora_name} is given twice, reserved, or holds a colon`], { param: field });
+    }
+    names.add(adapter.lora_name);
     if (!existsSync(adapter.local_path)) {
       const field = `peft_model_config.lora_list.${i}.local_path`;
       throw new HangarError('invalid_field', [`${field}: the LoRA adapter ${adapter.lora_name} at ${adapter.local_path} does not exist`], { param: field });
     }
   });
-  throw new HangarError('parameter_unsupported', ['peft_model_config.lora_list', engine, request.model_name, ': LoRA adapters are not loaded by any engine of this server yet'], { param: 'peft_model_config.lora_list' });
+  if (!LORA_ENGINES.has(engine)) {
+    throw new HangarError('parameter_unsupported', ['peft_model_config.lora_list', engine, request.model_name, `: LoRA adapters are loaded by the ${[...LORA_ENGINES].join(', ')} engine`], { param: 'peft_model_config.lora_list' });
+  }
 }

@@ -13,6 +13,10 @@ describe('launch flags to the POST /v1/models body', () => {
       quantization: 'none', replica: 2, n_gpu: null, gpu_idx: [0, 1], model_path: '/p', envs: { A: '1', B: '2' },
     });
     expect(launchBody({ ...base, sizeInBillions: '7', nGpu: '2' }, [])).toMatchObject({ model_size_in_billions: 7, n_gpu: 2 });
+    expect(launchBody({ ...base, loraModules: ['a', '/l/a', 'b', '/l/b'] }, [])).toMatchObject({
+      peft_model_config: { lora_list: [{ lora_name: 'a', local_path: '/l/a' }, { lora_name: 'b', local_path: '/l/b' }] },
+    });
+    expect(() => launchBody({ ...base, loraModules: ['a'] }, [])).toThrow('--lora-modules takes a name and a path');
   });
 
   it('passes unknown --name value pairs to the engine, typed as Xinference reads them', () => {

@@ -154,8 +154,9 @@ describe('hostile inputs (issue 29, items 7 to 11)', () => {
     expect(viaConfig.status, viaConfig.text).toBe(200);
   }, 60_000);
 
-  it('refuses LoRA adapters by name instead of serving the base model in silence', async () => {
-    const launch = (peft: unknown) => api.post('/v1/models', { model_name: 'tiny-chat', model_engine: 'Transformers', model_uid: 'lora', peft_model_config: peft });
+  it('checks LoRA adapters at launch, naming the one that is missing or bad, and refuses them where the engine loads none', async () => {
+    const launch = (peft: unknown, body: Record<string, unknown> = { model_name: 'tiny-chat', model_engine: 'Transformers' }) =>
+      api.post('/v1/models', { ...body, model_uid: 'lora', peft_model_config: peft });
     const missing = await launch({ lora_list: [{ lora_name: 'x', local_path: '/nonexistent' }] });
     expect(missing.status).toBe(400);
     expect(missing.body.error.param).toBe('peft_model_config.lora_list.0.local_path');
@@ -163,11 +164,21 @@ describe('hostile inputs (issue 29, items 7 to 11)', () => {
     const malformed = await launch({ lora_list: [{ lora_name: 'x' }] });
     expect(malformed.status).toBe(400);
     expect(malformed.body.error.param).toBe('peft_model_config.lora_list.0.local_path');
-    const unsupported = await launch({ lora_list: [{ lora_name: 'x', local_path: work }] });
+    const twice = await launch({ lora_list: [{ lora_name: 'x', local_path: work }, { lora_name: 'x', local_path: work }] });
+    expect(twice.status).toBe(400);
+    expect(twice.body.error.param).toBe('peft_model_config.lora_list.1.lora_name');
+    // A folder that is not an adapter fails the load, naming the adapter; nothing stays.
+    const notAdapter = await launch({ lora_list: [{ lora_name: 'x', local_path: work }] });
+    expect(notAdapter.status).toBe(400);
+    expect(notAdapter.body.error.message).toContain('LoRA adapter x');
+    const unsupported = await launch({ lora_list: [{ lora_name: 'x', local_path: work }] }, { model_name: 'echoer', model_type: 'flexible' });
     expect(unsupported.status).toBe(400);
     expect(unsupported.body.error.code).toBe('parameter_unsupported');
     expect(unsupported.body.error.param).toBe('peft_model_config.lora_list');
-    expect((await api.get('/v1/models/lora')).status).toBe(404);
+    // A lora_name on a model launched without adapters is refused, naming that it has none.
+    const noAdapters = await api.post('/v1/completions', { model: 'llm', prompt: 'Hi', max_tokens: 2, lora_name: 'x' });
+    expect(noAdapters.status).toBe(400);
+    expect(noAdapters.body.error.message).toContain('lora_name: x is not a LoRA adapter of this model');
   }, 60_000);
 
   it('answers 408 and closes a connection whose body trickles in past the body timeout', async () => {

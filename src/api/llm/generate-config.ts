@@ -25,6 +25,8 @@ export const samplingShape = {
   frequency_penalty: z.number().min(-2).max(2).nullish(),
   presence_penalty: z.number().min(-2).max(2).nullish(),
   logit_bias: z.record(z.string().regex(/^\d+$/, 'keys must be token ids'), z.number().min(-100).max(100)).nullish(),
+  // Xinference's: the LoRA adapter that answers (also `model: "<uid>:<lora_name>"`, vLLM's way).
+  lora_name: z.string().nullish(),
   // Checked against the engine (parameter-support.ts): none does n > 1 yet.
   n: z.int().min(1).max(128).nullish(),
   stream: z.boolean().nullish(),
@@ -61,6 +63,7 @@ export function toGenerateConfig(body: Sampling, maxTokens: number | null | unde
   copy('frequency_penalty', body.frequency_penalty);
   copy('presence_penalty', body.presence_penalty);
   copy('logit_bias', body.logit_bias);
+  if (body.lora_name) config.lora_name = body.lora_name;
   return config;
 }
 

@@ -57,6 +57,8 @@ const SHARED: Record<string, Rule> = {
   structured_outputs: { asks: set, engines: [], hint: GUIDED },
   return_tokens_as_token_ids: { asks: isNot(false), engines: [] },
   priority: { asks: isNot(0), engines: [], hint: 'calls are served in arrival order' },
+  // Xinference's: the LoRA adapter (loaded at launch) that answers.
+  lora_name: { asks: (v) => typeof v === 'string' && v.length > 0, engines: ['Transformers'], hint: 'launch with peft_model_config.lora_list on the Transformers engine' },
 };
 
 export const CHAT_RULES: Record<string, Rule> = {

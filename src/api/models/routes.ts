@@ -6,6 +6,7 @@ import { toLaunchRequest } from './launch-request.js';
 import { fieldsOfVersion, instancesQuery, launchBody, launchByVersionBody, launchQuery, replicaParams, uidParams } from './schema.js';
 import { codePower } from '../auth/code-power.js';
 import { describeUnrestored, unrestoredInstanceRecord } from '../../supervisor/unrestored-instances.js';
+import { adapterItems } from '../llm/lora-model-id.js';
 
 /** Running models (contract §3). Routes stay thin: the supervisor owns the lifecycle. */
 export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async (fastify, { supervisor }) => {
@@ -26,7 +27,14 @@ export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async
   // Saved models that did not come back at start are listed too, in ERROR with the reason.
   app.get('/v1/models', { ...needs('models:list'), schema: { tags: ['models'] } }, async () => ({
     object: 'list',
-    data: [...supervisor.listReady().map((i) => i.describe()), ...supervisor.listUnrestored({ includeErrorRecords: true }).map(describeUnrestored)],
+    data: [
+      // Each LoRA adapter is listed after its model as a model of its own (vLLM's way).
+      ...supervisor.listReady().flatMap((i) => {
+        const described = i.describe();
+        return [described, ...adapterItems(described)];
+      }),
+      ...supervisor.listUnrestored({ includeErrorRecords: true }).map(describeUnrestored),
+    ],
   }));
 
   // Registered before /v1/models/:model_uid; find-my-way prefers the static segment anyway.

@@ -18,6 +18,7 @@ interface LaunchOptions extends ConnectionOptions {
   gpuIdx?: string;
   modelPath?: string;
   env?: string[];
+  loraModules?: string[];
   workerIp?: string;
   json?: boolean;
 }
@@ -45,6 +46,7 @@ export function launchCommand(): Command {
       .option('--gpu-idx <list>', 'pin GPUs, comma separated, e.g. 0,1')
       .option('--model-path <path>', 'launch from a local folder, also -mp')
       .option('--env <name-and-value...>', 'environment variable for the model process, also -ev: --env NAME VALUE (repeatable)')
+      .option('--lora-modules <name-and-path...>', 'LoRA adapter to load with the model, also -lm: --lora-modules NAME PATH (repeatable)')
       .option('--worker-ip <ip>', 'worker to place the model on')
       .option('--json', 'print {"model_uid": ...} as JSON when ready')
       // Unknown options are engine arguments (engine-kwargs.ts), collected from command.args.
@@ -82,6 +84,7 @@ export function launchBody(options: LaunchOptions, extra: string[]): Record<stri
   if (options.modelPath) body.model_path = options.modelPath;
   if (options.workerIp) body.worker_ip = options.workerIp;
   if (options.env) body.envs = envPairs(options.env);
+  if (options.loraModules) body.peft_model_config = { lora_list: loraList(options.loraModules) };
   return body;
 }
 
@@ -103,6 +106,14 @@ function sizeInBillions(value: string): number | string {
 function gpuIdx(value: string): number[] {
   const list = value.split(',').map((s) => Number(s.trim()));
   if (list.some((n) => !Number.isInteger(n) || n < 0)) throw new CliError(`--gpu-idx must be GPU numbers separated by commas, such as 0,1; not "${value}"`);
+  return list;
+}
+
+/** Xinference's `--lora-modules NAME PATH` pairs, as `peft_model_config.lora_list`. */
+function loraList(values: string[]): Array<{ lora_name: string; local_path: string }> {
+  if (values.length % 2 !== 0) throw new CliError('--lora-modules takes a name and a path: --lora-modules NAME PATH');
+  const list: Array<{ lora_name: string; local_path: string }> = [];
+  for (let i = 0; i < values.length; i += 2) list.push({ lora_name: values[i]!, local_path: values[i + 1]! });
   return list;
 }
 

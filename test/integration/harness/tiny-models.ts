@@ -20,13 +20,18 @@ function runFixture<T>(script: string, args: string[]): T {
 }
 
 /** Runs `test/fixtures/tiny_models.py <kind> <dir>` and returns the JSON line it prints. */
-export function buildTinyModel<T>(kind: 'llm' | 'embedder' | 'cross-encoder', dir: string): T {
+export function buildTinyModel<T>(kind: 'llm' | 'lora' | 'embedder' | 'cross-encoder', dir: string): T {
   return runFixture<T>('tiny_models.py', [kind, dir]);
 }
 
 /** The tiny real Llama (trained BPE tokenizer + 2 random layers, fixed seed) in `dir`. */
 export function buildTinyLlm(dir: string): TinyLlm {
   return buildTinyModel<TinyLlm>('llm', dir);
+}
+
+/** The tiny Llama plus two LoRA adapters made with peft (`a`, `b`), each with its own random weights. */
+export function buildTinyLora(dir: string): TinyLlm & { adapters: Record<'a' | 'b', string> } {
+  return buildTinyModel('lora', dir);
 }
 
 /** A custom LLM registration for it (Xinference's shape: a JSON string in `model`). */

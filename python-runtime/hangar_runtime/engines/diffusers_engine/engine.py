@@ -49,6 +49,7 @@ class DiffusersEngine(Engine):
         except (OSError, ValueError, KeyError) as exc:
             raise InvalidModel(f"Cannot load {path} as a diffusers pipeline: {exception_text(exc)}") from exc
         self._pipeline.set_progress_bar_config(disable=True)
+        apply_loras(self._pipeline, spec.get("peft_model_config"))
         self.abilities = tuple(spec.get("model_ability") or ())
         defaults = spec.get("generate_config") or {}
         self._defaults = dict(defaults) if isinstance(defaults, dict) else {}
@@ -129,3 +130,34 @@ def _size(size) -> tuple[int, int]:
     if not (64 <= width <= 4096 and 64 <= height <= 4096):
         raise ValueError(f"size must be between 64x64 and 4096x4096, got {size!r}")
     return width, height
+
+
+def apply_loras(pipeline, peft_model_config) -> None:
+    """Xinference's image LoRA: every adapter of `lora_list` through the pipeline's
+    `load_lora_weights` (with `image_lora_load_kwargs`), then one `fuse_lora` (with
+    `image_lora_fuse_kwargs`). A failure fails the launch, naming the adapter."""
+    config = peft_model_config or {}
+    if not isinstance(config, dict):
+        raise InvalidModel(f"peft_model_config must be a map, got {type(config).__name__}")
+    adapters = config.get("lora_list") or []
+    if not adapters:
+        return
+    load_kwargs = config.get("image_lora_load_kwargs") or {}
+    fuse_kwargs = config.get("image_lora_fuse_kwargs") or {}
+    if not isinstance(load_kwargs, dict) or not isinstance(fuse_kwargs, dict):
+        raise InvalidModel("peft_model_config.image_lora_load_kwargs and image_lora_fuse_kwargs must be maps")
+    for i, entry in enumerate(adapters):
+        name = entry.get("lora_name") if isinstance(entry, dict) else None
+        path = entry.get("local_path") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or not isinstance(path, str):
+            raise InvalidModel(f"peft_model_config.lora_list.{i}: needs lora_name and local_path")
+        try:
+            pipeline.load_lora_weights(path, adapter_name=name, **load_kwargs)
+        except Exception as exc:  # noqa: BLE001 - named, it fails the launch
+            raise InvalidModel(f"peft_model_config.lora_list.{i} (LoRA adapter {name} at {path}) cannot be loaded: "
+                               f"{type(exc).__name__}: {exception_text(exc)}") from exc
+    try:
+        pipeline.fuse_lora(**fuse_kwargs)
+    except Exception as exc:  # noqa: BLE001
+        raise InvalidModel(f"The LoRA adapters cannot be fused (image_lora_fuse_kwargs): {type(exc).__name__}: "
+                           f"{exception_text(exc)}") from exc

@@ -55,7 +55,10 @@ class Batcher(BatchScheduler):
         self._mask: torch.Tensor | None = None
         self._decode_next = False  # the last step admitted: this one decodes
         # Only the last position's logits are needed; models that can skip the rest say so.
-        self._logits_to_keep = "logits_to_keep" in inspect.signature(self._model.forward).parameters
+        # A peft model's forward takes **kwargs: ask the model it wraps.
+        inner = self._model.get_base_model() if hasattr(self._model, "get_base_model") else self._model
+        self._logits_to_keep = "logits_to_keep" in inspect.signature(inner.forward).parameters
+        self._adapters = bool(loaded.adapters)
         # Tests turn this off to check the rebuild path on a model whose cache could be joined.
         self.join_caches = True
         # Long calls being prepared apart (PREPARE_APART_CHARS): their sequences, or the
@@ -202,6 +205,9 @@ class Batcher(BatchScheduler):
     def _forward(self, sequences: list[Sequence], **inputs) -> torch.Tensor | None:
         """Last-position logits [rows, vocab], or None after failing every sequence
         in the pass (out of memory, say): the others in the runtime go on."""
+        if self._adapters:
+            # Each row through its own LoRA adapter, or none (peft's mixed-batch inference).
+            inputs["adapter_names"] = [s.request.lora_name or "__base__" for s in sequences]
         try:
             out = self._model(use_cache=True, **inputs)
         except Exception as exc:

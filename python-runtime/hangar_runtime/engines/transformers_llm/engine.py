@@ -19,6 +19,7 @@ class TransformersLLMEngine(Engine):
     def __init__(self):
         self.abilities: tuple[str, ...] = ()
         self._context_length = 0
+        self._adapters: tuple[str, ...] = ()
         self._batcher = None
 
     def load(self, spec: dict, progress: Progress) -> None:
@@ -45,10 +46,11 @@ class TransformersLLMEngine(Engine):
         if "reasoning" not in self.abilities:
             reasoning_tags = None
         self._context_length = loaded.context_length
+        self._adapters = loaded.adapters
         builder = RequestBuilder(ModelFacts(
             tokenizer=tokenizer, context_length=loaded.context_length, eos_token_ids=loaded.eos_token_ids,
             chat_template=chat_template, stop=stop, tool_format=tool_format, reasoning_tags=reasoning_tags,
-            abilities=self.abilities, max_token_bytes=max_token_bytes(tokenizer)))
+            abilities=self.abilities, max_token_bytes=max_token_bytes(tokenizer), adapters=loaded.adapters))
         builders = {"chat": builder.chat, "generate": builder.generate}
 
         def make_sequence(method, args, kwargs, sink):
@@ -58,7 +60,7 @@ class TransformersLLMEngine(Engine):
         progress(1.0, "load", f"Loaded {path} on {loaded.device}")
 
     def describe(self) -> dict:
-        return {"context_length": self._context_length}
+        return {"context_length": self._context_length, "lora_names": list(self._adapters)}
 
     def methods(self) -> dict:
         return {"chat": self.chat, "generate": self.generate}

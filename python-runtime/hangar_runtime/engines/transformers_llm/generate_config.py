@@ -36,6 +36,8 @@ class GenerateConfig:
     top_logprobs: int | None = None
     # OpenAI's response_format as a guide: None (free text), {"json_object": True}, or {"json": <schema>}.
     guide: dict | None = None
+    # Xinference's: the LoRA adapter (of those loaded at launch) that answers; None: the base model.
+    lora_name: str | None = None
 
 
 # A temperature below this samples as greedy (vLLM's _SAMPLING_EPS).
@@ -67,6 +69,7 @@ def parse_generate_config(raw) -> GenerateConfig:
         logit_bias=_logit_bias(get("logit_bias", {})),
         top_logprobs=_top_logprobs(get("logprobs"), get("top_logprobs")),
         guide=_guide(get("response_format")),
+        lora_name=_optional_name(get("lora_name"), "lora_name"),
     )
     for name in ("frequency_penalty", "presence_penalty"):
         if getattr(config, name) > 2.0:
@@ -173,3 +176,11 @@ def _guide(value) -> dict | None:
             raise TypeError("response_format.json_schema.schema must be a JSON schema (a map)")
         return {"json": schema}
     raise ValueError(f"response_format.type must be text, json_object or json_schema, got {kind!r}")
+
+
+def _optional_name(value, name: str) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, got {value!r}")
+    return value

@@ -25,6 +25,7 @@ class LoadedModel:
     eos_token_ids: frozenset[int]  # any of them ends a sequence ("stop")
     context_length: int
     pad_token_id: int  # fills left padding; masked out, so any real id does
+    adapters: tuple[str, ...] = ()  # LoRA adapters loaded with peft, by name
 
 
 def pick_dtype(requested, device: torch.device):
@@ -54,10 +55,54 @@ def load_model(path: str, spec: dict, engine_kwargs: dict) -> LoadedModel:
                            f"{exception_text(exc)}") from exc
     model = model.to(device).eval()
     log.info("loaded %s on %s (%s)", type(model).__name__, device, next(model.parameters()).dtype)
+    base = model
+    adapters = lora_list(spec)
+    if adapters:
+        model = load_adapters(model, adapters, device)
     return LoadedModel(model=model, tokenizer=tokenizer, device=device,
-                       eos_token_ids=frozenset(_eos_ids(tokenizer, model, spec)),
-                       context_length=_context_length(model, spec),
-                       pad_token_id=_pad_id(tokenizer, model))
+                       eos_token_ids=frozenset(_eos_ids(tokenizer, base, spec)),
+                       context_length=_context_length(base, spec),
+                       pad_token_id=_pad_id(tokenizer, base),
+                       adapters=tuple(name for name, _ in adapters))
+
+
+def lora_list(spec: dict) -> list[tuple[str, str]]:
+    """(name, path) of each adapter in the launch's peft_model_config.lora_list."""
+    config = spec.get("peft_model_config") or {}
+    if not isinstance(config, dict):
+        raise InvalidModel(f"peft_model_config must be a map, got {type(config).__name__}")
+    entries = config.get("lora_list") or []
+    if not isinstance(entries, list):
+        raise InvalidModel("peft_model_config.lora_list must be a list")
+    adapters: list[tuple[str, str]] = []
+    for i, entry in enumerate(entries):
+        name = entry.get("lora_name") if isinstance(entry, dict) else None
+        path = entry.get("local_path") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or not name or not isinstance(path, str) or not path:
+            raise InvalidModel(f"peft_model_config.lora_list.{i}: needs lora_name and local_path")
+        if name == "__base__" or any(name == n for n, _ in adapters):
+            raise InvalidModel(f"peft_model_config.lora_list.{i}.lora_name: {name} is reserved or given twice")
+        adapters.append((name, path))
+    return adapters
+
+
+def load_adapters(model, adapters: list[tuple[str, str]], device):
+    """Every adapter at once, with peft: a request picks one by name, and rows of one
+    batch may use different adapters (peft's `adapter_names`)."""
+    from peft import PeftModel
+
+    wrapped = None
+    for i, (name, path) in enumerate(adapters):
+        try:
+            if wrapped is None:
+                wrapped = PeftModel.from_pretrained(model, path, adapter_name=name, is_trainable=False)
+            else:
+                wrapped.load_adapter(path, adapter_name=name, is_trainable=False)
+        except Exception as exc:  # noqa: BLE001 - a missing or malformed adapter fails the launch, named
+            raise InvalidModel(f"peft_model_config.lora_list.{i} (LoRA adapter {name} at {path}) cannot be loaded: "
+                               f"{type(exc).__name__}: {exception_text(exc)}") from exc
+        log.info("loaded LoRA adapter %s from %s", name, path)
+    return wrapped.to(device).eval()
 
 
 def _eos_ids(tokenizer, model, spec: dict) -> set[int]:

@@ -22,6 +22,8 @@ class ModelFacts:
     abilities: tuple[str, ...]
     # The longest token's text in UTF-8 bytes (0: unknown), for the cheap size check.
     max_token_bytes: int = 0
+    # The LoRA adapters loaded at launch, by name.
+    adapters: tuple[str, ...] = ()
 
 
 # A token's text never covers more of the prompt than this many times its own bytes
@@ -121,6 +123,10 @@ class RequestBuilder:
         outside = [t for t in config.logit_bias if t >= len(facts.tokenizer)]
         if outside:
             raise ValueError(f"logit_bias: token ids {outside[:5]} are outside this model's vocabulary (0 to {len(facts.tokenizer) - 1})")
+        lora = config.lora_name
+        if lora is not None and lora not in facts.adapters:
+            have = ", ".join(facts.adapters) if facts.adapters else "none (launch with peft_model_config.lora_list)"
+            raise ValueError(f"lora_name: {lora} is not a LoRA adapter of this model; its adapters: {have}")
         room = facts.context_length - len(ids)
         if room < 1:
             raise ValueError(f"The prompt is {len(ids)} tokens, which leaves no room in the model's context "
@@ -131,5 +137,6 @@ class RequestBuilder:
             max_tokens=min(config.max_tokens or DEFAULT_MAX_TOKENS, room),
             stop=facts.stop + config.stop,
             stop_token_ids=(frozenset() if config.ignore_eos else facts.eos_token_ids) | frozenset(config.stop_token_ids),
+            lora_name=lora,
             **options,
         )

@@ -32,6 +32,7 @@ class Request:
     reasoning_tags: tuple[str, str] | None = None  # (start, end); None: no reasoning split
     reasoning_open: bool = False  # the prompt already opened the reasoning
     echo: str = ""  # generate with echo: the prompt text, sent before the completion
+    lora_name: str | None = None  # the LoRA adapter that answers; None: the base model
 
 
 class Sequence:

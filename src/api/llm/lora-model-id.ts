@@ -1,0 +1,60 @@
+import type { FastifyInstance } from 'fastify';
+import { HangarError } from '../../errors/hangar-error.js';
+import type { Supervisor } from '../../supervisor/supervisor.js';
+
+/** The routes where `model` may name an adapter (vLLM's way). */
+const ROUTES: ReadonlySet<string> = new Set(['/v1/chat/completions', '/v1/completions']);
+
+/**
+ * vLLM serves each LoRA adapter under its own model id; here that id is
+ * `<uid>:<lora_name>` (GET /v1/models lists them, with `parent`). Before anything
+ * reads `model` (key limits, usage, metrics, the route), such an id becomes the
+ * model's uid plus Xinference's `lora_name`, so both ways of asking meet in one place.
+ */
+export function installLoraModelIds(app: FastifyInstance, supervisor: Supervisor): void {
+  // Callback style, not async: every request passes through, and most leave at once.
+  app.addHook('preValidation', (request, _reply, done) => {
+    if (!ROUTES.has(request.routeOptions.url ?? '')) return done();
+    try {
+      rewrite(request.body, supervisor);
+    } catch (err) {
+      return done(err as Error);
+    }
+    done();
+  });
+}
+
+/** `model: "<uid>:<lora_name>"` becomes `model: "<uid>", lora_name: "<lora_name>"`; anything else is left. */
+function rewrite(body: unknown, supervisor: Supervisor): void {
+  const fields = body !== null && typeof body === 'object' ? (body as Record<string, unknown>) : null;
+  const model = fields?.model;
+  if (!fields || typeof model !== 'string') return;
+  const at = model.lastIndexOf(':');
+  if (at <= 0 || supervisor.has(model)) return;
+  const uid = model.slice(0, at);
+  if (!supervisor.has(uid)) return;
+  const lora = model.slice(at + 1);
+  if (typeof fields.lora_name === 'string' && fields.lora_name !== '' && fields.lora_name !== lora) {
+    throw new HangarError('invalid_field', [`lora_name: ${fields.lora_name} differs from the adapter ${lora} that model ${model} names`], { param: 'lora_name' });
+  }
+  fields.model = uid;
+  fields.lora_name = lora;
+}
+
+/** GET /v1/models items for a model's adapters: `<uid>:<lora_name>`, with `parent`. */
+export function adapterItems(described: Record<string, unknown>): Array<Record<string, unknown>> {
+  const names = Array.isArray(described.lora_names) ? described.lora_names.filter((n): n is string => typeof n === 'string') : [];
+  return names.map((name) => ({
+    id: `${String(described.id)}:${name}`,
+    object: 'model',
+    created: described.created,
+    owned_by: described.owned_by,
+    parent: described.id,
+    root: described.id,
+    model_type: described.model_type,
+    model_name: described.model_name,
+    model_engine: described.model_engine,
+    model_ability: described.model_ability,
+    lora_name: name,
+  }));
+}
