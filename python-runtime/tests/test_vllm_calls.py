@@ -158,3 +158,25 @@ def test_each_vllm_output_wakes_the_work_loop(tiny_llm):
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["closed"] and result["text"] == "t0 t1 t2 "
     assert 1 <= result["wakes"] <= 3  # at most one per output, fewer when outputs arrive together
+
+
+def test_lora_adapters_start_vllm_with_lora_and_reach_it_as_lora_requests(spawn, workdir, tiny_lora):
+    calls_log = workdir / "vllm-lora-calls.jsonl"
+    rt = spawn("v-0", env={"PYTHONPATH": str(DOUBLE), "HANGAR_VLLM_DOUBLE_LOG": str(calls_log)})
+    rt.hello()
+    lora = [{"lora_name": name, "local_path": path} for name, path in tiny_lora["adapters"].items()]
+    ready = rt.load_ok({**load_spec(tiny_lora["path"]), "peft_model_config": {"lora_list": lora}})
+    assert ready["description"]["lora_names"] == ["a", "b"]
+    for call_id, name in ((1, "b"), (2, None)):
+        _, end_type, _ = stream(rt, call_id, "generate", "Hi", max_tokens=2, lora_name=name)
+        assert end_type == END
+    _, end_type, body = stream(rt, 3, "generate", "Hi", max_tokens=2, lora_name="c")
+    assert end_type == ERROR and body["kind"] == "invalid"
+    assert "lora_name: c is not a LoRA adapter of this model; its adapters: a, b" in body["message"]
+    rt.send_control(SHUTDOWN, {})
+    rt.wait_exit()
+    events = [json.loads(line) for line in calls_log.read_text().splitlines()]
+    started = next(e for e in events if e["event"] == "from_engine_args")
+    assert (started["enable_lora"], started["max_loras"]) == (True, 2)
+    generated = [e["lora"] for e in events if e["event"] == "generate"]
+    assert generated == [["b", 2, tiny_lora["adapters"]["b"]], None]

@@ -426,7 +426,7 @@ function asRunning(instance: ModelInstance): LaunchRequest {
 }
 
 /** Engines that load `peft_model_config.lora_list` (docs/decisions.md, "LoRA adapters"). */
-const LORA_ENGINES: ReadonlySet<string> = new Set(['Transformers', 'diffusers']);
+const LORA_ENGINES: ReadonlySet<string> = new Set(['Transformers', 'vLLM', 'diffusers']);
 
 /**
  * Checks the LoRA adapters a launch names (`peft_model_config.lora_list`): each path

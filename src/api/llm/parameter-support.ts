@@ -58,7 +58,7 @@ const SHARED: Record<string, Rule> = {
   return_tokens_as_token_ids: { asks: isNot(false), engines: [] },
   priority: { asks: isNot(0), engines: [], hint: 'calls are served in arrival order' },
   // Xinference's: the LoRA adapter (loaded at launch) that answers.
-  lora_name: { asks: (v) => typeof v === 'string' && v.length > 0, engines: ['Transformers'], hint: 'launch with peft_model_config.lora_list on the Transformers engine' },
+  lora_name: { asks: (v) => typeof v === 'string' && v.length > 0, engines: ['Transformers', 'vLLM'], hint: 'launch with peft_model_config.lora_list on the Transformers or vLLM engine' },
 };
 
 export const CHAT_RULES: Record<string, Rule> = {

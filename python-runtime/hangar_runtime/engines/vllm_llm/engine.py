@@ -15,6 +15,7 @@ from ..hub_download import DOWNLOAD_SHARE, model_folder
 from ..transformers_llm.chat_format import render_chat
 from ..transformers_llm.generate_config import parse_generate_config
 from ..transformers_llm.tool_calls import tool_call_format
+from ..transformers_llm.lora_adapters import lora_list
 from ..transformers_llm.request_builder import max_token_bytes, refuse_long_prefix, refuse_unfitting_prompt
 from .sampling_params import guided_decoding_fields, sampling_kwargs, top_logprobs
 from .scheduler import VllmScheduler, _Call
@@ -38,6 +39,7 @@ class VllmEngine(Engine):
         self._scheduler: VllmScheduler | None = None
         self._engine = None
         self._context_length = 0
+        self._adapters: tuple[str, ...] = ()
 
     def load(self, spec: dict, progress: Progress) -> None:
         from transformers import AutoTokenizer
@@ -54,6 +56,14 @@ class VllmEngine(Engine):
         # Everything else a user passed at launch (gpu_memory_utilization,
         # tensor_parallel_size, max_num_seqs, ...) is vLLM's own engine argument.
         args.update({k: v for k, v in engine_kwargs.items() if k not in ("max_batch_size",)})
+        adapters = lora_list(spec)
+        if adapters:
+            # vLLM serves LoRA only when started for it, with room for every adapter.
+            args.setdefault("enable_lora", True)
+            args.setdefault("max_loras", len(adapters))
+            rank = max(_lora_rank(path) for _, path in adapters)
+            if rank > 16:
+                args.setdefault("max_lora_rank", rank)
         try:
             engine_args = AsyncEngineArgs(**args)
         except TypeError as exc:
@@ -68,6 +78,8 @@ class VllmEngine(Engine):
         stop = [s for s in (spec.get("stop") or []) if isinstance(s, str)]
         stop_ids = [i for i in (spec.get("stop_token_ids") or []) if isinstance(i, int)]
         longest_token = max_token_bytes(tokenizer)
+        self._adapters = tuple(name for name, _ in adapters)
+        lora_requests = {name: _lora_request(name, i + 1, path) for i, (name, path) in enumerate(adapters)}
 
         def build_call(method, call_args, kwargs, sink) -> _Call:
             raw = kwargs.get("generate_config")
@@ -99,14 +111,19 @@ class VllmEngine(Engine):
                                                       logprobs=top),
                                     **({"guided_decoding": GuidedDecodingParams(**guide)} if guide else {}))
             parse_tools = method == "chat" and bool(tools) and "tools" in self.abilities
+            lora = config.lora_name
+            if lora is not None and lora not in lora_requests:
+                have = ", ".join(lora_requests) or "none (launch with peft_model_config.lora_list)"
+                raise ValueError(f"lora_name: {lora} is not a LoRA adapter of this model; its adapters: {have}")
             return _Call(sink, TokensPrompt(prompt_token_ids=list(ids)), params,
-                         tool_format if parse_tools else None, top)
+                         tool_format if parse_tools else None, top,
+                         lora_requests[lora] if lora is not None else None)
 
         self._scheduler = VllmScheduler(self._engine, build_call)
         progress(1.0, "load", f"vLLM serves {path}")
 
     def describe(self) -> dict:
-        return {"context_length": self._context_length}
+        return {"context_length": self._context_length, "lora_names": list(self._adapters)}
 
     def methods(self) -> dict:
         # Always served through the scheduler; there is no one-at-a-time path.
@@ -123,3 +140,21 @@ class VllmEngine(Engine):
         shutdown = getattr(engine, "shutdown", None)
         if shutdown is not None:
             shutdown()
+
+
+def _lora_request(name: str, int_id: int, path: str):
+    from vllm.lora.request import LoRARequest
+
+    return LoRARequest(lora_name=name, lora_int_id=int_id, lora_path=path)
+
+
+def _lora_rank(path: str) -> int:
+    """The adapter's rank `r` from its adapter_config.json (vLLM must be started with a
+    max_lora_rank at least that); 0 when it cannot be read (vLLM then says why)."""
+    import json
+    from pathlib import Path
+
+    try:
+        return int(json.loads((Path(path) / "adapter_config.json").read_text()).get("r") or 0)
+    except (OSError, ValueError, TypeError):
+        return 0

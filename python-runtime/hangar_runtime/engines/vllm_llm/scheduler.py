@@ -25,8 +25,10 @@ _IDLE_WAIT_S = 0.005
 
 
 class _Call:
-    def __init__(self, sink: CallSink, prompt, params, tool_format: str | None, top_logprobs: int | None = None):
+    def __init__(self, sink: CallSink, prompt, params, tool_format: str | None, top_logprobs: int | None = None,
+                 lora_request=None):
         self.sink, self.prompt, self.params, self.tool_format = sink, prompt, params, tool_format
+        self.lora_request = lora_request  # vLLM's LoRARequest, or None for the base model
         self.top_logprobs = top_logprobs
         self.text = ""  # everything generated so far
         self.sent = 0  # characters of it already sent as CHUNKs
@@ -53,14 +55,14 @@ class VllmScheduler(BatchScheduler):
         call = self._build_call(method, args, kwargs, sink)
         request_id = f"hangar-{sink.call_id}"
         self._calls[request_id] = call
-        asyncio.run_coroutine_threadsafe(self._consume(request_id, call.prompt, call.params), self._loop)
+        asyncio.run_coroutine_threadsafe(self._consume(request_id, call.prompt, call.params, call.lora_request), self._loop)
 
     def set_wake(self, wake: Callable[[], None]) -> None:
         self._wake = wake
 
-    async def _consume(self, request_id: str, prompt, params) -> None:
+    async def _consume(self, request_id: str, prompt, params, lora_request=None) -> None:
         try:
-            async for output in self._engine.generate(prompt, params, request_id):
+            async for output in self._engine.generate(prompt, params, request_id, lora_request=lora_request):
                 self._put((request_id, output, None))
         except Exception as exc:  # the engine's failure belongs to this call only
             self._put((request_id, None, exc))

@@ -36,7 +36,8 @@ class AsyncLLM:
                          usage_context=None, stat_loggers=None) -> "AsyncLLM":
         if not isinstance(engine_args, AsyncEngineArgs):
             raise TypeError(f"engine_args must be AsyncEngineArgs, got {type(engine_args).__name__}")
-        _record("from_engine_args", model=engine_args.model)
+        _record("from_engine_args", model=engine_args.model, enable_lora=getattr(engine_args, "enable_lora", False),
+                max_loras=getattr(engine_args, "max_loras", None), max_lora_rank=getattr(engine_args, "max_lora_rank", None))
         return cls(engine_args)
 
     async def generate(self, prompt, sampling_params: SamplingParams, request_id: str, *, prompt_text=None,
@@ -51,8 +52,17 @@ class AsyncLLM:
             raise TypeError("sampling_params must be SamplingParams")
         if not isinstance(request_id, str):
             raise TypeError("request_id must be a str")
+        if lora_request is not None:
+            from vllm.lora.request import LoRARequest
+
+            if not isinstance(lora_request, LoRARequest):
+                raise TypeError("lora_request must be a LoRARequest")
+            # vLLM's own refusal when the engine was started without LoRA.
+            if not getattr(self.engine_args, "enable_lora", False):
+                raise ValueError(f"LoRA is not enabled! Got lora_request {lora_request.lora_name}")
         guide = sampling_params.guided_decoding
-        _record("generate", request_id=request_id, output_kind=int(sampling_params.output_kind),
+        _record("generate", lora=(lora_request.lora_name, lora_request.lora_int_id, lora_request.lora_path)
+                if lora_request is not None else None, request_id=request_id, output_kind=int(sampling_params.output_kind),
                 prompt_tokens=len(prompt["prompt_token_ids"]), ignore_eos=sampling_params.ignore_eos,
                 stop_token_ids=list(sampling_params.stop_token_ids or []), min_p=sampling_params.min_p,
                 min_tokens=sampling_params.min_tokens,
