@@ -60,7 +60,8 @@ class TransformersLLMEngine(Engine):
         progress(1.0, "load", f"Loaded {path} on {loaded.device}")
 
     def describe(self) -> dict:
-        return {"context_length": self._context_length, "lora_names": list(self._adapters)}
+        # lora_names only with adapters: a model without them describes itself as before.
+        return {"context_length": self._context_length, **({"lora_names": list(self._adapters)} if self._adapters else {})}
 
     def methods(self) -> dict:
         return {"chat": self.chat, "generate": self.generate}

@@ -123,7 +123,8 @@ class VllmEngine(Engine):
         progress(1.0, "load", f"vLLM serves {path}")
 
     def describe(self) -> dict:
-        return {"context_length": self._context_length, "lora_names": list(self._adapters)}
+        # lora_names only with adapters: a model without them describes itself as before.
+        return {"context_length": self._context_length, **({"lora_names": list(self._adapters)} if self._adapters else {})}
 
     def methods(self) -> dict:
         # Always served through the scheduler; there is no one-at-a-time path.
