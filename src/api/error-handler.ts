@@ -22,8 +22,11 @@ export function installErrorHandler(app: FastifyInstance): void {
 
 export function sendError(reply: FastifyReply, request: FastifyRequest, error: HangarError): FastifyReply {
   if (error.status >= 500) request.log.error({ err: error.cause ?? error, code: error.code }, error.message);
-  // Answered before the body was read to its end: see unread-body.ts.
+  // Answered before the body was read to its end: see unread-body.ts. fastify marks
+  // every body-parser error `Connection: close`; a body we drain instead keeps the
+  // connection, so a client still sending it is not cut off (EPIPE) before the answer.
   if (settleUnreadBody(request.raw)) reply.header('connection', 'close');
+  else if (reply.hasHeader('connection')) reply.removeHeader('connection');
   return reply.code(error.status).headers(error.headers).send(errorBody(error));
 }
 
