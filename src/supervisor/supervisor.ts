@@ -23,6 +23,7 @@ import { clusterWorkers, type ClusterView, type ClusterWorker } from './cluster-
 import { CallStream, callReplica, checkCallable, type CallResult, type CallTarget } from './replica-calls.js';
 import { LifecycleEvents, type ReplicaSnapshot } from './lifecycle-events.js';
 import { UnrestoredInstances, type UnrestoredInstance } from './unrestored-instances.js';
+import { checkLoraAdapters } from './lora-adapters.js';
 
 export type { CallResult, CallTarget } from './replica-calls.js';
 export type { LaunchEvent, LifecycleListener, ReplicaSnapshot, RestartEvent } from './lifecycle-events.js';
@@ -423,33 +424,4 @@ function asRunning(instance: ModelInstance): LaunchRequest {
   const request: LaunchRequest = { ...instance.request, replica: Math.max(1, replicas.length) };
   if (instance.request.gpu_idx !== undefined) request.gpu_idx = replicas.flatMap((r) => r.gpuIndexes);
   return request;
-}
-
-/** Engines that load `peft_model_config.lora_list` (docs/decisions.md, "LoRA adapters"). */
-const LORA_ENGINES: ReadonlySet<string> = new Set(['Transformers', 'vLLM', 'diffusers']);
-
-/**
- * Checks the LoRA adapters a launch names (`peft_model_config.lora_list`): each path
- * must exist, and the engine must load adapters. Otherwise a 400 names the adapter or
- * the engine, instead of a 200 that serves the base model in silence.
- */
-function checkLoraAdapters(request: LaunchRequest, engine: string): void {
-  const config = request.peft_model_config as { lora_list?: Array<{ lora_name: string; local_path: string }> | null } | undefined;
-  const adapters = config?.lora_list ?? [];
-  if (adapters.length === 0) return;
-  const names = new Set<string>();
-  adapters.forEach((adapter, i) => {
-    if (names.has(adapter.lora_name) || adapter.lora_name === '__base__' || adapter.lora_name.includes(':')) {
-      const field = `peft_model_config.lora_list.${i}.lora_name`;
-      throw new HangarError('invalid_field', [`${field}: ${adapter.lora_name} is given twice, reserved, or holds a colon`], { param: field });
-    }
-    names.add(adapter.lora_name);
-    if (!existsSync(adapter.local_path)) {
-      const field = `peft_model_config.lora_list.${i}.local_path`;
-      throw new HangarError('invalid_field', [`${field}: the LoRA adapter ${adapter.lora_name} at ${adapter.local_path} does not exist`], { param: field });
-    }
-  });
-  if (!LORA_ENGINES.has(engine)) {
-    throw new HangarError('parameter_unsupported', ['peft_model_config.lora_list', engine, request.model_name, `: LoRA adapters are loaded by the ${[...LORA_ENGINES].join(', ')} engine`], { param: 'peft_model_config.lora_list' });
-  }
 }
