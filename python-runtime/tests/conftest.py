@@ -68,6 +68,12 @@ def tiny_lora() -> dict:
 
 
 @pytest.fixture(scope="session")
+def tiny_vision() -> dict:
+    """The tiny LLaVA with its processor: {path, image_tokens, ...}."""
+    yield from _build_tiny("build_vision", "tiny-vision")
+
+
+@pytest.fixture(scope="session")
 def tiny_embedder() -> dict:
     """The tiny sentence-transformers BERT of test/fixtures/tiny_models.py:
     {path, dimensions, max_tokens}."""

@@ -32,6 +32,7 @@ from ..base import BatchScheduler, CallSink
 from . import kv_cache
 from .loaded_model import LoadedModel
 from .sequence import Sequence
+from .vision_inputs import batch_vision_inputs
 
 log = logging.getLogger("hangar_runtime.transformers")
 
@@ -182,6 +183,8 @@ class Batcher(BatchScheduler):
         ids, mask = kv_cache.left_pad(rows, self._loaded.pad_token_id, self._loaded.device)
         cache = kv_cache.new_cache(self._model.config)
         extra = {"logits_to_keep": 1} if self._logits_to_keep else {}
+        if self._loaded.processor is not None:
+            extra.update(batch_vision_inputs(rows, [s.request.vision for s in sequences], ids.shape[1], self._loaded.device))
         logits = self._forward(sequences, input_ids=ids, attention_mask=mask,
                                position_ids=kv_cache.positions(mask), past_key_values=cache, **extra)
         return cache, mask, logits

@@ -5,7 +5,10 @@ tokenizer's own."""
 import json
 
 
-def render_chat(tokenizer, messages, *, template: str | None, tools=None, chat_template_kwargs=None) -> str:
+def render_chat(tokenizer, messages, *, template: str | None, tools=None, chat_template_kwargs=None,
+                parts: bool = False) -> str:
+    """`tokenizer` may be a vision model's processor (same apply_chat_template); with
+    `parts`, contents are lists of text and image parts (vision_inputs.split_images)."""
     from jinja2 import TemplateError
 
     if template is None and not getattr(tokenizer, "chat_template", None):
@@ -21,15 +24,16 @@ def render_chat(tokenizer, messages, *, template: str | None, tools=None, chat_t
     options = {**chat_template_kwargs, "tools": tools or None, "chat_template": template,
                "tokenize": False, "add_generation_prompt": True, "return_dict": False}
     try:
-        return tokenizer.apply_chat_template(normalize_messages(messages), **options)
+        return tokenizer.apply_chat_template(normalize_messages(messages, parts=parts), **options)
     # Templates reject what they cannot render (raise_exception("...") in Jinja,
     # a role they do not know): the request is at fault, not the engine.
     except TemplateError as exc:
         raise ValueError(f"The chat template rejected the messages: {exc}") from exc
 
 
-def normalize_messages(messages) -> list[dict]:
-    """Copies of the messages in the shape chat templates expect."""
+def normalize_messages(messages, parts: bool = False) -> list[dict]:
+    """Copies of the messages in the shape chat templates expect; with `parts`, the
+    contents are already lists of parts and stay so."""
     if not isinstance(messages, list) or not messages:
         raise ValueError("messages must be a non-empty list")
     out = []
@@ -37,7 +41,8 @@ def normalize_messages(messages) -> list[dict]:
         if not isinstance(message, dict) or not isinstance(message.get("role"), str):
             raise ValueError(f"messages[{index}] must be a map with a string role")
         message = dict(message)
-        message["content"] = _text_content(message.get("content"), index)
+        if not parts:
+            message["content"] = _text_content(message.get("content"), index)
         if message.get("tool_calls"):
             message["tool_calls"] = [_template_tool_call(call) for call in message["tool_calls"]]
         out.append(message)

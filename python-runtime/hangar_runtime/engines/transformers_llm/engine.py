@@ -41,8 +41,9 @@ class TransformersLLMEngine(Engine):
 
         loaded = load_model(path, spec, engine_kwargs)
         tokenizer = loaded.tokenizer
+        renderer = loaded.processor or tokenizer
         self.abilities = _abilities(spec.get("model_ability"), has_template=bool(
-            chat_template or getattr(tokenizer, "chat_template", None)))
+            chat_template or getattr(renderer, "chat_template", None)), vision=loaded.processor is not None)
         if "reasoning" not in self.abilities:
             reasoning_tags = None
         self._context_length = loaded.context_length
@@ -50,7 +51,8 @@ class TransformersLLMEngine(Engine):
         builder = RequestBuilder(ModelFacts(
             tokenizer=tokenizer, context_length=loaded.context_length, eos_token_ids=loaded.eos_token_ids,
             chat_template=chat_template, stop=stop, tool_format=tool_format, reasoning_tags=reasoning_tags,
-            abilities=self.abilities, max_token_bytes=max_token_bytes(tokenizer), adapters=loaded.adapters))
+            abilities=self.abilities, max_token_bytes=max_token_bytes(tokenizer), adapters=loaded.adapters,
+            processor=loaded.processor))
         builders = {"chat": builder.chat, "generate": builder.generate}
 
         def make_sequence(method, args, kwargs, sink):
@@ -140,10 +142,10 @@ def _reasoning_tags(spec: dict) -> tuple[str, str] | None:
     return (start, end) if start and end else None
 
 
-def _abilities(value, has_template: bool) -> tuple[str, ...]:
+def _abilities(value, has_template: bool, vision: bool = False) -> tuple[str, ...]:
     if value is None:
         # No registration to say: what the files can do.
-        return ("generate", "chat") if has_template else ("generate",)
+        return ("generate", "chat") + (("vision",) if vision else ()) if has_template else ("generate",)
     if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
         raise InvalidModel(f"model_ability must be a list of strings, got {value!r}")
     return tuple(value)

@@ -27,6 +27,8 @@ class LoadedModel:
     context_length: int
     pad_token_id: int  # fills left padding; masked out, so any real id does
     adapters: tuple[str, ...] = ()  # LoRA adapters loaded with peft, by name
+    # A vision model's processor (images to pixel values, prompt expansion); None: text only.
+    processor: object = None
 
 
 def pick_dtype(requested, device: torch.device):
@@ -46,14 +48,27 @@ def load_model(path: str, spec: dict, engine_kwargs: dict) -> LoadedModel:
     device = pick_device()
     dtype = pick_dtype(engine_kwargs.get("torch_dtype"), device)
     trust = bool(engine_kwargs.get("trust_remote_code", False))
+    vision = is_vision_model(path, spec, trust)
+    processor = None
     try:
-        tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust)
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, trust_remote_code=trust)
+        if vision:
+            # Images need the model's processor and its image-text-to-text class
+            # (LLaVA, Qwen2-VL, Gemma 3, ...); the tokenizer is the processor's.
+            from transformers import AutoModelForImageTextToText, AutoProcessor
+
+            processor = AutoProcessor.from_pretrained(path, trust_remote_code=trust)
+            tokenizer = processor.tokenizer
+            model = AutoModelForImageTextToText.from_pretrained(path, dtype=dtype, trust_remote_code=trust)
+        else:
+            tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust)
+            model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, trust_remote_code=trust)
     # What a folder that is not a (supported) causal LM raises: missing or bad
     # files, an unknown architecture.
-    except (OSError, ValueError, KeyError) as exc:
-        raise InvalidModel(f"Cannot load {path} with transformers: {type(exc).__name__}: "
-                           f"{exception_text(exc)}") from exc
+    # An ImportError: a processor part whose library is missing (Qwen2-VL's video
+    # processor needs torchvision).
+    except (OSError, ValueError, KeyError, ImportError) as exc:
+        raise InvalidModel(f"Cannot load {path} with transformers{' as a vision model' if vision else ''}: "
+                           f"{type(exc).__name__}: {exception_text(exc)}") from exc
     model = model.to(device).eval()
     log.info("loaded %s on %s (%s)", type(model).__name__, device, next(model.parameters()).dtype)
     base = model
@@ -64,7 +79,23 @@ def load_model(path: str, spec: dict, engine_kwargs: dict) -> LoadedModel:
                        eos_token_ids=frozenset(_eos_ids(tokenizer, base, spec)),
                        context_length=_context_length(base, spec),
                        pad_token_id=_pad_id(tokenizer, base),
-                       adapters=tuple(name for name, _ in adapters))
+                       adapters=tuple(name for name, _ in adapters), processor=processor)
+
+
+def is_vision_model(path: str, spec: dict, trust: bool) -> bool:
+    """A registration with the vision ability, or (no registration) a checkpoint whose
+    config has a vision tower. A vision checkpoint registered without `vision` loads
+    as text only where its architecture allows."""
+    abilities = spec.get("model_ability")
+    if isinstance(abilities, list):
+        return "vision" in abilities
+    from transformers import AutoConfig
+
+    try:
+        config = AutoConfig.from_pretrained(path, trust_remote_code=trust)
+    except (OSError, ValueError, KeyError):
+        return False  # the load proper says what is wrong
+    return getattr(config, "vision_config", None) is not None
 
 
 def load_adapters(model, adapters: list[tuple[str, str]], device):
@@ -100,7 +131,8 @@ def _eos_ids(tokenizer, model, spec: dict) -> set[int]:
 def _context_length(model, spec: dict) -> int:
     # The registration's context_length is what users were promised; the
     # model's own limit still caps it (positions past it are untrained).
-    config = model.config
+    # A vision model's config nests the language model's (text_config).
+    config = model.config.get_text_config()
     own = next((getattr(config, name) for name in ("max_position_embeddings", "n_positions", "seq_length")
                 if isinstance(getattr(config, name, None), int)), None)
     registered = spec.get("context_length")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from .chat_format import render_chat
 from .generate_config import DEFAULT_MAX_TOKENS, GenerateConfig, parse_generate_config
 from .sequence import Request
+from .vision_inputs import has_images, processed_inputs, split_images
 
 
 @dataclass
@@ -24,6 +25,8 @@ class ModelFacts:
     max_token_bytes: int = 0
     # The LoRA adapters loaded at launch, by name.
     adapters: tuple[str, ...] = ()
+    # A vision model's processor: chat then takes image parts (vision_inputs.py).
+    processor: object = None
 
 
 # A token's text never covers more of the prompt than this many times its own bytes
@@ -89,8 +92,14 @@ class RequestBuilder:
         # decoding); the model decides, as with "auto".
         if tool_choice == "none":
             tools = None
-        prompt = render_chat(self._facts.tokenizer, messages, template=self._facts.chat_template, tools=tools,
-                             chat_template_kwargs=chat_template_kwargs)
+        processor = self._facts.processor
+        images = []
+        if processor is not None:
+            messages, images = split_images(messages)
+        elif has_images(messages):
+            raise ValueError("messages: this model takes text only, not image_url parts (launch a model with the vision ability)")
+        prompt = render_chat(processor or self._facts.tokenizer, messages, template=self._facts.chat_template,
+                             tools=tools, chat_template_kwargs=chat_template_kwargs, parts=processor is not None)
         parse_tools = bool(tools) and "tools" in self._facts.abilities
         tags = self._facts.reasoning_tags
         # The template already wrote any BOS token; the tokenizer must not add another.
@@ -98,7 +107,8 @@ class RequestBuilder:
                              tool_format=self._facts.tool_format if parse_tools else None,
                              reasoning_tags=tags,
                              # DeepSeek-R1's template ends the prompt inside the reasoning.
-                             reasoning_open=bool(tags) and prompt.rstrip().endswith(tags[0]))
+                             reasoning_open=bool(tags) and prompt.rstrip().endswith(tags[0]),
+                             images=images)
 
     def generate(self, prompt, generate_config=None) -> Request:
         if not isinstance(prompt, str):
@@ -106,12 +116,18 @@ class RequestBuilder:
         config = parse_generate_config(generate_config)
         return self._request(prompt, config, add_special_tokens=True, echo=prompt if config.echo else "")
 
-    def _request(self, prompt: str, config: GenerateConfig, *, add_special_tokens: bool, **options) -> Request:
+    def _request(self, prompt: str, config: GenerateConfig, *, add_special_tokens: bool, images=(), **options) -> Request:
         facts = self._facts
         refuse_unfitting_prompt(prompt, facts.context_length, facts.max_token_bytes)
         refuse_long_prefix(prompt, facts.context_length,
                            lambda head: len(facts.tokenizer(head, add_special_tokens=add_special_tokens)["input_ids"]))
-        ids = list(facts.tokenizer(prompt, add_special_tokens=add_special_tokens)["input_ids"])
+        vision = None
+        if images:
+            # The processor expands each image's placeholder to its image tokens (those
+            # count in the context and in usage) and makes the pixel values.
+            ids, vision = processed_inputs(facts.processor, prompt, images)
+        else:
+            ids = list(facts.tokenizer(prompt, add_special_tokens=add_special_tokens)["input_ids"])
         if not ids:
             raise ValueError("The prompt is empty")
         if config.guide is not None:
@@ -138,5 +154,6 @@ class RequestBuilder:
             stop=facts.stop + config.stop,
             stop_token_ids=(frozenset() if config.ignore_eos else facts.eos_token_ids) | frozenset(config.stop_token_ids),
             lora_name=lora,
+            vision=vision,
             **options,
         )

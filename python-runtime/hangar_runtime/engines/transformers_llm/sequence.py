@@ -33,6 +33,8 @@ class Request:
     reasoning_open: bool = False  # the prompt already opened the reasoning
     echo: str = ""  # generate with echo: the prompt text, sent before the completion
     lora_name: str | None = None  # the LoRA adapter that answers; None: the base model
+    # A vision model's image inputs for the prefill (pixel values, ...: vision_inputs.py).
+    vision: dict | None = None
 
 
 class Sequence:
