@@ -48,6 +48,7 @@ import { diffusersOnlyRoutes } from './api/media/diffusers-only-routes.js';
 import { webUiRoutes } from './api/web-ui/routes.js';
 import type { AccessControl } from './auth/access-control.js';
 import { defaultLifecycle, packageRoot, type StreamingSettings } from './config/config.js';
+import { DEFAULT_IMAGE_FETCH, type ImageFetchSettings } from './config/image-fetch.js';
 import type { Logger } from './logging/logger.js';
 import type { Registry } from './registry/index.js';
 import type { Supervisor } from './supervisor/supervisor.js';
@@ -72,6 +73,8 @@ export interface AppParts {
   corsOrigins?: '*' | string[] | null;
   /** The built web UI (default `<package>/web/dist`, what `npm run setup` writes). */
   webRoot?: string;
+  /** How chat requests' image URLs are fetched; absent: the defaults (public addresses only). */
+  imageFetch?: ImageFetchSettings;
   /** How long a request (headers and body) may take to arrive; absent: the default of config.ts. */
   requestBodyTimeoutMs?: number;
 }
@@ -131,9 +134,10 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   await app.register(requestRoutes, { supervisor });
   await app.register(autostartRoutes, { supervisor });
   await app.register(flexibleRoutes, { supervisor });
-  await app.register(chatRoutes, { supervisor, streaming: parts.streaming });
+  const images = parts.imageFetch ?? DEFAULT_IMAGE_FETCH;
+  await app.register(chatRoutes, { supervisor, streaming: parts.streaming, images });
   await app.register(completionRoutes, { supervisor, streaming: parts.streaming });
-  await app.register(anthropicRoutes, { supervisor, streaming: parts.streaming });
+  await app.register(anthropicRoutes, { supervisor, streaming: parts.streaming, images });
   await app.register(embeddingsRoutes, { supervisor });
   await app.register(rerankRoutes, { supervisor });
   const media = new MediaStore();

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type ImageFetchSettings, imageFetchFromEnv } from './image-fetch.js';
 import { parseModelDirs } from './model-dirs.js';
 
 /**
@@ -40,6 +41,8 @@ export interface Config {
   corsOrigins: '*' | string[] | null;
   /** `--model-dirs` / HANGAR_MODEL_DIRS: where local models may come from; null: anywhere (model-dirs.ts). */
   modelDirs: string[] | null;
+  /** How chat requests' image URLs are fetched (image-fetch.ts). */
+  imageFetch: ImageFetchSettings;
 }
 
 /**
@@ -233,6 +236,7 @@ export function resolveConfig(overrides: Partial<Config> = {}, env: NodeJS.Proce
     streaming: overrides.streaming ?? streamingFromEnv(env),
     corsOrigins: overrides.corsOrigins !== undefined ? overrides.corsOrigins : parseCorsOrigins(env.HANGAR_CORS_ORIGINS ?? '*'),
     modelDirs: overrides.modelDirs !== undefined ? overrides.modelDirs : parseModelDirs(env.HANGAR_MODEL_DIRS),
+    imageFetch: overrides.imageFetch ?? imageFetchFromEnv(env),
   };
 }
 

@@ -166,7 +166,14 @@ describe('built-in LLM families', () => {
       expect(get(name).tool_parser, name).toBe(parser);
     }
     for (const name of ['qwen3', 'deepseek-r1-distill-qwen', 'deepseek-r1-distill-llama']) expect(get(name).model_ability, name).toContain('reasoning');
-    for (const record of llms) expect(record.model_ability, record.model_name).not.toContain('vision');
+    // Vision families (issue 30): chat with images, real hub ids; the rest see no images.
+    const vision = ['gemma-3-it', 'llava-1.5-hf', 'qwen2-vl-instruct', 'qwen2.5-vl-instruct'];
+    expect(llms.filter((r) => r.model_ability.includes('vision')).map((r) => r.model_name).sort()).toEqual(vision);
+    for (const name of vision) {
+      expect(get(name).model_ability, name).toEqual(['chat', 'vision']);
+      expect(get(name).chat_template, name).toBeTruthy();
+    }
+    expect(get('qwen2.5-vl-instruct').model_specs.map((s: any) => s.model_id)).toContain('Qwen/Qwen2.5-VL-7B-Instruct');
     expect(get('qwen3')).toMatchObject({ stop_token_ids: [151643, 151644, 151645] });
     expect(get('llama-3.2-instruct')).toMatchObject({ stop_token_ids: [128001, 128008, 128009] });
     expect(get('mistral-instruct-v0.3')).toMatchObject({ stop_token_ids: [2], stop: ['</s>'] });

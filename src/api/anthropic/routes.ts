@@ -2,11 +2,12 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { StreamingSettings } from '../../config/config.js';
+import type { ImageFetchSettings } from '../../config/image-fetch.js';
 import { HangarError } from '../../errors/hangar-error.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 import { needs } from '../auth/route-permission.js';
 import { chatBody } from '../chat/schema.js';
-import { prepareChat } from '../chat/serving.js';
+import { prepareChatWithImages } from '../chat/serving.js';
 import { serveGeneration } from '../llm/serve-generation.js';
 import { toChatRequest } from './chat-request.js';
 import { anthropicMessage } from './message-response.js';
@@ -20,7 +21,7 @@ const modelParams = z.object({ model_id: z.string().min(1) });
  * Xinference serves it: `/v1/messages` and `/anthropic/v1/messages`, and the model
  * list Anthropic's SDKs read. Credentials may come as `x-api-key` (guard.ts).
  */
-export const anthropicRoutes: FastifyPluginAsync<{ supervisor: Supervisor; streaming: StreamingSettings }> = async (fastify, { supervisor, streaming }) => {
+export const anthropicRoutes: FastifyPluginAsync<{ supervisor: Supervisor; streaming: StreamingSettings; images: ImageFetchSettings }> = async (fastify, { supervisor, streaming, images }) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const tags = ['inference'];
 
@@ -34,7 +35,7 @@ export const anthropicRoutes: FastifyPluginAsync<{ supervisor: Supervisor; strea
         throw new HangarError('invalid_field', [`${issue.path.join('.')}: ${issue.message}`], { param: issue.path.join('.') || null });
       }
       return serveGeneration(supervisor, streaming, request, reply, {
-        ...prepareChat(supervisor, parsed.data),
+        ...(await prepareChatWithImages(supervisor, parsed.data, images)),
         method: 'chat',
         stream: body.stream === true,
         answer: (value) => anthropicMessage(body.model, value),

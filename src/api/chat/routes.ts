@@ -1,20 +1,21 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { StreamingSettings } from '../../config/config.js';
+import type { ImageFetchSettings } from '../../config/image-fetch.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 import { needs } from '../auth/route-permission.js';
 import { serveGeneration } from '../llm/serve-generation.js';
 import { chatBody } from './schema.js';
-import { chatCompletion, prepareChat } from './serving.js';
+import { chatCompletion, prepareChatWithImages } from './serving.js';
 import { chatStreamFormat } from './stream-events.js';
 
-export const chatRoutes: FastifyPluginAsync<{ supervisor: Supervisor; streaming: StreamingSettings }> = async (fastify, { supervisor, streaming }) => {
+export const chatRoutes: FastifyPluginAsync<{ supervisor: Supervisor; streaming: StreamingSettings; images: ImageFetchSettings }> = async (fastify, { supervisor, streaming, images }) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
 
   app.post('/v1/chat/completions', { ...needs('models:read'), schema: { body: chatBody, tags: ['inference'] } }, async (request, reply) => {
     const body = request.body;
     return serveGeneration(supervisor, streaming, request, reply, {
-      ...prepareChat(supervisor, body),
+      ...(await prepareChatWithImages(supervisor, body, images)),
       method: 'chat',
       stream: body.stream === true,
       n: body.n ?? 1,

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import type { ImageFetchSettings } from '../../config/image-fetch.js';
 import { HangarError } from '../../errors/hangar-error.js';
 import type { CallTarget, Supervisor } from '../../supervisor/supervisor.js';
 import { asGeneration, toGenerateConfig, withLogprobs } from '../llm/generate-config.js';
 import { CHAT_RULES, checkParameters } from '../llm/parameter-support.js';
+import { hasImageParts, resolveImageParts } from '../images-in-chat/image-parts.js';
 import type { ChatBody } from './schema.js';
 
 const ROUTE = '/v1/chat/completions';
@@ -13,7 +15,16 @@ export interface ChatCall {
   kwargs: Record<string, unknown>;
 }
 
-/** Checks the model can chat (and call tools, if asked) and builds the runtime call. */
+/**
+ * prepareChat, then every http(s) image of the messages fetched into a data: URL
+ * (images-in-chat/): what the chat routes call.
+ */
+export async function prepareChatWithImages(supervisor: Supervisor, body: ChatBody, images: ImageFetchSettings): Promise<ChatCall> {
+  const call = prepareChat(supervisor, body);
+  return { ...call, args: [await resolveImageParts(body.messages, images)] };
+}
+
+/** Checks the model can chat (and call tools, see images, if asked) and builds the runtime call. */
 export function prepareChat(supervisor: Supervisor, body: ChatBody): ChatCall {
   const target: CallTarget = { uid: body.model, route: ROUTE, types: ['LLM'] };
   const instance = supervisor.require(body.model);
@@ -23,6 +34,9 @@ export function prepareChat(supervisor: Supervisor, body: ChatBody): ChatCall {
     if (!abilities.includes('chat')) throw new HangarError('ability_missing', [body.model, 'chat', abilities.join(', ')], { param: 'model' });
     if (body.tools && body.tools.length > 0 && !abilities.includes('tools')) {
       throw new HangarError('ability_missing', [body.model, 'tool calls', abilities.join(', ')], { param: 'tools' });
+    }
+    if (!abilities.includes('vision') && hasImageParts(body.messages)) {
+      throw new HangarError('ability_missing', [body.model, 'images (image_url parts; launch a model with the vision ability)', abilities.join(', ')], { param: 'messages' });
     }
   }
   const templateKwargs = { ...(body.chat_template_kwargs ?? {}) };
