@@ -61,7 +61,8 @@ def reference(tiny_vision, messages) -> str:
     inputs = processor(text=[prompt], images=images or None, return_tensors="pt", add_special_tokens=False)
     with torch.inference_mode():
         out = model.generate(**inputs, max_new_tokens=GREEDY["max_tokens"], min_new_tokens=GREEDY["max_tokens"], do_sample=False)
-    return processor.tokenizer.decode(out[0, inputs["input_ids"].shape[1]:], skip_special_tokens=False)
+    return processor.tokenizer.decode(out[0, inputs["input_ids"].shape[1]:], skip_special_tokens=True,
+                                       clean_up_tokenization_spaces=False)
 
 
 def test_the_pixels_reach_the_model_and_each_answer_is_transformers_own(engine, tiny_vision):

@@ -20,7 +20,7 @@ function runFixture<T>(script: string, args: string[]): T {
 }
 
 /** Runs `test/fixtures/tiny_models.py <kind> <dir>` and returns the JSON line it prints. */
-export function buildTinyModel<T>(kind: 'llm' | 'lora' | 'embedder' | 'cross-encoder', dir: string): T {
+export function buildTinyModel<T>(kind: 'llm' | 'lora' | 'vision' | 'embedder' | 'cross-encoder', dir: string): T {
   return runFixture<T>('tiny_models.py', [kind, dir]);
 }
 
@@ -32,6 +32,27 @@ export function buildTinyLlm(dir: string): TinyLlm {
 /** The tiny Llama plus two LoRA adapters made with peft (`a`, `b`), each with its own random weights. */
 export function buildTinyLora(dir: string): TinyLlm & { adapters: Record<'a' | 'b', string> } {
   return buildTinyModel('lora', dir);
+}
+
+export interface TinyVision extends TinyLlm {
+  image_tokens: number;
+  chat_template: string;
+  /** Two PNGs of different pixels. */
+  images: Record<'a' | 'b', string>;
+}
+
+/** The tiny LLaVA (CLIP tower + the tiny Llama's shape) with its processor, and two test images. */
+export function buildTinyVision(dir: string): TinyVision {
+  return buildTinyModel<TinyVision>('vision', dir);
+}
+
+/** A vision chat registration for it: a built-in vision family, the processor's own template. */
+export function tinyVisionRegistration(name: string, vision: TinyVision) {
+  return llmRegistration(name, ['chat', 'vision'], [{ model_format: 'pytorch', model_size_in_billions: 1, quantization: 'none', model_uri: vision.path }], {
+    model_family: 'llava-1.5-hf',
+    chat_template: vision.chat_template,
+    stop_token_ids: [vision.eos_token_id],
+  });
 }
 
 /** A custom LLM registration for it (Xinference's shape: a JSON string in `model`). */
