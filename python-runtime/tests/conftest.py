@@ -45,10 +45,16 @@ def spawn(workdir):
         runtime.close()
 
 
-def _build_tiny(builder: str, name: str):
+def tiny_models_module():
+    """test/fixtures/tiny_models.py as a module (its tokenizer and seed, for tests that build their own)."""
     spec = importlib.util.spec_from_file_location("tiny_models", TINY_MODELS)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
+
+
+def _build_tiny(builder: str, name: str):
+    module = tiny_models_module()
     path = short_tmpdir()
     yield getattr(module, builder)(path / name)
     shutil.rmtree(path, ignore_errors=True)

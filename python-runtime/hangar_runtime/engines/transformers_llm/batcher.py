@@ -60,6 +60,9 @@ class Batcher(BatchScheduler):
         inner = self._model.get_base_model() if hasattr(self._model, "get_base_model") else self._model
         self._logits_to_keep = "logits_to_keep" in inspect.signature(inner.forward).parameters
         self._adapters = bool(loaded.adapters)
+        # Qwen2-VL and Qwen2.5-VL place image tokens by 3-D rotary positions (M-RoPE);
+        # the model's own bookkeeping of them assumes one batch from start to end.
+        self._rope_index = getattr(getattr(inner, "model", None), "get_rope_index", None)
         # Tests turn this off to check the rebuild path on a model whose cache could be joined.
         self.join_caches = True
         # Long calls being prepared apart (PREPARE_APART_CHARS): their sequences, or the
@@ -185,15 +188,29 @@ class Batcher(BatchScheduler):
         extra = {"logits_to_keep": 1} if self._logits_to_keep else {}
         if self._loaded.processor is not None:
             extra.update(batch_vision_inputs(rows, [s.request.vision for s in sequences], ids.shape[1], self._loaded.device))
+        positions = kv_cache.positions(mask)
+        if self._rope_index is not None and "image_grid_thw" in extra:
+            positions = self._mrope_positions(ids, mask, extra, sequences)
         logits = self._forward(sequences, input_ids=ids, attention_mask=mask,
-                               position_ids=kv_cache.positions(mask), past_key_values=cache, **extra)
+                               position_ids=positions, past_key_values=cache, **extra)
         return cache, mask, logits
+
+    def _mrope_positions(self, ids, mask, vision: dict, sequences: list[Sequence]) -> torch.Tensor:
+        """[3, rows, columns] M-RoPE positions from the model's own get_rope_index. Each
+        sequence keeps its offset (the positions its image saved over its token count),
+        so a decode step's position is its cached tokens plus that offset, for every
+        row of any batch: after the last image, the three axes advance together."""
+        positions, deltas = self._rope_index(ids, mm_token_type_ids=vision["mm_token_type_ids"],
+                                             image_grid_thw=vision["image_grid_thw"], attention_mask=mask)
+        for seq, delta in zip(sequences, deltas.view(-1).tolist()):
+            seq.rope_delta = int(delta)
+        return positions
 
     def _decode(self) -> None:
         running = self._running
         device = self._loaded.device
         ids = torch.tensor([[s.pending] for s in running], dtype=torch.long, device=device)
-        positions = torch.tensor([[s.cached] for s in running], dtype=torch.long, device=device)
+        positions = torch.tensor([[s.cached + s.rope_delta] for s in running], dtype=torch.long, device=device)
         mask = torch.cat([self._mask, self._mask.new_ones((len(running), 1))], dim=1)
         logits = self._forward(running, input_ids=ids, attention_mask=mask, position_ids=positions,
                                past_key_values=self._cache)

@@ -50,6 +50,8 @@ class Sequence:
         self.history = list(request.prompt_ids)  # prompt + generated: penalties and cache rebuilds
         self.pending: int | None = None  # chosen, not yet fed to the model
         self.cached = 0  # this sequence's real tokens in the batch's KV cache
+        # M-RoPE models (Qwen2-VL): its next position is cached + this (batcher._mrope_positions).
+        self.rope_delta = 0
         self.generated = 0
         self._finished = False
         self._detok = Detokenizer(tokenizer, request.prompt_ids)
