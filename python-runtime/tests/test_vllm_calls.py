@@ -180,3 +180,43 @@ def test_lora_adapters_start_vllm_with_lora_and_reach_it_as_lora_requests(spawn,
     assert (started["enable_lora"], started["max_loras"]) == (True, 2)
     generated = [e["lora"] for e in events if e["event"] == "generate"]
     assert generated == [["b", 2, tiny_lora["adapters"]["b"]], None]
+
+
+def test_image_parts_reach_vllm_as_multi_modal_data(spawn, workdir, tiny_vision, tiny_llm):
+    from test_llm_vision import image_message, png
+
+    calls_log = workdir / "vllm-vision-calls.jsonl"
+    rt = spawn("v-0", env={"PYTHONPATH": str(DOUBLE), "HANGAR_VLLM_DOUBLE_LOG": str(calls_log)})
+    rt.hello()
+    rt.load_ok({**load_spec(tiny_vision["path"]), "model_ability": ["chat", "vision"],
+                "chat_template": tiny_vision["chat_template"]})
+    two = [image_message("Compare.", png(1), png(2, (64, 40))), {"role": "assistant", "content": "Yes."},
+           image_message("Again?", png(3))]
+    _, end_type, _ = stream(rt, 1, "chat", two, max_tokens=2)
+    assert end_type == END
+    _, end_type, _ = stream(rt, 2, "chat", [{"role": "user", "content": "No image"}], max_tokens=2)
+    assert end_type == END
+    _, end_type, body = stream(rt, 3, "chat", [image_message("What?", "data:image/png;base64,@@")], max_tokens=2)
+    assert end_type == ERROR and "messages[0].content[0]" in body["message"] and "not valid base64" in body["message"]
+    rt.send_control(SHUTDOWN, {})
+    rt.wait_exit()
+    events = [json.loads(line) for line in calls_log.read_text().splitlines()]
+    assert events[0]["limit_mm_per_prompt"] == {"image": 16}
+    generates = {e["request_id"]: e for e in events if e["event"] == "generate"}
+    # The PIL images in the order they appear; each is one placeholder token in the ids
+    # vLLM gets (its processor expands them), so the prompt is short.
+    assert generates["hangar-1"]["images"] == [[40, 48], [64, 40], [40, 48]]
+    from transformers import AutoTokenizer
+
+    rendered = ("<|im_start|>user\n<image>\n<image>\nCompare.<|im_end|>\n<|im_start|>assistant\nYes.<|im_end|>\n"
+                "<|im_start|>user\n<image>\nAgain?<|im_end|>\n<|im_start|>assistant\n")
+    tokenizer = AutoTokenizer.from_pretrained(tiny_vision["path"])
+    assert generates["hangar-1"]["prompt_tokens"] == len(tokenizer(rendered, add_special_tokens=False)["input_ids"])
+    assert generates["hangar-2"]["images"] == []
+
+    # A model without the vision ability refuses image parts, before vLLM sees them.
+    rt = spawn("v-1", env={"PYTHONPATH": str(DOUBLE), "HANGAR_VLLM_DOUBLE_LOG": str(calls_log)})
+    rt.hello()
+    rt.load_ok(load_spec(tiny_llm["path"]))
+    _, end_type, body = stream(rt, 1, "chat", [image_message("What?", png(1))], max_tokens=2)
+    assert end_type == ERROR and "takes text only, not image_url parts" in body["message"]

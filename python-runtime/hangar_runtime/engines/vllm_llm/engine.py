@@ -13,6 +13,7 @@ from ...errors import InvalidModel
 from ..base import BatchScheduler, Engine, Progress
 from ..hub_download import DOWNLOAD_SHARE, model_folder
 from ..transformers_llm.chat_format import render_chat
+from ..transformers_llm.vision_inputs import MAX_IMAGES, has_images, split_images
 from ..transformers_llm.generate_config import parse_generate_config
 from ..transformers_llm.tool_calls import tool_call_format
 from ..transformers_llm.lora_adapters import lora_list
@@ -56,6 +57,10 @@ class VllmEngine(Engine):
         # Everything else a user passed at launch (gpu_memory_utilization,
         # tensor_parallel_size, max_num_seqs, ...) is vLLM's own engine argument.
         args.update({k: v for k, v in engine_kwargs.items() if k not in ("max_batch_size",)})
+        vision = "vision" in (spec.get("model_ability") or [])
+        if vision:
+            # vLLM takes one image per prompt unless told more; ours are capped at MAX_IMAGES.
+            args.setdefault("limit_mm_per_prompt", {"image": MAX_IMAGES})
         adapters = lora_list(spec)
         if adapters:
             # vLLM serves LoRA only when started for it, with room for every adapter.
@@ -88,10 +93,17 @@ class VllmEngine(Engine):
             # The registration's stop ids are the model's end tokens, which ignore_eos ignores.
             config.stop_token_ids = [*config.stop_token_ids, *([] if config.ignore_eos else stop_ids)]
             tools = kwargs.get("tools") if kwargs.get("tool_choice") != "none" else None
+            images = []
             if method == "chat":
                 (messages,) = call_args
+                if vision:
+                    # Image parts become the template's image placeholders; vLLM's own
+                    # processor expands each to the image's tokens (multi_modal_data).
+                    messages, images = split_images(messages)
+                elif has_images(messages):
+                    raise ValueError("messages: this model takes text only, not image_url parts (launch a model with the vision ability)")
                 prompt = render_chat(tokenizer, messages, template=template, tools=tools,
-                                     chat_template_kwargs=kwargs.get("chat_template_kwargs"))
+                                     chat_template_kwargs=kwargs.get("chat_template_kwargs"), parts=vision)
                 refuse_unfitting_prompt(prompt, self._context_length, longest_token)
                 refuse_long_prefix(prompt, self._context_length,
                                    lambda head: len(tokenizer(head, add_special_tokens=False)["input_ids"]))
@@ -115,7 +127,10 @@ class VllmEngine(Engine):
             if lora is not None and lora not in lora_requests:
                 have = ", ".join(lora_requests) or "none (launch with peft_model_config.lora_list)"
                 raise ValueError(f"lora_name: {lora} is not a LoRA adapter of this model; its adapters: {have}")
-            return _Call(sink, TokensPrompt(prompt_token_ids=list(ids)), params,
+            inputs = TokensPrompt(prompt_token_ids=list(ids))
+            if images:
+                inputs["multi_modal_data"] = {"image": images}
+            return _Call(sink, inputs, params,
                          tool_format if parse_tools else None, top,
                          lora_requests[lora] if lora is not None else None)
 

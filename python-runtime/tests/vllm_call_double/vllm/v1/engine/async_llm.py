@@ -37,7 +37,8 @@ class AsyncLLM:
         if not isinstance(engine_args, AsyncEngineArgs):
             raise TypeError(f"engine_args must be AsyncEngineArgs, got {type(engine_args).__name__}")
         _record("from_engine_args", model=engine_args.model, enable_lora=getattr(engine_args, "enable_lora", False),
-                max_loras=getattr(engine_args, "max_loras", None), max_lora_rank=getattr(engine_args, "max_lora_rank", None))
+                max_loras=getattr(engine_args, "max_loras", None), max_lora_rank=getattr(engine_args, "max_lora_rank", None),
+                limit_mm_per_prompt=getattr(engine_args, "limit_mm_per_prompt", None))
         return cls(engine_args)
 
     async def generate(self, prompt, sampling_params: SamplingParams, request_id: str, *, prompt_text=None,
@@ -60,8 +61,19 @@ class AsyncLLM:
             # vLLM's own refusal when the engine was started without LoRA.
             if not getattr(self.engine_args, "enable_lora", False):
                 raise ValueError(f"LoRA is not enabled! Got lora_request {lora_request.lora_name}")
+        images = (prompt.get("multi_modal_data") or {}).get("image", [])
+        images = images if isinstance(images, list) else [images]
+        if images:
+            from PIL import Image
+
+            if not all(isinstance(i, Image.Image) for i in images):
+                raise TypeError("multi_modal_data image must be PIL images")
+            # vLLM's own refusal past the launch's limit_mm_per_prompt (1 when not given).
+            limit = (getattr(self.engine_args, "limit_mm_per_prompt", None) or {}).get("image", 1)
+            if len(images) > limit:
+                raise ValueError(f"At most {limit} image(s) may be provided in one prompt.")
         guide = sampling_params.guided_decoding
-        _record("generate", lora=(lora_request.lora_name, lora_request.lora_int_id, lora_request.lora_path)
+        _record("generate", images=[list(i.size) for i in images], lora=(lora_request.lora_name, lora_request.lora_int_id, lora_request.lora_path)
                 if lora_request is not None else None, request_id=request_id, output_kind=int(sampling_params.output_kind),
                 prompt_tokens=len(prompt["prompt_token_ids"]), ignore_eos=sampling_params.ignore_eos,
                 stop_token_ids=list(sampling_params.stop_token_ids or []), min_p=sampling_params.min_p,
