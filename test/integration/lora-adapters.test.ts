@@ -69,7 +69,8 @@ describe('LoRA adapters on the Transformers engine', () => {
   it('refuses an adapter the model does not have, naming those it has', async () => {
     const res = await api.post('/v1/completions', { model: 'lora', prompt, max_tokens: 2, lora_name: 'c' });
     expect(res.status).toBe(400);
-    expect(res.body.error.message).toContain('lora_name: c is not a LoRA adapter of this model; its adapters: a, b');
+    expect(res.body.error).toMatchObject({ code: 'invalid_field', param: 'lora_name' });
+    expect(res.body.error.message).toContain('lora_name: c is not a LoRA adapter of model lora; its adapters: a, b');
     const conflicting = await api.post('/v1/completions', { model: 'lora:a', prompt, max_tokens: 2, lora_name: 'b' });
     expect(conflicting.status).toBe(400);
     expect(conflicting.body.error.param).toBe('lora_name');

@@ -156,6 +156,24 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
     await walk('/v1/chat/completions', { messages: [{ role: 'user', content: 'hi' }], max_tokens: 3 }, [...VLLM_EXTRAS, ...VLLM_CHAT_EXTRAS]);
   }, 120_000);
 
+  it('refuses image parts and LoRA adapters a model does not have, naming the field', async () => {
+    const image = { role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }, { type: 'text', text: 'hi' }] };
+    for (const model of ['tf', 'lc', 'sim']) {
+      const res = await api.post('/v1/chat/completions', { model, messages: [image], max_tokens: 3 });
+      expect(res.status, `${model}: ${res.text}`).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'ability_missing', param: 'messages' });
+      expect(res.body.error.message).toContain('images (image_url parts');
+    }
+    for (const [model, code] of [['tf', 'invalid_field'], ['lc', 'parameter_unsupported'], ['sim', 'parameter_unsupported']] as const) {
+      for (const route of ['/v1/chat/completions', '/v1/completions']) {
+        const body = route === '/v1/completions' ? { prompt: 'hi' } : { messages: [{ role: 'user', content: 'hi' }] };
+        const res = await api.post(route, { model, ...body, max_tokens: 3, lora_name: 'x' });
+        expect(res.status, `${route} ${model}: ${res.text}`).toBe(400);
+        expect(res.body.error, `${route} ${model}`).toMatchObject({ code, param: 'lora_name' });
+      }
+    }
+  });
+
   it('walks every completions field', async () => {
     await walk('/v1/completions', { prompt: 'hello', max_tokens: 3 }, COMPLETIONS);
     await walk('/v1/completions', { prompt: 'hello', max_tokens: 3 }, VLLM_EXTRAS);

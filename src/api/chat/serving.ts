@@ -3,6 +3,7 @@ import type { ImageFetchSettings } from '../../config/image-fetch.js';
 import { HangarError } from '../../errors/hangar-error.js';
 import type { CallTarget, Supervisor } from '../../supervisor/supervisor.js';
 import { asGeneration, toGenerateConfig, withLogprobs } from '../llm/generate-config.js';
+import { checkLoraName } from '../llm/lora-model-id.js';
 import { CHAT_RULES, checkParameters } from '../llm/parameter-support.js';
 import { hasImageParts, resolveImageParts } from '../images-in-chat/image-parts.js';
 import type { ChatBody } from './schema.js';
@@ -29,6 +30,7 @@ export function prepareChat(supervisor: Supervisor, body: ChatBody): ChatCall {
   const target: CallTarget = { uid: body.model, route: ROUTE, types: ['LLM'] };
   const instance = supervisor.require(body.model);
   checkParameters(body, CHAT_RULES, instance.resolved.engine, body.model);
+  checkLoraName(instance, body.lora_name);
   const abilities = instance.abilities;
   if (instance.resolved.modelType === 'LLM' && instance.state === 'READY') {
     if (!abilities.includes('chat')) throw new HangarError('ability_missing', [body.model, 'chat', abilities.join(', ')], { param: 'model' });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { HangarError } from '../../errors/hangar-error.js';
 import type { CallTarget, Supervisor } from '../../supervisor/supervisor.js';
 import { asGeneration, toGenerateConfig, withLogprobs } from '../llm/generate-config.js';
+import { checkLoraName } from '../llm/lora-model-id.js';
 import { COMPLETION_RULES, checkParameters } from '../llm/parameter-support.js';
 import { completionLogprobs } from './stream-events.js';
 import type { CompletionBody } from './schema.js';
@@ -10,6 +11,7 @@ export function prepareCompletion(supervisor: Supervisor, body: CompletionBody):
   const target: CallTarget = { uid: body.model, route: '/v1/completions', types: ['LLM'] };
   const instance = supervisor.require(body.model);
   checkParameters(body, COMPLETION_RULES, instance.resolved.engine, body.model);
+  checkLoraName(instance, body.lora_name);
   if (instance.resolved.modelType === 'LLM' && instance.state === 'READY' && !instance.abilities.includes('generate')) {
     throw new HangarError('ability_missing', [body.model, 'text completion (`generate`)', instance.abilities.join(', ')], { param: 'model' });
   }

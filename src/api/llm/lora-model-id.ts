@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { HangarError } from '../../errors/hangar-error.js';
+import type { ModelInstance } from '../../supervisor/model-instance.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 
 /** The routes where `model` may name an adapter (vLLM's way). */
@@ -39,6 +40,19 @@ function rewrite(body: unknown, supervisor: Supervisor): void {
   }
   fields.model = uid;
   fields.lora_name = lora;
+}
+
+/**
+ * A `lora_name` the READY model does not have is refused here, naming the field and
+ * the adapters it has (the runtime would refuse it too, without naming the field).
+ */
+export function checkLoraName(instance: ModelInstance, lora: unknown): void {
+  if (typeof lora !== 'string' || lora === '' || instance.state !== 'READY') return;
+  const described = instance.describe().lora_names;
+  const names = Array.isArray(described) ? described.filter((n): n is string => typeof n === 'string') : [];
+  if (names.includes(lora)) return;
+  const have = names.length > 0 ? names.join(', ') : 'none (launch with peft_model_config.lora_list)';
+  throw new HangarError('invalid_field', [`lora_name: ${lora} is not a LoRA adapter of model ${instance.uid}; its adapters: ${have}`], { param: 'lora_name' });
 }
 
 /** GET /v1/models items for a model's adapters: `<uid>:<lora_name>`, with `parent`. */
