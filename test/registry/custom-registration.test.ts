@@ -143,6 +143,15 @@ describe('register: every refusal names the field', () => {
     expect(err.message).toContain('qwen2.5-instruct');
   });
 
+  it('vision ability on a family without vision, and with one (issue 30)', async () => {
+    const definition = llmDefinition({ model_family: 'qwen2.5-instruct', model_ability: ['chat', 'vision'] });
+    const err = await expectHangarError(() => registry.register('LLM', { model: definition }, false), 'invalid_registration', 400);
+    expect(err.param).toBe('model_ability');
+    expect(err.message).toContain('vision needs model_family to be a built-in family with vision support (gemma-3-it, llava-1.5-hf, qwen2-vl-instruct, qwen2.5-vl-instruct)');
+    // Naming a vision family lends its template as for chat families.
+    await registry.register('LLM', { model: llmDefinition({ model_family: 'qwen2-vl-instruct', model_ability: ['chat', 'vision'], chat_template: null }) }, false);
+  });
+
   it('spec with neither model_uri nor model_id', async () => {
     const definition = llmDefinition({ model_specs: [{ model_format: 'pytorch', model_size_in_billions: 1 }] });
     const err = await expectHangarError(() => registry.register('LLM', { model: definition }, false), 'invalid_registration', 400);
