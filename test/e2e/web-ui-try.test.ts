@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writePythonLauncher } from '../integration/harness/fixtures.js';
 import { client } from '../integration/harness/http.js';
 import { makeHome, removeHome, startServer, type TestServer } from '../integration/harness/server.js';
-import { buildTinyModel } from '../integration/harness/tiny-models.js';
+import { readFileSync } from 'node:fs';
+import { buildTinyModel, buildTinyVision, tinyVisionRegistration, type TinyVision } from '../integration/harness/tiny-models.js';
 import { ConsoleWatch, launchBrowser, screenshot, screenshotDir, type Browser } from './browser.js';
 
 interface TinyEncoder {
@@ -28,11 +29,13 @@ describe('the try-it panels for embeddings, rerank and flexible models', () => {
   let watch: ConsoleWatch;
   let api: ReturnType<typeof client>;
   let embedder: TinyEncoder;
+  let vision: TinyVision;
 
   beforeAll(async () => {
     work = await makeHome('hangar-e2e-try-');
     embedder = buildTinyModel<TinyEncoder>('embedder', path.join(work, 'embedder'));
     const cross = buildTinyModel<TinyEncoder>('cross-encoder', path.join(work, 'cross'));
+    vision = buildTinyVision(path.join(work, 'vision'));
     server = await startServer();
     api = client(server.url);
     const launcher = await writePythonLauncher(work);
@@ -41,12 +44,14 @@ describe('the try-it panels for embeddings, rerank and flexible models', () => {
       api.post('/v1/model_registrations/embedding', { model: { model_name: 'tiny-embed', dimensions: embedder.dimensions, max_tokens: embedder.max_tokens, language: ['en'], model_specs: spec(embedder.path) }, persist: false }),
       api.post('/v1/model_registrations/rerank', { model: { model_name: 'tiny-rerank', type: 'normal', max_tokens: cross.max_tokens, language: ['en'], model_specs: spec(cross.path) }, persist: false }),
       api.post('/v1/model_registrations/flexible', { model: { model_name: 'scaler', model_uri: launcher, launcher: 'python', launcher_args: { scale: 3, offset: 1 } }, persist: false }),
+      api.post('/v1/model_registrations/LLM', tinyVisionRegistration('tiny-vision', vision)),
     ]);
     for (const r of regs) expect(r.status, r.text).toBe(200);
     const launches = await Promise.all([
       api.post('/v1/models', { model_name: 'tiny-embed', model_type: 'embedding', model_uid: 'embed' }),
       api.post('/v1/models', { model_name: 'tiny-rerank', model_type: 'rerank', model_uid: 'rerank' }),
       api.post('/v1/models', { model_name: 'scaler', model_type: 'flexible', model_uid: 'scaler' }),
+      api.post('/v1/models', { model_name: 'tiny-vision', model_engine: 'Transformers', model_uid: 'eye' }),
     ]);
     for (const l of launches) expect(l.status, l.text).toBe(200);
     browser = await launchBrowser();
@@ -108,4 +113,30 @@ describe('the try-it panels for embeddings, rerank and flexible models', () => {
     await screenshot(page, shots, 'try-flexible');
     watch.check();
   });
+
+  it('attaches an image to a chat with a vision model, and the answer is the one the API gives for the same image', async () => {
+    await page.goto(`${server.url}/ui/try/eye`);
+    await page.getByRole('heading', { name: 'Chat' }).waitFor();
+    await page.getByText('Settings').click();
+    await page.getByLabel('Max tokens').fill('8');
+    await page.getByLabel('Temperature').fill('0');
+    await page.getByLabel('Images').setInputFiles(vision.images.a);
+    await page.getByTestId('attached-count').filter({ hasText: '1 image attached' }).waitFor();
+    await page.getByLabel('Message').fill('What is this?');
+    await page.keyboard.press('Enter');
+    await page.getByTestId('finish-reason').waitFor({ timeout: 60_000 });
+    await page.getByRole('img', { name: 'Image 1 of this message' }).waitFor();
+    const shown = await page.locator('.message.assistant:last-child .text').textContent();
+    const url = `data:image/png;base64,${readFileSync(vision.images.a).toString('base64')}`;
+    const expected = await api.post('/v1/chat/completions', {
+      model: 'eye',
+      messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url } }, { type: 'text', text: 'What is this?' }] }],
+      max_tokens: 8,
+      temperature: 0,
+    });
+    expect(expected.status, expected.text).toBe(200);
+    expect(shown).toBe(expected.body.choices[0].message.content);
+    await screenshot(page, shots, 'try-vision-chat');
+    watch.check();
+  }, 90_000);
 });

@@ -48,7 +48,7 @@ export function TryPage({ uid }: { uid: string }) {
 function panelsFor(uid: string, type: string, abilities: string[]) {
   const has = (a: string) => abilities.includes(a);
   const panels = [];
-  if (type === 'LLM' && (has('chat') || has('generate') || abilities.length === 0)) panels.push(<ChatPanel key="chat" uid={uid} />);
+  if (type === 'LLM' && (has('chat') || has('generate') || abilities.length === 0)) panels.push(<ChatPanel key="chat" uid={uid} vision={has('vision')} />);
   if (type === 'embedding' || (type === 'LLM' && has('embed'))) panels.push(<EmbeddingsPanel key="embed" uid={uid} />);
   if (type === 'rerank') panels.push(<RerankPanel key="rerank" uid={uid} />);
   if (type === 'audio' && has('audio2text')) panels.push(<TranscriptionPanel key="asr" uid={uid} />);

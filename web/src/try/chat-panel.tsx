@@ -3,18 +3,39 @@ import { send } from '../api/client';
 import { readEvents } from '../api/sse';
 import { ErrorBanner } from '../components/error-banner';
 
+type Part = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
 interface Message {
   role: 'user' | 'assistant' | 'system';
-  content: string;
+  /** A string, or (a message with images) OpenAI's text and image_url parts. */
+  content: string | Part[];
 }
+
+const textOf = (content: Message['content']): string =>
+  typeof content === 'string' ? content : content.map((p) => (p.type === 'text' ? p.text : '')).join('');
+const imagesOf = (content: Message['content']): string[] =>
+  typeof content === 'string' ? [] : content.flatMap((p) => (p.type === 'image_url' ? [p.image_url.url] : []));
+
+/** A picked file as a data: URL, what the API takes without a server to fetch from. */
+const readAsDataUrl = (file: File): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(String(reader.result));
+    reader.onerror = () => reject(reader.error ?? new Error(`Cannot read ${file.name}`));
+    reader.readAsDataURL(file);
+  });
 interface Chunk {
   choices: Array<{ delta: { content?: string | null; reasoning_content?: string | null }; finish_reason: string | null }>;
 }
 
-/** Chat with an LLM, the answer streamed token by token (`/v1/chat/completions`, `stream: true`). */
-export function ChatPanel({ uid }: { uid: string }) {
+/**
+ * Chat with an LLM, the answer streamed token by token (`/v1/chat/completions`,
+ * `stream: true`). A model with the `vision` ability also takes attached images.
+ */
+export function ChatPanel({ uid, vision = false }: { uid: string; vision?: boolean }) {
   const [messages, setMessages] = useState<Message[]>([]);
   const [input, setInput] = useState('');
+  const [images, setImages] = useState<string[]>([]);
+  const fileInput = useRef<HTMLInputElement | null>(null);
   const [system, setSystem] = useState('');
   const [maxTokens, setMaxTokens] = useState('128');
   const [temperature, setTemperature] = useState('0.7');
@@ -26,9 +47,13 @@ export function ChatPanel({ uid }: { uid: string }) {
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     if (!input.trim() || streaming) return;
-    const history: Message[] = [...messages, { role: 'user', content: input }];
+    const content: Message['content'] =
+      images.length > 0 ? [...images.map((url): Part => ({ type: 'image_url', image_url: { url } })), { type: 'text', text: input }] : input;
+    const history: Message[] = [...messages, { role: 'user', content }];
     setMessages([...history, { role: 'assistant', content: '' }]);
     setInput('');
+    setImages([]);
+    if (fileInput.current) fileInput.current.value = '';
     setError(null);
     setFinish(null);
     setStreaming(true);
@@ -83,7 +108,10 @@ export function ChatPanel({ uid }: { uid: string }) {
         {messages.map((m, i) => (
           <li key={i} className={`message ${m.role}`} data-role={m.role}>
             <span className="who">{m.role === 'user' ? 'You' : uid}</span>
-            <span className="text">{m.content || (streaming && i === messages.length - 1 ? '…' : '')}</span>
+            {imagesOf(m.content).map((url, j) => (
+              <img key={j} className="attached" src={url} alt={`Image ${j + 1} of this message`} />
+            ))}
+            <span className="text">{textOf(m.content) || (streaming && i === messages.length - 1 ? '…' : '')}</span>
           </li>
         ))}
       </ol>
@@ -105,6 +133,25 @@ export function ChatPanel({ uid }: { uid: string }) {
             }}
           />
         </div>
+        {vision && (
+          <div className="field wide">
+            <label htmlFor="chat-panel-images">Images</label>
+            <input id="chat-panel-images"
+              ref={fileInput}
+              type="file"
+              accept="image/*"
+              multiple
+              onChange={async (e) => {
+                try {
+                  setImages(await Promise.all([...(e.target.files ?? [])].map(readAsDataUrl)));
+                } catch (err) {
+                  setError(err);
+                }
+              }}
+            />
+            {images.length > 0 && <p className="muted" data-testid="attached-count">{images.length} image{images.length > 1 ? 's' : ''} attached</p>}
+          </div>
+        )}
         <div className="actions">
           {streaming ? (
             <button type="button" onClick={() => abort.current?.abort()}>
