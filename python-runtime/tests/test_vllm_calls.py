@@ -1,4 +1,4 @@
-"""The vllm engine adapter against tests/vllm_call_double: a stand-in for vllm 0.11.0
+"""The vllm engine adapter against tests/vllm_call_double: a stand-in for vllm 0.30.0
 with that release's names, signatures and fields (README there). This proves that the
 adapter's calls are well-formed — V1's AsyncLLM.from_engine_args, a TokensPrompt,
 SamplingParams asking for DELTA outputs, abort by request id, shutdown() when the
@@ -58,7 +58,7 @@ def test_launch_stream_abort_and_shutdown_are_well_formed_calls(spawn, workdir, 
                                  logit_bias={"7": 3.0})
     assert end_type == END
 
-    # OpenAI's response_format reaches vLLM's guided decoding (GuidedDecodingParams).
+    # OpenAI's response_format reaches vLLM's structured outputs (StructuredOutputsParams).
     schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
     _, end_type, _ = stream(rt, 5, "chat", [{"role": "user", "content": "Hi"}], max_tokens=2,
                             response_format={"type": "json_schema", "json_schema": {"name": "x", "schema": schema}})

@@ -20,7 +20,7 @@ export const chatBody = z.looseObject({
   chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
   enable_thinking: z.boolean().nullish(),
   logprobs: z.boolean().nullish(),
-  // OpenAI's structured output; vLLM's guided decoding does it (parameter-support.ts).
+  // OpenAI's structured output; vLLM's structured outputs do it (parameter-support.ts).
   response_format: z
     .discriminatedUnion('type', [
       z.looseObject({ type: z.literal('text') }),

@@ -67,7 +67,7 @@ export const CHAT_RULES: Record<string, Rule> = {
   response_format: {
     asks: (v) => (v as { type?: unknown } | null)?.type !== undefined && (v as { type?: unknown }).type !== 'text',
     engines: ['vLLM', 'llama.cpp'],
-    hint: 'structured output (json_object, json_schema) is vLLM\'s guided decoding and llama.cpp\'s grammars',
+    hint: 'structured output (json_object, json_schema) is vLLM\'s structured outputs and llama.cpp\'s grammars',
   },
   parallel_tool_calls: { asks: (v) => v === false, engines: [], hint: 'every tool call the model makes is returned' },
   modalities: { asks: (v) => Array.isArray(v) && v.some((m) => m !== 'text'), engines: [], hint: 'only text is generated' },

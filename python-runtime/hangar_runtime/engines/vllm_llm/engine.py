@@ -1,11 +1,11 @@
 """The `vllm` engine (GPU hosts): the model is served by vLLM's V1 async engine
-(`vllm.v1.engine.async_llm.AsyncLLM`, or the `AsyncLLMEngine` alias where that
-module is absent), with our chat templates, stop handling and tool-call parsing on
+(`vllm.v1.engine.async_llm.AsyncLLM`), with our chat templates, stop handling and tool-call parsing on
 top, so it answers exactly the protocol's `chat` and `generate`
 (docs/runtime-protocol.md). vLLM gets the prompt's token ids (we tokenize once, for
 usage and the context check) and sends deltas (`RequestOutputKind.DELTA`): each step
 hands over only its new text. Chosen only where `vllm` imports; the control plane's
-engine table says so elsewhere. Written against vllm 0.11.0 (docker/requirements-gpu.txt)."""
+engine table says so elsewhere. Written for vLLM 0.12 and later (structured outputs);
+the GPU image pins 0.30.0 (docker/requirements-gpu.txt)."""
 
 import logging
 
@@ -18,17 +18,19 @@ from ..transformers_llm.generate_config import parse_generate_config
 from ..transformers_llm.tool_calls import tool_call_format
 from ..transformers_llm.lora_adapters import lora_list
 from ..transformers_llm.request_builder import max_token_bytes, refuse_long_prefix, refuse_unfitting_prompt
-from .sampling_params import guided_decoding_fields, sampling_kwargs, top_logprobs
+from .sampling_params import sampling_kwargs, structured_output_fields, top_logprobs
 from .scheduler import VllmScheduler, _Call
 
 log = logging.getLogger("hangar_runtime.vllm")
 
 
+# What docker/requirements-gpu.txt installs (docs/decisions.md, "vLLM release").
+PINNED_VLLM = "vllm 0.30.0"
+
+
 def _engine_class():
-    try:
-        from vllm.v1.engine.async_llm import AsyncLLM
-    except ImportError:  # releases that only export the alias
-        from vllm import AsyncLLMEngine as AsyncLLM
+    from vllm.v1.engine.async_llm import AsyncLLM
+
     return AsyncLLM
 
 
@@ -46,7 +48,13 @@ class VllmEngine(Engine):
         from transformers import AutoTokenizer
         from vllm.engine.arg_utils import AsyncEngineArgs
         from vllm.inputs import TokensPrompt
-        from vllm.sampling_params import GuidedDecodingParams, RequestOutputKind, SamplingParams
+        from vllm.sampling_params import RequestOutputKind, SamplingParams
+        try:
+            # vLLM 0.12 replaced GuidedDecodingParams (SamplingParams.guided_decoding) with these.
+            from vllm.sampling_params import StructuredOutputsParams
+        except ImportError as exc:
+            raise InvalidModel(f"This vLLM is older than 0.12 (no StructuredOutputsParams); Hangar's vLLM engine "
+                               f"needs 0.12 or later, and the GPU image pins {PINNED_VLLM}") from exc
 
         engine_kwargs = dict(spec.get("engine_kwargs") or {})
         path = str(model_folder(spec, progress))
@@ -117,11 +125,11 @@ class VllmEngine(Engine):
                 refuse_long_prefix(prompt, self._context_length, lambda head: len(tokenizer(head)["input_ids"]))
                 ids = tokenizer(prompt)["input_ids"]
             top = top_logprobs(raw)
-            guide = guided_decoding_fields(config)
+            guide = structured_output_fields(config)
             params = SamplingParams(output_kind=RequestOutputKind.DELTA,
                                     **sampling_kwargs(config, prompt_tokens=len(ids), context_length=self._context_length,
                                                       logprobs=top),
-                                    **({"guided_decoding": GuidedDecodingParams(**guide)} if guide else {}))
+                                    **({"structured_outputs": StructuredOutputsParams(**guide)} if guide else {}))
             parse_tools = method == "chat" and bool(tools) and "tools" in self.abilities
             lora = config.lora_name
             if lora is not None and lora not in lora_requests:

@@ -42,8 +42,8 @@ def sampling_kwargs(config: GenerateConfig, *, prompt_tokens: int, context_lengt
     return kwargs
 
 
-def guided_decoding_fields(config: GenerateConfig) -> dict | None:
-    """The GuidedDecodingParams fields for OpenAI's response_format (vLLM's structured
+def structured_output_fields(config: GenerateConfig) -> dict | None:
+    """The StructuredOutputsParams fields for OpenAI's response_format (vLLM's structured
     outputs): `{"json_object": True}` or `{"json": <schema>}`; None for free text."""
     return dict(config.guide) if config.guide else None
 

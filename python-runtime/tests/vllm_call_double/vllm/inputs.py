@@ -1,4 +1,4 @@
-"""Double of vllm.inputs (0.11.0): TokensPrompt is a TypedDict. Proves well-formed calls only."""
+"""Double of vllm.inputs (0.30.0): TokensPrompt is a TypedDict. Proves well-formed calls only."""
 
 from typing import Any, NotRequired, TypedDict
 

@@ -1,4 +1,4 @@
-"""Double of vllm.outputs (0.11.0): the fields Hangar may read. Proves well-formed calls only."""
+"""Double of vllm.outputs (0.30.0): the fields Hangar may read. Proves well-formed calls only."""
 
 from dataclasses import dataclass, field
 from typing import Any

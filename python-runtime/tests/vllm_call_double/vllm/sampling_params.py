@@ -1,4 +1,4 @@
-"""Double of vllm.sampling_params (0.11.0): SamplingParams takes exactly the
+"""Double of vllm.sampling_params (0.30.0): SamplingParams takes exactly the
 release's keyword arguments (an unknown one is a TypeError, as with vLLM's
 msgspec struct). Proves well-formed calls only."""
 
@@ -14,16 +14,14 @@ class RequestOutputKind(IntEnum):
 
 
 @dataclass
-class GuidedDecodingParams:
-    """vLLM 0.11.0's fields; one kind of guide at a time, as vLLM checks."""
+class StructuredOutputsParams:
+    """vLLM 0.30's fields (GuidedDecodingParams until 0.11); exactly one kind of
+    constraint, as vLLM checks."""
     json: str | dict | None = None
     regex: str | None = None
     choice: list[str] | None = None
     grammar: str | None = None
     json_object: bool | None = None
-    backend: str | None = None
-    backend_was_auto: bool = False
-    disable_fallback: bool = False
     disable_any_whitespace: bool = False
     disable_additional_properties: bool = False
     whitespace_pattern: str | None = None
@@ -32,23 +30,28 @@ class GuidedDecodingParams:
     def __post_init__(self):
         kinds = sum(x is not None for x in (self.json, self.regex, self.choice, self.grammar, self.json_object, self.structural_tag))
         if kinds > 1:
-            raise ValueError(f"You can only use one kind of guided decoding but multiple are specified: {self.__dict__}")
+            raise ValueError(f"You can only use one kind of structured outputs constraint but multiple are specified: {self.__dict__}")
+        if kinds < 1:
+            raise ValueError(f"You must use one kind of structured outputs constraint but none are specified: {self.__dict__}")
 
 
 class SamplingParams:
-    def __init__(self, *, n: int = 1, best_of: int | None = None, presence_penalty: float = 0.0,
-                 frequency_penalty: float = 0.0, repetition_penalty: float = 1.0, temperature: float = 1.0,
-                 top_p: float = 1.0, top_k: int = 0, min_p: float = 0.0, seed: int | None = None,
-                 stop: str | list[str] | None = None, stop_token_ids: list[int] | None = None,
-                 ignore_eos: bool = False, max_tokens: int | None = 16, min_tokens: int = 0,
-                 logprobs: int | None = None, prompt_logprobs: int | None = None, detokenize: bool = True,
+    def __init__(self, *, n: int = 1, presence_penalty: float = 0.0, frequency_penalty: float = 0.0,
+                 repetition_penalty: float = 1.0, temperature: float = 1.0, top_p: float = 1.0, top_k: int = 0,
+                 min_p: float = 0.0, seed: int | None = None, stop: str | list[str] | None = None,
+                 stop_token_ids: list[int] | None = None, ignore_eos: bool = False, max_tokens: int | None = 16,
+                 min_tokens: int = 0, logprobs: int | None = None, prompt_logprobs: int | None = None,
+                 prompt_logprob_token_ids: list[int] | None = None, prompt_logprob_start: int | None = None,
+                 logprob_token_ids: list[int] | None = None, flat_logprobs: bool = False, detokenize: bool = True,
                  skip_special_tokens: bool = True, spaces_between_special_tokens: bool = True,
-                 logits_processors: Any = None, include_stop_str_in_output: bool = False,
-                 truncate_prompt_tokens: int | None = None,
-                 output_kind: RequestOutputKind = RequestOutputKind.CUMULATIVE,
-                 output_text_buffer_length: int = 0, guided_decoding: Any = None,
-                 logit_bias: dict[int, float] | None = None, allowed_token_ids: list[int] | None = None,
-                 extra_args: dict[str, Any] | None = None, bad_words: list[str] | None = None):
+                 include_stop_str_in_output: bool = False,
+                 output_kind: RequestOutputKind = RequestOutputKind.CUMULATIVE, stream_interval: int | None = None,
+                 skip_clone: bool = False, output_text_buffer_length: int = 0,
+                 structured_outputs: Any = None, logit_bias: dict[int, float] | None = None,
+                 allowed_token_ids: list[int] | None = None, extra_args: dict[str, Any] | None = None,
+                 bad_words: list[str] | None = None, skip_reading_prefix_cache: bool | None = None,
+                 thinking_token_budget: int | None = None, repetition_detection: Any = None,
+                 routed_experts_prompt_start: int = 0, trace_decode_token_ids: list[int] | None = None):
         if not isinstance(max_tokens, int) or max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1, got {max_tokens}.")
         if top_k < -1:
@@ -71,6 +74,6 @@ class SamplingParams:
         self.repetition_penalty = repetition_penalty
         self.include_stop_str_in_output = include_stop_str_in_output
         self.output_kind = output_kind
-        if guided_decoding is not None and not isinstance(guided_decoding, GuidedDecodingParams):
-            raise TypeError(f"guided_decoding must be GuidedDecodingParams, got {type(guided_decoding).__name__}")
-        self.guided_decoding = guided_decoding
+        if structured_outputs is not None and not isinstance(structured_outputs, StructuredOutputsParams):
+            raise TypeError(f"structured_outputs must be StructuredOutputsParams, got {type(structured_outputs).__name__}")
+        self.structured_outputs = structured_outputs

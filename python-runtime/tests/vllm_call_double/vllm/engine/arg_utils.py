@@ -1,4 +1,4 @@
-"""Double of vllm.engine.arg_utils (0.11.0): AsyncEngineArgs takes the release's
+"""Double of vllm.engine.arg_utils (0.30.0): AsyncEngineArgs takes the release's
 field names only (a subset of its many, the ones a Hangar launch passes on, spelled
 as vLLM spells them); anything else is a TypeError, as with vLLM's dataclass.
 Proves well-formed calls only."""

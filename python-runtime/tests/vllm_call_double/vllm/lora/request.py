@@ -1,4 +1,4 @@
-"""Double of vllm.lora.request (0.11.0): LoRARequest with the release's fields (a
+"""Double of vllm.lora.request (0.30.0): LoRARequest with the release's fields (a
 msgspec struct there; a dataclass here). Proves well-formed calls only."""
 
 from dataclasses import dataclass

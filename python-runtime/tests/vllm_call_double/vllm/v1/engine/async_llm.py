@@ -1,4 +1,4 @@
-"""Double of vllm.v1.engine.async_llm.AsyncLLM (0.11.0): the methods Hangar calls,
+"""Double of vllm.v1.engine.async_llm.AsyncLLM (0.30.0): the methods Hangar calls,
 with the release's signatures. It checks what it is given (a TokensPrompt, a
 SamplingParams asking for DELTA outputs) and yields deltas of a counter: "t0 ",
 "t1 ", ... It proves well-formed calls only, nothing about GPUs or vLLM.
@@ -43,7 +43,8 @@ class AsyncLLM:
 
     async def generate(self, prompt, sampling_params: SamplingParams, request_id: str, *, prompt_text=None,
                        lora_request=None, tokenization_kwargs=None, trace_headers=None, priority: int = 0,
-                       data_parallel_rank=None) -> AsyncGenerator[RequestOutput, None]:
+                       data_parallel_rank=None, session_id=None, reasoning_ended=None,
+                       reasoning_parser_kwargs=None) -> AsyncGenerator[RequestOutput, None]:
         if self.is_shut_down:
             raise RuntimeError("EngineDeadError: the engine was shut down")
         if not isinstance(prompt, dict) or not isinstance(prompt.get("prompt_token_ids"), list) \
@@ -72,7 +73,7 @@ class AsyncLLM:
             limit = (getattr(self.engine_args, "limit_mm_per_prompt", None) or {}).get("image", 1)
             if len(images) > limit:
                 raise ValueError(f"At most {limit} image(s) may be provided in one prompt.")
-        guide = sampling_params.guided_decoding
+        guide = sampling_params.structured_outputs
         _record("generate", images=[list(i.size) for i in images], lora=(lora_request.lora_name, lora_request.lora_int_id, lora_request.lora_path)
                 if lora_request is not None else None, request_id=request_id, output_kind=int(sampling_params.output_kind),
                 prompt_tokens=len(prompt["prompt_token_ids"]), ignore_eos=sampling_params.ignore_eos,
