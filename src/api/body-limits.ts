@@ -7,14 +7,14 @@ const MiB = 1024 * KiB;
 /**
  * Each route's largest body (after decompression): what its requests need, so a
  * route that takes a name and a number cannot be made to buffer 64 MiB. Chat carries
- * images as `data:` URLs; flexible models take batches of rows (the 64 MiB of before).
+ * images as `data:` URLs (50 MiB: OpenAI's cap on a request with images); flexible models take batches of rows (the 64 MiB of before).
  * Multipart uploads have their own per-file limits (multipart/form.ts).
  */
 const LIMITS: ReadonlyArray<[string, number]> = [
   ['/token', 64 * KiB],
-  ['/v1/chat/completions', 16 * MiB],
-  ['/v1/messages', 16 * MiB],
-  ['/anthropic/v1/messages', 16 * MiB],
+  ['/v1/chat/completions', 50 * MiB],
+  ['/v1/messages', 50 * MiB],
+  ['/anthropic/v1/messages', 50 * MiB],
   ['/v1/completions', 4 * MiB],
   ['/v1/embeddings', 16 * MiB],
   ['/v1/rerank', 16 * MiB],
