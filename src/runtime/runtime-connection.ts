@@ -8,6 +8,7 @@ import { allocateEndpoints, type EndpointPair } from './endpoints.js';
 import type { LoadProgress, LoadSpec, ReadyInfo, RuntimeStats } from './runtime.js';
 import { parseStats } from './runtime-stats.js';
 import { RuntimeFailure, failureKind } from './runtime-failure.js';
+import { RuntimeLiveness } from './runtime-liveness.js';
 import { SocketSender } from './socket-sender.js';
 import { MessageType, PROTOCOL_VERSION, WRITER_SUFFIX, batchItems, decodeMessage, encodeMessage, protocolMismatch, type Message, type MessageTypeCode } from './wire.js';
 
@@ -42,8 +43,7 @@ export class RuntimeConnection {
   private readonly streams = new Map<number, ChunkQueue<unknown>>();
   private nextCallId = 1;
   private handshake: Handshake | null = null;
-  private heartbeat: NodeJS.Timeout | null = null;
-  private lastPong = 0;
+  private readonly liveness: RuntimeLiveness;
   private helloSeen = false;
   /** From the latest PONG (docs/runtime-protocol.md, "Stats"); null until one carried them. */
   stats: RuntimeStats | null = null;
@@ -53,8 +53,6 @@ export class RuntimeConnection {
   private closed = false;
   /** Peers that failed the security handshake (no or wrong cluster key), for the hello-timeout message. */
   private refusedPeers = 0;
-  /** A disconnect is being checked: the runtime has until this timer fires to answer a PING. */
-  private probe: NodeJS.Timeout | null = null;
 
   constructor(
     readonly replicaUid: string,
@@ -73,14 +71,23 @@ export class RuntimeConnection {
     // A failure here means the socket is closing; the death path handles it.
     const onError = (err: unknown): void => this.logger.debug({ err, replica: this.replicaUid }, 'send to runtime failed');
     this.senders = new Map([this.data, this.control].map((socket) => [socket, new SocketSender(socket, onError)]));
+    this.liveness = new RuntimeLiveness(timings, {
+      ping: () => this.send(this.control, MessageType.PING, { ts: Date.now() }),
+      dead: (reason) => this.markDead(reason),
+      lost: () => {
+        for (const listener of this.connectionLostListeners) listener();
+      },
+      stranger: () => this.logger.warn({ replica: this.replicaUid }, 'a peer other than the runtime connected to its socket and left; the runtime still answers'),
+    });
     this.control.heartbeatInterval = timings.connectionHeartbeatMs;
     this.control.heartbeatTimeout = timings.connectionTimeoutMs;
     // A disconnect after HELLO may be the runtime's control DEALER leaving (it stopped,
     // died, or missed ZMTP heartbeats), or any other peer that reached the socket: a
     // stray ZeroMQ client on the ipc file, a port scan, a keyless peer refused by CURVE.
-    // The event does not say which peer left, so the runtime is asked (see probePeer).
+    // The event does not say which peer left, so the runtime is asked (RuntimeLiveness.probe).
     this.control.events.on('disconnect', () => {
-      if (this.helloSeen && !this.closed && !this.deadReason) this.probePeer();
+      const wanted = (): boolean => !this.closed && !this.deadReason;
+      if (this.helloSeen && wanted()) this.liveness.probe(wanted);
     });
     for (const socket of [this.data, this.control]) {
       for (const event of ['handshake:error:auth', 'handshake:error:protocol'] as const) {
@@ -218,7 +225,7 @@ export class RuntimeConnection {
   markDead(reason: string): void {
     if (this.deadReason) return;
     this.deadReason = reason;
-    this.stopHeartbeat();
+    this.liveness.stop();
     const failure = new RuntimeFailure('dead', reason);
     if (this.handshake) {
       clearTimeout(this.handshake.deadline);
@@ -310,7 +317,7 @@ export class RuntimeConnection {
       case MessageType.BATCH:
         return this.onBatch(body);
       case MessageType.PONG:
-        this.lastPong = Date.now();
+        this.liveness.pong();
         this.stats = parseStats(body.stats) ?? this.stats;
         return;
       case MessageType.DEAD:
@@ -359,7 +366,7 @@ export class RuntimeConnection {
       return;
     }
     // From HELLO on the runtime's watchdog counts missed pings, with or without a load.
-    this.startHeartbeat();
+    this.liveness.start();
     if (this.handshake) this.sendLoad();
   }
 
@@ -414,48 +421,4 @@ export class RuntimeConnection {
     this.calls.delete(id);
     action(call);
   }
-
-  /**
-   * Only the runtime's own peer leaving counts as losing it. A PING goes to its routing
-   * identity (a ROUTER drops it when that peer is gone); a PONG within the ZMTP timeout
-   * means the runtime is still there and whoever left was someone else. Silence means
-   * it is gone, and the owner of the process is told.
-   */
-  private probePeer(): void {
-    if (this.probe) return;
-    const since = Date.now();
-    this.send(this.control, MessageType.PING, { ts: since });
-    this.probe = setTimeout(() => {
-      this.probe = null;
-      if (this.closed || this.deadReason) return;
-      if (this.lastPong >= since) {
-        this.logger.warn({ replica: this.replicaUid }, 'a peer other than the runtime connected to its socket and left; the runtime still answers');
-        return;
-      }
-      for (const listener of this.connectionLostListeners) listener();
-    }, this.timings.connectionTimeoutMs);
-    this.probe.unref();
-  }
-
-  private startHeartbeat(): void {
-    this.lastPong = Date.now();
-    const beat = (): void => {
-      if (Date.now() - this.lastPong > this.timings.heartbeatTimeoutMs) {
-        this.markDead(`no heartbeat from the runtime for ${this.timings.heartbeatTimeoutMs} ms`);
-        return;
-      }
-      this.send(this.control, MessageType.PING, { ts: Date.now() });
-    };
-    beat();
-    this.heartbeat = setInterval(beat, this.timings.heartbeatIntervalMs);
-    this.heartbeat.unref();
-  }
-
-  private stopHeartbeat(): void {
-    if (this.heartbeat) clearInterval(this.heartbeat);
-    this.heartbeat = null;
-    if (this.probe) clearTimeout(this.probe);
-    this.probe = null;
-  }
 }
-

@@ -14,8 +14,9 @@ import warnings
 # A decoded image bigger than this many pixels is refused: a small PNG can expand
 # to gigabytes of pixels (a "decompression bomb"); PIL only warns below twice its own limit.
 MAX_IMAGE_PIXELS = 40_000_000
-# What the control plane lets through is already limited; this guards a direct caller.
-MAX_IMAGE_BYTES = 32 * 1024 * 1024
+# The control plane holds each image to HANGAR_IMAGE_MAX_BYTES (docs/vision.md); this
+# only guards a direct caller, above anything a 50 MiB chat body can carry.
+MAX_IMAGE_BYTES = 64 * 1024 * 1024
 MAX_IMAGES = 16
 
 
