@@ -191,6 +191,18 @@ describe('vision chat on the Transformers engine', () => {
     const same = await chat([ask('What is this?', dataUrl('b'))], { max_tokens: 8, temperature: 0 });
     expect(message.content).toEqual(same.body.choices[0].message.content ? [{ type: 'text', text: same.body.choices[0].message.content }] : []);
     expect(message.usage.input_tokens).toBe(same.body.usage.prompt_tokens);
+    // A url source is fetched as an image_url is, with the same limits.
+    const byUrl = await sdk.messages.create({
+      model: 'eye',
+      max_tokens: 8,
+      temperature: 0,
+      messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: `${imageBase}/b.png` } }, { type: 'text', text: 'What is this?' }] }],
+    });
+    expect(byUrl.content).toEqual(message.content);
+    const refused = await sdk.messages
+      .create({ model: 'eye', max_tokens: 8, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: `${imageBase}/big.png` } }, { type: 'text', text: 'What?' }] }] })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
   });
 
   it('takes image_url parts from the OpenAI Python SDK', async () => {
