@@ -8,6 +8,20 @@ class InvalidModel(Exception):
     launcher raising): LOAD_FAILED with kind "invalid" rather than "internal"."""
 
 
+def field_error(param: str, message: str, cls: type = ValueError) -> Exception:
+    """A ValueError (or `cls`) about one request field: its ERROR names it in `param`
+    (docs/runtime-protocol.md, "Calls"), dotted as the HTTP request spells it
+    (`dimensions`, `logit_bias`, `messages.0.content.1`)."""
+    exc = cls(message)
+    exc.param = param
+    return exc
+
+
+def error_param(exc: BaseException) -> str | None:
+    param = getattr(exc, "param", None)
+    return param if isinstance(param, str) and param else None
+
+
 # The caller's input is at fault for these; the doc maps them to "invalid".
 _INVALID_INPUT = (ValueError, TypeError, KeyError)
 

@@ -11,7 +11,7 @@ import os
 from contextlib import contextmanager
 
 from . import protocol
-from .errors import call_error_kind, exception_text
+from .errors import call_error_kind, error_param, exception_text
 from .outbox import Outbox
 from .plain_values import NotPlainValue, to_plain
 from .runtime_stats import RuntimeStats
@@ -61,10 +61,13 @@ class Replies:
         kind = kind or call_error_kind(exc)
         log.log(logging.WARNING if kind == "invalid" else logging.ERROR,
                 "call %s failed (%s)", call_id, kind, exc_info=exc)
-        self.error(call_id, kind, exception_text(exc))
+        self.error(call_id, kind, exception_text(exc), error_param(exc) if kind == "invalid" else None)
 
-    def error(self, call_id: int, kind: str, message: str) -> None:
-        self._send(protocol.ERROR, {"id": call_id, "kind": kind, "message": message})
+    def error(self, call_id: int, kind: str, message: str, param: str | None = None) -> None:
+        body = {"id": call_id, "kind": kind, "message": message}
+        if param:
+            body["param"] = param
+        self._send(protocol.ERROR, body)
         self.stats.call_answered()
 
     def _send(self, msg_type: int, body: dict) -> None:

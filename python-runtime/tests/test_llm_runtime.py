@@ -161,6 +161,11 @@ def test_tools_reach_the_template(llm):
     msg_type, body = llm.ask(call_id, USER, engine_method="chat", tools=tools, generate_config={**GREEDY, "max_tokens": 1})
     assert msg_type == RESULT, body
     assert body["value"]["usage"]["prompt_tokens"] > plain + 20
+    # Forcing a call needs constrained decoding, which this engine lacks: refused, named.
+    for choice in ("required", {"type": "function", "function": {"name": "get_weather"}}):
+        msg_type, body = llm.ask(next(_ids), USER, engine_method="chat", tools=tools, tool_choice=choice,
+                                 generate_config=GREEDY)
+        assert (msg_type, body["kind"], body["param"]) == (ERROR, "invalid", "tool_choice"), body
 
 
 @pytest.mark.parametrize("method, args, kwargs, fragment", [
@@ -175,3 +180,6 @@ def test_bad_requests_are_invalid(llm, method, args, kwargs, fragment):
     msg_type, body = llm.ask(next(_ids), *args, engine_method=method, **kwargs)
     assert (msg_type, body["kind"]) == (ERROR, "invalid"), body
     assert fragment in body["message"]
+    # A generate_config field at fault is named in param, as the HTTP request spells it.
+    if fragment in ("max_tokens", "temperature"):
+        assert body["param"] == fragment

@@ -106,6 +106,9 @@ def test_token_ids_travel_and_bad_arguments_are_invalid(embedder):
     for msg_type, body in answers[1:]:
         assert (msg_type, body["kind"]) == (ERROR, "invalid"), body
     assert "dimensions" in answers[1][1]["message"] and "normalize" in answers[2][1]["message"]
+    # The field at fault travels as the ERROR's param (docs/runtime-protocol.md, "Calls").
+    assert answers[1][1]["param"] == "dimensions"
+    assert "param" not in answers[3][1]
 
 
 def test_a_call_aborted_in_its_window_is_not_encoded(spawn, tiny_embedder):

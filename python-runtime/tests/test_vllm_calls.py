@@ -220,3 +220,10 @@ def test_image_parts_reach_vllm_as_multi_modal_data(spawn, workdir, tiny_vision,
     rt.load_ok(load_spec(tiny_llm["path"]))
     _, end_type, body = stream(rt, 1, "chat", [image_message("What?", png(1))], max_tokens=2)
     assert end_type == ERROR and "takes text only, not image_url parts" in body["message"]
+    assert body["param"] == "messages"
+    # A forced tool call is refused by the adapter until it enforces one.
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    rt.send(CALL, {"id": 2, "method": "chat", "args": [[{"role": "user", "content": "Hi"}]],
+                   "kwargs": {"generate_config": {"max_tokens": 2}, "tools": tools, "tool_choice": "required"}, "stream": True})
+    msg_type, body = rt.recv()
+    assert (msg_type, body["kind"], body["param"]) == (ERROR, "invalid", "tool_choice"), body

@@ -403,7 +403,8 @@ export class RuntimeConnection {
 
   private onError(body: Record<string, unknown>): void {
     const id = Number(body.id);
-    const failure = new RuntimeFailure(failureKind(body.kind), String(body.message ?? 'runtime error'));
+    const param = typeof body.param === 'string' && body.param.length > 0 && body.param.length <= 200 ? body.param : null;
+    const failure = new RuntimeFailure(failureKind(body.kind), String(body.message ?? 'runtime error'), param);
     const queue = this.streams.get(id);
     if (queue) {
       this.streams.delete(id);

@@ -23,6 +23,8 @@ export class RuntimeFailure extends Error {
   constructor(
     readonly kind: RuntimeFailureKind,
     message: string,
+    /** The request field an `invalid` ERROR names (its `param`), dotted: `dimensions`, `messages.0.content.1`. */
+    readonly param: string | null = null,
   ) {
     // An engine's message often quotes the input that it refused (sklearn, pandas).
     super(clipText(message, ECHO_LIMIT));

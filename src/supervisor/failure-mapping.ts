@@ -23,7 +23,7 @@ export function callFailure(instance: ModelInstance, cause: unknown): HangarErro
     switch (cause.kind) {
       case 'invalid':
       case 'unknown_method':
-        return new HangarError('inference_invalid_input', [cause.message], { cause });
+        return new HangarError('inference_invalid_input', [cause.message], { cause, param: cause.param });
       case 'dead':
       case 'cancelled':
       case 'aborted':

@@ -92,6 +92,10 @@ describe('embeddings and rerank', () => {
     const dims = Math.floor(embedder.dimensions / 2);
     const cut = await api.post('/v1/embeddings', { model: 'embed', input: 'hello', dimensions: dims });
     expect(cut.body.data[0].embedding).toHaveLength(dims);
+    // Beyond the model's size: a 400 that names the field (issue 31, item 6).
+    const over = await api.post('/v1/embeddings', { model: 'embed', input: 'hello', dimensions: embedder.dimensions + 1 });
+    expect(over.status).toBe(400);
+    expect(over.body.error).toMatchObject({ code: 'inference_invalid_input', param: 'dimensions' });
     const b64 = await api.post('/v1/embeddings', { model: 'embed', input: 'hello', encoding_format: 'base64' });
     // Copied into a fresh buffer: a small Buffer lives inside Node's shared pool.
     const floats = new Float32Array(new Uint8Array(Buffer.from(b64.body.data[0].embedding, 'base64')).buffer);

@@ -174,6 +174,25 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
     }
   });
 
+  it('forces a tool call where the engine can, and refuses to pretend elsewhere', async () => {
+    const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }];
+    for (const choice of ['required', { type: 'function', function: { name: 'get_weather' } }]) {
+      const body = { messages: [{ role: 'user', content: 'Weather in Paris?' }], tools, tool_choice: choice, max_tokens: 40 };
+      for (const [model, engine] of [['tf', 'Transformers'], ['sim', 'simulator']] as const) {
+        const res = await api.post('/v1/chat/completions', { model, ...body });
+        expect(res.status, `${model} ${JSON.stringify(choice)}: ${res.text}`).toBe(400);
+        expect(res.body.error).toMatchObject({ code: 'parameter_unsupported', param: 'tool_choice' });
+        expect(res.body.error.message).toContain(engine);
+      }
+      const forced = await api.post('/v1/chat/completions', { model: 'lc', ...body });
+      expect(forced.status, forced.text).toBe(200);
+      expect(forced.body.choices[0].finish_reason).toBe('tool_calls');
+      expect(forced.body.choices[0].message.tool_calls[0].function.name).toBe('get_weather');
+    }
+    // "auto" stays the model's choice on every tool-calling engine.
+    expect((await api.post('/v1/chat/completions', { model: 'tf', messages: [{ role: 'user', content: 'Hi' }], tools, tool_choice: 'auto', max_tokens: 3 })).status).toBe(200);
+  });
+
   it('walks every completions field', async () => {
     await walk('/v1/completions', { prompt: 'hello', max_tokens: 3 }, COMPLETIONS);
     await walk('/v1/completions', { prompt: 'hello', max_tokens: 3 }, VLLM_EXTRAS);

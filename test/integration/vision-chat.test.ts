@@ -151,6 +151,7 @@ describe('vision chat on the Transformers engine', () => {
     const corrupt = await chat([ask('What?', `data:image/png;base64,${png.a!.subarray(0, 60).toString('base64')}`)]);
     expect(corrupt.status).toBe(400);
     expect(corrupt.body.error.message).toMatch(/not an image this service can read/);
+    expect(corrupt.body.error.param).toBe('messages.0.content.0.image_url.url');
     // The model is still there and answers.
     expect((await chat([ask('Still there?', dataUrl('a'))])).status).toBe(200);
   });

@@ -70,6 +70,12 @@ export const CHAT_RULES: Record<string, Rule> = {
     hint: 'structured output (json_object, json_schema) is vLLM\'s structured outputs and llama.cpp\'s grammars',
   },
   parallel_tool_calls: { asks: (v) => v === false, engines: [], hint: 'every tool call the model makes is returned' },
+  // "auto" and "none" every tool-calling engine does; forcing a call takes constrained decoding.
+  tool_choice: {
+    asks: (v) => v === 'required' || (typeof v === 'object' && v !== null),
+    engines: ['llama.cpp'],
+    hint: 'forcing a tool call ("required" or a named function) needs constrained decoding, which the llama.cpp engine\'s grammars do; "auto" lets the model choose',
+  },
   modalities: { asks: (v) => Array.isArray(v) && v.some((m) => m !== 'text'), engines: [], hint: 'only text is generated' },
   audio: { asks: set, engines: [] },
   prediction: { asks: set, engines: [] },

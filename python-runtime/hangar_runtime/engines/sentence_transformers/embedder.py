@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...errors import field_error
 from .call_args import bind
 from .loaded_encoder import LoadedEncoder
 from .token_counts import check_lengths, count_tokens, parse_truncate
@@ -80,9 +81,9 @@ class Embedder:
             return None
         full = self._loaded.dimensions
         if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"dimensions must be an integer, got {value!r}")
+            raise field_error("dimensions", f"dimensions must be an integer, got {value!r}", TypeError)
         if not 1 <= value <= full:
-            raise ValueError(f"dimensions must be between 1 and the model's {full}, got {value}")
+            raise field_error("dimensions", f"dimensions must be between 1 and the model's {full}, got {value}")
         return value
 
     def _cut(self, vectors: np.ndarray, dimensions: int | None) -> np.ndarray:

@@ -7,6 +7,8 @@ a key set to null means "not given"."""
 import math
 from dataclasses import dataclass, field
 
+from ...errors import field_error
+
 DEFAULT_MAX_TOKENS = 256
 
 
@@ -73,14 +75,15 @@ def parse_generate_config(raw) -> GenerateConfig:
     )
     for name in ("frequency_penalty", "presence_penalty"):
         if getattr(config, name) > 2.0:
-            raise ValueError(f"{name} must be from -2 to 2, got {getattr(config, name)}")
+            raise field_error(name, f"{name} must be from -2 to 2, got {getattr(config, name)}")
     if config.min_p > 1.0:
-        raise ValueError(f"min_p must be from 0 to 1, got {config.min_p}")
+        raise field_error("min_p", f"min_p must be from 0 to 1, got {config.min_p}")
     if not 0.0 < config.top_p <= 1.0:
-        raise ValueError(f"top_p must be in (0, 1], got {config.top_p}")
+        raise field_error("top_p", f"top_p must be in (0, 1], got {config.top_p}")
     if config.repetition_penalty < MIN_REPETITION_PENALTY:
         # Below this the penalised logits overflow to inf and sampling breaks (nan).
-        raise ValueError(f"repetition_penalty must be at least {MIN_REPETITION_PENALTY:g}, got {config.repetition_penalty}")
+        raise field_error("repetition_penalty", f"repetition_penalty must be at least {MIN_REPETITION_PENALTY:g}, "
+                                                f"got {config.repetition_penalty}")
     if 0.0 < config.temperature < GREEDY_BELOW:
         # vLLM's rule: a temperature this small is greedy; dividing logits by it overflows.
         config.temperature = 0.0
@@ -89,9 +92,9 @@ def parse_generate_config(raw) -> GenerateConfig:
 
 def _number(value, name: str, minimum: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise TypeError(f"{name} must be a number, got {value!r}")
+        raise field_error(name, f"{name} must be a number, got {value!r}", TypeError)
     if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum:g}, got {value}")
+        raise field_error(name, f"{name} must be at least {minimum:g}, got {value}")
     return float(value)
 
 
@@ -102,45 +105,45 @@ def _int(value, name: str, minimum: int | None = None) -> int | None:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
+        raise field_error(name, f"{name} must be an integer, got {value!r}", TypeError)
     if minimum is not None and value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}")
+        raise field_error(name, f"{name} must be at least {minimum}, got {value}")
     return value
 
 
 def _bool(value, name: str) -> bool:
     if not isinstance(value, bool):
-        raise TypeError(f"{name} must be true or false, got {value!r}")
+        raise field_error(name, f"{name} must be true or false, got {value!r}", TypeError)
     return value
 
 
 def _strings(value) -> list[str]:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not all(isinstance(s, str) for s in items):
-        raise TypeError(f"stop must be a string or a list of strings, got {value!r}")
+        raise field_error("stop", f"stop must be a string or a list of strings, got {value!r}", TypeError)
     return list(items)
 
 
 def _token_ids(value) -> list[int]:
     if not isinstance(value, list):
-        raise TypeError(f"stop_token_ids must be a list of integers, got {value!r}")
+        raise field_error("stop_token_ids", f"stop_token_ids must be a list of integers, got {value!r}", TypeError)
     return [_int(v, "stop_token_ids item", minimum=0) for v in value]
 
 
 def _logit_bias(value) -> dict[int, float]:
     if not isinstance(value, dict):
-        raise TypeError(f"logit_bias must be a map of token id to bias, got {value!r}")
+        raise field_error("logit_bias", f"logit_bias must be a map of token id to bias, got {value!r}", TypeError)
     out = {}
     for key, bias in value.items():
         try:
             token = int(key)
         except (TypeError, ValueError):
-            raise TypeError(f"logit_bias keys must be token ids, got {key!r}") from None
+            raise field_error("logit_bias", f"logit_bias keys must be token ids, got {key!r}", TypeError) from None
         if token < 0:
-            raise ValueError(f"logit_bias: token id {token} is negative")
+            raise field_error("logit_bias", f"logit_bias: token id {token} is negative")
         out[token] = _number(bias, f"logit_bias[{key}]", minimum=-100.0)
         if out[token] > 100.0:
-            raise ValueError(f"logit_bias[{key}] must be from -100 to 100, got {out[token]}")
+            raise field_error("logit_bias", f"logit_bias[{key}] must be from -100 to 100, got {out[token]}")
     return out
 
 
@@ -154,7 +157,7 @@ def _top_logprobs(asked, top) -> int | None:
         count = asked
     count = _int(count, "top_logprobs", minimum=0)
     if count > 20:
-        raise ValueError(f"top_logprobs must be an integer from 0 to 20, got {count}")
+        raise field_error("top_logprobs", f"top_logprobs must be an integer from 0 to 20, got {count}")
     return count
 
 
@@ -163,7 +166,7 @@ def _guide(value) -> dict | None:
     if value is None:
         return None
     if not isinstance(value, dict) or not isinstance(value.get("type"), str):
-        raise TypeError(f"response_format must be a map with a type, got {value!r}")
+        raise field_error("response_format", f"response_format must be a map with a type, got {value!r}", TypeError)
     kind = value["type"]
     if kind == "text":
         return None
@@ -173,14 +176,15 @@ def _guide(value) -> dict | None:
         spec = value.get("json_schema")
         schema = spec.get("schema") if isinstance(spec, dict) else None
         if not isinstance(schema, dict):
-            raise TypeError("response_format.json_schema.schema must be a JSON schema (a map)")
+            raise field_error("response_format.json_schema.schema", "response_format.json_schema.schema must be a JSON schema (a map)",
+                              TypeError)
         return {"json": schema}
-    raise ValueError(f"response_format.type must be text, json_object or json_schema, got {kind!r}")
+    raise field_error("response_format.type", f"response_format.type must be text, json_object or json_schema, got {kind!r}")
 
 
 def _optional_name(value, name: str) -> str | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise TypeError(f"{name} must be a string, got {value!r}")
+        raise field_error(name, f"{name} must be a string, got {value!r}", TypeError)
     return value

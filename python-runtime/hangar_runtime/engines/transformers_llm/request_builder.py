@@ -4,10 +4,11 @@ The methods carry the protocol's signatures, so a wrong argument is a TypeError
 
 from dataclasses import dataclass
 
+from ...errors import field_error
 from .chat_format import render_chat
 from .generate_config import DEFAULT_MAX_TOKENS, GenerateConfig, parse_generate_config
 from .sequence import Request
-from .vision_inputs import has_images, processed_inputs, split_images
+from .vision_inputs import TEXT_ONLY, has_images, processed_inputs, split_images
 
 
 @dataclass
@@ -88,16 +89,19 @@ class RequestBuilder:
         if config.echo:
             raise ValueError("echo is for generate only")
         # tool_choice "none" means the model must not call tools: it is not told
-        # about them. Other choices cannot be enforced here (no constrained
-        # decoding); the model decides, as with "auto".
+        # about them. Forcing a call ("required", a named function) needs constrained
+        # decoding, which this engine lacks: refused, not answered with free text.
         if tool_choice == "none":
             tools = None
+        elif tool_choice not in (None, "auto"):
+            raise field_error("tool_choice", "tool_choice \"required\" or a named function needs constrained decoding, "
+                                             "which the Transformers engine lacks; use \"auto\", or the llama.cpp engine")
         processor = self._facts.processor
         images = []
         if processor is not None:
             messages, images = split_images(messages)
         elif has_images(messages):
-            raise ValueError("messages: this model takes text only, not image_url parts (launch a model with the vision ability)")
+            raise field_error("messages", TEXT_ONLY)
         prompt = render_chat(processor or self._facts.tokenizer, messages, template=self._facts.chat_template,
                              tools=tools, chat_template_kwargs=chat_template_kwargs, parts=processor is not None)
         parse_tools = bool(tools) and "tools" in self._facts.abilities
@@ -133,16 +137,19 @@ class RequestBuilder:
         if config.guide is not None:
             # No guided decoding here: refused rather than answered with free text (the
             # control plane refuses first; this is the runtime's own guard).
-            raise ValueError("response_format json_object / json_schema needs the vLLM engine; the Transformers engine has no guided decoding")
+            raise field_error("response_format", "response_format json_object / json_schema needs the vLLM or llama.cpp engine; "
+                                                 "the Transformers engine has no constrained decoding")
         if config.min_tokens:
-            raise ValueError("min_tokens needs the vLLM engine; with this engine, ignore_eos and max_tokens fix an answer's length")
+            raise field_error("min_tokens", "min_tokens needs the vLLM engine; with this engine, ignore_eos and "
+                                            "max_tokens fix an answer's length")
         outside = [t for t in config.logit_bias if t >= len(facts.tokenizer)]
         if outside:
-            raise ValueError(f"logit_bias: token ids {outside[:5]} are outside this model's vocabulary (0 to {len(facts.tokenizer) - 1})")
+            raise field_error("logit_bias", f"logit_bias: token ids {outside[:5]} are outside this model's vocabulary "
+                                            f"(0 to {len(facts.tokenizer) - 1})")
         lora = config.lora_name
         if lora is not None and lora not in facts.adapters:
             have = ", ".join(facts.adapters) if facts.adapters else "none (launch with peft_model_config.lora_list)"
-            raise ValueError(f"lora_name: {lora} is not a LoRA adapter of this model; its adapters: {have}")
+            raise field_error("lora_name", f"lora_name: {lora} is not a LoRA adapter of this model; its adapters: {have}")
         room = facts.context_length - len(ids)
         if room < 1:
             raise ValueError(f"The prompt is {len(ids)} tokens, which leaves no room in the model's context "

@@ -11,6 +11,8 @@ import binascii
 import io
 import warnings
 
+from ...errors import field_error
+
 # A decoded image bigger than this many pixels is refused: a small PNG can expand
 # to gigabytes of pixels (a "decompression bomb"); PIL only warns below twice its own limit.
 MAX_IMAGE_PIXELS = 40_000_000
@@ -18,6 +20,7 @@ MAX_IMAGE_PIXELS = 40_000_000
 # only guards a direct caller, above anything a 50 MiB chat body can carry.
 MAX_IMAGE_BYTES = 64 * 1024 * 1024
 MAX_IMAGES = 16
+TEXT_ONLY = "messages: this model takes text only, not image_url parts (launch a model with the vision ability)"
 
 
 def split_images(messages: list[dict]) -> tuple[list[dict], list]:
@@ -40,15 +43,19 @@ def split_images(messages: list[dict]) -> tuple[list[dict], list]:
                 if kind == "text" and isinstance(part.get("text"), str):
                     parts.append({"type": "text", "text": part["text"]})
                 elif kind == "image_url":
-                    images.append(decode_image(_image_url(part, where), where))
+                    try:
+                        images.append(decode_image(_image_url(part, where), where))
+                    except ValueError as exc:
+                        raise field_error(f"messages.{index}.content.{at}.image_url.url", str(exc)) from exc
                     parts.append({"type": "image"})
                 else:
-                    raise ValueError(f"{where}: this model takes text and image_url parts, not {kind or type(part).__name__}")
+                    raise field_error(f"messages.{index}.content.{at}",
+                                      f"{where}: this model takes text and image_url parts, not {kind or type(part).__name__}")
         else:
             raise ValueError(f"messages[{index}].content must be a string or a list of parts")
         out.append({**message, "content": parts})
     if len(images) > MAX_IMAGES:
-        raise ValueError(f"messages: {len(images)} images; at most {MAX_IMAGES} per request")
+        raise field_error("messages", f"messages: {len(images)} images; at most {MAX_IMAGES} per request")
     return out, images
 
 

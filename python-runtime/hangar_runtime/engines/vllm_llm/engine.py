@@ -9,11 +9,11 @@ the GPU image pins 0.30.0 (docker/requirements-gpu.txt)."""
 
 import logging
 
-from ...errors import InvalidModel
+from ...errors import InvalidModel, field_error
 from ..base import BatchScheduler, Engine, Progress
 from ..hub_download import DOWNLOAD_SHARE, model_folder
 from ..transformers_llm.chat_format import render_chat
-from ..transformers_llm.vision_inputs import MAX_IMAGES, has_images, split_images
+from ..transformers_llm.vision_inputs import MAX_IMAGES, TEXT_ONLY, has_images, split_images
 from ..transformers_llm.generate_config import parse_generate_config
 from ..transformers_llm.tool_calls import tool_call_format
 from ..transformers_llm.lora_adapters import lora_list
@@ -100,7 +100,12 @@ class VllmEngine(Engine):
             config.stop = [*config.stop, *stop]
             # The registration's stop ids are the model's end tokens, which ignore_eos ignores.
             config.stop_token_ids = [*config.stop_token_ids, *([] if config.ignore_eos else stop_ids)]
-            tools = kwargs.get("tools") if kwargs.get("tool_choice") != "none" else None
+            choice = kwargs.get("tool_choice")
+            if choice not in (None, "auto", "none"):
+                # vLLM could force it with structured outputs; this adapter does not yet.
+                raise field_error("tool_choice", "tool_choice \"required\" or a named function is not enforced by "
+                                                 "Hangar's vLLM adapter yet; use \"auto\", or the llama.cpp engine")
+            tools = kwargs.get("tools") if choice != "none" else None
             images = []
             if method == "chat":
                 (messages,) = call_args
@@ -109,7 +114,7 @@ class VllmEngine(Engine):
                     # processor expands each to the image's tokens (multi_modal_data).
                     messages, images = split_images(messages)
                 elif has_images(messages):
-                    raise ValueError("messages: this model takes text only, not image_url parts (launch a model with the vision ability)")
+                    raise field_error("messages", TEXT_ONLY)
                 prompt = render_chat(tokenizer, messages, template=template, tools=tools,
                                      chat_template_kwargs=kwargs.get("chat_template_kwargs"), parts=vision)
                 refuse_unfitting_prompt(prompt, self._context_length, longest_token)
