@@ -175,9 +175,10 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
   });
 
   it('forces a tool call where the engine can, and refuses to pretend elsewhere', async () => {
-    const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }];
+    // An enum keeps the forced arguments short: the tiny model's free strings run long.
+    const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { enum: ['Paris', 'Rome'] } }, required: ['city'] } } }];
     for (const choice of ['required', { type: 'function', function: { name: 'get_weather' } }]) {
-      const body = { messages: [{ role: 'user', content: 'Weather in Paris?' }], tools, tool_choice: choice, max_tokens: 40 };
+      const body = { messages: [{ role: 'user', content: 'Weather in Paris?' }], tools, tool_choice: choice, max_tokens: 100, temperature: 0 };
       for (const [model, engine] of [['tf', 'Transformers'], ['sim', 'simulator']] as const) {
         const res = await api.post('/v1/chat/completions', { model, ...body });
         expect(res.status, `${model} ${JSON.stringify(choice)}: ${res.text}`).toBe(400);
@@ -188,6 +189,7 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
       expect(forced.status, forced.text).toBe(200);
       expect(forced.body.choices[0].finish_reason).toBe('tool_calls');
       expect(forced.body.choices[0].message.tool_calls[0].function.name).toBe('get_weather');
+      expect(['Paris', 'Rome']).toContain(JSON.parse(forced.body.choices[0].message.tool_calls[0].function.arguments).city);
     }
     // "auto" stays the model's choice on every tool-calling engine.
     expect((await api.post('/v1/chat/completions', { model: 'tf', messages: [{ role: 'user', content: 'Hi' }], tools, tool_choice: 'auto', max_tokens: 3 })).status).toBe(200);
