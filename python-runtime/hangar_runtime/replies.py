@@ -42,19 +42,28 @@ class Replies:
             items, self._gathered = self._gathered, None
             self._send_gathered(items)
 
+    # Each call's last message is counted answered before it leaves, so a PING sent after
+    # the answer arrived never sees the call still queued (stats are read on another thread).
+
     def result(self, call_id: int, value) -> bool:
-        sent = self._send_value(protocol.RESULT, call_id, value)
-        if sent:  # else error() has counted it
-            self.stats.call_answered()
-        return sent
+        encoded = self._encode_value(protocol.RESULT, call_id, value)
+        if encoded is None:  # error() has counted it
+            return False
+        self.stats.call_answered()
+        self._deliver(protocol.RESULT, *encoded)
+        return True
 
     def chunk(self, call_id: int, value) -> bool:
         """False when the value could not be sent (an ERROR went out instead)."""
-        return self._send_value(protocol.CHUNK, call_id, value)
+        encoded = self._encode_value(protocol.CHUNK, call_id, value)
+        if encoded is None:
+            return False
+        self._deliver(protocol.CHUNK, *encoded)
+        return True
 
     def end(self, call_id: int) -> None:
-        self._send(protocol.END, {"id": call_id})
         self.stats.call_answered()
+        self._send(protocol.END, {"id": call_id})
 
     def fail(self, call_id: int, exc: BaseException, kind: str | None = None) -> None:
         """ERROR for an exception; its kind follows the doc's mapping unless given."""
@@ -67,8 +76,8 @@ class Replies:
         body = {"id": call_id, "kind": kind, "message": message}
         if param:
             body["param"] = param
-        self._send(protocol.ERROR, body)
         self.stats.call_answered()
+        self._send(protocol.ERROR, body)
 
     def _send(self, msg_type: int, body: dict) -> None:
         if self._gathered is not None:
@@ -76,23 +85,25 @@ class Replies:
         else:
             self._outbox.data(msg_type, body)
 
-    def _send_value(self, msg_type: int, call_id: int, value) -> bool:
-        # Converted (and, outside a batch, encoded) before sending, so a value that
-        # cannot travel becomes ERROR internal instead of a lost message.
+    def _encode_value(self, msg_type: int, call_id: int, value):
+        """(body, frame or None inside a batch), or None after answering ERROR internal:
+        a value is converted (and, outside a batch, encoded) before anything is sent, so
+        one that cannot travel becomes an ERROR instead of a lost message."""
         try:
             body = {"id": call_id, "value": _plain(value)}
-            frame = None if self._gathered is not None else protocol.encode(msg_type, body)
+            return body, (None if self._gathered is not None else protocol.encode(msg_type, body))
         except Exception as exc:
             # Our own conversion's traceback says nothing the message does not.
             log.error("call %s: result cannot be sent: %s", call_id, exception_text(exc),
                       exc_info=not isinstance(exc, NotPlainValue))
             self.error(call_id, "internal", exception_text(exc))
-            return False
+            return None
+
+    def _deliver(self, msg_type: int, body: dict, frame) -> None:
         if frame is None:
             self._gathered.append([msg_type, body])
         else:
             self._outbox.send_data(frame)
-        return True
 
     def _send_gathered(self, items: list) -> None:
         if not items:
