@@ -178,7 +178,8 @@ describe('hostile inputs (issue 29, items 7 to 11)', () => {
     // A lora_name on a model launched without adapters is refused, naming that it has none.
     const noAdapters = await api.post('/v1/completions', { model: 'llm', prompt: 'Hi', max_tokens: 2, lora_name: 'x' });
     expect(noAdapters.status).toBe(400);
-    expect(noAdapters.body.error.message).toContain('lora_name: x is not a LoRA adapter of this model');
+    expect(noAdapters.body.error).toMatchObject({ code: 'invalid_field', param: 'lora_name' });
+    expect(noAdapters.body.error.message).toContain('lora_name: x is not a LoRA adapter of model llm; its adapters: none');
   }, 60_000);
 
   it('answers 408 and closes a connection whose body trickles in past the body timeout', async () => {
