@@ -45,12 +45,17 @@ def spawn(workdir):
         runtime.close()
 
 
-def tiny_models_module():
-    """test/fixtures/tiny_models.py as a module (its tokenizer and seed, for tests that build their own)."""
-    spec = importlib.util.spec_from_file_location("tiny_models", TINY_MODELS)
+def fixture_module(name: str):
+    """test/fixtures/<name>.py as a module (fixtures shared with the TypeScript tests)."""
+    spec = importlib.util.spec_from_file_location(name, TINY_MODELS.parent / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def tiny_models_module():
+    """test/fixtures/tiny_models.py (its tokenizer and seed, for tests that build their own)."""
+    return fixture_module("tiny_models")
 
 
 def _build_tiny(builder: str, name: str):

@@ -7,11 +7,11 @@ import base64
 import io
 
 import pytest
-import torch
 
 from hangar_runtime.engines.transformers_llm.engine import TransformersLLMEngine
 from hangar_runtime.engines.transformers_llm.vision_inputs import MAX_IMAGES
 
+from conftest import fixture_module
 from test_llm_batching import ListSink
 
 GREEDY = {"max_tokens": 12, "temperature": 0, "ignore_eos": True}
@@ -42,27 +42,7 @@ def engine(tiny_vision):
 
 def reference(tiny_vision, messages) -> str:
     """transformers' own answer: the processor's chat template and inputs, generate()."""
-    from transformers import AutoModelForImageTextToText, AutoProcessor
-    from PIL import Image
-
-    processor = AutoProcessor.from_pretrained(tiny_vision["path"])
-    model = AutoModelForImageTextToText.from_pretrained(tiny_vision["path"]).eval()
-    images, conversation = [], []
-    for m in messages:
-        parts = []
-        for p in m["content"] if isinstance(m["content"], list) else [{"type": "text", "text": m["content"]}]:
-            if p["type"] == "image_url":
-                images.append(Image.open(io.BytesIO(base64.b64decode(p["image_url"]["url"].split(",", 1)[1]))).convert("RGB"))
-                parts.append({"type": "image"})
-            else:
-                parts.append(p)
-        conversation.append({"role": m["role"], "content": parts})
-    prompt = processor.apply_chat_template(conversation, add_generation_prompt=True, tokenize=False)
-    inputs = processor(text=[prompt], images=images or None, return_tensors="pt", add_special_tokens=False)
-    with torch.inference_mode():
-        out = model.generate(**inputs, max_new_tokens=GREEDY["max_tokens"], min_new_tokens=GREEDY["max_tokens"], do_sample=False)
-    return processor.tokenizer.decode(out[0, inputs["input_ids"].shape[1]:], skip_special_tokens=True,
-                                       clean_up_tokenization_spaces=False)
+    return fixture_module("vision_reference").greedy_answers(tiny_vision["path"], [messages], GREEDY["max_tokens"])[0]
 
 
 def test_the_pixels_reach_the_model_and_each_answer_is_transformers_own(engine, tiny_vision):
