@@ -29,6 +29,7 @@ import { installOverheadClock } from './api/overhead.js';
 import { catalogRoutes } from './api/registrations/catalog-routes.js';
 import { registrationRoutes } from './api/registrations/routes.js';
 import { rerankRoutes } from './api/rerank/routes.js';
+import { responsesRoutes } from './api/responses/routes.js';
 import { installRequestDecoding } from './api/request-encoding.js';
 import { genRequestId, installRequestId } from './api/request-id.js';
 import { DebugRequestLogs } from './api/request-logging.js';
@@ -47,9 +48,10 @@ import { videoGenerationRoutes } from './api/video-generations/routes.js';
 import { diffusersOnlyRoutes } from './api/media/diffusers-only-routes.js';
 import { webUiRoutes } from './api/web-ui/routes.js';
 import type { AccessControl } from './auth/access-control.js';
-import { defaultLifecycle, packageRoot, type StreamingSettings } from './config/config.js';
+import { DEFAULT_RESPONSES_RETENTION_HOURS, defaultLifecycle, packageRoot, type StreamingSettings } from './config/config.js';
 import { DEFAULT_IMAGE_FETCH, type ImageFetchSettings } from './config/image-fetch.js';
 import type { Logger } from './logging/logger.js';
+import { ResponseStore } from './storage/response-store.js';
 import type { Registry } from './registry/index.js';
 import type { Supervisor } from './supervisor/supervisor.js';
 
@@ -75,6 +77,8 @@ export interface AppParts {
   webRoot?: string;
   /** How chat requests' image URLs are fetched; absent: the defaults (public addresses only). */
   imageFetch?: ImageFetchSettings;
+  /** How long stored Responses API answers are kept, in hours (0: until deleted); absent: 30 days. */
+  responsesRetentionHours?: number;
   /** How long a request (headers and body) may take to arrive; absent: the default of config.ts. */
   requestBodyTimeoutMs?: number;
 }
@@ -138,6 +142,9 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   await app.register(chatRoutes, { supervisor, streaming: parts.streaming, images });
   await app.register(completionRoutes, { supervisor, streaming: parts.streaming });
   await app.register(anthropicRoutes, { supervisor, streaming: parts.streaming, images });
+  const retentionHours = parts.responsesRetentionHours ?? DEFAULT_RESPONSES_RETENTION_HOURS;
+  const responses = new ResponseStore(access.database, retentionHours * 3_600_000, access.now);
+  await app.register(responsesRoutes, { supervisor, streaming: parts.streaming, images, store: responses });
   await app.register(embeddingsRoutes, { supervisor });
   await app.register(rerankRoutes, { supervisor });
   const media = new MediaStore();

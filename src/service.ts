@@ -85,6 +85,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     logger,
   });
   const app = await buildApp({ logger, registry, supervisor, access, gpuCount, version, startedAt, streaming: config.streaming, corsOrigins: config.corsOrigins, imageFetch: config.imageFetch,
+    responsesRetentionHours: config.responsesRetentionHours,
     requestBodyTimeoutMs: config.lifecycle.requestBodyTimeoutMs,
     // The same path as a SIGTERM: main.ts's handler drains, stops every model and exits.
     shutdown: () => process.kill(process.pid, 'SIGTERM') });

@@ -107,6 +107,52 @@ def test_stop_strings_cut_the_text_and_are_never_sent_even_across_tokens():
     assert sink.chunks[-1]["usage"]["completion_tokens"] == 4
 
 
+WEATHER = [{"type": "function", "function": {"name": "weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}, "unit": {"enum": ["c", "f"]},
+                                     "days": {"type": "integer"}, "hourly": {"type": "boolean"}}}}},
+           {"type": "function", "function": {"name": "time", "parameters": {"type": "object"}}}]
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_forced_tool_choice_is_answered_with_a_call_built_from_the_schema(stream):
+    import json
+    _, sched = loaded(step_ms=0)
+    chat = [{"role": "user", "content": "weather please"}]
+    answers = {}
+    for choice in ("required", {"type": "function", "function": {"name": "time"}}, "auto", "none"):
+        sink = Sink(1, stream=stream)
+        sched.submit("chat", [chat], {"generate_config": {"max_tokens": 30}, "tools": WEATHER, "tool_choice": choice}, sink)
+        while sched.has_work():
+            sched.step()
+        answers[json.dumps(choice)] = sink.chunks[-1] if stream else sink.result
+    required = answers['"required"']
+    assert required["finish_reason"] == "tool_calls" and required["text"] == ""
+    call = required["tool_calls"][0]
+    assert call["type"] == "function" and call["id"].startswith("call_")
+    assert call["function"]["name"] == "weather"
+    assert json.loads(call["function"]["arguments"]) == {"city": "bravo", "unit": "c", "days": 1, "hourly": True}
+    # Its steps count as generated tokens: one per word of the call's JSON.
+    assert required["usage"]["completion_tokens"] == len(json.dumps(call["function"]).split())
+    named = answers[json.dumps({"type": "function", "function": {"name": "time"}})]
+    assert named["tool_calls"][0]["function"] == {"name": "time", "arguments": "{}"}
+    for free in ('"auto"', '"none"'):  # the model's choice: the simulator answers text
+        assert answers[free]["finish_reason"] == "length" and "tool_calls" not in answers[free]
+
+
+def test_a_forced_call_cut_by_max_tokens_is_no_call_and_an_unknown_name_is_refused():
+    _, sched = loaded(step_ms=0)
+    chat = [{"role": "user", "content": "hi"}]
+    sink = Sink(1, stream=False)
+    sched.submit("chat", [chat], {"generate_config": {"max_tokens": 2}, "tools": WEATHER, "tool_choice": "required"}, sink)
+    while sched.has_work():
+        sched.step()
+    assert sink.result["finish_reason"] == "length" and "tool_calls" not in sink.result
+    with pytest.raises(ValueError, match="nope") as refused:
+        sched.submit("chat", [chat], {"tools": WEATHER, "tool_choice": {"type": "function", "function": {"name": "nope"}}},
+                     Sink(2, stream=False))
+    assert refused.value.param == "tool_choice"
+
+
 def test_non_stream_answer_with_logprobs_and_echo():
     _, sched = loaded(step_ms=0)
     sink = Sink(1, stream=False)

@@ -14,6 +14,7 @@ const LIMITS: ReadonlyArray<[string, number]> = [
   ['/token', 64 * KiB],
   ['/v1/chat/completions', 50 * MiB],
   ['/v1/messages', 50 * MiB],
+  ['/v1/responses', 50 * MiB],
   ['/anthropic/v1/messages', 50 * MiB],
   ['/v1/completions', 4 * MiB],
   ['/v1/embeddings', 16 * MiB],

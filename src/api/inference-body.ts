@@ -11,9 +11,9 @@ export function inferenceBody(request: FastifyRequest): (Record<string, unknown>
   return body as Record<string, unknown> & { model: string };
 }
 
-/** The most a request may generate, when it says (chat's two spellings, completions'). */
+/** The most a request may generate, when it says (chat's two spellings, completions', Responses'). */
 export function wantedTokens(body: Record<string, unknown>): number | null {
-  for (const field of ['max_completion_tokens', 'max_tokens']) {
+  for (const field of ['max_completion_tokens', 'max_tokens', 'max_output_tokens']) {
     const value = body[field];
     if (typeof value === 'number' && Number.isFinite(value) && value > 0) return value;
   }

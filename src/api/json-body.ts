@@ -15,9 +15,14 @@ export const MAX_JSON_DEPTH = 64;
  */
 export function installJsonBody(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body as string;
-    if (text.length === 0) return done(new HangarError('invalid_json', ['the body is empty']));
+    if (text.length === 0) {
+      // OpenAI's SDKs send DELETE (and some clients GET) with the JSON content type and
+      // no body: nothing to parse, not a malformed body. A POST without one still is.
+      if (request.method === 'DELETE' || request.method === 'GET') return done(null, undefined);
+      return done(new HangarError('invalid_json', ['the body is empty']));
+    }
     let value: unknown;
     try {
       value = sjson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' });

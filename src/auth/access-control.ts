@@ -59,6 +59,11 @@ export class AccessControl {
     return path.join(home, 'state', 'hangar.db');
   }
 
+  /** The embedded database, for state beside access control (stored responses). */
+  get database(): SqliteDatabase {
+    return this.db;
+  }
+
   /** Writes what is gathered in memory (usage, last-used stamps). */
   flush(): void {
     if (this.closed) return;

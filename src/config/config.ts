@@ -43,6 +43,19 @@ export interface Config {
   modelDirs: string[] | null;
   /** How chat requests' image URLs are fetched (image-fetch.ts). */
   imageFetch: ImageFetchSettings;
+  /** HANGAR_RESPONSES_RETENTION_HOURS: how long stored Responses API answers are kept (default 720, 30 days; 0: until deleted). */
+  responsesRetentionHours: number;
+}
+
+export const DEFAULT_RESPONSES_RETENTION_HOURS = 720;
+
+/** HANGAR_RESPONSES_RETENTION_HOURS: a number of hours (fractions allowed), 0 for no expiry. */
+export function responsesRetentionFromEnv(env: NodeJS.ProcessEnv): number {
+  const raw = env.HANGAR_RESPONSES_RETENTION_HOURS;
+  if (raw === undefined || raw.trim() === '') return DEFAULT_RESPONSES_RETENTION_HOURS;
+  const hours = Number(raw);
+  if (!Number.isFinite(hours) || hours < 0) throw new Error(`HANGAR_RESPONSES_RETENTION_HOURS must be a number of hours, 0 or more, got ${JSON.stringify(raw)}`);
+  return hours;
 }
 
 /**
@@ -237,6 +250,7 @@ export function resolveConfig(overrides: Partial<Config> = {}, env: NodeJS.Proce
     corsOrigins: overrides.corsOrigins !== undefined ? overrides.corsOrigins : parseCorsOrigins(env.HANGAR_CORS_ORIGINS ?? '*'),
     modelDirs: overrides.modelDirs !== undefined ? overrides.modelDirs : parseModelDirs(env.HANGAR_MODEL_DIRS),
     imageFetch: overrides.imageFetch ?? imageFetchFromEnv(env),
+    responsesRetentionHours: overrides.responsesRetentionHours ?? responsesRetentionFromEnv(env),
   };
 }
 

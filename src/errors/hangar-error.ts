@@ -29,6 +29,13 @@ export class HangarError extends Error {
     this.param = options.param ?? null;
     this.headers = options.headers ?? {};
   }
+
+  /** The same error about another field: a route that maps its request onto another's names its own fields. */
+  withParam(param: string, message: string = this.message): HangarError {
+    const copy = new HangarError(this.code, [], { param, headers: this.headers, cause: this.cause });
+    copy.message = message;
+    return copy;
+  }
 }
 
 /** The catalog's text with its arguments, each clipped (clipped-text.ts): an argument may carry the input. */

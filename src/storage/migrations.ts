@@ -68,4 +68,26 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX usage_hourly_hour ON usage_hourly(hour);
     `,
   },
+  {
+    version: 2,
+    name: 'stored responses (POST /v1/responses)',
+    sql: `
+      CREATE TABLE responses (
+        id          TEXT PRIMARY KEY,
+        owner       TEXT NOT NULL,
+        created_at  INTEGER NOT NULL,
+        model       TEXT NOT NULL,
+        response    TEXT NOT NULL,
+        input_items TEXT NOT NULL
+      );
+      CREATE INDEX responses_created ON responses(created_at);
+      CREATE TABLE response_items (
+        id          TEXT PRIMARY KEY,
+        response_id TEXT NOT NULL REFERENCES responses(id) ON DELETE CASCADE,
+        owner       TEXT NOT NULL,
+        item        TEXT NOT NULL
+      );
+      CREATE INDEX response_items_response ON response_items(response_id);
+    `,
+  },
 ];

@@ -118,7 +118,7 @@ beforeAll(async () => {
 describe('built-in LLM families', () => {
   it('include the simulator, whose only spec is in the format only the simulator engine reads', () => {
     expect(simulator).toBeDefined();
-    expect(simulator!.model_ability).toEqual(['chat', 'generate']);
+    expect(simulator!.model_ability).toEqual(['chat', 'generate', 'tools']);
     expect(specsOf(simulator!).map((s) => s.model_format)).toEqual(['simulator']);
   });
 

@@ -15,7 +15,8 @@ declare module 'fastify' {
 export type ModelLookup = (uid: string) => string | null;
 
 interface UsageValue {
-  usage?: { prompt_tokens?: unknown; completion_tokens?: unknown; total_tokens?: unknown } | null;
+  // Chat's names, or the Responses and Messages APIs' (input_tokens, output_tokens).
+  usage?: { prompt_tokens?: unknown; completion_tokens?: unknown; total_tokens?: unknown; input_tokens?: unknown; output_tokens?: unknown } | null;
   text?: unknown;
   reasoning_content?: unknown;
 }
@@ -74,9 +75,10 @@ export class KeyMeter {
   settle(value: UsageValue): void {
     if (!value.usage) return;
     const u = value.usage;
-    const prompt = typeof u.prompt_tokens === 'number' ? u.prompt_tokens : 0;
+    const prompt = typeof u.prompt_tokens === 'number' ? u.prompt_tokens : typeof u.input_tokens === 'number' ? u.input_tokens : 0;
     const total = typeof u.total_tokens === 'number' ? u.total_tokens : 0;
-    const completion = typeof u.completion_tokens === 'number' ? u.completion_tokens : Math.max(0, total - prompt);
+    const output = typeof u.completion_tokens === 'number' ? u.completion_tokens : u.output_tokens;
+    const completion = typeof output === 'number' ? output : Math.max(0, total - prompt);
     if (this.settlements === 0) this.promptTokens = prompt;
     this.settlements++;
     this.completionTokens += completion;

@@ -4,7 +4,7 @@ import type { ModelInstance } from '../../supervisor/model-instance.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 
 /** The routes where `model` may name an adapter (vLLM's way). */
-const ROUTES: ReadonlySet<string> = new Set(['/v1/chat/completions', '/v1/completions']);
+const ROUTES: ReadonlySet<string> = new Set(['/v1/chat/completions', '/v1/completions', '/v1/responses']);
 
 /**
  * vLLM serves each LoRA adapter under its own model id; here that id is

@@ -11,6 +11,7 @@ from .options import parse_options, unread_options
 from .request import SimRequest
 from .scheduler import SimulatorScheduler
 from .text import chat_prompt_tokens, count_prompt_tokens
+from .tool_call import forced_tool_call
 
 log = logging.getLogger("hangar_runtime.simulator")
 
@@ -36,7 +37,8 @@ class SimulatorEngine(Engine):
         # it as a GPU engine does: an answer ends with "length" where the context is full.
         self._context_length = int(spec.get("context_length") or 131072)
         abilities = spec.get("model_ability") or ["chat", "generate"]
-        self.abilities = tuple(str(a) for a in abilities if a in ("chat", "generate"))
+        # tools: it answers a forced tool_choice with a call (tool_call.py), text otherwise.
+        self.abilities = tuple(str(a) for a in abilities if a in ("chat", "generate", "tools"))
         self._scheduler = SimulatorScheduler(self._options, self._build_request)
         progress(1.0, "load", "Simulator ready (step %g ms, first token after %g ms, batch %d)" % (
             self._options.step_ms, self._options.ttft_ms, self._options.max_batch))
@@ -60,17 +62,19 @@ class SimulatorEngine(Engine):
             if len(args) != 1:
                 raise TypeError("chat takes one argument, the messages")
             prompt_tokens, echo = chat_prompt_tokens(args[0]), ""
+            tool_call = forced_tool_call(kwargs.get("tools"), kwargs.get("tool_choice"))
         else:
             if len(args) != 1 or not isinstance(args[0], str):
                 raise TypeError("generate takes one argument, the prompt string")
             prompt_tokens, echo = count_prompt_tokens(args[0]), args[0] if config.echo else ""
+            tool_call = None
         # The same room as the transformers and vLLM engines give (request_builder.py,
         # sampling_params.py): a max_tokens past the context is cut to what is left.
         room = self._context_length - prompt_tokens
         if room < 1:
             raise ValueError(f"The prompt is {prompt_tokens} tokens, which leaves no room in the model's context "
                              f"of {self._context_length} tokens")
-        return SimRequest(sink, config, prompt_tokens, first_step_at, top, room, echo_text=echo)
+        return SimRequest(sink, config, prompt_tokens, first_step_at, top, room, echo_text=echo, tool_call=tool_call)
 
 
 def _top_logprobs(raw: dict) -> int | None:

@@ -4,11 +4,12 @@
 from ..base import CallSink
 from ..transformers_llm.generate_config import DEFAULT_MAX_TOKENS, GenerateConfig
 from .text import logprob_entry, token_text
+from .tool_call import call_tokens
 
 
 class SimRequest:
     def __init__(self, sink: CallSink, config: GenerateConfig, prompt_tokens: int, first_step_at: float,
-                 top_logprobs: int | None, room: int, echo_text: str = ""):
+                 top_logprobs: int | None, room: int, echo_text: str = "", tool_call: dict | None = None):
         self.sink = sink
         # room: what the context leaves after the prompt (the engine checked it is >= 1).
         self.max_tokens = min(config.max_tokens or DEFAULT_MAX_TOKENS, room)
@@ -22,6 +23,9 @@ class SimRequest:
         self.logprobs: list[dict] = []  # for a non-stream answer
         self.pending_logprobs: list[dict] = []  # a stream's, not yet sent
         self.finish_reason: str | None = None
+        # A forced tool call (tool_call.py): its steps make no text; it is the answer.
+        self.tool_call = tool_call
+        self.tool_steps = call_tokens(tool_call) if tool_call else 0
 
     @property
     def done(self) -> bool:
@@ -29,6 +33,9 @@ class SimRequest:
 
     def advance(self) -> None:
         """One engine step: one more token, then whatever may be sent."""
+        if self.tool_call is not None:
+            self._advance_tool_call()
+            return
         index = self.generated
         self.generated += 1
         self.text += token_text(index)
@@ -43,6 +50,15 @@ class SimRequest:
             self.finish_reason = "length"
         if self.sink.stream:
             self._send_ready()
+        if self.finish_reason is not None:
+            self._finish()
+
+    def _advance_tool_call(self) -> None:
+        self.generated += 1
+        if self.generated >= self.tool_steps:
+            self.finish_reason = "tool_calls"
+        elif self.generated >= self.max_tokens:
+            self.finish_reason = "length"  # cut before the call was whole: no call
         if self.finish_reason is not None:
             self._finish()
 
@@ -73,10 +89,11 @@ class SimRequest:
     def _finish(self) -> None:
         usage = {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.generated,
                  "total_tokens": self.prompt_tokens + self.generated}
+        calls = {"tool_calls": [self.tool_call]} if self.finish_reason == "tool_calls" else {}
         if self.sink.stream:
-            self.sink.finish({"text": "", "finish_reason": self.finish_reason, "usage": usage})
+            self.sink.finish({"text": "", "finish_reason": self.finish_reason, "usage": usage, **calls})
             return
-        result = {"text": self.text, "finish_reason": self.finish_reason, "usage": usage}
+        result = {"text": self.text, "finish_reason": self.finish_reason, "usage": usage, **calls}
         if self.top_logprobs is not None:
             result["logprobs"] = self.logprobs
         self.sink.finish(result)

@@ -1,0 +1,72 @@
+"""The simulator's forced tool call: with `tool_choice` "required" or a named function,
+its answer is one call of that function (the first tool for "required") whose
+arguments are built from the tool's JSON schema, deterministically, so a test can
+predict them. With "auto" or "none" it answers text, as a model that chose not to
+call would. It stands in for an engine's constrained decoding in load tests and API
+tests; it is not a model choosing a tool."""
+
+import json
+import uuid
+
+from ...errors import field_error
+from .text import WORDS
+
+_MAX_DEPTH = 6
+
+
+def forced_tool_call(tools, tool_choice) -> dict | None:
+    """The call to answer with, or None when the answer is text."""
+    if tool_choice in (None, "auto", "none") or not tools:
+        return None
+    if tool_choice == "required":
+        tool = tools[0]
+    elif isinstance(tool_choice, dict):
+        name = (tool_choice.get("function") or {}).get("name")
+        tool = next((t for t in tools if _function(t).get("name") == name), None)
+        if tool is None:
+            raise field_error("tool_choice", f"tool_choice names the function {name!r}, which is not one of the tools")
+    else:
+        raise field_error("tool_choice", f"tool_choice must be \"none\", \"auto\", \"required\" or a function, got {tool_choice!r}")
+    function = _function(tool)
+    arguments = json.dumps(sample_value(function.get("parameters") or {"type": "object"}, 0))
+    return {"id": f"call_{uuid.uuid4().hex[:24]}", "type": "function",
+            "function": {"name": str(function.get("name", "")), "arguments": arguments}}
+
+
+def _function(tool) -> dict:
+    function = tool.get("function") if isinstance(tool, dict) else None
+    return function if isinstance(function, dict) else {}
+
+
+def sample_value(schema, depth: int):
+    """A value that fits a (simple) JSON schema: the first enum or const, a word for a
+    string, 1 for a number, true, one item for an array, every property of an object."""
+    if not isinstance(schema, dict) or depth > _MAX_DEPTH:
+        return None
+    if "const" in schema:
+        return schema["const"]
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    for key in ("anyOf", "oneOf"):
+        if isinstance(schema.get(key), list) and schema[key]:
+            return sample_value(schema[key][0], depth + 1)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object" or (kind is None and isinstance(schema.get("properties"), dict)):
+        properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        return {name: sample_value(sub, depth + 1) for name, sub in properties.items()}
+    if kind == "array":
+        return [sample_value(schema.get("items") or {"type": "string"}, depth + 1)]
+    if kind == "string":
+        return WORDS[depth % len(WORDS)]
+    if kind in ("integer", "number"):
+        return 1
+    if kind == "boolean":
+        return True
+    return None
+
+
+def call_tokens(call: dict) -> int:
+    """How many steps the call takes to 'generate': one per word of its JSON, at least one."""
+    return max(1, len(json.dumps(call["function"]).split()))

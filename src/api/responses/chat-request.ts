@@ -1,0 +1,78 @@
+import { HangarError } from '../../errors/hangar-error.js';
+import { CHAT_RULES } from '../llm/parameter-support.js';
+import { functionToolSchema, type ResponsesBody } from './schema.js';
+
+/**
+ * The Responses API's fields that an engine may or may not do, under their Responses
+ * names, so a refusal names the field the client sent (`text.format`, not chat's
+ * `response_format`). The rules themselves are chat's.
+ */
+export const RESPONSES_RULES = {
+  'text.format': CHAT_RULES.response_format!,
+  tool_choice: CHAT_RULES.tool_choice!,
+  parallel_tool_calls: CHAT_RULES.parallel_tool_calls!,
+  top_logprobs: { asks: (v: unknown) => typeof v === 'number', engines: CHAT_RULES.logprobs!.engines },
+  seed: CHAT_RULES.seed!,
+};
+
+const unsupported = (param: string, why: string): HangarError => new HangarError('field_unsupported', [param, why], { param });
+
+/** Fields of OpenAI's Responses API that nothing here does: each refused by name rather than ignored. */
+export function refuseUnsupported(body: ResponsesBody, abilities: readonly string[]): void {
+  const fields = body as Record<string, unknown>;
+  if (fields.background === true) throw unsupported('background', 'responses are answered while the request waits (or streamed); there is no background mode');
+  if (fields.conversation !== undefined && fields.conversation !== null) throw unsupported('conversation', 'there is no Conversations API here; continue with previous_response_id');
+  if (fields.prompt !== undefined && fields.prompt !== null) throw unsupported('prompt', 'there are no stored prompt templates here; send instructions and input');
+  if (typeof fields.max_tool_calls === 'number') throw unsupported('max_tool_calls', 'built-in tools are not served here, and function calls are returned, not run');
+  if (body.truncation === 'auto') throw unsupported('truncation', 'an input longer than the model\'s context is refused, not cut ("disabled")');
+  body.tools?.forEach((tool, i) => {
+    if (tool.type !== 'function') throw unsupported(`tools.${i}.type`, `built-in tools (${tool.type}) are not served here; only function tools, which the client runs`);
+    const parsed = functionToolSchema.safeParse(tool);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      const where = [`tools.${i}`, ...issue.path].join('.');
+      throw new HangarError('invalid_field', [`${where}: ${issue.message}`], { param: where });
+    }
+  });
+  const choice = body.tool_choice;
+  if (choice && typeof choice === 'object' && choice.type !== 'function') throw unsupported('tool_choice.type', `only "none", "auto", "required" or a function ({"type": "function", "name": ...}) can be chosen, not ${choice.type}`);
+  if (choice && typeof choice === 'object' && !choice.name) throw new HangarError('invalid_field', ['tool_choice.name: a function tool_choice needs the name of the function'], { param: 'tool_choice.name' });
+  const effort = body.reasoning?.effort;
+  if (effort && !abilities.includes('reasoning')) throw unsupported('reasoning', `model ${body.model} does not reason (its abilities: ${abilities.join(', ')})`);
+}
+
+/** The Responses request as the chat request the engines serve (docs/responses.md, "Mapping"). */
+export function toChatRequest(body: ResponsesBody, messages: Array<Record<string, unknown>>): Record<string, unknown> {
+  const chat: Record<string, unknown> = { model: body.model, messages };
+  const copy = (to: string, value: unknown): void => {
+    if (value !== undefined && value !== null) chat[to] = value;
+  };
+  copy('max_tokens', body.max_output_tokens);
+  copy('temperature', body.temperature);
+  copy('top_p', body.top_p);
+  copy('seed', body.seed);
+  copy('lora_name', body.lora_name);
+  copy('parallel_tool_calls', body.parallel_tool_calls);
+  copy('chat_template_kwargs', body.chat_template_kwargs);
+  if (typeof body.top_logprobs === 'number') (chat.logprobs = true), (chat.top_logprobs = body.top_logprobs);
+  else if (body.include?.includes('message.output_text.logprobs')) chat.logprobs = true;
+  const format = body.text?.format;
+  if (format?.type === 'json_object') chat.response_format = { type: 'json_object' };
+  if (format?.type === 'json_schema') {
+    const { name, schema, strict, description } = format as { name: string; schema: unknown; strict?: boolean | null; description?: string | null };
+    chat.response_format = { type: 'json_schema', json_schema: { name, schema, ...(strict != null ? { strict } : {}), ...(description ? { description } : {}) } };
+  }
+  const tools = body.tools ?? [];
+  if (tools.length > 0) {
+    chat.tools = tools.map((t) => {
+      const { name, description, parameters, strict } = t as unknown as { name: string; description?: string | null; parameters?: unknown; strict?: boolean | null };
+      return { type: 'function', function: { name, ...(description ? { description } : {}), parameters: parameters ?? { type: 'object', properties: {} }, ...(strict != null ? { strict } : {}) } };
+    });
+    const choice = body.tool_choice;
+    if (typeof choice === 'string') chat.tool_choice = choice;
+    else if (choice) chat.tool_choice = { type: 'function', function: { name: choice.name } };
+  }
+  const effort = body.reasoning?.effort;
+  if (effort) chat.enable_thinking = effort !== 'none' && effort !== 'minimal';
+  return chat;
+}

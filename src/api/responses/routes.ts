@@ -1,0 +1,117 @@
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { StreamingSettings } from '../../config/config.js';
+import type { ImageFetchSettings } from '../../config/image-fetch.js';
+import { HangarError } from '../../errors/hangar-error.js';
+import type { ResponseStore } from '../../storage/response-store.js';
+import type { Supervisor } from '../../supervisor/supervisor.js';
+import { needs } from '../auth/route-permission.js';
+import { chatBody } from '../chat/schema.js';
+import { prepareChatWithImages } from '../chat/serving.js';
+import { checkParameters } from '../llm/parameter-support.js';
+import { serveGeneration } from '../llm/serve-generation.js';
+import { RESPONSES_RULES, refuseUnsupported, toChatRequest } from './chat-request.js';
+import { type Item, chatMessages, itemId, normalizeInput } from './input-items.js';
+import { type ResponseContext, finalResponse } from './response-object.js';
+import { inputItemsQuery, responseIdParams, responsesBody } from './schema.js';
+import { responsesStreamFormat } from './stream-events.js';
+
+interface Options {
+  supervisor: Supervisor;
+  streaming: StreamingSettings;
+  images: ImageFetchSettings;
+  store: ResponseStore;
+}
+
+/** Whose stored responses a request may see: the user it came as ('' while auth is off). */
+const ownerOf = (request: FastifyRequest): string => request.principal?.username ?? '';
+
+/**
+ * OpenAI's Responses API over the chat engines (docs/responses.md): POST
+ * /v1/responses, answered or streamed, and the stored responses: GET and DELETE
+ * /v1/responses/{id}, GET /v1/responses/{id}/input_items.
+ */
+export const responsesRoutes: FastifyPluginAsync<Options> = async (fastify, { supervisor, streaming, images, store }) => {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const tags = ['inference'];
+
+  app.post('/v1/responses', { ...needs('models:read'), schema: { body: responsesBody, tags } }, async (request, reply) => {
+    const body = request.body;
+    const owner = ownerOf(request);
+    const instance = supervisor.require(body.model);
+    refuseUnsupported(body, instance.abilities);
+    checkParameters(body, RESPONSES_RULES, instance.resolved.engine, body.model);
+    let history: Item[] = [];
+    if (body.previous_response_id) {
+      const previous = store.get(body.previous_response_id, owner);
+      if (!previous) throw new HangarError('response_not_found', [body.previous_response_id], { param: 'previous_response_id' });
+      history = [...(previous.inputItems as Item[]), ...(previous.response.output as Item[])];
+    }
+    const items = normalizeInput(body.input, (id) => store.item(id, owner));
+    const chat = chatBody.safeParse(toChatRequest(body, chatMessages(body.instructions, [...history, ...items])));
+    if (!chat.success) {
+      const issue = chat.error.issues[0]!;
+      const param = inputParam(issue.path.join('.'));
+      throw new HangarError('invalid_field', [`${param}: ${issue.message}`], { param });
+    }
+    const call = await withInputParams(prepareChatWithImages(supervisor, chat.data, images));
+    const ctx: ResponseContext = {
+      id: itemId('resp'),
+      createdAt: Math.floor(Date.now() / 1000),
+      body,
+      store: body.store !== false,
+      logprobs: chat.data.logprobs === true,
+    };
+    const save = (response: Record<string, unknown>): void => {
+      if (ctx.store) store.save({ id: ctx.id, owner, createdAt: ctx.createdAt, response, inputItems: [...history, ...items] });
+    };
+    return serveGeneration(supervisor, streaming, request, reply, {
+      ...call,
+      method: 'chat',
+      stream: body.stream === true,
+      streamInterval: null,
+      answer: (value) => {
+        const response = finalResponse(ctx, value);
+        save(response);
+        return response;
+      },
+      format: () => responsesStreamFormat(ctx, save),
+    });
+  });
+
+  app.get('/v1/responses/:response_id', { ...needs('models:read'), schema: { params: responseIdParams, tags } }, async (request) => {
+    const stored = store.get(request.params.response_id, ownerOf(request));
+    if (!stored) throw new HangarError('response_not_found', [request.params.response_id], { param: 'response_id' });
+    return stored.response;
+  });
+
+  app.delete('/v1/responses/:response_id', { ...needs('models:read'), schema: { params: responseIdParams, tags } }, async (request) => {
+    const id = request.params.response_id;
+    if (!store.delete(id, ownerOf(request))) throw new HangarError('response_not_found', [id], { param: 'response_id' });
+    return { id, object: 'response.deleted', deleted: true };
+  });
+
+  app.get('/v1/responses/:response_id/input_items', { ...needs('models:read'), schema: { params: responseIdParams, querystring: inputItemsQuery, tags } }, async (request) => {
+    const stored = store.get(request.params.response_id, ownerOf(request));
+    if (!stored) throw new HangarError('response_not_found', [request.params.response_id], { param: 'response_id' });
+    const q = request.query;
+    const page = store.inputItems(stored, { limit: q.limit, order: q.order, ...(q.after ? { after: q.after } : {}) });
+    return { object: 'list', data: page.data, first_id: page.data[0]?.id ?? null, last_id: page.data.at(-1)?.id ?? null, has_more: page.hasMore };
+  });
+};
+
+/** Chat's `messages...` is the request's `input` here (the message list is built from it). */
+function inputParam(param: string): string {
+  return param.startsWith('messages') ? 'input' : param;
+}
+
+async function withInputParams<T>(pending: Promise<T>): Promise<T> {
+  try {
+    return await pending;
+  } catch (err) {
+    if (err instanceof HangarError && err.param?.startsWith('messages')) {
+      throw err.withParam('input', err.message.replace(/\bmessages(\.\d+)*/g, 'input'));
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,118 @@
+import { z } from 'zod';
+
+const text = z.string();
+
+/** A content part of an input message (OpenAI's `input_text`, `input_image`, and an assistant's `output_text`). */
+export const contentPart = z.discriminatedUnion('type', [
+  z.looseObject({ type: z.literal('input_text'), text }),
+  z.looseObject({ type: z.literal('output_text'), text }),
+  z.looseObject({ type: z.literal('refusal'), refusal: text }),
+  z.looseObject({
+    type: z.literal('input_image'),
+    image_url: z.string().nullish(),
+    file_id: z.string().nullish(),
+    detail: z.enum(['low', 'high', 'auto', 'original']).nullish(),
+  }),
+  z.looseObject({ type: z.literal('input_file') }),
+  z.looseObject({ type: z.literal('input_audio') }),
+]);
+export type ContentPart = z.infer<typeof contentPart>;
+
+const messageItem = z.looseObject({
+  type: z.literal('message').optional(),
+  id: z.string().nullish(),
+  role: z.enum(['user', 'assistant', 'system', 'developer']),
+  content: z.union([text, z.array(contentPart)]),
+});
+
+const functionCallItem = z.looseObject({
+  type: z.literal('function_call'),
+  id: z.string().nullish(),
+  call_id: z.string().min(1),
+  name: z.string().min(1),
+  arguments: z.string(),
+});
+
+const functionCallOutputItem = z.looseObject({
+  type: z.literal('function_call_output'),
+  id: z.string().nullish(),
+  call_id: z.string().min(1),
+  output: z.union([text, z.array(z.looseObject({ type: z.string() }))]),
+});
+
+/** Any other item type is accepted here and refused by input-items.ts with its path (built-in tool calls, ...). */
+const otherItem = z.looseObject({ type: z.string() });
+
+export const inputItem = z.union([messageItem, functionCallItem, functionCallOutputItem, otherItem]);
+export type InputItem = z.infer<typeof inputItem>;
+
+const functionTool = z.looseObject({
+  type: z.literal('function'),
+  name: z.string().min(1).max(64),
+  description: z.string().nullish(),
+  parameters: z.record(z.string(), z.unknown()).nullish(),
+  strict: z.boolean().nullish(),
+});
+
+const textFormat = z.discriminatedUnion('type', [
+  z.looseObject({ type: z.literal('text') }),
+  z.looseObject({ type: z.literal('json_object') }),
+  z.looseObject({
+    type: z.literal('json_schema'),
+    name: z.string().min(1).max(64),
+    schema: z.record(z.string(), z.unknown()),
+    description: z.string().nullish(),
+    strict: z.boolean().nullish(),
+  }),
+]);
+
+/**
+ * POST /v1/responses (OpenAI's Responses API, docs/responses.md). Unknown fields are
+ * accepted, as on chat; the fields OpenAI defines that nothing here does are refused
+ * by name in routes.ts rather than ignored.
+ */
+export const responsesBody = z.looseObject({
+  model: z.string({ error: (i) => (i.input === undefined ? 'Invalid input. Please specify the `model` field.' : undefined) }).min(1),
+  input: z.union([text, z.array(z.unknown())]),
+  instructions: z.string().nullish(),
+  tools: z.array(z.looseObject({ type: z.string() })).nullish(),
+  tool_choice: z
+    .union([z.enum(['none', 'auto', 'required']), z.looseObject({ type: z.string(), name: z.string().optional() })])
+    .nullish(),
+  max_output_tokens: z.int().min(1).nullish(),
+  temperature: z.number().min(0).max(2).nullish(),
+  top_p: z.number().gt(0).max(1).nullish(),
+  top_logprobs: z.int().min(0).max(20).nullish(),
+  text: z.looseObject({ format: textFormat.nullish(), verbosity: z.string().nullish() }).nullish(),
+  // OpenAI: at most 16 pairs, keys up to 64 characters, values up to 512.
+  metadata: z
+    .record(z.string().max(64), z.string().max(512))
+    .refine((m) => Object.keys(m).length <= 16, 'at most 16 keys')
+    .nullish(),
+  store: z.boolean().nullish(),
+  previous_response_id: z.string().min(1).nullish(),
+  stream: z.boolean().nullish(),
+  stream_options: z.looseObject({ include_obfuscation: z.boolean().nullish() }).nullish(),
+  parallel_tool_calls: z.boolean().nullish(),
+  include: z.array(z.string()).nullish(),
+  truncation: z.enum(['auto', 'disabled']).nullish(),
+  user: z.string().nullish(),
+  reasoning: z.looseObject({ effort: z.string().nullish(), summary: z.string().nullish() }).nullish(),
+  // Ours, as on chat: the LoRA adapter that answers, and extra chat template variables.
+  lora_name: z.string().nullish(),
+  chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
+  seed: z.int().nullish(),
+});
+export type ResponsesBody = z.infer<typeof responsesBody>;
+
+export const functionToolSchema = functionTool;
+export type FunctionTool = z.infer<typeof functionTool>;
+
+export const responseIdParams = z.object({ response_id: z.string().min(1) });
+
+export const inputItemsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  order: z.enum(['asc', 'desc']).default('desc'),
+  after: z.string().optional(),
+  include: z.union([z.string(), z.array(z.string())]).optional(),
+});
