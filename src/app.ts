@@ -13,6 +13,7 @@ import { chatRoutes } from './api/chat/routes.js';
 import { completionRoutes } from './api/completions/routes.js';
 import { embeddingsRoutes } from './api/embeddings/routes.js';
 import { cacheRoutes } from './api/cache/routes.js';
+import { installCompression } from './api/compression.js';
 import { installCors } from './api/cors.js';
 import { installDrain } from './api/drain.js';
 import { installErrorHandler } from './api/error-handler.js';
@@ -107,6 +108,8 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   installDrain(app);
   installOverheadClock(app);
   const { access } = parts;
+  // Before every route it compresses (it hooks routes as they are added).
+  await installCompression(app);
   // Before the guard: a browser's preflight carries no credential.
   await installCors(app, parts.corsOrigins === undefined ? '*' : parts.corsOrigins);
   installAuthGuard(app, access.authenticator);

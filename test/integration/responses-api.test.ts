@@ -187,6 +187,24 @@ print(json.dumps(out))
     expect((await get(`/v1/responses/${done.id}`)).body.output).toEqual(done.output);
   });
 
+  it('gzips JSON answers when asked, never a stream', async () => {
+    const listed = await fetch(`${server.url}/v1/models`, { headers: { ...as(), 'accept-encoding': 'gzip' } });
+    expect(listed.headers.get('content-encoding')).toBe('gzip');
+    expect(((await listed.json()) as { data: unknown[] }).data).toHaveLength(2); // fetch decompresses
+    const made = await fetch(`${server.url}/v1/responses`, { method: 'POST', headers: { ...as(), 'content-type': 'application/json', 'accept-encoding': 'gzip, br' }, body: JSON.stringify({ model: 'sim', input: 'hi', max_output_tokens: 40 }) });
+    expect(made.headers.get('content-encoding')).toBe('br');
+    expect(((await made.json()) as { output_text: string }).output_text.split(' ')).toHaveLength(41);
+    for (const [p, body] of [
+      ['/v1/responses', { model: 'sim', input: 'hi', max_output_tokens: 40, stream: true }],
+      ['/v1/chat/completions', { model: 'sim', messages: [{ role: 'user', content: 'hi' }], max_tokens: 40, stream: true }],
+    ] as const) {
+      const res = await readSse(server.url, p, body, { headers: { ...as(), 'accept-encoding': 'gzip, deflate, br' } });
+      expect(res.headers['content-encoding'], p).toBeUndefined();
+      expect(res.headers['content-type']).toContain('text/event-stream');
+      expect(res.data.length).toBeGreaterThan(40);
+    }
+  });
+
   it('keeps stored responses to their owner: another user gets 404 for read, items, delete and continuation', async () => {
     const mine = await post('/v1/responses', { model: 'sim', input: 'secret plans', max_output_tokens: 2, metadata: { team: 'a' } });
     expect(mine.status, mine.text).toBe(200);
