@@ -25,7 +25,7 @@ import { flexibleRoutes } from './api/flexible/routes.js';
 import { autostartRoutes } from './api/models/autostart-routes.js';
 import { modelRoutes } from './api/models/routes.js';
 import { installMetrics } from './api/metrics/routes.js';
-import { installOpenApi } from './api/openapi.js';
+import { installOpenApi } from './api/openapi/install.js';
 import { installOverheadClock } from './api/overhead.js';
 import { catalogRoutes } from './api/registrations/catalog-routes.js';
 import { registrationRoutes } from './api/registrations/routes.js';
@@ -108,8 +108,9 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   installDrain(app);
   installOverheadClock(app);
   const { access } = parts;
-  // Before every route it compresses (it hooks routes as they are added).
+  // Before every route they see (both hook routes as they are added).
   await installCompression(app);
+  await installOpenApi(app, parts.version, () => access.authenticator.enabled);
   // Before the guard: a browser's preflight carries no credential.
   await installCors(app, parts.corsOrigins === undefined ? '*' : parts.corsOrigins);
   installAuthGuard(app, access.authenticator);
@@ -117,7 +118,6 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   installRequestTracking(app);
   installLoraModelIds(app, parts.supervisor);
   installKeyAdmission(app, access, (uid) => (parts.supervisor.has(uid) ? parts.supervisor.require(uid).resolved.modelName : null));
-  await installOpenApi(app, parts.version);
   // Upload routes read their parts themselves, each with its own limits (api/multipart/form.ts).
   await app.register(fastifyMultipart);
 

@@ -3,7 +3,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 import { needs } from '../auth/route-permission.js';
 import type { MediaStore } from '../media-files/media-store.js';
-import { imageGenerationBody } from './schema.js';
+import { multipartSchema } from '../multipart/form-schema.js';
+import { imageGenerationBody, imageVariationFields } from './schema.js';
 import { serveGeneration, serveVariation } from './serving.js';
 
 /** POST /v1/images/generations (JSON), /v1/images/variations and /v1/images/edits (multipart), served by diffusers models. */
@@ -13,7 +14,7 @@ export const imageGenerationRoutes: FastifyPluginAsync<{ supervisor: Supervisor;
     serveGeneration(supervisor, media, request, reply, request.body),
   );
   for (const route of ['/v1/images/variations', '/v1/images/edits'] as const) {
-    app.post(route, { ...needs('models:read'), schema: { tags: ['inference'], consumes: ['multipart/form-data'] } }, (request, reply) =>
+    app.post(route, { ...needs('models:read'), schema: { tags: ['inference'], ...multipartSchema(imageVariationFields, { required: ['image'], optional: ['mask'] }) } }, (request, reply) =>
       serveVariation(supervisor, media, request, reply, route),
     );
   }

@@ -9,6 +9,7 @@ import { abortOnDisconnect } from '../client-disconnect.js';
 import { MAX_IMAGE_BYTES } from '../images-ocr/serving.js';
 import type { MediaStore } from '../media-files/media-store.js';
 import { parseFields, readForm, requireFile } from '../multipart/form.js';
+import { multipartSchema } from '../multipart/form-schema.js';
 import { checkImage } from '../multipart/upload-format.js';
 import { setOverheadHeader } from '../overhead.js';
 import { engineKwargs } from './engine-kwargs.js';
@@ -48,7 +49,7 @@ const ROUTES: readonly DiffusersRoute[] = [
 
 export const diffusersOnlyRoutes: FastifyPluginAsync<{ supervisor: Supervisor; registry: Registry; media: MediaStore }> = async (app, { supervisor, registry, media }) => {
   for (const route of ROUTES) {
-    app.post(route.url, { ...needs('models:read'), schema: { tags: ['inference'], consumes: ['multipart/form-data'] } }, (request, reply) => serve(route, request, reply));
+    app.post(route.url, { ...needs('models:read'), schema: { tags: ['inference'], ...multipartSchema(fields, { required: route.files }) } }, (request, reply) => serve(route, request, reply));
   }
 
   async function serve(route: DiffusersRoute, request: FastifyRequest, reply: FastifyReply): Promise<Record<string, unknown>> {
