@@ -38,7 +38,7 @@ describe('the OpenAPI document', () => {
   it('passes an OpenAPI validator, with auth on and off', async () => {
     for (const mode of ['on', 'off'] as const) {
       const validator = new Validator();
-      const result = await validator.validate(docs[mode] as unknown as object);
+      const result = await validator.validate(docs[mode] as unknown as Record<string, unknown>);
       expect(result.errors, mode).toBeUndefined();
       expect(result.valid).toBe(true);
       expect(validator.version).toBe('3.0');
@@ -46,7 +46,7 @@ describe('the OpenAPI document', () => {
     // The validator does catch what generators choke on: an answer without a description.
     const broken = structuredClone(docs.on);
     delete (broken.paths['/v1/models']!.get!.responses['200'] as { description?: string }).description;
-    expect((await new Validator().validate(broken as unknown as object)).valid).toBe(false);
+    expect((await new Validator().validate(broken as unknown as Record<string, unknown>)).valid).toBe(false);
   });
 
   it('declares the multipart bodies of the upload routes, files as binary', () => {

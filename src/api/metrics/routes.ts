@@ -18,13 +18,15 @@ declare module 'fastify' {
 export function installMetrics(app: FastifyInstance, supervisor: Supervisor): void {
   const metrics = new ServiceMetrics(supervisor);
   app.decorate('metrics', metrics);
-  app.addHook('onResponse', async (request, reply) => {
+  // Callback style: an async hook costs a promise on every request.
+  app.addHook('onResponse', (request, reply, done) => {
     // The route pattern, not the path: uids in paths would explode the label set. The
     // model only when it names an instance, for the same reason.
     const body = request.body as { model?: unknown } | undefined;
     const model = typeof body?.model === 'string' && supervisor.has(body.model) ? body.model : '';
     const route = request.routeOptions.url ?? 'unknown';
     metrics.answered(request.method, route, reply.statusCode, model, reply.elapsedTime / 1000, request.overheadMs);
+    done();
   });
 
   app.get('/metrics', { ...needs('admin'), schema: { tags: ['service'] } }, async (_request, reply) => {
