@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness import ABORT, CALL, CHUNK, END, ERROR, LOAD_FAILED, RUNTIME_DIR, SHUTDOWN
+from harness import ABORT, CALL, CHUNK, END, ERROR, LOAD_FAILED, RESULT, RUNTIME_DIR, SHUTDOWN
 
 DOUBLE = Path(__file__).parent / "vllm_call_double"
 
@@ -221,9 +221,51 @@ def test_image_parts_reach_vllm_as_multi_modal_data(spawn, workdir, tiny_vision,
     _, end_type, body = stream(rt, 1, "chat", [image_message("What?", png(1))], max_tokens=2)
     assert end_type == ERROR and "takes text only, not image_url parts" in body["message"]
     assert body["param"] == "messages"
-    # A forced tool call is refused by the adapter until it enforces one.
-    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
-    rt.send(CALL, {"id": 2, "method": "chat", "args": [[{"role": "user", "content": "Hi"}]],
-                   "kwargs": {"generate_config": {"max_tokens": 2}, "tools": tools, "tool_choice": "required"}, "stream": True})
+
+
+WEATHER = {"type": "function", "function": {"name": "weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
+CLOCK = {"type": "function", "function": {"name": "clock", "parameters": {"type": "object"}}}
+
+
+def test_a_forced_tool_choice_reaches_vllm_as_structured_outputs(spawn, workdir, tiny_llm):
+    calls_log = workdir / "vllm-calls.jsonl"
+    rt = spawn("v-0", env={"PYTHONPATH": str(DOUBLE), "HANGAR_VLLM_DOUBLE_LOG": str(calls_log)})
+    rt.hello()
+    spec = {**load_spec(tiny_llm["path"]), "model_ability": ["chat", "generate", "tools"]}
+    rt.load_ok(spec)
+    chat = [{"role": "user", "content": "Weather in Paris?"}]
+    for call_id, choice in ((1, "required"), (2, {"type": "function", "function": {"name": "clock"}})):
+        rt.send(CALL, {"id": call_id, "method": "chat", "args": [chat], "stream": False,
+                       "kwargs": {"generate_config": {"max_tokens": 3}, "tools": [WEATHER, CLOCK], "tool_choice": choice}})
+        msg_type, body = rt.recv()
+        # The double's tokens are a counter, not JSON: the answer stays text. What this
+        # proves is the schema vLLM was given (below), not vLLM's decoding.
+        assert msg_type == RESULT and body["value"]["finish_reason"] == "length" and "tool_calls" not in body["value"]
+    rt.send(CALL, {"id": 3, "method": "chat", "args": [chat], "stream": False,
+                   "kwargs": {"tools": [WEATHER], "tool_choice": {"type": "function", "function": {"name": "nope"}}}})
     msg_type, body = rt.recv()
-    assert (msg_type, body["kind"], body["param"]) == (ERROR, "invalid", "tool_choice"), body
+    assert msg_type == ERROR and body.get("param") == "tool_choice" and "nope" in body["message"]
+    rt.send_control(SHUTDOWN, {})
+    assert rt.wait_exit() == 0
+    guides = {e["request_id"]: e["guided"] for e in map(json.loads, calls_log.read_text().splitlines()) if e["event"] == "generate"}
+    alternatives = guides["hangar-1"]["json"]["items"]["anyOf"]
+    assert guides["hangar-1"]["json"]["minItems"] == 1
+    assert [a["properties"]["name"]["enum"] for a in alternatives] == [["weather"], ["clock"]]
+    assert alternatives[0]["properties"]["parameters"] == WEATHER["function"]["parameters"]
+    assert guides["hangar-2"] == {"json": {"type": "object"}}
+
+
+def test_forced_tool_answers_become_calls():
+    from hangar_runtime.engines.vllm_llm.forced_tools import ForcedToolCall
+
+    required = ForcedToolCall([WEATHER, CLOCK], "required")
+    calls = required.calls('[{"name": "weather", "parameters": {"city": "Paris"}}, {"name": "clock", "parameters": {}}]')
+    assert [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in calls] == [
+        ("weather", {"city": "Paris"}), ("clock", {})]
+    assert all(c["id"].startswith("call_") and c["type"] == "function" for c in calls)
+    named = ForcedToolCall([WEATHER, CLOCK], {"type": "function", "function": {"name": "weather"}})
+    assert named.guide == {"json": WEATHER["function"]["parameters"]}
+    assert json.loads(named.calls('{"city": "Rome"}')[0]["function"]["arguments"]) == {"city": "Rome"}
+    # Cut by max_tokens mid-JSON: no call, the text stays the answer.
+    assert named.calls('{"city": "Ro') == [] and required.calls('{"name": "weather"}') == []

@@ -73,8 +73,8 @@ export const CHAT_RULES: Record<string, Rule> = {
   // "auto" and "none" every tool-calling engine does; forcing a call takes constrained decoding.
   tool_choice: {
     asks: (v) => v === 'required' || (typeof v === 'object' && v !== null),
-    engines: ['llama.cpp', 'simulator'],
-    hint: 'forcing a tool call ("required" or a named function) needs constrained decoding, which the llama.cpp engine\'s grammars do (the simulator answers with a call built from the tool\'s schema); "auto" lets the model choose',
+    engines: ['llama.cpp', 'vLLM', 'simulator'],
+    hint: 'forcing a tool call ("required" or a named function) needs constrained decoding, which llama.cpp\'s grammars and vLLM\'s structured outputs do (the simulator answers with a call built from the tool\'s schema); "auto" lets the model choose',
   },
   modalities: { asks: (v) => Array.isArray(v) && v.some((m) => m !== 'text'), engines: [], hint: 'only text is generated' },
   audio: { asks: set, engines: [] },

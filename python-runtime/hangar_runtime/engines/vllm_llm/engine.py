@@ -18,6 +18,7 @@ from ..transformers_llm.generate_config import parse_generate_config
 from ..transformers_llm.tool_calls import tool_call_format
 from ..transformers_llm.lora_adapters import lora_list
 from ..transformers_llm.request_builder import max_token_bytes, refuse_long_prefix, refuse_unfitting_prompt
+from .forced_tools import ForcedToolCall
 from .sampling_params import sampling_kwargs, structured_output_fields, top_logprobs
 from .scheduler import VllmScheduler, _Call
 
@@ -101,11 +102,12 @@ class VllmEngine(Engine):
             # The registration's stop ids are the model's end tokens, which ignore_eos ignores.
             config.stop_token_ids = [*config.stop_token_ids, *([] if config.ignore_eos else stop_ids)]
             choice = kwargs.get("tool_choice")
-            if choice not in (None, "auto", "none"):
-                # vLLM could force it with structured outputs; this adapter does not yet.
-                raise field_error("tool_choice", "tool_choice \"required\" or a named function is not enforced by "
-                                                 "Hangar's vLLM adapter yet; use \"auto\", or the llama.cpp engine")
             tools = kwargs.get("tools") if choice != "none" else None
+            # "required" or a named function: structured outputs force the call (forced_tools.py).
+            forced = ForcedToolCall(tools or [], choice) if choice not in (None, "auto", "none") else None
+            if forced is not None and config.guide:
+                raise field_error("tool_choice", "tool_choice \"required\" or a named function and response_format "
+                                                 "cannot both hold the answer; send one of them")
             images = []
             if method == "chat":
                 (messages,) = call_args
@@ -130,7 +132,7 @@ class VllmEngine(Engine):
                 refuse_long_prefix(prompt, self._context_length, lambda head: len(tokenizer(head)["input_ids"]))
                 ids = tokenizer(prompt)["input_ids"]
             top = top_logprobs(raw)
-            guide = structured_output_fields(config)
+            guide = forced.guide if forced is not None else structured_output_fields(config)
             params = SamplingParams(output_kind=RequestOutputKind.DELTA,
                                     **sampling_kwargs(config, prompt_tokens=len(ids), context_length=self._context_length,
                                                       logprobs=top),
@@ -144,7 +146,7 @@ class VllmEngine(Engine):
             if images:
                 inputs["multi_modal_data"] = {"image": images}
             return _Call(sink, inputs, params,
-                         tool_format if parse_tools else None, top,
+                         forced if forced is not None else tool_format if parse_tools else None, top,
                          lora_requests[lora] if lora is not None else None)
 
         self._scheduler = VllmScheduler(self._engine, build_call)

@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from ..base import BatchScheduler, CallSink
 from ..transformers_llm.tool_calls import parse_hermes, parse_json_calls
+from .forced_tools import ForcedToolCall
 
 METHODS = frozenset({"chat", "generate"})
 # How long the work loop may block on its inbox while vLLM computes. An output ends
@@ -25,7 +26,9 @@ _IDLE_WAIT_S = 0.005
 
 
 class _Call:
-    def __init__(self, sink: CallSink, prompt, params, tool_format: str | None, top_logprobs: int | None = None,
+    # tool_format: "hermes" or "json" (the model's own calls, parsed at the end), a
+    # ForcedToolCall (tool_choice forced by structured outputs), or None (no tools).
+    def __init__(self, sink: CallSink, prompt, params, tool_format, top_logprobs: int | None = None,
                  lora_request=None):
         self.sink, self.prompt, self.params, self.tool_format = sink, prompt, params, tool_format
         self.lora_request = lora_request  # vLLM's LoRARequest, or None for the base model
@@ -140,7 +143,11 @@ class VllmScheduler(BatchScheduler):
             return
         del self._calls[request_id]
         result = {"text": call.text, "finish_reason": "length" if completion.finish_reason == "length" else "stop"}
-        if call.tool_format is not None:
+        if isinstance(call.tool_format, ForcedToolCall):
+            tool_calls = call.tool_format.calls(call.text)
+            if tool_calls:
+                result.update(text="", tool_calls=tool_calls, finish_reason="tool_calls")
+        elif call.tool_format is not None:
             rest, tool_calls = (parse_hermes if call.tool_format == "hermes" else parse_json_calls)(call.text)
             if tool_calls:
                 result.update(text=rest, tool_calls=tool_calls, finish_reason="tool_calls")
