@@ -3,7 +3,7 @@ import { AbortedIds } from './aborted-ids.js';
 import type { Engine } from './engine/engine.js';
 import type { Progress } from './engine/model-file.js';
 import { ExitCode } from './exit-codes.js';
-import { CallAborted, InvalidInput } from './invalid-input.js';
+import { CallAborted, InvalidInput, fieldOf } from './invalid-input.js';
 import type { RuntimeLog } from './runtime-log.js';
 import type { RuntimeSockets } from './runtime-sockets.js';
 import type { StepOutbox } from './step-outbox.js';
@@ -97,7 +97,7 @@ export class CallServer {
       return;
     }
     this.received++;
-    const fail = (kind: string, message: string) => this.reply(MessageType.ERROR, { id, kind, message });
+    const fail = (kind: string, message: string, param: string | null = null) => this.reply(MessageType.ERROR, { id, kind, message, ...(param ? { param } : {}) });
     if (this.aborted.take(id)) return fail('aborted', 'The call was aborted');
     if (!this.engine) return fail('invalid', 'No model is loaded yet');
     const { args = [], kwargs = {}, method } = body as { args?: unknown; kwargs?: unknown; method?: unknown };
@@ -120,7 +120,7 @@ export class CallServer {
           if (err instanceof CallAborted || controller.signal.aborted) return fail('aborted', 'The call was aborted');
           const invalid = err instanceof InvalidInput || err instanceof TypeError || err instanceof RangeError;
           if (!invalid) this.log.error(`call ${id} (${String(method)}) failed: ${(err as Error).stack ?? String(err)}`);
-          fail(invalid ? 'invalid' : 'internal', (err as Error).message ?? String(err));
+          fail(invalid ? 'invalid' : 'internal', (err as Error).message ?? String(err), invalid ? fieldOf(err) : null);
         },
       )
       .finally(() => this.running.delete(id));

@@ -126,7 +126,12 @@ describe('the llama.cpp runtime speaks runtime protocol v3', () => {
       peer.send(MessageType.CALL, { id: 3, method: 'generate', args: 'not a list', kwargs: {} });
       expect((await peer.next((m) => m.body.id === 3)).body).toMatchObject({ kind: 'invalid', message: 'args must be a list' });
       peer.send(MessageType.CALL, { id: 4, method: 'generate', args: ['hi'], kwargs: { generate_config: { max_tokens: 'x' } } });
-      expect((await peer.next((m) => m.body.id === 4)).body).toMatchObject({ kind: 'invalid', message: expect.stringContaining('max_tokens must be an integer') });
+      expect((await peer.next((m) => m.body.id === 4)).body).toMatchObject({ kind: 'invalid', param: 'max_tokens', message: expect.stringContaining('max_tokens must be an integer') });
+      // The field an invalid call is about travels as param (protocol, "Calls").
+      peer.send(MessageType.CALL, { id: 40, method: 'generate', args: ['hi'], kwargs: { generate_config: { top_p: 3 } } });
+      expect((await peer.next((m) => m.body.id === 40)).body).toMatchObject({ kind: 'invalid', param: 'top_p' });
+      peer.send(MessageType.CALL, { id: 41, method: 'chat', args: [[{ role: 'user', content: 5 }]], kwargs: {} });
+      expect((await peer.next((m) => m.body.id === 41)).body).toMatchObject({ kind: 'invalid', param: 'messages.0' });
 
       // Two streams at once: CHUNKs, then exactly one END each.
       for (const id of [5, 6]) peer.send(MessageType.CALL, { id, method: 'generate', args: ['Once upon a time'], kwargs: { generate_config: { max_tokens: 8, temperature: 0 } }, stream: true });

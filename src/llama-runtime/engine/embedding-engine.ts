@@ -56,7 +56,7 @@ export class EmbeddingEngine implements Engine {
     const dimensions = kwargs.dimensions ?? null;
     const size = this.model.embeddingVectorSize;
     if (dimensions !== null && (typeof dimensions !== 'number' || !Number.isSafeInteger(dimensions) || dimensions < 1 || dimensions > size)) {
-      throw new InvalidInput(`dimensions must be an integer from 1 to ${size}, got ${JSON.stringify(dimensions)}`);
+      throw new InvalidInput(`dimensions must be an integer from 1 to ${size}, got ${JSON.stringify(dimensions)}`, 'dimensions');
     }
     const tokenLists = inputs.map((input, index) => this.tokens(input, index, truncate));
     const embeddings: number[][] = [];
