@@ -35,6 +35,9 @@ export function refuseUnsupported(body: ResponsesBody, abilities: readonly strin
     }
   });
   const choice = body.tool_choice;
+  if ((choice === 'required' || (choice && typeof choice === 'object')) && !body.tools?.length) {
+    throw new HangarError('invalid_field', ['tool_choice: a tool can only be required or named with tools to choose from'], { param: 'tool_choice' });
+  }
   if (choice && typeof choice === 'object' && choice.type !== 'function') throw unsupported('tool_choice.type', `only "none", "auto", "required" or a function ({"type": "function", "name": ...}) can be chosen, not ${choice.type}`);
   if (choice && typeof choice === 'object' && !choice.name) throw new HangarError('invalid_field', ['tool_choice.name: a function tool_choice needs the name of the function'], { param: 'tool_choice.name' });
   const effort = body.reasoning?.effort;
