@@ -35,16 +35,26 @@ const SWEEP_EVERY_MS = 60_000;
  */
 export class ResponseStore {
   private lastSweep = 0;
+  private readonly statements;
 
   constructor(
     private readonly db: SqliteDatabase,
     private readonly retentionMs: number,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    // Prepared once: the schema is in place (openDatabase migrated it).
+    this.statements = {
+      insertResponse: db.prepare('INSERT INTO responses (id, owner, created_at, model, response, input_items) VALUES (?, ?, ?, ?, ?, ?)'),
+      insertItem: db.prepare('INSERT OR REPLACE INTO response_items (id, response_id, owner, item) VALUES (?, ?, ?, ?)'),
+      get: db.prepare('SELECT id, owner, created_at, response, input_items FROM responses WHERE id = ? AND owner = ? AND created_at >= ?'),
+      item: db.prepare('SELECT i.item FROM response_items i JOIN responses r ON r.id = i.response_id WHERE i.id = ? AND i.owner = ? AND r.created_at >= ?'),
+      delete: db.prepare('DELETE FROM responses WHERE id = ? AND owner = ? AND created_at >= ?'),
+      sweep: db.prepare('DELETE FROM responses WHERE created_at < ?'),
+    };
+  }
 
   save(entry: StoredResponse): void {
-    const insertResponse = this.db.prepare('INSERT INTO responses (id, owner, created_at, model, response, input_items) VALUES (?, ?, ?, ?, ?, ?)');
-    const insertItem = this.db.prepare('INSERT OR REPLACE INTO response_items (id, response_id, owner, item) VALUES (?, ?, ?, ?)');
+    const { insertResponse, insertItem } = this.statements;
     const output = (entry.response.output as Array<Record<string, unknown>> | undefined) ?? [];
     this.db.transaction(() => {
       insertResponse.run(entry.id, entry.owner, entry.createdAt, String(entry.response.model ?? ''), JSON.stringify(entry.response), JSON.stringify(entry.inputItems));
@@ -55,7 +65,7 @@ export class ResponseStore {
 
   /** The response, if it exists, is the owner's and has not expired. */
   get(id: string, owner: string): StoredResponse | null {
-    const row = this.db.prepare('SELECT id, owner, created_at, response, input_items FROM responses WHERE id = ? AND owner = ? AND created_at >= ?').get(id, owner, this.oldestKept()) as
+    const row = this.statements.get.get(id, owner, this.oldestKept()) as
       | { id: string; owner: string; created_at: number; response: string; input_items: string }
       | undefined;
     if (!row) return null;
@@ -64,15 +74,13 @@ export class ResponseStore {
 
   /** An output item of one of the owner's stored responses (what `item_reference` names). */
   item(id: string, owner: string): Record<string, unknown> | null {
-    const row = this.db
-      .prepare('SELECT i.item FROM response_items i JOIN responses r ON r.id = i.response_id WHERE i.id = ? AND i.owner = ? AND r.created_at >= ?')
-      .get(id, owner, this.oldestKept()) as { item: string } | undefined;
+    const row = this.statements.item.get(id, owner, this.oldestKept()) as { item: string } | undefined;
     return row ? JSON.parse(row.item) : null;
   }
 
   /** True when it existed (and was the owner's). */
   delete(id: string, owner: string): boolean {
-    return this.db.prepare('DELETE FROM responses WHERE id = ? AND owner = ? AND created_at >= ?').run(id, owner, this.oldestKept()).changes > 0;
+    return this.statements.delete.run(id, owner, this.oldestKept()).changes > 0;
   }
 
   /** One page of a stored response's input items (OpenAI's list shape: `after` is an item id). */
@@ -91,7 +99,7 @@ export class ResponseStore {
   sweep(): number {
     this.lastSweep = this.now();
     if (this.retentionMs <= 0) return 0;
-    return this.db.prepare('DELETE FROM responses WHERE created_at < ?').run(this.oldestKept()).changes;
+    return this.statements.sweep.run(this.oldestKept()).changes;
   }
 
   private sweepNowAndThen(): void {
