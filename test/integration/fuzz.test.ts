@@ -97,10 +97,11 @@ describe('fuzz: 10,000 malformed and hostile requests', () => {
       }
     };
     // Adding a replica to the live model is what that route is for (any body starts one),
-    // so it gets only hostile uids; the memory and process counts below stay meaningful.
+    // and a DELETE of it (bodiless, as OpenAI's SDKs send one) stops it: those get only
+    // hostile uids, so the memory and process counts below stay meaningful.
     const notTheModel = HOSTILE_STRINGS.filter((h) => h !== 'fz');
     const fill = (p: string, method: string) =>
-      p.replace(/\{[^}]+\}/g, () => encode(pick(method === 'POST' && p.endsWith('/replicas') ? notTheModel : [...HOSTILE_STRINGS, 'fz', 'LLM'])));
+      p.replace(/\{[^}]+\}/g, () => encode(pick((method === 'POST' && p.endsWith('/replicas')) || method === 'DELETE' ? notTheModel : [...HOSTILE_STRINGS, 'fz', 'LLM'])));
 
     const failures: string[] = [];
     let sent = 0;
