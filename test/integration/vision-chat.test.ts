@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
 import { readSse } from './harness/sse-client.js';
@@ -204,6 +205,28 @@ describe('vision chat on the Transformers engine', () => {
       .create({ model: 'eye', max_tokens: 8, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: `${imageBase}/big.png` } }, { type: 'text', text: 'What?' }] }] })
       .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
+  });
+
+  it('answers the Responses API’s input_image parts (data: and http) as the same chat', async () => {
+    const sdk = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'not-needed', maxRetries: 0 });
+    const respond = (url: string) =>
+      sdk.responses.create({
+        model: 'eye',
+        max_output_tokens: 8,
+        temperature: 0,
+        input: [{ role: 'user', content: [{ type: 'input_image', image_url: url, detail: 'auto' }, { type: 'input_text', text: 'What is this?' }] }],
+      });
+    const response = await respond(dataUrl('a'));
+    const same = await chat([ask('What is this?', dataUrl('a'))], { max_tokens: 8, temperature: 0 });
+    expect(response.output_text).toBe(same.body.choices[0].message.content);
+    expect(response.usage!.input_tokens).toBe(same.body.usage.prompt_tokens);
+    expect((await respond(`${imageBase}/a.png`)).output_text).toBe(response.output_text);
+    // The other image: what chat answers for it (two images, two answers: the test above).
+    const other = await chat([ask('What is this?', dataUrl('b'))], { max_tokens: 8, temperature: 0 });
+    expect((await respond(dataUrl('b'))).output_text).toBe(other.body.choices[0].message.content);
+    const refused = await respond(`${imageBase}/big.png`).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((refused as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('input');
   });
 
   it('takes image_url parts from the OpenAI Python SDK', async () => {
