@@ -194,6 +194,13 @@ print(json.dumps(out))
     const made = await fetch(`${server.url}/v1/responses`, { method: 'POST', headers: { ...as(), 'content-type': 'application/json', 'accept-encoding': 'gzip, br' }, body: JSON.stringify({ model: 'sim', input: 'hi', max_output_tokens: 40 }) });
     expect(made.headers.get('content-encoding')).toBe('br');
     expect(((await made.json()) as { output_text: string }).output_text.split(' ')).toHaveLength(41);
+    // A short inference answer (under 1 KiB) goes as it is: gzip would cost more CPU than it saves.
+    const chat = (maxTokens: number) =>
+      fetch(`${server.url}/v1/chat/completions`, { method: 'POST', headers: { ...as(), 'content-type': 'application/json', 'accept-encoding': 'gzip' }, body: JSON.stringify({ model: 'sim', messages: [{ role: 'user', content: 'hi' }], max_tokens: maxTokens }) });
+    const short = await chat(3);
+    expect(short.headers.get('content-encoding')).toBeNull();
+    expect(Number(short.headers.get('content-length'))).toBeLessThan(1024);
+    expect((await chat(300)).headers.get('content-encoding')).toBe('gzip');
     for (const [p, body] of [
       ['/v1/responses', { model: 'sim', input: 'hi', max_output_tokens: 40, stream: true }],
       ['/v1/chat/completions', { model: 'sim', messages: [{ role: 'user', content: 'hi' }], max_tokens: 40, stream: true }],
