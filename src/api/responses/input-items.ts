@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { HangarError } from '../../errors/hangar-error.js';
-import { type ContentPart, contentPart } from './schema.js';
+import type { z } from 'zod';
+import { type ContentPart, contentPart, functionCallItem, functionCallOutputItem } from './schema.js';
 
 /** An input item as stored and listed (GET /v1/responses/{id}/input_items): always with an id and a type. */
 export type Item = Record<string, unknown> & { id: string; type: string };
@@ -41,8 +42,10 @@ function normalizeItem(raw: unknown, path: string, lookup: ItemLookup): Item {
     case 'message':
       return { ...item, type: 'message', id: id ?? itemId('msg'), content: messageContent(item, path) };
     case 'function_call':
+      checked(functionCallItem, item, path);
       return { ...item, type: 'function_call', id: id ?? itemId('fc'), status: item.status ?? 'completed' };
     case 'function_call_output':
+      checked(functionCallOutputItem, item, path);
       return { ...item, type: 'function_call_output', id: id ?? itemId('fco') };
     // A reasoning item sent back (the SDKs do with store: false) is kept in the list;
     // the chat template is not given it (a model's earlier thinking is not re-read).
@@ -51,6 +54,15 @@ function normalizeItem(raw: unknown, path: string, lookup: ItemLookup): Item {
     default:
       throw unsupported(`${path}.type`, `input items of type ${JSON.stringify(type)} are not served here; use message, function_call, function_call_output, reasoning or item_reference`);
   }
+}
+
+/** Refuses an item its schema does not take, naming the field (`input.3.call_id`). */
+function checked(schema: z.ZodType, item: unknown, path: string): void {
+  const parsed = schema.safeParse(item);
+  if (parsed.success) return;
+  const issue = parsed.error.issues[0]!;
+  const where = [path, ...issue.path].join('.');
+  throw new HangarError('invalid_field', [`${where}: ${issue.message}`], { param: where });
 }
 
 /** A message's content as parts (a string becomes one text part of the role's kind); parts nothing here reads are refused. */
@@ -64,13 +76,8 @@ function messageContent(item: Record<string, unknown>, path: string): ContentPar
   if (!Array.isArray(content)) throw new HangarError('invalid_field', [`${path}.content: must be a string or a list of content parts`], { param: `${path}.content` });
   return content.map((part, j) => {
     const at = `${path}.content.${j}`;
-    const parsed = contentPart.safeParse(part);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      const where = [at, ...issue.path].join('.');
-      throw new HangarError('invalid_field', [`${where}: ${issue.message}`], { param: where });
-    }
-    const p = parsed.data;
+    checked(contentPart, part, at);
+    const p = part as ContentPart;
     if (p.type === 'input_image') {
       if (p.file_id) throw unsupported(`${at}.file_id`, 'there is no Files API here; send the image as image_url (an http(s) or data: URL)');
       if (!p.image_url) throw new HangarError('invalid_field', [`${at}.image_url: an input_image needs image_url`], { param: `${at}.image_url` });

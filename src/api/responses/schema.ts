@@ -18,14 +18,8 @@ export const contentPart = z.discriminatedUnion('type', [
 ]);
 export type ContentPart = z.infer<typeof contentPart>;
 
-const messageItem = z.looseObject({
-  type: z.literal('message').optional(),
-  id: z.string().nullish(),
-  role: z.enum(['user', 'assistant', 'system', 'developer']),
-  content: z.union([text, z.array(contentPart)]),
-});
-
-const functionCallItem = z.looseObject({
+/** Input items other than messages, checked one by one (input-items.ts) so a refusal names its path. */
+export const functionCallItem = z.looseObject({
   type: z.literal('function_call'),
   id: z.string().nullish(),
   call_id: z.string().min(1),
@@ -33,18 +27,12 @@ const functionCallItem = z.looseObject({
   arguments: z.string(),
 });
 
-const functionCallOutputItem = z.looseObject({
+export const functionCallOutputItem = z.looseObject({
   type: z.literal('function_call_output'),
   id: z.string().nullish(),
   call_id: z.string().min(1),
   output: z.union([text, z.array(z.looseObject({ type: z.string() }))]),
 });
-
-/** Any other item type is accepted here and refused by input-items.ts with its path (built-in tool calls, ...). */
-const otherItem = z.looseObject({ type: z.string() });
-
-export const inputItem = z.union([messageItem, functionCallItem, functionCallOutputItem, otherItem]);
-export type InputItem = z.infer<typeof inputItem>;
 
 const functionTool = z.looseObject({
   type: z.literal('function'),
@@ -106,7 +94,6 @@ export const responsesBody = z.looseObject({
 export type ResponsesBody = z.infer<typeof responsesBody>;
 
 export const functionToolSchema = functionTool;
-export type FunctionTool = z.infer<typeof functionTool>;
 
 export const responseIdParams = z.object({ response_id: z.string().min(1) });
 
