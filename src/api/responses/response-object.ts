@@ -1,5 +1,5 @@
 import type { HangarError } from '../../errors/hangar-error.js';
-import type { Generation, TokenLogprob } from '../llm/generate-config.js';
+import { asGeneration, type Generation, type TokenLogprob } from '../llm/generate-config.js';
 import { itemId } from './input-items.js';
 import type { ResponsesBody } from './schema.js';
 
@@ -91,12 +91,12 @@ export function statusOf(finish: string | undefined): { status: string; incomple
 }
 
 /** The whole answer (non-stream): reasoning, message and function_call items, and `output_text`. */
-export function finalResponse(ctx: ResponseContext, value: unknown, text = ''): Record<string, unknown> {
-  const g = value as Generation;
+export function finalResponse(ctx: ResponseContext, value: unknown): Record<string, unknown> {
+  const g = asGeneration(value);
   const { status, incomplete_details } = statusOf(g.finish_reason);
   const output: Array<Record<string, unknown>> = [];
   if (g.reasoning_content) output.push(reasoningItem(itemId('rs'), g.reasoning_content));
-  const answer = g.text || text;
+  const answer = g.text;
   if (answer || !g.tool_calls?.length) output.push(messageItem(itemId('msg'), status, [outputTextPart(answer, ctx.logprobs ? (g.logprobs ?? []) : null)]));
   for (const call of g.tool_calls ?? []) output.push(functionCallItem(call, 'completed'));
   return { ...responseShell(ctx, status), incomplete_details, output, output_text: answer, usage: responseUsage(g) };
