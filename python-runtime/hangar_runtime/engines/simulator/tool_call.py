@@ -6,9 +6,8 @@ call would. It stands in for an engine's constrained decoding in load tests and 
 tests; it is not a model choosing a tool."""
 
 import json
-import uuid
 
-from ...errors import field_error
+from ..transformers_llm.tool_calls import forced_function, tool_call
 from .text import WORDS
 
 _MAX_DEPTH = 6
@@ -18,24 +17,9 @@ def forced_tool_call(tools, tool_choice) -> dict | None:
     """The call to answer with, or None when the answer is text."""
     if tool_choice in (None, "auto", "none") or not tools:
         return None
-    if tool_choice == "required":
-        tool = tools[0]
-    elif isinstance(tool_choice, dict):
-        name = (tool_choice.get("function") or {}).get("name")
-        tool = next((t for t in tools if _function(t).get("name") == name), None)
-        if tool is None:
-            raise field_error("tool_choice", f"tool_choice names the function {name!r}, which is not one of the tools")
-    else:
-        raise field_error("tool_choice", f"tool_choice must be \"none\", \"auto\", \"required\" or a function, got {tool_choice!r}")
-    function = _function(tool)
-    arguments = json.dumps(sample_value(function.get("parameters") or {"type": "object"}, 0))
-    return {"id": f"call_{uuid.uuid4().hex[:24]}", "type": "function",
-            "function": {"name": str(function.get("name", "")), "arguments": arguments}}
-
-
-def _function(tool) -> dict:
-    function = tool.get("function") if isinstance(tool, dict) else None
-    return function if isinstance(function, dict) else {}
+    functions, named = forced_function(tools, tool_choice)
+    function = named if named is not None else functions[0]
+    return tool_call(str(function.get("name", "")), sample_value(function.get("parameters") or {"type": "object"}, 0))
 
 
 def sample_value(schema, depth: int):

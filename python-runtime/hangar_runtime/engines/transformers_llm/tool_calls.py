@@ -16,6 +16,7 @@ import json
 import re
 import secrets
 
+from ...errors import field_error
 from .holdback import split_held
 
 _HERMES_OPEN = "<tool_call>"
@@ -136,8 +137,29 @@ def _call_from_json(raw: str) -> dict | None:
 def _call_from_value(value) -> dict | None:
     if not isinstance(value, dict) or not isinstance(value.get("name"), str) or not value["name"]:
         return None
-    arguments = value.get("arguments", value.get("parameters", {}))
+    return tool_call(value["name"], value.get("arguments", value.get("parameters", {})))
+
+
+def tool_call(name: str, arguments) -> dict:
+    """One OpenAI tool call; arguments that are not yet a JSON string are encoded."""
     if not isinstance(arguments, str):
         arguments = json.dumps(arguments, ensure_ascii=False)
-    return {"id": f"call_{secrets.token_hex(12)}", "type": "function",
-            "function": {"name": value["name"], "arguments": arguments}}
+    return {"id": f"call_{secrets.token_hex(12)}", "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def forced_function(tools, choice) -> tuple[list[dict], dict | None]:
+    """For a forcing tool_choice ("required" or a named function): the tools'
+    functions, and the named one (None for "required"). Refuses, naming tool_choice, a
+    choice of another shape, a name that is not one of the tools, or no tools at all."""
+    functions = [t["function"] for t in tools or [] if isinstance(t, dict) and isinstance(t.get("function"), dict)]
+    if not functions:
+        raise field_error("tool_choice", f"tool_choice {choice!r} needs tools to choose from")
+    if choice == "required":
+        return functions, None
+    if not isinstance(choice, dict):
+        raise field_error("tool_choice", f"tool_choice must be \"none\", \"auto\", \"required\" or a function, got {choice!r}")
+    name = (choice.get("function") or {}).get("name")
+    named = next((f for f in functions if f.get("name") == name), None)
+    if named is None:
+        raise field_error("tool_choice", f"tool_choice names the function {name!r}, which is not one of the tools")
+    return functions, named
