@@ -1,19 +1,15 @@
 import { HangarError } from '../../errors/hangar-error.js';
 import { CHAT_RULES } from '../llm/parameter-support.js';
+import { checked } from './input-items.js';
 import { functionToolSchema, type ResponsesBody } from './schema.js';
 
 /**
- * The Responses API's fields that an engine may or may not do, under their Responses
- * names, so a refusal names the field the client sent (`text.format`, not chat's
- * `response_format`). The rules themselves are chat's.
+ * The Responses fields an engine may not do whose chat name differs, checked under
+ * the Responses name so a refusal names the field the client sent (`text.format`, not
+ * chat's `response_format`). The rule is chat's; every other field keeps its chat name
+ * (`tool_choice`, `parallel_tool_calls`) and is checked on the mapped chat request.
  */
-export const RESPONSES_RULES = {
-  'text.format': CHAT_RULES.response_format!,
-  tool_choice: CHAT_RULES.tool_choice!,
-  parallel_tool_calls: CHAT_RULES.parallel_tool_calls!,
-  top_logprobs: { asks: (v: unknown) => typeof v === 'number', engines: CHAT_RULES.logprobs!.engines },
-  seed: CHAT_RULES.seed!,
-};
+export const RESPONSES_RULES = { 'text.format': CHAT_RULES.response_format! };
 
 const unsupported = (param: string, why: string): HangarError => new HangarError('field_unsupported', [param, why], { param });
 
@@ -27,12 +23,7 @@ export function refuseUnsupported(body: ResponsesBody, abilities: readonly strin
   if (body.truncation === 'auto') throw unsupported('truncation', 'an input longer than the model\'s context is refused, not cut ("disabled")');
   body.tools?.forEach((tool, i) => {
     if (tool.type !== 'function') throw unsupported(`tools.${i}.type`, `built-in tools (${tool.type}) are not served here; only function tools, which the client runs`);
-    const parsed = functionToolSchema.safeParse(tool);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      const where = [`tools.${i}`, ...issue.path].join('.');
-      throw new HangarError('invalid_field', [`${where}: ${issue.message}`], { param: where });
-    }
+    checked(functionToolSchema, tool, `tools.${i}`);
   });
   const choice = body.tool_choice;
   if ((choice === 'required' || (choice && typeof choice === 'object')) && !body.tools?.length) {

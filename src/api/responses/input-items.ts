@@ -56,8 +56,8 @@ function normalizeItem(raw: unknown, path: string, lookup: ItemLookup): Item {
   }
 }
 
-/** Refuses an item its schema does not take, naming the field (`input.3.call_id`). */
-function checked(schema: z.ZodType, item: unknown, path: string): void {
+/** Refuses a value its schema does not take, naming the field under `path` (`input.3.call_id`, `tools.0.name`). */
+export function checked(schema: z.ZodType, item: unknown, path: string): void {
   const parsed = schema.safeParse(item);
   if (parsed.success) return;
   const issue = parsed.error.issues[0]!;
