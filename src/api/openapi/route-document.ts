@@ -5,8 +5,8 @@ import { ANSWERS, errorAnswer } from './answer-schemas.js';
 
 type TransformInput = Parameters<typeof jsonSchemaTransform>[0];
 
-/** Routes that also take Anthropic's `x-api-key` header (guard.ts). */
-const ANTHROPIC = /^\/(anthropic\/)?v1\/(messages|models)/;
+/** Either credential header opens every guarded route (guard.ts reads both everywhere). */
+const SECURITY = [{ bearerAuth: [] }, { anthropicApiKey: [] }];
 
 /**
  * One route's entry in the OpenAPI document: the zod schemas it validates with (body,
@@ -31,7 +31,7 @@ export function documentRoute(input: TransformInput): ReturnType<typeof jsonSche
     ...((schema.response as object | undefined) ?? {}),
   };
   if (!isPublicRoute(method, input.url)) {
-    documented.security = ANTHROPIC.test(input.url) ? [{ bearerAuth: [] }, { anthropicApiKey: [] }] : [{ bearerAuth: [] }];
+    documented.security = SECURITY;
   }
   return jsonSchemaTransform({ ...input, schema: documented } as TransformInput);
 }
@@ -39,7 +39,7 @@ export function documentRoute(input: TransformInput): ReturnType<typeof jsonSche
 /** The security schemes every guarded route refers to. */
 export const SECURITY_SCHEMES = {
   bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key (sk-...) or a login token from POST /token (docs/auth.md)' },
-  anthropicApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: "Anthropic's SDKs' header; the same keys as bearerAuth" },
+  anthropicApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: "Anthropic's SDKs' header, taken on every route; the same keys as bearerAuth" },
 } as const;
 
 /**
