@@ -1,21 +1,69 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
+// Files whose checks hang on short timings (a heartbeat, a body or load-stall timeout of
+// a second or two, a restart delay, a process that must be gone within a few seconds),
+// on load shape (queue depths, backpressure, load loops), or that start a Ray cluster:
+// they run one at a time, after the rest, with nothing of vitest's beside them.
+const SERIAL = [
+  'test/integration/backpressure.test.ts',
+  'test/integration/cluster-start.test.ts',
+  'test/integration/flexible-lifecycle.test.ts',
+  'test/integration/hostile-inputs.test.ts',
+  'test/integration/launch-control.test.ts',
+  'test/integration/load.test.ts',
+  'test/integration/ray-cluster.test.ts',
+  'test/integration/recovery.test.ts',
+  'test/integration/request-control.test.ts',
+  'test/integration/restart-and-orphans.test.ts',
+  'test/integration/runtime-transport.test.ts',
+  'test/integration/shutdown-restore.test.ts',
+  'test/integration/token-relay.test.ts',
+  'test/integration/warm-spare.test.ts',
+];
+
+// The unit tests: no server, no runtime (a few spawn one Python to render a template).
+// `npm run test:quick` runs these and pytest's unit tests.
+const UNIT = ['api', 'auth', 'cli', 'config', 'errors', 'logging', 'registry', 'runtime', 'storage', 'supervisor', 'llama-runtime'].map((dir) => `test/${dir}/**/*.test.ts`);
+
 export default defineConfig({
   test: {
-    // Integration tests start real servers and Python processes: give them room, and
-    // run files one at a time on CI's two cores so timings stay sane.
+    // Integration tests start real servers and Python processes: give them room.
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    fileParallelism: false,
     pool: 'forks',
+    // Two files at a time (the machines have two cores, and most integration files wait
+    // on a child process); the serial project runs after, one file at a time. Every
+    // server a test starts has its own home and a port the kernel picks, so files never
+    // share state. Projects with the same groupOrder run together and must agree on
+    // the worker count.
     projects: [
       {
         extends: true,
-        test: { name: 'hangar', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/container/**'] },
+        test: { name: 'unit', include: UNIT, maxWorkers: 2, sequence: { groupOrder: 0 } },
       },
       {
-        // The image tests: their global set-up builds the CPU image (docker/ci-build.sh),
-        // and runs only when one of these files is selected.
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...SERIAL],
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        // The browser tests: headless Chromium against a real server.
+        extends: true,
+        test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], maxWorkers: 2, sequence: { groupOrder: 0 } },
+      },
+      {
+        extends: true,
+        test: { name: 'serial', include: SERIAL, maxWorkers: 1, fileParallelism: false, sequence: { groupOrder: 1 } },
+      },
+      {
+        // The image tests: their global set-up builds the CPU image (docker/ci-build.sh)
+        // unless `npm test` built it already (HANGAR_TEST_IMAGE), and runs only when one
+        // of these files is selected.
         extends: true,
         test: {
           name: 'container',
@@ -27,6 +75,9 @@ export default defineConfig({
           env: { TESTCONTAINERS_RYUK_DISABLED: 'true', TESTCONTAINERS_HOST_OVERRIDE: '127.0.0.1' },
           testTimeout: 180_000,
           hookTimeout: 300_000,
+          maxWorkers: 1,
+          fileParallelism: false,
+          sequence: { groupOrder: 2 },
         },
       },
     ],

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { report, writeResults } from './lib/report.js';
 import { client, makeHome, removeHome, repoRoot, startServer, venvPython, type TestServer } from './lib/server.js';
-import { buildTinyLlm, tinyLlmRegistration } from '../test/integration/harness/tiny-models.js';
+import { tinyLlm, tinyLlmRegistration } from '../test/integration/harness/tiny-models.js';
 
 const LAUNCHES = 3;
 // The floor sees no GPU, like a CPU replica (the launcher sets the same), so both skip CUDA's set-up.
@@ -57,7 +57,7 @@ async function preloads(server: TestServer, n: number): Promise<void> {
 
 async function main(): Promise<void> {
   const work = await makeHome('hangar-bench-launch-');
-  const model = buildTinyLlm(path.join(work, 'llm'));
+  const model = tinyLlm();
   const floor: number[] = [];
   for (let i = 0; i < LAUNCHES; i++) floor.push(await floorOnce(model.path));
 

@@ -14,7 +14,9 @@
 #  3. make the base image from Debian with debootstrap (skipped when it exists);
 #  4. build docker/Dockerfile on it with the legacy builder and --network host, with
 #     pip pointed at the machine's own package indexes (local folders are served on
-#     loopback for the length of the build) and npm at the machine's npm registry.
+#     loopback for the length of the build) and npm at the machine's npm registry;
+#     skipped when the image there was built from the same inputs (a hash of the
+#     build context and arguments, kept as the image's label org.hangar.inputs).
 #
 # Settings (environment): HANGAR_IMAGE (hangar:cpu), HANGAR_BASE_IMAGE
 # (hangar-base:bookworm), HANGAR_DOCKER_STATE (/var/lib/hangar-docker),
@@ -288,24 +290,72 @@ build_ca() {
   if [ -f "$bundle" ]; then cp "$bundle" docker/build-ca/host.crt; fi
 }
 
+# A hash of everything the build reads: the files of the build context (the repository
+# as .dockerignore filters it: the forms of pattern that file uses, a path or `**/name`,
+# a match taking the whole folder), their executable bits, the base image's id, and the
+# build arguments given as this function's arguments.
+inputs_hash() {
+  local base_id
+  base_id=$(docker image inspect -f '{{.Id}}' "$BASE_IMAGE")
+  python3 - "$base_id" "$@" <<'PY'
+import fnmatch, hashlib, os, sys
+patterns = [line.strip().rstrip("/") for line in open(".dockerignore")
+            if line.strip() and not line.lstrip().startswith("#")]
+def ignored(rel):
+    parts = rel.split("/")
+    for i in range(1, len(parts) + 1):
+        prefix = "/".join(parts[:i])
+        for p in patterns:
+            if p.startswith("**/") and fnmatch.fnmatchcase(parts[i - 1], p[3:]):
+                return True
+            if not p.startswith("**/") and fnmatch.fnmatchcase(prefix, p):
+                return True
+    return False
+digest = hashlib.sha256("\0".join(sys.argv[1:]).encode())
+for folder, dirs, files in os.walk("."):
+    dirs[:] = sorted(d for d in dirs if not ignored(os.path.relpath(os.path.join(folder, d))))
+    for name in sorted(files):
+        rel = os.path.relpath(os.path.join(folder, name))
+        if ignored(rel) or os.path.islink(rel):
+            continue
+        digest.update(f"\0{rel}\0{os.access(rel, os.X_OK)}\0".encode())
+        with open(rel, "rb") as f:
+            digest.update(f.read())
+print(digest.hexdigest())
+PY
+}
+
 build_image() {
-  local t=$SECONDS registry
+  local t=$SECONDS registry inputs built
   python_sources
   build_ca
   registry=$(npm config get registry 2>/dev/null || true)
-  log "building $IMAGE on $BASE_IMAGE"
+  local args=(
+    --build-arg "BASE_IMAGE=$BASE_IMAGE"
+    --build-arg "NPM_REGISTRY=${registry:-https://registry.npmjs.org}"
+    --build-arg "PYTHON_INDEX_URL=$PY_INDEX"
+    --build-arg "PYTHON_EXTRA_INDEX_URLS=${PY_EXTRA# }"
+    --build-arg "PYTHON_FIND_LINKS=${PY_FIND_LINKS# }"
+    --build-arg "PYTHON_TRUSTED_HOST=$PY_TRUSTED"
+  )
+  # The image made from these very inputs on this machine before is the image: reuse it.
+  inputs=$(inputs_hash "${args[@]}")
+  built=$(docker image inspect -f '{{index .Config.Labels "org.hangar.inputs"}}' "$IMAGE" 2>/dev/null || true)
+  if [ "$built" = "$inputs" ]; then
+    log "image $IMAGE is up to date (its inputs hash to ${inputs:0:12} as at its build); not rebuilt"
+    return
+  fi
+  log "building $IMAGE on $BASE_IMAGE (inputs ${inputs:0:12})"
   # The legacy builder: no BuildKit daemon or frontend image to pull. --network host:
-  # the build's RUN steps reach the package sources exactly as this machine does.
+  # the build's RUN steps reach the package sources exactly as this machine does. The
+  # layers are ordered so a change to the control plane alone rebuilds only the `app`
+  # stage (docker/Dockerfile); the Python environment's layers are reused.
   DOCKER_BUILDKIT=0 docker build \
     --network host \
     -f docker/Dockerfile \
     -t "$IMAGE" \
-    --build-arg "BASE_IMAGE=$BASE_IMAGE" \
-    --build-arg "NPM_REGISTRY=${registry:-https://registry.npmjs.org}" \
-    --build-arg "PYTHON_INDEX_URL=$PY_INDEX" \
-    --build-arg "PYTHON_EXTRA_INDEX_URLS=${PY_EXTRA# }" \
-    --build-arg "PYTHON_FIND_LINKS=${PY_FIND_LINKS# }" \
-    --build-arg "PYTHON_TRUSTED_HOST=$PY_TRUSTED" \
+    --label "org.hangar.inputs=$inputs" \
+    "${args[@]}" \
     . >&2
   log "image $IMAGE built in $(seconds $t)"
 }

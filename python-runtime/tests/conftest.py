@@ -58,41 +58,39 @@ def tiny_models_module():
     return fixture_module("tiny_models")
 
 
-def _build_tiny(builder: str, name: str):
-    module = tiny_models_module()
-    path = short_tmpdir()
-    yield getattr(module, builder)(path / name)
-    shutil.rmtree(path, ignore_errors=True)
+def _cached(kind: str) -> dict:
+    # test/fixtures/model_cache.py: built once per machine, shared with the vitest files.
+    return fixture_module("model_cache").get(kind)
 
 
 @pytest.fixture(scope="session")
 def tiny_llm() -> dict:
-    """The tiny LLM of test/fixtures/tiny_models.py, built once per session:
+    """The tiny LLM of test/fixtures/tiny_models.py, from the test model cache:
     {path, eos_token_id, vocab_size}."""
-    yield from _build_tiny("build_llm", "tiny-llm")
+    return _cached("llm")
 
 
 @pytest.fixture(scope="session")
 def tiny_lora() -> dict:
     """The tiny LLM with two LoRA adapters made with peft: {path, adapters: {a, b}, ...}."""
-    yield from _build_tiny("build_lora", "tiny-lora")
+    return _cached("lora")
 
 
 @pytest.fixture(scope="session")
 def tiny_vision() -> dict:
     """The tiny LLaVA with its processor: {path, image_tokens, ...}."""
-    yield from _build_tiny("build_vision", "tiny-vision")
+    return _cached("vision")
 
 
 @pytest.fixture(scope="session")
 def tiny_embedder() -> dict:
     """The tiny sentence-transformers BERT of test/fixtures/tiny_models.py:
     {path, dimensions, max_tokens}."""
-    yield from _build_tiny("build_embedder", "tiny-embedder")
+    return _cached("embedder")
 
 
 @pytest.fixture(scope="session")
 def tiny_cross_encoder() -> dict:
     """The tiny one-label BERT cross-encoder of test/fixtures/tiny_models.py:
     {path, dimensions, max_tokens}."""
-    yield from _build_tiny("build_cross_encoder", "tiny-cross-encoder")
+    return _cached("cross-encoder")

@@ -17,6 +17,10 @@ from hangar_client import (
 )
 from hangar_server import HangarServer
 
+# Starts real processes (runtimes, servers or a cluster): not in `npm run test:quick`.
+pytestmark = pytest.mark.integration
+
+
 GREEDY = {"temperature": 0, "max_tokens": 8}
 
 

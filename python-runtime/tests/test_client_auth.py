@@ -8,6 +8,10 @@ import pytest
 from hangar_client import Client, HangarClientError, RESTfulEmbeddingModelHandle
 from hangar_server import HangarServer
 
+# Starts real processes (runtimes, servers or a cluster): not in `npm run test:quick`.
+pytestmark = pytest.mark.integration
+
+
 SECRET = "09d25e094faa6ca2556c818166b7a9563b93f7099f6f0f4caa6cf63b88e8d3e7"
 USERS = [
     {"username": "user1", "password": "pass1", "permissions": ["admin"], "api_keys": ["sk-3sjLbdwqAhhAF", "sk-0HCRO1rauFQDL"]},

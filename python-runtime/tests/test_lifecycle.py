@@ -13,6 +13,10 @@ import pytest
 from harness import (END, HELLO, LOAD, LOAD_FAILED, PING, PONG, READY, RESULT, RUNTIME_DIR, SHUTDOWN, frame,
                      load_spec, without_stats)
 
+# Starts real processes (runtimes, servers or a cluster): not in `npm run test:quick`.
+pytestmark = pytest.mark.integration
+
+
 TOY = str(Path(__file__).parent / "launchers" / "toy.py")
 
 

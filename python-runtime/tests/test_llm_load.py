@@ -6,6 +6,10 @@ import pytest
 
 from harness import LOAD_FAILED, load_spec
 
+# Starts real processes (runtimes, servers or a cluster): not in `npm run test:quick`.
+pytestmark = pytest.mark.integration
+
+
 HUB_ID = "hangar-tests/not-a-cached-model"
 
 

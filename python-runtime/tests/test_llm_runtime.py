@@ -10,6 +10,10 @@ import pytest
 from conftest import short_tmpdir
 from harness import ABORT, CHUNK, END, ERROR, RESULT, Runtime, load_spec
 
+# Starts real processes (runtimes, servers or a cluster): not in `npm run test:quick`.
+pytestmark = pytest.mark.integration
+
+
 _ids = itertools.count(1)
 GREEDY = {"temperature": 0}
 USER = [{"role": "user", "content": "Tell me about the weather in Paris."}]

@@ -10,6 +10,10 @@ import pytest
 from conftest import short_tmpdir
 from harness import ABORT, CHUNK, END, ERROR, PING, PONG, RESULT, Runtime, load_spec, without_stats
 
+# Starts real processes (runtimes, servers or a cluster): not in `npm run test:quick`.
+pytestmark = pytest.mark.integration
+
+
 LAUNCHERS = Path(__file__).parent / "launchers"
 _ids = itertools.count(1)  # call ids are unique for the life of the runtime
 

@@ -7,6 +7,10 @@ import pytest
 
 from harness import DEAD, ERROR, LOAD, LOAD_FAILED, PING, PONG, READY, RESULT, SHUTDOWN, load_spec, without_stats
 
+# Starts real processes (runtimes, servers or a cluster): not in `npm run test:quick`.
+pytestmark = pytest.mark.integration
+
+
 LAUNCHERS = Path(__file__).parent / "launchers"
 
 

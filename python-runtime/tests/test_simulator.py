@@ -14,6 +14,10 @@ from hangar_runtime.errors import InvalidModel
 from harness import CALL, CHUNK, END, ERROR, RESULT
 
 
+# Starts real processes (runtimes, servers or a cluster): not in `npm run test:quick`.
+pytestmark = pytest.mark.integration
+
+
 class Clock:
     def __init__(self):
         self.now = 100.0

@@ -12,6 +12,10 @@ from sklearn.svm import SVC
 from harness import ERROR, LOAD_FAILED, RESULT, load_spec
 
 
+# Starts real processes (runtimes, servers or a cluster): not in `npm run test:quick`.
+pytestmark = pytest.mark.integration
+
+
 def _data():
     rng = np.random.default_rng(7)
     features = rng.normal(size=(240, 4))

@@ -14,6 +14,10 @@ import pytest
 from conftest import short_tmpdir
 from harness import ABORT, ERROR, LOAD_FAILED, READY, RESULT, Runtime, load_spec
 
+# Starts real processes (runtimes, servers or a cluster): not in `npm run test:quick`.
+pytestmark = pytest.mark.integration
+
+
 _ids = itertools.count(1)
 WINDOW_MS = 150
 DEBUG_LOG = {"HANGAR_RUNTIME_LOG_LEVEL": "DEBUG"}

@@ -10,7 +10,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from harness import ABORT, CALL, CHUNK, END, ERROR, LOAD_FAILED, RESULT, RUNTIME_DIR, SHUTDOWN
+
+# Starts real processes (runtimes, servers or a cluster): not in `npm run test:quick`.
+pytestmark = pytest.mark.integration
+
 
 DOUBLE = Path(__file__).parent / "vllm_call_double"
 

@@ -14,7 +14,8 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'
 
 /**
  * Builds the CPU image once for every container test file (starting the Docker engine
- * if none runs). A build that fails fails the run: CI must never pass without testing
+ * if none runs), unless `npm test` built it already, beside the other suites, and names
+ * it in HANGAR_TEST_IMAGE. A build that fails fails the run: CI must never pass without testing
  * the image. A contributor who cannot run Docker (no root, no engine) skips these
  * files on purpose with HANGAR_SKIP_CONTAINER_TESTS=<why>.
  */
@@ -23,6 +24,11 @@ export default function setup(project: TestProject): void {
   if (skip) {
     console.warn(`test/container: SKIPPED, the Docker image is not built or tested (HANGAR_SKIP_CONTAINER_TESTS=${skip})`);
     project.provide('hangarImage', '');
+    return;
+  }
+  const built = process.env.HANGAR_TEST_IMAGE;
+  if (built) {
+    project.provide('hangarImage', built);
     return;
   }
   const result = spawnSync('bash', [path.join(repoRoot, 'docker', 'ci-build.sh')], {

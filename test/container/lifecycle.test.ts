@@ -1,9 +1,9 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { trainSklearnModel } from '../integration/harness/fixtures.js';
+import { tinySklearnIn } from '../integration/harness/fixtures.js';
 import { request } from '../integration/harness/http.js';
-import { buildTinyLlm, tinyLlmRegistration } from '../integration/harness/tiny-models.js';
+import { copyTinyModel, tinyLlm, tinyLlmRegistration } from '../integration/harness/tiny-models.js';
 import { makeReadable, sharedDir, startHangar, type HangarContainer } from './harness.js';
 
 const image = inject('hangarImage');
@@ -17,8 +17,8 @@ describe.skipIf(!image)('the CPU image: model lifecycle', () => {
 
   beforeAll(async () => {
     models = await sharedDir('hangar-image-models-');
-    buildTinyLlm(path.join(models, 'tiny-llm'));
-    trainSklearnModel(models);
+    await copyTinyModel(tinyLlm(), path.join(models, 'tiny-llm'));
+    await tinySklearnIn(models);
     await makeReadable(models);
     hangar = await startHangar(image, { mounts: [{ source: models, target: '/models', mode: 'ro' }] });
   });

@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { trainSklearnModel, type SklearnFixture } from '../integration/harness/fixtures.js';
+import { tinySklearnIn, type SklearnFixture } from '../integration/harness/fixtures.js';
 import { request } from '../integration/harness/http.js';
 import { docker, makeReadable, sharedDir, startHangar, type HangarContainer } from './harness.js';
 
@@ -17,7 +17,7 @@ describe.skipIf(!image)('the CPU image: state on the HANGAR_HOME volume survives
 
   beforeAll(async () => {
     models = await sharedDir('hangar-image-persist-');
-    model = trainSklearnModel(models);
+    model = await tinySklearnIn(models);
     await makeReadable(models);
     docker(['volume', 'create', volume]);
   });

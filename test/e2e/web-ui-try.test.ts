@@ -5,7 +5,7 @@ import { writePythonLauncher } from '../integration/harness/fixtures.js';
 import { client } from '../integration/harness/http.js';
 import { makeHome, removeHome, startServer, type TestServer } from '../integration/harness/server.js';
 import { readFileSync } from 'node:fs';
-import { buildTinyModel, buildTinyVision, tinyVisionRegistration, type TinyVision } from '../integration/harness/tiny-models.js';
+import { tinyModel, tinyVision, tinyVisionRegistration, type TinyVision } from '../integration/harness/tiny-models.js';
 import { ConsoleWatch, launchBrowser, screenshot, screenshotDir, type Browser } from './browser.js';
 
 interface TinyEncoder {
@@ -33,9 +33,9 @@ describe('the try-it panels for embeddings, rerank and flexible models', () => {
 
   beforeAll(async () => {
     work = await makeHome('hangar-e2e-try-');
-    embedder = buildTinyModel<TinyEncoder>('embedder', path.join(work, 'embedder'));
-    const cross = buildTinyModel<TinyEncoder>('cross-encoder', path.join(work, 'cross'));
-    vision = buildTinyVision(path.join(work, 'vision'));
+    embedder = tinyModel<TinyEncoder>('embedder');
+    const cross = tinyModel<TinyEncoder>('cross-encoder');
+    vision = tinyVision();
     server = await startServer();
     api = client(server.url);
     const launcher = await writePythonLauncher(work);

@@ -6,7 +6,7 @@ import { upstreamAuthConfig } from '../fixtures/auth-users.js';
 import { request } from '../integration/harness/http.js';
 import { runtimePids, waitFor } from '../integration/harness/processes.js';
 import { makeHome, removeHome, startServer, type TestServer } from '../integration/harness/server.js';
-import { buildTinyLlm, type TinyLlm } from '../integration/harness/tiny-models.js';
+import { tinyLlm, type TinyLlm } from '../integration/harness/tiny-models.js';
 import { ConsoleWatch, launchBrowser, screenshot, screenshotDir, type Browser } from './browser.js';
 
 const ADMIN = { username: 'user1', password: 'pass1', key: 'sk-3sjLbdwqAhhAF' };
@@ -31,7 +31,7 @@ describe('the web UI in a browser', () => {
 
   beforeAll(async () => {
     work = await makeHome('hangar-e2e-');
-    tiny = buildTinyLlm(path.join(work, 'llm'));
+    tiny = tinyLlm();
     const authFile = path.join(work, 'auth.json');
     await writeFile(authFile, JSON.stringify(upstreamAuthConfig()));
     server = await startServer({ args: ['--auth-config', authFile] });

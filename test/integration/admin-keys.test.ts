@@ -7,7 +7,7 @@ import { upstreamAuthConfig } from '../fixtures/auth-users.js';
 import { request } from './harness/http.js';
 import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
 import { jsonEvents, readSse } from './harness/sse-client.js';
-import { buildTinyEmbedder, tinyEmbedderRegistration } from './harness/tiny-models.js';
+import { tinyEmbedder, tinyEmbedderRegistration } from './harness/tiny-models.js';
 
 const ADMIN_KEY = 'sk-3sjLbdwqAhhAF'; // user1 of the auth config file: admin
 
@@ -43,7 +43,7 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
     configFile = path.join(work, 'auth.json');
     await writeFile(configFile, JSON.stringify(upstreamAuthConfig()));
     server = await startServer({ args: ['--auth-config', configFile] });
-    const reg = await post('/v1/model_registrations/embedding', tinyEmbedderRegistration('tiny-embed', buildTinyEmbedder(path.join(work, 'embedder')), true));
+    const reg = await post('/v1/model_registrations/embedding', tinyEmbedderRegistration('tiny-embed', tinyEmbedder(), true));
     expect(reg.status, reg.text).toBe(200);
     const launches = await Promise.all([
       post('/v1/models', { model_name: 'simulator', model_type: 'LLM', model_engine: 'simulator', model_uid: 'sim', replica: 2, step_ms: 5, ttft_ms: 0 }),

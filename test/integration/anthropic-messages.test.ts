@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upstreamAuthConfig } from '../fixtures/auth-users.js';
 import { request } from './harness/http.js';
 import { makeHome, removeHome, startServer, venvPython, type TestServer } from './harness/server.js';
-import { buildTinyLlm, tinyLlmRegistration } from './harness/tiny-models.js';
+import { tinyLlm, tinyLlmRegistration } from './harness/tiny-models.js';
 
 const ADMIN_KEY = 'sk-3sjLbdwqAhhAF';
 // The simulator's first words (python-runtime/hangar_runtime/engines/simulator/text.py).
@@ -22,7 +22,7 @@ describe('Anthropic Messages API (real server, both SDKs)', () => {
     work = await makeHome('hangar-anthropic-');
     const authFile = path.join(work, 'auth.json');
     await writeFile(authFile, JSON.stringify(upstreamAuthConfig()));
-    const tiny = buildTinyLlm(path.join(work, 'llm'));
+    const tiny = tinyLlm();
     server = await startServer({ args: ['--auth-config', authFile] });
     expect((await request(server.url, 'POST', '/v1/model_registrations/LLM', tinyLlmRegistration('tiny-anthropic', tiny.path, ['chat', 'generate', 'tools']), as)).status).toBe(200);
     const launches = await Promise.all([

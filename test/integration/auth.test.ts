@@ -7,7 +7,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SECRET, upstreamAuthConfig } from '../fixtures/auth-users.js';
 import { writePythonLauncher } from './harness/fixtures.js';
-import { buildTinyModel } from './harness/tiny-models.js';
+import { tinyModel } from './harness/tiny-models.js';
 import { request } from './harness/http.js';
 import { makeHome, removeHome, repoRoot, startServer, type TestServer } from './harness/server.js';
 
@@ -32,7 +32,7 @@ describe('authentication against the real server (contract §7)', () => {
     const launcher = await writePythonLauncher(work);
     const reg = await post('/v1/model_registrations/flexible', { model: { model_name: 'scaler', model_uri: launcher, launcher: 'python' }, persist: false }, ADMIN_KEY);
     expect(reg.status, reg.text).toBe(200);
-    const embedder = buildTinyModel<{ path: string; dimensions: number; max_tokens: number }>('embedder', path.join(work, 'embedder'));
+    const embedder = tinyModel<{ path: string; dimensions: number; max_tokens: number }>('embedder');
     const embedReg = await post(
       '/v1/model_registrations/embedding',
       { model: { model_name: 'tiny-embed', dimensions: embedder.dimensions, max_tokens: embedder.max_tokens, language: ['en'], model_specs: [{ model_format: 'pytorch', quantization: 'none', model_uri: embedder.path }] }, persist: false },

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
 import { makeHome, removeHome, repoRoot, startServer, venvPython, type TestServer } from './harness/server.js';
-import { buildTinyLlm, type TinyLlm } from './harness/tiny-models.js';
+import { copyTinyModel, tinyLlm, type TinyLlm } from './harness/tiny-models.js';
 
 /** POST /v1/models/llm/auto-register over a real save_pretrained folder, then a launch of what it built. */
 describe('LLM auto-register (real server, tiny real Llama)', () => {
@@ -15,7 +15,8 @@ describe('LLM auto-register (real server, tiny real Llama)', () => {
 
   beforeAll(async () => {
     work = await makeHome('hangar-autoreg-');
-    tiny = buildTinyLlm(path.join(work, 'My Tiny LLM'));
+    // The folder's name is what the registration is named after.
+    tiny = await copyTinyModel(tinyLlm(), path.join(work, 'My Tiny LLM'));
     server = await startServer();
     api = client(server.url);
   }, 120_000);

@@ -2,7 +2,7 @@ import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { trainSklearnModel } from './harness/fixtures.js';
+import { tinySklearn } from './harness/fixtures.js';
 import { client, request } from './harness/http.js';
 import { runtimePids } from './harness/processes.js';
 import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
@@ -36,7 +36,7 @@ describe('bad requests get a clear error and leave nothing behind', () => {
 
   beforeAll(async () => {
     work = await makeHome('hangar-fixtures-');
-    goodModel = trainSklearnModel(work).modelPath;
+    goodModel = tinySklearn().modelPath;
     corruptModel = path.join(work, 'corrupt.joblib');
     await writeFile(corruptModel, 'this is not a joblib file');
     server = await startServer();

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { runCli } from './harness/cli.js';
 import { client } from './harness/http.js';
 import { makeHome, removeHome, repoRoot, startServer, venvPython, type TestServer } from './harness/server.js';
-import { buildTinyModel } from './harness/tiny-models.js';
+import { tinyModel } from './harness/tiny-models.js';
 
 const VERSION = 'huggingface:BAAI/bge-small-en-v1.5';
 
@@ -25,7 +25,7 @@ describe('cache routes (real server, real cache folder)', () => {
   beforeAll(async () => {
     work = await makeHome('hangar-cache-work-');
     const home = await makeHome('hangar-cache-');
-    const embedder = buildTinyModel<{ path: string }>('embedder', path.join(work, 'embedder'));
+    const embedder = tinyModel<{ path: string }>('embedder');
     // Where the runtime's snapshot_download(cache_dir=<home>/cache/huggingface) keeps it.
     repoDir = path.join(home, 'cache', 'huggingface', 'models--BAAI--bge-small-en-v1.5');
     const revision = '0123456789abcdef0123456789abcdef01234567';

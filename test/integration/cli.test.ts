@@ -7,7 +7,7 @@ import { runCli, startCli } from './harness/cli.js';
 import { client } from './harness/http.js';
 import { waitFor } from './harness/processes.js';
 import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
-import { buildTinyLlm, type TinyLlm } from './harness/tiny-models.js';
+import { tinyLlm, type TinyLlm } from './harness/tiny-models.js';
 
 const USER2_KEY = 'sk-72tkvudyGLPMi';
 const ADMIN_KEY = 'sk-3sjLbdwqAhhAF';
@@ -41,7 +41,7 @@ describe('hangar CLI against a server without auth', () => {
 
   beforeAll(async () => {
     work = await makeHome('hangar-cli-');
-    llm = buildTinyLlm(path.join(work, 'llm'));
+    llm = tinyLlm();
     await writeFile(path.join(work, 'tiny-chat.json'), JSON.stringify(tinyDefinition('tiny-chat', llm)));
     await writeFile(path.join(work, 'broken.json'), '{"model_name": ');
     server = await startServer();

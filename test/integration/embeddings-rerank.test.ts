@@ -4,7 +4,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
 import { makeHome, removeHome, startServer, venvPython, type TestServer } from './harness/server.js';
-import { buildTinyModel } from './harness/tiny-models.js';
+import { tinyModel } from './harness/tiny-models.js';
 
 interface TinyEncoder {
   path: string;
@@ -24,8 +24,8 @@ describe('embeddings and rerank', () => {
 
   beforeAll(async () => {
     work = await makeHome('hangar-enc-');
-    embedder = buildTinyModel<TinyEncoder>('embedder', path.join(work, 'embedder'));
-    const cross = buildTinyModel<TinyEncoder>('cross-encoder', path.join(work, 'cross'));
+    embedder = tinyModel<TinyEncoder>('embedder');
+    const cross = tinyModel<TinyEncoder>('cross-encoder');
     server = await startServer();
     api = client(server.url);
     const spec = (uri: string) => [{ model_format: 'pytorch', quantization: 'none', model_uri: uri }];

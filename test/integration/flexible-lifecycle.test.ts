@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
-import { trainSklearnModel, writePythonLauncher, type SklearnFixture } from './harness/fixtures.js';
+import { tinySklearn, writePythonLauncher, type SklearnFixture } from './harness/fixtures.js';
 import { isAlive, runtimePids, waitFor } from './harness/processes.js';
 import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
 
@@ -15,7 +15,7 @@ describe('flexible models end to end', () => {
 
   beforeAll(async () => {
     work = await makeHome('hangar-fixtures-');
-    sklearn = trainSklearnModel(work);
+    sklearn = tinySklearn();
     launcherFile = await writePythonLauncher(work);
     server = await startServer();
     api = client(server.url);

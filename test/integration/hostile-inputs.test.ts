@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
 import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
-import { buildTinyLlm, tinyLlmRegistration } from './harness/tiny-models.js';
+import { tinyLlm, tinyLlmRegistration } from './harness/tiny-models.js';
 
 // Quotes its input in its error, as sklearn's and pandas' errors do.
 const ECHOER = 'def load():\n    return {}\n\ndef infer(model, data=""):\n    raise ValueError(f"cannot use {data}")\n';
@@ -49,7 +49,7 @@ describe('hostile inputs (issue 29, items 7 to 11)', () => {
 
   beforeAll(async () => {
     work = await makeHome('hangar-hostile-');
-    const tiny = buildTinyLlm(path.join(work, 'llm'));
+    const tiny = tinyLlm();
     await writeFile(path.join(work, 'echoer.py'), ECHOER);
     server = await startServer({ env: { HANGAR_REQUEST_BODY_TIMEOUT_MS: '2000' } });
     api = client(server.url);

@@ -2,10 +2,10 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SECRET } from '../fixtures/auth-users.js';
-import { trainSklearnModel, writePythonLauncher } from './harness/fixtures.js';
+import { tinySklearn, writePythonLauncher } from './harness/fixtures.js';
 import { request } from './harness/http.js';
 import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
-import { buildTinyEmbedder, tinyEmbedderRegistration } from './harness/tiny-models.js';
+import { tinyEmbedder, tinyEmbedderRegistration } from './harness/tiny-models.js';
 
 const ADMIN = 'sk-adminadmin001';
 const DEV = 'sk-developer0001'; // models:register + models:start (+ list, read): "can add and launch models"
@@ -24,7 +24,7 @@ describe('models:code: the power to run code on the host (real server, auth on)'
   beforeAll(async () => {
     work = await makeHome('hangar-lp-');
     launcher = await writePythonLauncher(work);
-    sklearnFile = trainSklearnModel(work).modelPath;
+    sklearnFile = tinySklearn().modelPath;
     const authFile = path.join(work, 'auth.json');
     await writeFile(authFile, JSON.stringify({
       auth_config: { algorithm: 'HS256', secret_key: SECRET },
@@ -35,7 +35,7 @@ describe('models:code: the power to run code on the host (real server, auth on)'
       ],
     }), { mode: 0o600 });
     server = await startServer({ args: ['--auth-config', authFile] });
-    const reg = await call('POST', '/v1/model_registrations/embedding', tinyEmbedderRegistration('tiny-embed', buildTinyEmbedder(path.join(work, 'embedder'))), DEV);
+    const reg = await call('POST', '/v1/model_registrations/embedding', tinyEmbedderRegistration('tiny-embed', tinyEmbedder()), DEV);
     expect(reg.status, reg.text).toBe(200);
   }, 120_000);
 
@@ -106,9 +106,9 @@ describe('models:code with authentication off', () => {
     expect(reg.status, reg.text).toBe(200);
     const launch = await request(server.url, 'POST', '/v1/models', { model_name: 'py', model_type: 'flexible', envs: { LD_PRELOAD: '', PYTHONPATH: '/tmp' } });
     expect(launch.status, launch.text).toBe(200);
-    const pickle = await request(server.url, 'POST', '/v1/model_registrations/flexible', { model: { model_name: 'clf', model_uri: trainSklearnModel(work).modelPath, launcher: 'sklearn' }, persist: false });
+    const pickle = await request(server.url, 'POST', '/v1/model_registrations/flexible', { model: { model_name: 'clf', model_uri: tinySklearn().modelPath, launcher: 'sklearn' }, persist: false });
     expect(pickle.status, pickle.text).toBe(200);
-    const embedReg = await request(server.url, 'POST', '/v1/model_registrations/embedding', tinyEmbedderRegistration('e', buildTinyEmbedder(path.join(work, 'embedder'))));
+    const embedReg = await request(server.url, 'POST', '/v1/model_registrations/embedding', tinyEmbedderRegistration('e', tinyEmbedder()));
     expect(embedReg.status).toBe(200);
     const trusted = await request(server.url, 'POST', '/v1/models', { model_name: 'e', model_type: 'embedding', trust_remote_code: true });
     expect(trusted.status, trusted.text).toBe(200);

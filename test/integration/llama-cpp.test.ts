@@ -8,7 +8,7 @@ import { client } from './harness/http.js';
 import { isAlive, processPids, waitFor } from './harness/processes.js';
 import { jsonEvents, readSse } from './harness/sse-client.js';
 import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
-import { buildTinyGguf, tinyGgufRegistration, type TinyGguf } from './harness/tiny-models.js';
+import { tinyGguf, tinyGgufRegistration, type TinyGguf } from './harness/tiny-models.js';
 
 /** Pids of live llama.cpp runtimes (the Node runtime) whose command line mentions `marker`. */
 function llamaRuntimePids(marker: string): Promise<number[]> {
@@ -27,7 +27,7 @@ describe('llama.cpp engine: GGUF models', () => {
 
   beforeAll(async () => {
     work = await makeHome('hangar-gguf-');
-    gguf = buildTinyGguf(path.join(work, 'gguf'));
+    gguf = tinyGguf();
     server = await startServer();
     api = client(server.url);
     const reg = await api.post('/v1/model_registrations/LLM', tinyGgufRegistration('tiny-gguf', gguf));
@@ -280,7 +280,7 @@ describe('llama.cpp engine: GGUF models', () => {
   });
 
   it('serves GGUF embeddings: unit vectors, the same for the same text, cut by dimensions', async () => {
-    const embed = buildTinyGguf(path.join(work, 'embed'), true);
+    const embed = tinyGguf(true);
     const reg = await api.post('/v1/model_registrations/embedding', {
       model: { model_name: 'tiny-gguf-embed', dimensions: 64, max_tokens: 128, language: ['en'], model_specs: [{ model_format: 'ggufv2', quantization: 'f32', model_uri: embed.files.embedding }] },
       persist: false,

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
 import { waitFor } from './harness/processes.js';
 import { makeHome, removeHome, startServer, venvPython, type TestServer } from './harness/server.js';
-import { buildTinyLlm, tinyLlmRegistration } from './harness/tiny-models.js';
+import { tinyLlm, tinyLlmRegistration } from './harness/tiny-models.js';
 
 // A tiny real Llama served by the Transformers engine, driven by both official OpenAI SDKs.
 describe('LLM serving through the OpenAI SDKs', () => {
@@ -15,7 +15,7 @@ describe('LLM serving through the OpenAI SDKs', () => {
 
   beforeAll(async () => {
     work = await makeHome('hangar-llm-');
-    const tiny = buildTinyLlm(work);
+    const tiny = tinyLlm();
     server = await startServer();
     const api = client(server.url);
     const reg = await api.post('/v1/model_registrations/LLM', tinyLlmRegistration('tiny-chat', tiny.path));

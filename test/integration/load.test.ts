@@ -4,7 +4,7 @@ import { writePythonLauncher } from './harness/fixtures.js';
 import { INSPECTABLE, heapAfterFullGc } from './harness/heap.js';
 import { client } from './harness/http.js';
 import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
-import { buildTinyLlm, tinyLlmRegistration } from './harness/tiny-models.js';
+import { tinyLlm, tinyLlmRegistration } from './harness/tiny-models.js';
 
 const STREAMS = 200;
 const REQUESTS = 20_000;
@@ -17,7 +17,7 @@ describe('load', () => {
 
   beforeAll(async () => {
     work = await makeHome('hangar-load-');
-    const tiny = buildTinyLlm(path.join(work, 'llm'));
+    const tiny = tinyLlm();
     const launcher = await writePythonLauncher(work);
     server = await startServer({ env: INSPECTABLE });
     const api = client(server.url);

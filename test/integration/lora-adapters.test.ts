@@ -2,7 +2,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
 import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
-import { buildTinyLora, tinyLlmRegistration } from './harness/tiny-models.js';
+import { tinyLora, tinyLlmRegistration } from './harness/tiny-models.js';
 
 // Two LoRA adapters made with peft for the tiny Llama at test time, served by the
 // Transformers engine through the real loading code (issue 30, LoRA on Transformers).
@@ -22,7 +22,7 @@ describe('LoRA adapters on the Transformers engine', () => {
 
   beforeAll(async () => {
     work = await makeHome('hangar-lora-');
-    const tiny = buildTinyLora(path.join(work, 'tiny'));
+    const tiny = tinyLora();
     adapters = tiny.adapters;
     server = await startServer();
     api = client(server.url);

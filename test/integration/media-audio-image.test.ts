@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
 import { waitFor } from './harness/processes.js';
 import { makeHome, removeHome, startServer, venvPython, type TestServer } from './harness/server.js';
-import { buildTinyMediaModels, pythonHas, renderTextImage } from './harness/tiny-media-models.js';
+import { tinyMediaModels, pythonHas, renderTextImage } from './harness/tiny-media-models.js';
 
 // Real engines end to end: espeak-ng speaks, pocketsphinx listens, tesseract reads a
 // rendered image, and a tiny random-weight Whisper and image captioner (built here)
@@ -51,11 +51,7 @@ describe('audio and image models', () => {
 
   beforeAll(async () => {
     work = await makeHome('hangar-media-');
-    const tiny = buildTinyMediaModels([
-      ['whisper', path.join(work, 'whisper')],
-      ['captioner', path.join(work, 'captioner')],
-      ['tts', path.join(work, 'tts')],
-    ]);
+    const tiny = tinyMediaModels(['whisper', 'captioner', 'tts']);
     server = await startServer();
     api = client(server.url);
     const register = async (type: string, model: Record<string, unknown>) => {

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
 import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
-import { buildTinyMediaModels, pythonHas } from './harness/tiny-media-models.js';
+import { tinyMediaModels, pythonHas } from './harness/tiny-media-models.js';
 
 // The diffusers engine with a tiny random-weight Stable Diffusion pipeline built here.
 // diffusers does not install on the machines this project is developed on (no wheel
@@ -21,7 +21,7 @@ describe.skipIf(!available)('diffusers text-to-image', () => {
 
   beforeAll(async () => {
     work = await makeHome('hangar-diffusers-');
-    const tiny = buildTinyMediaModels([['diffusion', path.join(work, 'diffusion')]]);
+    const tiny = tinyMediaModels(['diffusion']);
     server = await startServer();
     api = client(server.url);
     const model = { model_name: 'tiny-sd', model_family: 'stable_diffusion', model_ability: ['text2image', 'image2image'], model_uri: tiny.diffusion!.path };

@@ -6,7 +6,7 @@ import { writePythonLauncher } from './harness/fixtures.js';
 import { request } from './harness/http.js';
 import { waitFor } from './harness/processes.js';
 import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
-import { buildTinyLlm, tinyLlmRegistration } from './harness/tiny-models.js';
+import { tinyLlm, tinyLlmRegistration } from './harness/tiny-models.js';
 
 const ADMIN_KEY = 'sk-3sjLbdwqAhhAF';
 const USER2_KEY = 'sk-72tkvudyGLPMi'; // models:list only
@@ -40,7 +40,7 @@ describe('Prometheus /metrics', () => {
     work = await makeHome('hangar-metrics-');
     const configFile = path.join(work, 'auth.json');
     await writeFile(configFile, JSON.stringify(upstreamAuthConfig()));
-    const tiny = buildTinyLlm(path.join(work, 'llm'));
+    const tiny = tinyLlm();
     server = await startServer({ args: ['--auth-config', configFile] });
     const launcher = await writePythonLauncher(work);
     expect((await post('/v1/model_registrations/flexible', { model: { model_name: 'scaler', model_uri: launcher, launcher: 'python' }, persist: false })).status).toBe(200);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
 import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
-import { buildTinyModel } from './harness/tiny-models.js';
+import { copyTinyModel, tinyModel } from './harness/tiny-models.js';
 
 /** --model-dirs: local models only from the folders a secure deployment names (issue 20). */
 describe('--model-dirs (real server)', () => {
@@ -24,8 +24,9 @@ describe('--model-dirs (real server)', () => {
     outside = path.join(work, 'elsewhere');
     await mkdir(inside);
     await mkdir(outside);
-    embedder = buildTinyModel<{ path: string; dimensions: number; max_tokens: number }>('embedder', path.join(inside, 'embedder'));
-    buildTinyModel('embedder', path.join(outside, 'embedder'));
+    const cached = tinyModel<{ path: string; dimensions: number; max_tokens: number }>('embedder');
+    embedder = await copyTinyModel(cached, path.join(inside, 'embedder'));
+    await copyTinyModel(cached, path.join(outside, 'embedder'));
     await symlink(path.join(outside, 'embedder'), path.join(inside, 'link-out'));
     server = await startServer({ args: ['--model-dirs', inside] });
   }, 120_000);

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
 import { jsonEvents, readSse } from './harness/sse-client.js';
 import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
-import { buildTinyGguf, buildTinyLlm, tinyGgufRegistration, tinyLlmRegistration } from './harness/tiny-models.js';
+import { tinyGguf, tinyLlm, tinyGgufRegistration, tinyLlmRegistration } from './harness/tiny-models.js';
 
 type Outcome = 'honoured' | 'refused';
 
@@ -108,12 +108,12 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
 
   beforeAll(async () => {
     work = await makeHome('hangar-fields-');
-    const tiny = buildTinyLlm(path.join(work, 'llm'));
+    const tiny = tinyLlm();
     tinyEos = tiny.eos_token_id;
     server = await startServer();
     api = client(server.url);
     expect((await api.post('/v1/model_registrations/LLM', tinyLlmRegistration('tiny-fields', tiny.path, ['chat', 'generate', 'tools']))).status).toBe(200);
-    const gguf = buildTinyGguf(path.join(work, 'gguf'));
+    const gguf = tinyGguf();
     expect((await api.post('/v1/model_registrations/LLM', tinyGgufRegistration('tiny-fields-gguf', gguf))).status).toBe(200);
     const launches = await Promise.all([
       api.post('/v1/models', { model_name: 'tiny-fields', model_engine: 'Transformers', model_uid: 'tf' }),

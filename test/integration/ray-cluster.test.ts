@@ -6,7 +6,7 @@ import { client } from './harness/http.js';
 import { RayTestCluster, actorStates, rayEnv, rayInstalled } from './harness/ray-test-cluster.js';
 import { listeningPorts, processPids, runtimePids, waitFor } from './harness/processes.js';
 import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
-import { buildTinyGguf, tinyGgufRegistration } from './harness/tiny-models.js';
+import { tinyGguf, tinyGgufRegistration } from './harness/tiny-models.js';
 import { pokeRaw } from './harness/stray-peers.js';
 
 // Cluster mode on a real Ray cluster on loopback (harness/ray_cluster.py): a head
@@ -118,7 +118,7 @@ describe.skipIf(!rayInstalled())('cluster mode on Ray', () => {
   });
 
   it('runs a llama.cpp replica (the Node runtime) under a Ray actor, over CURVE', async () => {
-    const gguf = buildTinyGguf(path.join(work, 'gguf'));
+    const gguf = tinyGguf();
     expect((await api.post('/v1/model_registrations/LLM', tinyGgufRegistration('tiny-gguf', gguf))).status).toBe(200);
     const launch = await api.post('/v1/models', { model_name: 'tiny-gguf', model_engine: 'llama.cpp', quantization: 'q8_0', model_uid: `${uid}-gguf` });
     expect(launch.status, launch.text).toBe(200);

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
 import { isAlive, runtimePids, waitFor } from './harness/processes.js';
 import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
-import { buildTinyLlm, tinyLlmRegistration } from './harness/tiny-models.js';
+import { tinyLlm, tinyLlmRegistration } from './harness/tiny-models.js';
 
 // A launcher that loads once, then crashes on every later start (its marker file exists).
 const CRASH_ON_RESTART = `import os
@@ -40,7 +40,7 @@ describe('crashed runtimes', () => {
 
   beforeAll(async () => {
     work = await makeHome('hangar-recovery-');
-    const tiny = buildTinyLlm(path.join(work, 'llm'));
+    const tiny = tinyLlm();
     await writeFile(path.join(work, 'crashy.py'), CRASH_ON_RESTART);
     await writeFile(path.join(work, 'sleeper.py'), SLEEPER);
     server = await startServer({ env: { HANGAR_RESTART_FIRST_DELAY_MS: '200', HANGAR_RESTART_LIMIT: '3' } });

@@ -11,7 +11,7 @@ import { upstreamAuthConfig } from '../fixtures/auth-users.js';
 import { request } from './harness/http.js';
 import { readSse } from './harness/sse-client.js';
 import { makeHome, removeHome, startServer, venvPython, type TestServer } from './harness/server.js';
-import { buildTinyLlm, tinyLlmRegistration } from './harness/tiny-models.js';
+import { tinyLlm, tinyLlmRegistration } from './harness/tiny-models.js';
 
 const ADMIN_KEY = 'sk-3sjLbdwqAhhAF'; // user1 (admin)
 const USER3_KEY = 'sk-m6jEzEwmCc4iQ'; // user3: models:read, another user
@@ -40,7 +40,7 @@ describe('Responses API (real server, OpenAI SDKs, Vercel AI SDK)', () => {
     work = await makeHome('hangar-responses-');
     const authFile = path.join(work, 'auth.json');
     await writeFile(authFile, JSON.stringify(upstreamAuthConfig()));
-    const tiny = buildTinyLlm(path.join(work, 'llm'));
+    const tiny = tinyLlm();
     server = await startServer({ args: ['--auth-config', authFile] });
     expect((await post('/v1/model_registrations/LLM', tinyLlmRegistration('tiny-responses', tiny.path, ['chat', 'generate', 'tools']))).status).toBe(200);
     const launches = await Promise.all([

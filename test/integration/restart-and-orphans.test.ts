@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { trainSklearnModel, writePythonLauncher } from './harness/fixtures.js';
+import { tinySklearn, writePythonLauncher } from './harness/fixtures.js';
 import { client } from './harness/http.js';
 import { isAlive, runtimePids, waitFor } from './harness/processes.js';
 import { makeHome, removeHome, startServer } from './harness/server.js';
@@ -25,7 +25,7 @@ describe('state across restarts, and no orphans', () => {
   beforeAll(async () => {
     work = await makeHome('hangar-fixtures-');
     launcherFile = await writePythonLauncher(work);
-    modelPath = trainSklearnModel(work).modelPath;
+    modelPath = tinySklearn().modelPath;
   });
   afterAll(async () => removeHome(work));
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upstreamAuthConfig } from '../fixtures/auth-users.js';
 import { client, request } from './harness/http.js';
 import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
-import { buildTinyEmbedder, tinyEmbedderRegistration } from './harness/tiny-models.js';
+import { tinyEmbedder, tinyEmbedderRegistration } from './harness/tiny-models.js';
 
 const SECRET_VALUE = 'hf_DoNotShowMe_8c1f0a';
 const OTHER_SECRET = 'pw-DoNotShowMe-77';
@@ -26,7 +26,7 @@ describe('secrets at rest (real server, umask 022)', () => {
   beforeAll(async () => {
     previousUmask = process.umask(0o022); // the server inherits it
     work = await makeHome('hangar-secrets-');
-    const embedder = buildTinyEmbedder(path.join(work, 'embedder'));
+    const embedder = tinyEmbedder();
     server = await startServer();
     const api = client(server.url);
     const reg = await api.post('/v1/model_registrations/embedding', tinyEmbedderRegistration('tiny-embed', embedder, true));

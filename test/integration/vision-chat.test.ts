@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
 import { readSse } from './harness/sse-client.js';
 import { makeHome, removeHome, repoRoot, startServer, venvPython, type TestServer } from './harness/server.js';
-import { buildTinyLlm, buildTinyVision, tinyLlmRegistration, tinyVisionRegistration, type TinyVision } from './harness/tiny-models.js';
+import { tinyLlm, tinyVision, tinyLlmRegistration, tinyVisionRegistration, type TinyVision } from './harness/tiny-models.js';
 
 const MAX_BYTES = 100_000;
 const GREEDY = { max_tokens: 10, temperature: 0, ignore_eos: true };
@@ -55,7 +55,7 @@ describe('vision chat on the Transformers engine', () => {
 
   beforeAll(async () => {
     work = await makeHome('hangar-vision-');
-    vision = buildTinyVision(path.join(work, 'vision'));
+    vision = tinyVision();
     png.a = readFileSync(vision.images.a);
     png.b = readFileSync(vision.images.b);
     const all = Object.values(chats).map((make) => make());
@@ -79,7 +79,7 @@ describe('vision chat on the Transformers engine', () => {
     imageBase = `http://127.0.0.1:${(images.address() as AddressInfo).port}`;
     server = await startServer({ env: { HANGAR_IMAGE_FETCH: 'any', HANGAR_IMAGE_MAX_BYTES: String(MAX_BYTES), HANGAR_IMAGE_FETCH_TIMEOUT_MS: '1500' } });
     api = client(server.url);
-    const tiny = buildTinyLlm(path.join(work, 'llm'));
+    const tiny = tinyLlm();
     for (const reg of [tinyVisionRegistration('tiny-vision', vision), tinyLlmRegistration('tiny-text', tiny.path)]) {
       const res = await api.post('/v1/model_registrations/LLM', reg);
       expect(res.status, res.text).toBe(200);

@@ -6,7 +6,7 @@ import { Router } from 'zeromq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MessageType, batchItems, decodeMessage, encodeMessage, type Message } from '../../src/runtime/wire.js';
 import { repoRoot } from '../integration/harness/server.js';
-import { buildTinyGguf, type TinyGguf } from '../integration/harness/tiny-models.js';
+import { tinyGguf, type TinyGguf } from '../integration/harness/tiny-models.js';
 
 const ENTRY = path.join(repoRoot, 'dist', 'llama-runtime', 'main.js');
 
@@ -90,7 +90,7 @@ describe('the llama.cpp runtime speaks runtime protocol v3', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'hangar-llrt-'));
-    gguf = buildTinyGguf(path.join(dir, 'gguf'));
+    gguf = tinyGguf();
   }, 120_000);
 
   afterAll(async () => {

@@ -1,7 +1,6 @@
-import { execFileSync } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { copyFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { venvPython } from './server.js';
+import { tinyModel } from './tiny-models.js';
 
 export interface SklearnFixture {
   modelPath: string;
@@ -12,28 +11,22 @@ export interface SklearnFixture {
 }
 
 /**
- * Trains a real scikit-learn classifier on a fixed synthetic data set, saves it with
- * joblib, and records the model's own answers for a few rows, so a test can check the
- * service returns exactly what the model says.
+ * A real scikit-learn classifier trained on a fixed synthetic data set and saved with
+ * joblib (test/fixtures/tiny_sklearn.py), from the machine's test model cache, with the
+ * model's own answers for a few rows, so a test can check the service returns exactly
+ * what the model says.
  */
-export function trainSklearnModel(dir: string): SklearnFixture {
+export function tinySklearn(): SklearnFixture {
+  const { path: modelPath, ...answers } = tinyModel<{ path: string } & Omit<SklearnFixture, 'modelPath'>>('sklearn');
+  return { modelPath, ...answers };
+}
+
+/** The same classifier copied into `dir` (as classifier.joblib), for a test that mounts that folder. */
+export async function tinySklearnIn(dir: string): Promise<SklearnFixture> {
+  const model = tinySklearn();
   const modelPath = path.join(dir, 'classifier.joblib');
-  const script = `
-import json, sys, joblib, numpy as np
-from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
-rng = np.random.default_rng(7)
-X = np.vstack([rng.normal(-2, 1, (60, 3)), rng.normal(2, 1, (60, 3)), rng.normal([6, -6, 0], 1, (60, 3))])
-y = np.array([0] * 60 + [1] * 60 + [2] * 60)
-model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=500)).fit(X, y)
-joblib.dump(model, sys.argv[1])
-rows = [[-2.0, -2.0, -2.0], [2.0, 2.0, 2.0], [6.0, -6.0, 0.0], [0.1, 0.2, 0.3]]
-print(json.dumps({"rows": rows, "predictions": model.predict(rows).tolist(), "proba": model.predict_proba(rows).tolist()}))
-`;
-  const out = execFileSync(venvPython, ['-c', script, modelPath], { encoding: 'utf8' });
-  const parsed = JSON.parse(out) as Omit<SklearnFixture, 'modelPath'>;
-  return { modelPath, ...parsed };
+  await copyFile(model.modelPath, modelPath);
+  return { ...model, modelPath };
 }
 
 /**

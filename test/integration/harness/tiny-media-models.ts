@@ -1,24 +1,16 @@
 import { execFileSync } from 'node:child_process';
-import path from 'node:path';
-import { repoRoot, venvPython } from './server.js';
+import { venvPython } from './server.js';
+import { tinyModels } from './tiny-models.js';
 
 export interface TinyMediaModel {
   kind: 'whisper' | 'captioner' | 'tts' | 'diffusion';
   path: string;
 }
 
-/** Runs `test/fixtures/tiny_media_models.py` once for every (kind, folder) pair; one JSON line each. */
-export function buildTinyMediaModels(pairs: Array<[TinyMediaModel['kind'], string]>): Partial<Record<TinyMediaModel['kind'], TinyMediaModel>> {
-  const out = execFileSync(venvPython, [path.join(repoRoot, 'test', 'fixtures', 'tiny_media_models.py'), ...pairs.flat()], {
-    encoding: 'utf8',
-    env: { ...process.env, HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1' },
-    timeout: 180_000,
-  });
-  const built = out
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as TinyMediaModel);
-  return Object.fromEntries(built.map((m) => [m.kind, m])) as Partial<Record<TinyMediaModel['kind'], TinyMediaModel>>;
+/** The tiny media models of these kinds, from the machine's test model cache (tinyModels). */
+export function tinyMediaModels(kinds: Array<TinyMediaModel['kind']>): Partial<Record<TinyMediaModel['kind'], TinyMediaModel>> {
+  const built = tinyModels(kinds) as Array<Omit<TinyMediaModel, 'kind'>>;
+  return Object.fromEntries(kinds.map((kind, i) => [kind, { ...built[i]!, kind }])) as Partial<Record<TinyMediaModel['kind'], TinyMediaModel>>;
 }
 
 /** Writes a PNG with `text` drawn in black on white (Pillow's default font at 40 px), for OCR read-back. */

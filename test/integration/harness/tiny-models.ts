@@ -1,6 +1,45 @@
 import { execFileSync } from 'node:child_process';
+import { cp } from 'node:fs/promises';
 import path from 'node:path';
 import { repoRoot, venvPython } from './server.js';
+
+/** The kinds of test/fixtures/model_cache.py. */
+export type TinyKind = 'llm' | 'lora' | 'vision' | 'embedder' | 'cross-encoder' | 'gguf' | 'gguf-embedding' | 'whisper' | 'captioner' | 'tts' | 'diffusion' | 'sklearn';
+
+// What this test process already asked the cache for: one Python start per kind and file.
+const looked = new Map<TinyKind, unknown>();
+
+/**
+ * The tiny test models of these kinds from the machine's cache (test/fixtures/model_cache.py),
+ * each built by the first run that needs it and read in place by every test after: one
+ * Python process answers for all of them. Tests only read these files; copy a model
+ * (copyTinyModel) to have it somewhere of your own.
+ */
+export function tinyModels(kinds: TinyKind[]): unknown[] {
+  const missing = [...new Set(kinds.filter((k) => !looked.has(k)))];
+  if (missing.length > 0) {
+    const out = execFileSync(venvPython, [path.join(repoRoot, 'test', 'fixtures', 'model_cache.py'), ...missing], {
+      encoding: 'utf8',
+      env: { ...process.env, HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1' },
+      timeout: 300_000,
+    });
+    const lines = out.split('\n').filter((l) => l.startsWith('{'));
+    if (lines.length !== missing.length) throw new Error(`model_cache.py ${missing.join(' ')} printed ${lines.length} JSON lines: ${out}`);
+    missing.forEach((kind, i) => looked.set(kind, JSON.parse(lines[i]!)));
+  }
+  return kinds.map((k) => looked.get(k));
+}
+
+/** The tiny test model of one kind (see tinyModels). */
+export function tinyModel<T>(kind: TinyKind): T {
+  return tinyModels([kind])[0] as T;
+}
+
+/** A copy of a cached model folder at `dest`, for a test that needs it in a place (or under a name) of its own. */
+export async function copyTinyModel<T extends { path: string }>(model: T, dest: string): Promise<T> {
+  await cp(model.path, dest, { recursive: true });
+  return { ...model, path: dest };
+}
 
 export interface TinyLlm {
   path: string;
@@ -8,32 +47,15 @@ export interface TinyLlm {
   vocab_size: number;
 }
 
-/** Runs `test/fixtures/<script> <args>` and returns the JSON line it prints. */
-function runFixture<T>(script: string, args: string[]): T {
-  const out = execFileSync(venvPython, [path.join(repoRoot, 'test', 'fixtures', script), ...args], {
-    encoding: 'utf8',
-    env: { ...process.env, HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1' },
-  });
-  const line = out.trim().split('\n').filter((l) => l.startsWith('{')).pop();
-  if (!line) throw new Error(`${script} printed no JSON: ${out}`);
-  return JSON.parse(line) as T;
-}
-
-/** Runs `test/fixtures/tiny_models.py <kind> <dir>` and returns the JSON line it prints. */
-export function buildTinyModel<T>(kind: 'llm' | 'lora' | 'vision' | 'embedder' | 'cross-encoder', dir: string): T {
-  return runFixture<T>('tiny_models.py', [kind, dir]);
-}
-
-/** The tiny real Llama (trained BPE tokenizer + 2 random layers, fixed seed) in `dir`. */
-export function buildTinyLlm(dir: string): TinyLlm {
-  return buildTinyModel<TinyLlm>('llm', dir);
+/** The tiny real Llama (trained BPE tokenizer + 2 random layers, fixed seed). */
+export function tinyLlm(): TinyLlm {
+  return tinyModel<TinyLlm>('llm');
 }
 
 /** The tiny Llama plus two LoRA adapters made with peft (`a`, `b`), each with its own random weights. */
-export function buildTinyLora(dir: string): TinyLlm & { adapters: Record<'a' | 'b', string> } {
-  return buildTinyModel('lora', dir);
+export function tinyLora(): TinyLlm & { adapters: Record<'a' | 'b', string> } {
+  return tinyModel('lora');
 }
-
 export interface TinyVision extends TinyLlm {
   image_tokens: number;
   chat_template: string;
@@ -42,8 +64,8 @@ export interface TinyVision extends TinyLlm {
 }
 
 /** The tiny LLaVA (CLIP tower + the tiny Llama's shape) with its processor, and two test images. */
-export function buildTinyVision(dir: string): TinyVision {
-  return buildTinyModel<TinyVision>('vision', dir);
+export function tinyVision(): TinyVision {
+  return tinyModel<TinyVision>('vision');
 }
 
 /** A vision chat registration for it: a built-in vision family, the processor's own template. */
@@ -83,9 +105,9 @@ export interface TinyEmbedder {
   max_tokens: number;
 }
 
-/** The tiny real BERT embedder in `dir` (sentence-transformers layout). */
-export function buildTinyEmbedder(dir: string): TinyEmbedder {
-  return buildTinyModel<TinyEmbedder>('embedder', dir);
+/** The tiny real BERT embedder (sentence-transformers layout). */
+export function tinyEmbedder(): TinyEmbedder {
+  return tinyModel<TinyEmbedder>('embedder');
 }
 
 /** A custom embedding registration for it (the body of POST /v1/model_registrations/embedding). */
@@ -110,8 +132,8 @@ export interface TinyGguf {
  * and `tiny-q8_0.gguf` in `dir` (and its Hugging Face folder in `dir/hf`), or with
  * `embedding` the same weights declared with mean pooling, `tiny-embed-f32.gguf`.
  */
-export function buildTinyGguf(dir: string, embedding = false): TinyGguf {
-  return runFixture<TinyGguf>('tiny_gguf.py', [dir, ...(embedding ? ['--embedding'] : [])]);
+export function tinyGguf(embedding = false): TinyGguf {
+  return tinyModel<TinyGguf>(embedding ? 'gguf-embedding' : 'gguf');
 }
 
 /**

@@ -1,0 +1,199 @@
+#!/usr/bin/env node
+// `npm test`: the whole suite, with both cores busy, then a table of where the time went.
+//
+//   set-up ─▶ typecheck + depcheck ─┐
+//          ─▶ test models ──────────┴─▶ pytest (xdist) ‖ vitest (unit, integration, serial, e2e) ─▶ container tests
+//          ─▶ container image build (background) ─────────────────────────────────────────────────▲
+//
+// The image build (docker/ci-build.sh) starts right after the set-up and runs beside
+// everything else: it mostly waits on apt, npm and pip, and on a machine that built the
+// same inputs before it is skipped. The test models (test/fixtures/model_cache.py) are
+// built once, in one Python process, before any test needs them. pytest runs beside the
+// vitest projects; vitest's own projects decide which files run two at a time
+// (vitest.config.ts). Each part writes its timings under test-output/, read back for
+// the table at the end (docs/testing.md explains it).
+//
+// Flags: --quick runs only the unit tests, TypeScript and Python (`npm run test:quick`).
+// HANGAR_SKIP_CONTAINER_TESTS=<why> skips the image, as before.
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const out = path.join(root, 'test-output');
+const python = path.join(root, 'python-runtime', '.venv', 'bin', 'python');
+const vitest = path.join(root, 'node_modules', 'vitest', 'vitest.mjs');
+const quick = process.argv.includes('--quick');
+const skipContainer = process.env.HANGAR_SKIP_CONTAINER_TESTS;
+const started = Date.now();
+
+/** name -> { seconds, ok, note } for the table, in the order the phases started. */
+const phases = new Map();
+
+/**
+ * Runs a command to its end and records its wall time as `name`. Its output goes to ours
+ * as it comes, or, with `logFile`, into that file and then to ours in one piece when it
+ * ends (so two parts running at once do not interleave); with `summary` as well, only
+ * the lines that start with `summary` are printed (and the last 60 lines on failure).
+ */
+function phase(name, cmd, args, { logFile, summary, env } = {}) {
+  return new Promise((resolve) => {
+    const t0 = Date.now();
+    phases.set(name, { seconds: null, ok: null });
+    const child = spawn(cmd, args, {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: logFile ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'inherit', 'inherit'],
+    });
+    let log = '';
+    let stdout = '';
+    if (logFile) {
+      child.stdout.on('data', (d) => {
+        log += d;
+        stdout += d;
+      });
+      child.stderr.on('data', (d) => (log += d));
+    }
+    child.on('close', (code, signal) => {
+      const ok = code === 0;
+      phases.set(name, { seconds: (Date.now() - t0) / 1000, ok, note: ok ? '' : `exit ${code ?? signal}` });
+      if (logFile) {
+        writeFileSync(logFile, log);
+        let shown = log;
+        if (summary) {
+          const lines = log.split('\n');
+          shown = `${lines.filter((l) => l.startsWith(summary)).join('\n')}\n${ok ? '' : `${lines.slice(-60).join('\n')}\n`}`;
+        }
+        process.stdout.write(`\n── ${name} (${path.relative(root, logFile)}) ──\n${shown}`);
+      }
+      resolve({ ok, stdout });
+    });
+  });
+}
+
+function must(result, what) {
+  if (!result.ok) {
+    printTable();
+    console.error(`test: ${what} failed; nothing after it ran.`);
+    process.exit(1);
+  }
+}
+
+// ---- the time table -------------------------------------------------------------
+
+function readJson(file) {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+/** [seconds, file] of every vitest file this run timed (test/timings-reporter.ts). */
+function vitestFiles() {
+  const rows = [];
+  for (const name of ['vitest-files.json', 'vitest-files-container.json']) {
+    for (const file of readJson(path.join(out, name)) ?? []) rows.push([file.seconds, file.file]);
+  }
+  return rows.sort((a, b) => b[0] - a[0]);
+}
+
+/** [seconds, test] of every pytest test (set-up, call and tear-down together) from its JUnit XML. */
+function pytestTests() {
+  let xml = '';
+  try {
+    xml = readFileSync(path.join(out, 'pytest.xml'), 'utf8');
+  } catch {
+    return [];
+  }
+  const rows = [];
+  for (const m of xml.matchAll(/<testcase classname="([^"]*)" name="([^"]*)"[^>]*? time="([\d.]+)"/g)) {
+    rows.push([Number(m[3]), `${m[1].replace(/^tests\./, '')}::${m[2]}`]);
+  }
+  return rows.sort((a, b) => b[0] - a[0]);
+}
+
+function printTable() {
+  const fmt = (s) => (s === null || s === undefined ? '   ...' : s.toFixed(1).padStart(6));
+  const lines = ['', '── where the time went (seconds of wall time; parts after the set-up overlap) ──'];
+  for (const [name, p] of phases) lines.push(`${fmt(p.seconds)}  ${name}${p.ok === false ? `  FAILED (${p.note})` : ''}`);
+  lines.push(`${fmt((Date.now() - started) / 1000)}  total`);
+  const files = vitestFiles();
+  if (files.length > 0) {
+    lines.push('', `15 slowest vitest files (of ${files.length}):`);
+    for (const [s, f] of files.slice(0, 15)) lines.push(`${fmt(s)}  ${f}`);
+  }
+  const tests = pytestTests();
+  if (tests.length > 0) {
+    lines.push('', `15 slowest pytest tests (of ${tests.length}):`);
+    for (const [s, t] of tests.slice(0, 15)) lines.push(`${fmt(s)}  ${t}`);
+  }
+  lines.push(`machine: ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.cpus()[0]?.model ?? 'unknown CPU'}`);
+  const text = lines.join('\n');
+  console.log(text);
+  writeFileSync(path.join(out, 'timings.txt'), `${text}\n`);
+}
+
+// ---- the run --------------------------------------------------------------------
+
+mkdirSync(out, { recursive: true });
+for (const f of ['vitest-files.json', 'vitest-files-container.json', 'pytest.xml', 'timings.txt']) rmSync(path.join(out, f), { force: true });
+
+must(await phase('set-up', process.execPath, [path.join(root, 'scripts', 'setup.mjs'), ...(quick ? [] : ['--with-test-tools'])]), 'the set-up');
+
+// The image builds beside everything else; its last stdout line is the image's name.
+let imageBuild = Promise.resolve({ ok: true, stdout: '' });
+if (!quick && !skipContainer) {
+  imageBuild = phase('container image build', 'bash', [path.join(root, 'docker', 'ci-build.sh')], {
+    logFile: path.join(out, 'container-build.log'),
+    summary: 'docker/ci-build:',
+  });
+}
+
+/** `vitest run` of these projects, with the default reporter and the file timings. */
+const vitestArgs = (...projects) => [vitest, 'run', ...projects.flatMap((p) => ['--project', p]), '--reporter=default', `--reporter=${path.join(root, 'test', 'timings-reporter.ts')}`];
+
+const pytestArgs = ['-m', 'pytest', 'python-runtime/tests', '-q', '-p', 'no:cacheprovider', `--junitxml=${path.join(out, 'pytest.xml')}`, '-o', 'junit_family=xunit1'];
+if (quick) {
+  const [checks, py, unit] = await Promise.all([
+    phase('typecheck + depcheck', 'npm', ['run', '--silent', 'check'], { logFile: path.join(out, 'typecheck.log') }),
+    phase('pytest (unit)', python, [...pytestArgs, '-m', 'not integration'], { logFile: path.join(out, 'pytest.log') }),
+    phase('vitest (unit)', process.execPath, vitestArgs('unit'), { env: { HANGAR_TEST_TIMINGS: path.join(out, 'vitest-files.json') } }),
+  ]);
+  printTable();
+  process.exit(checks.ok && py.ok && unit.ok ? 0 : 1);
+}
+
+const [checks, models] = await Promise.all([
+  phase('typecheck + depcheck', 'npm', ['run', '--silent', 'check'], { logFile: path.join(out, 'typecheck.log') }),
+  phase('test models (build or reuse)', python, [path.join(root, 'test', 'fixtures', 'model_cache.py'), '--all'], { logFile: path.join(out, 'test-models.log') }),
+]);
+must(checks, 'typecheck or depcheck');
+must(models, 'building the test models');
+
+// pytest on two workers beside vitest, whose projects run their own files two at a time
+// where they may (vitest.config.ts).
+const [py, vt] = await Promise.all([
+  phase('pytest', python, [...pytestArgs, '-n', '2'], { logFile: path.join(out, 'pytest.log') }),
+  phase('vitest', process.execPath, vitestArgs('unit', 'integration', 'e2e', 'serial'), { env: { HANGAR_TEST_TIMINGS: path.join(out, 'vitest-files.json') } }),
+]);
+
+let container = { ok: true };
+if (!skipContainer) {
+  const built = await imageBuild;
+  const image = built.stdout.trim().split('\n').pop() ?? '';
+  if (built.ok && image) {
+    container = await phase('vitest (container)', process.execPath, vitestArgs('container'), {
+      env: { HANGAR_TEST_IMAGE: image, HANGAR_TEST_TIMINGS: path.join(out, 'vitest-files-container.json') },
+    });
+  } else {
+    container = { ok: false };
+  }
+} else {
+  console.warn(`test/container: SKIPPED, the Docker image is not built or tested (HANGAR_SKIP_CONTAINER_TESTS=${skipContainer})`);
+}
+
+printTable();
+process.exit(py.ok && vt.ok && container.ok ? 0 : 1);
