@@ -21,6 +21,10 @@ const SERIAL = [
   'test/integration/warm-spare.test.ts',
 ];
 
+// Files that share one server (test/integration/harness/shared-server.ts): they only ask
+// its models questions, and never stop, restart or break anything.
+const SHARED = ['test/integration/llm-openai.test.ts', 'test/integration/openai-fields.test.ts'];
+
 // The unit tests: no server, no runtime (a few spawn one Python to render a template).
 // `npm run test:quick` runs these and pytest's unit tests.
 const UNIT = ['api', 'auth', 'cli', 'config', 'errors', 'logging', 'registry', 'runtime', 'storage', 'supervisor', 'llama-runtime'].map((dir) => `test/${dir}/**/*.test.ts`);
@@ -46,10 +50,15 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, ...SERIAL],
+          exclude: [...configDefaults.exclude, ...SERIAL, ...SHARED],
           maxWorkers: 2,
           sequence: { groupOrder: 0 },
         },
+      },
+      {
+        // One server, started by the global set-up, for every file here (SHARED).
+        extends: true,
+        test: { name: 'shared', include: SHARED, globalSetup: ['test/integration/harness/shared-server.ts'], maxWorkers: 2, sequence: { groupOrder: 0 } },
       },
       {
         // The browser tests: headless Chromium against a real server.

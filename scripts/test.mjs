@@ -1,17 +1,17 @@
 #!/usr/bin/env node
 // `npm test`: the whole suite, with both cores busy, then a table of where the time went.
 //
-//   set-up ─▶ typecheck + depcheck ─┐
-//          ─▶ test models ──────────┴─▶ pytest (xdist) ‖ vitest (unit, integration, serial, e2e) ─▶ container tests
-//          ─▶ container image build (background) ─────────────────────────────────────────────────▲
+//   set-up ─▶ typecheck + depcheck ────────┐
+//          ─▶ test models ─▶ pytest ───────┴─▶ vitest (unit, integration, shared, e2e; then serial) ─▶ container tests
+//          ─▶ container image build (in the background, at a low CPU weight) ───────────────────────────▲
 //
 // The image build (docker/ci-build.sh) starts right after the set-up and runs beside
-// everything else: it mostly waits on apt, npm and pip, and on a machine that built the
-// same inputs before it is skipped. The test models (test/fixtures/model_cache.py) are
-// built once, in one Python process, before any test needs them. pytest runs beside the
-// vitest projects; vitest's own projects decide which files run two at a time
-// (vitest.config.ts). Each part writes its timings under test-output/, read back for
-// the table at the end (docs/testing.md explains it).
+// everything else, taking the CPU the tests leave (much of it waits on apt, npm and
+// pip); on a machine that built the same inputs before it is skipped. The test models
+// (test/fixtures/model_cache.py) are built once, in one Python process, before any test
+// needs them. vitest's projects decide which files run two at a time (vitest.config.ts).
+// Each part writes its timings under test-output/, read back for the table at the end
+// (docs/testing.md explains it).
 //
 // Flags: --quick runs only the unit tests, TypeScript and Python (`npm run test:quick`).
 // HANGAR_SKIP_CONTAINER_TESTS=<why> skips the image, as before.
@@ -29,8 +29,31 @@ const quick = process.argv.includes('--quick');
 const skipContainer = process.env.HANGAR_SKIP_CONTAINER_TESTS;
 const started = Date.now();
 
-/** name -> { seconds, ok, note } for the table, in the order the phases started. */
+/** name -> { seconds, ok, note, busy } for the table, in the order the phases started. */
 const phases = new Map();
+
+/** The machine's CPU time so far, from /proc/stat: [busy, all] in clock ticks (null off Linux). */
+function cpuTicks() {
+  try {
+    const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number);
+    const all = cpu.reduce((a, b) => a + b, 0);
+    return [all - cpu[3] - cpu[4], all]; // idle and iowait are not busy
+  } catch {
+    return null;
+  }
+}
+
+/** The share of every core's time that was busy between two cpuTicks() readings, in percent. */
+function busyPercent(from, to) {
+  return from && to && to[1] > from[1] ? (100 * (to[0] - from[0])) / (to[1] - from[1]) : null;
+}
+const startTicks = cpuTicks();
+
+// Parts still running when the run stops early (the image build in the background): stopped with it.
+const running = new Set();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGTERM');
+});
 
 /**
  * Runs a command to its end and records its wall time as `name`. Its output goes to ours
@@ -41,12 +64,14 @@ const phases = new Map();
 function phase(name, cmd, args, { logFile, summary, env } = {}) {
   return new Promise((resolve) => {
     const t0 = Date.now();
+    const ticks0 = cpuTicks();
     phases.set(name, { seconds: null, ok: null });
     const child = spawn(cmd, args, {
       cwd: root,
       env: { ...process.env, ...env },
       stdio: logFile ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'inherit', 'inherit'],
     });
+    running.add(child);
     let log = '';
     let stdout = '';
     if (logFile) {
@@ -57,8 +82,9 @@ function phase(name, cmd, args, { logFile, summary, env } = {}) {
       child.stderr.on('data', (d) => (log += d));
     }
     child.on('close', (code, signal) => {
+      running.delete(child);
       const ok = code === 0;
-      phases.set(name, { seconds: (Date.now() - t0) / 1000, ok, note: ok ? '' : `exit ${code ?? signal}` });
+      phases.set(name, { seconds: (Date.now() - t0) / 1000, ok, note: ok ? '' : `exit ${code ?? signal}`, busy: busyPercent(ticks0, cpuTicks()) });
       if (logFile) {
         writeFileSync(logFile, log);
         let shown = log;
@@ -117,9 +143,10 @@ function pytestTests() {
 
 function printTable() {
   const fmt = (s) => (s === null || s === undefined ? '   ...' : s.toFixed(1).padStart(6));
-  const lines = ['', '── where the time went (seconds of wall time; parts after the set-up overlap) ──'];
-  for (const [name, p] of phases) lines.push(`${fmt(p.seconds)}  ${name}${p.ok === false ? `  FAILED (${p.note})` : ''}`);
-  lines.push(`${fmt((Date.now() - started) / 1000)}  total`);
+  const pct = (b) => (b === null || b === undefined ? '    ' : `${Math.round(b).toString().padStart(3)}%`);
+  const lines = ['', '── where the time went: wall seconds, and how busy the CPUs were meanwhile (parts after the set-up overlap) ──'];
+  for (const [name, p] of phases) lines.push(`${fmt(p.seconds)}  ${pct(p.busy)}  ${name}${p.ok === false ? `  FAILED (${p.note})` : ''}`);
+  lines.push(`${fmt((Date.now() - started) / 1000)}  ${pct(busyPercent(startTicks, cpuTicks()))}  total`);
   const files = vitestFiles();
   if (files.length > 0) {
     lines.push('', `15 slowest vitest files (of ${files.length}):`);
@@ -149,6 +176,7 @@ if (!quick && !skipContainer) {
   imageBuild = phase('container image build', 'bash', [path.join(root, 'docker', 'ci-build.sh')], {
     logFile: path.join(out, 'container-build.log'),
     summary: 'docker/ci-build:',
+    env: { HANGAR_BUILD_CPU_SHARES: '2' },
   });
 }
 
@@ -166,19 +194,22 @@ if (quick) {
   process.exit(checks.ok && py.ok && unit.ok ? 0 : 1);
 }
 
-const [checks, models] = await Promise.all([
+// The type check beside the test models and then pytest. pytest runs alone (with only the
+// image build, at a low CPU weight, beside it): its runtimes compute at SCHED_IDLE, as in
+// production, and beside vitest's two workers they would wait on every other process.
+const [checks, py] = await Promise.all([
   phase('typecheck + depcheck', 'npm', ['run', '--silent', 'check'], { logFile: path.join(out, 'typecheck.log') }),
-  phase('test models (build or reuse)', python, [path.join(root, 'test', 'fixtures', 'model_cache.py'), '--all'], { logFile: path.join(out, 'test-models.log') }),
+  (async () => {
+    const models = await phase('test models (build or reuse)', python, [path.join(root, 'test', 'fixtures', 'model_cache.py'), '--all'], { logFile: path.join(out, 'test-models.log') });
+    if (!models.ok) return models;
+    return phase('pytest', python, pytestArgs, { logFile: path.join(out, 'pytest.log') });
+  })(),
 ]);
 must(checks, 'typecheck or depcheck');
-must(models, 'building the test models');
+must(py, 'building the test models or pytest');
 
-// pytest on two workers beside vitest, whose projects run their own files two at a time
-// where they may (vitest.config.ts).
-const [py, vt] = await Promise.all([
-  phase('pytest', python, [...pytestArgs, '-n', '2'], { logFile: path.join(out, 'pytest.log') }),
-  phase('vitest', process.execPath, vitestArgs('unit', 'integration', 'e2e', 'serial'), { env: { HANGAR_TEST_TIMINGS: path.join(out, 'vitest-files.json') } }),
-]);
+// vitest's projects: files two at a time where they may, then the serial ones (vitest.config.ts).
+const vt = await phase('vitest', process.execPath, vitestArgs('unit', 'integration', 'shared', 'e2e', 'serial'), { env: { HANGAR_TEST_TIMINGS: path.join(out, 'vitest-files.json') } });
 
 let container = { ok: true };
 if (!skipContainer) {
@@ -196,4 +227,4 @@ if (!skipContainer) {
 }
 
 printTable();
-process.exit(py.ok && vt.ok && container.ok ? 0 : 1);
+process.exit(vt.ok && container.ok ? 0 : 1);

@@ -174,12 +174,15 @@ class Runtime:
         return self.stdout_path.read_bytes()
 
     def close(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(5)
-        self.data.close()
-        self.control.close()
-        self._ctx.term()
+        try:
+            if self.process.poll() is None:
+                self.process.kill()
+                self.process.wait(5)
+        finally:
+            # Always: a context left with open sockets blocks whoever collects it.
+            self.data.close()
+            self.control.close()
+            self._ctx.term()
 
 
 def load_spec(engine: str, model_uri: str, **extra) -> dict:

@@ -32,12 +32,16 @@ def llm_spec(path: str, **extra) -> dict:
 def llm(tiny_llm):
     workdir = short_tmpdir()
     runtime = Runtime(workdir, "llm-0")
-    runtime.hello()
-    runtime.progress, msg_type, runtime.ready = runtime.load(llm_spec(tiny_llm["path"]))
-    assert msg_type == 0x04, f"expected READY, got {msg_type:#x} {runtime.ready}\n{runtime.stderr()}"
-    yield runtime
-    runtime.close()
-    shutil.rmtree(workdir, ignore_errors=True)
+    # Closed even when the load fails: a Runtime left open holds a zmq context whose
+    # collection later blocks (term() waits for its sockets), hanging the session.
+    try:
+        runtime.hello()
+        runtime.progress, msg_type, runtime.ready = runtime.load(llm_spec(tiny_llm["path"]))
+        assert msg_type == 0x04, f"expected READY, got {msg_type:#x} {runtime.ready}\n{runtime.stderr()}"
+        yield runtime
+    finally:
+        runtime.close()
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def chat(llm, messages=USER, stream=False, **config):

@@ -22,11 +22,15 @@ _ids = itertools.count(1)  # call ids are unique for the life of the runtime
 def toy():
     workdir = short_tmpdir()
     runtime = Runtime(workdir, "toy-0")
-    runtime.hello()
-    runtime.ready = runtime.load_ok(load_spec("python", str(LAUNCHERS / "toy.py"), launcher_args={"scale": 3}))
-    yield runtime
-    runtime.close()
-    shutil.rmtree(workdir, ignore_errors=True)
+    # Closed even when the load fails: a Runtime left open holds a zmq context whose
+    # collection later blocks (term() waits for its sockets), hanging the session.
+    try:
+        runtime.hello()
+        runtime.ready = runtime.load_ok(load_spec("python", str(LAUNCHERS / "toy.py"), launcher_args={"scale": 3}))
+        yield runtime
+    finally:
+        runtime.close()
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def test_ready_describes_the_launcher(toy):

@@ -33,12 +33,16 @@ def encoder_spec(model_type: str, path: str, **engine_kwargs) -> dict:
 def embedder(tiny_embedder):
     workdir = short_tmpdir()
     runtime = Runtime(workdir, "embed-0", env=DEBUG_LOG)
-    runtime.hello()
-    runtime.progress, msg_type, runtime.ready = runtime.load(encoder_spec("embedding", tiny_embedder["path"]))
-    assert msg_type == READY, f"expected READY, got {msg_type:#x} {runtime.ready}\n{runtime.stderr()}"
-    yield runtime
-    runtime.close()
-    shutil.rmtree(workdir, ignore_errors=True)
+    # Closed even when the load fails: a Runtime left open holds a zmq context whose
+    # collection later blocks (term() waits for its sockets), hanging the session.
+    try:
+        runtime.hello()
+        runtime.progress, msg_type, runtime.ready = runtime.load(encoder_spec("embedding", tiny_embedder["path"]))
+        assert msg_type == READY, f"expected READY, got {msg_type:#x} {runtime.ready}\n{runtime.stderr()}"
+        yield runtime
+    finally:
+        runtime.close()
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def send_all(runtime, calls: list[tuple]) -> dict:

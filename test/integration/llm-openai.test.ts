@@ -1,34 +1,20 @@
 import { execFileSync } from 'node:child_process';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { client } from './harness/http.js';
 import { waitFor } from './harness/processes.js';
-import { makeHome, removeHome, startServer, venvPython, type TestServer } from './harness/server.js';
-import { tinyLlm, tinyLlmRegistration } from './harness/tiny-models.js';
+import { venvPython } from './harness/server.js';
+import { sharedServerLogs } from './harness/shared-server.js';
 
-// A tiny real Llama served by the Transformers engine, driven by both official OpenAI SDKs.
+// A tiny real Llama served by the Transformers engine, driven by both official OpenAI SDKs,
+// on the server the `shared` project's files share (harness/shared-server.ts: `tiny`).
 describe('LLM serving through the OpenAI SDKs', () => {
-  let server: TestServer;
-  let work: string;
+  const server = { url: inject('sharedServerUrl') };
   let sdk: OpenAI;
   const greedy = { temperature: 0 } as const;
 
-  beforeAll(async () => {
-    work = await makeHome('hangar-llm-');
-    const tiny = tinyLlm();
-    server = await startServer();
-    const api = client(server.url);
-    const reg = await api.post('/v1/model_registrations/LLM', tinyLlmRegistration('tiny-chat', tiny.path));
-    expect(reg.status, reg.text).toBe(200);
-    const launch = await api.post('/v1/models', { model_name: 'tiny-chat', model_engine: 'Transformers', model_uid: 'tiny' });
-    expect(launch.status, launch.text).toBe(200);
+  beforeAll(() => {
     sdk = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'not-needed', maxRetries: 0, timeout: 60_000 });
-  }, 180_000);
-
-  afterAll(async () => {
-    await server?.stop();
-    await removeHome(server.home);
-    await removeHome(work);
   });
 
   it('lists the model', async () => {
@@ -153,7 +139,7 @@ describe('LLM serving through the OpenAI SDKs', () => {
     }
     expect(seen).toBeGreaterThanOrEqual(3);
     // The runtime itself says it dropped the call (its log lines reach ours with the uid).
-    const aborted = await waitFor(() => server.logs.some((l) => l.model_uid === 'tiny' && l.source === 'runtime' && String(l.msg).includes('aborted')), 10_000);
+    const aborted = await waitFor(async () => (await sharedServerLogs(inject('sharedServerLog'))).some((l) => l.model_uid === 'tiny' && l.source === 'runtime' && String(l.msg).includes('aborted')), 10_000);
     expect(aborted).toBe(true);
     const freed = await waitFor(async () => (await api.get('/v1/models/tiny/replicas')).body[0].in_flight === 0, 10_000);
     expect(freed).toBe(true);

@@ -1,9 +1,6 @@
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { client } from './harness/http.js';
 import { jsonEvents, readSse } from './harness/sse-client.js';
-import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
-import { tinyGguf, tinyLlm, tinyGgufRegistration, tinyLlmRegistration } from './harness/tiny-models.js';
 
 type Outcome = 'honoured' | 'refused';
 
@@ -101,33 +98,11 @@ const VLLM_CHAT_EXTRAS: Array<[field: string, value: unknown, transformers: Outc
 ];
 
 describe("OpenAI's request fields: honoured or refused by name, never dropped", () => {
-  let server: TestServer;
-  let api: ReturnType<typeof client>;
-  let work: string;
-  let tinyEos: number;
-
-  beforeAll(async () => {
-    work = await makeHome('hangar-fields-');
-    const tiny = tinyLlm();
-    tinyEos = tiny.eos_token_id;
-    server = await startServer();
-    api = client(server.url);
-    expect((await api.post('/v1/model_registrations/LLM', tinyLlmRegistration('tiny-fields', tiny.path, ['chat', 'generate', 'tools']))).status).toBe(200);
-    const gguf = tinyGguf();
-    expect((await api.post('/v1/model_registrations/LLM', tinyGgufRegistration('tiny-fields-gguf', gguf))).status).toBe(200);
-    const launches = await Promise.all([
-      api.post('/v1/models', { model_name: 'tiny-fields', model_engine: 'Transformers', model_uid: 'tf' }),
-      api.post('/v1/models', { model_name: 'tiny-fields-gguf', model_engine: 'llama.cpp', quantization: 'q8_0', model_uid: 'lc' }),
-      api.post('/v1/models', { model_name: 'simulator', model_engine: 'simulator', model_uid: 'sim', step_ms: 1, ttft_ms: 0 }),
-    ]);
-    for (const l of launches) expect(l.status, l.text).toBe(200);
-  }, 180_000);
-
-  afterAll(async () => {
-    await server?.stop();
-    await removeHome(server.home);
-    await removeHome(work);
-  });
+  // The server the `shared` project's files share (harness/shared-server.ts): `tf` on
+  // Transformers (with tools), `lc` on llama.cpp (the same weights, Q8_0), `sim` on the simulator.
+  const server = { url: inject('sharedServerUrl') };
+  const api = client(server.url);
+  const tinyEos = inject('sharedTinyEos');
 
   const walk = async (route: string, base: Record<string, unknown>, table: typeof CHAT) => {
     const engines: Record<string, string> = { tf: 'Transformers', lc: 'llama.cpp', sim: 'simulator' };

@@ -66,7 +66,10 @@ export async function startServer(options: { home?: string; env?: Record<string,
     });
   });
   const waitExit = async (ms: number): Promise<void> => {
-    await Promise.race([exited, new Promise((r) => setTimeout(r, ms))]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([exited, new Promise((r) => (timer = setTimeout(r, ms)))]);
+    // A pending timer would keep a process that called stop() (a global set-up) alive.
+    clearTimeout(timer);
   };
   return {
     url,
