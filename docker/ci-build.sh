@@ -21,10 +21,7 @@
 # Settings (environment): HANGAR_IMAGE (hangar:cpu), HANGAR_BASE_IMAGE
 # (hangar-base:bookworm), HANGAR_DOCKER_STATE (/var/lib/hangar-docker),
 # HANGAR_DEBIAN_MIRROR (from apt's sources), HANGAR_PIP_PORT (3141: a fixed port keeps
-# the pip layer cacheable, since the index address is one of its build arguments),
-# HANGAR_BUILD_CPU_SHARES (unset: the build's steps run at the engine's default CPU
-# weight; `npm test` sets 2, so a build in the background takes only what the tests
-# leave: its steps would otherwise starve runtimes, whose compute runs at SCHED_IDLE).
+# the pip layer cacheable, since the index address is one of its build arguments).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -353,11 +350,8 @@ build_image() {
   # the build's RUN steps reach the package sources exactly as this machine does. The
   # layers are ordered so a change to the control plane alone rebuilds only the `app`
   # stage (docker/Dockerfile); the Python environment's layers are reused.
-  local weight=()
-  if [ -n "${HANGAR_BUILD_CPU_SHARES:-}" ]; then weight=(--cpu-shares "$HANGAR_BUILD_CPU_SHARES"); fi
   DOCKER_BUILDKIT=0 docker build \
     --network host \
-    "${weight[@]}" \
     -f docker/Dockerfile \
     -t "$IMAGE" \
     --label "org.hangar.inputs=$inputs" \

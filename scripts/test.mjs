@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 // `npm test`: the whole suite, with both cores busy, then a table of where the time went.
 //
-//   set-up ─▶ typecheck + depcheck ────────┐
-//          ─▶ test models ─▶ pytest ───────┴─▶ vitest (unit, integration, shared, e2e; then serial) ─▶ container tests
-//          ─▶ container image build (in the background, at a low CPU weight) ───────────────────────────▲
+//   set-up ─▶ typecheck + depcheck ─┐
+//          ─▶ test models ──────────┴─▶ pytest ‖ vitest (unit, integration, shared, e2e) ─▶ vitest (serial) ─▶ vitest (container)
+//          ─▶ container image build (in the background) ─────────────────────────────────────────────────────▲
 //
 // The image build (docker/ci-build.sh) starts right after the set-up and runs beside
-// everything else, taking the CPU the tests leave (much of it waits on apt, npm and
-// pip); on a machine that built the same inputs before it is skipped. The test models
+// everything else (much of it waits on apt, npm and pip); on a machine that built the
+// same inputs before it is skipped. The test models
 // (test/fixtures/model_cache.py) are built once, in one Python process, before any test
 // needs them. vitest's projects decide which files run two at a time (vitest.config.ts).
 // Each part writes its timings under test-output/, read back for the table at the end
@@ -120,7 +120,7 @@ function readJson(file) {
 /** [seconds, file] of every vitest file this run timed (test/timings-reporter.ts). */
 function vitestFiles() {
   const rows = [];
-  for (const name of ['vitest-files.json', 'vitest-files-container.json']) {
+  for (const name of ['vitest-files.json', 'vitest-files-serial.json', 'vitest-files-container.json']) {
     for (const file of readJson(path.join(out, name)) ?? []) rows.push([file.seconds, file.file]);
   }
   return rows.sort((a, b) => b[0] - a[0]);
@@ -166,7 +166,7 @@ function printTable() {
 // ---- the run --------------------------------------------------------------------
 
 mkdirSync(out, { recursive: true });
-for (const f of ['vitest-files.json', 'vitest-files-container.json', 'pytest.xml', 'timings.txt']) rmSync(path.join(out, f), { force: true });
+for (const f of ['vitest-files.json', 'vitest-files-serial.json', 'vitest-files-container.json', 'pytest.xml', 'timings.txt']) rmSync(path.join(out, f), { force: true });
 
 must(await phase('set-up', process.execPath, [path.join(root, 'scripts', 'setup.mjs'), ...(quick ? [] : ['--with-test-tools'])]), 'the set-up');
 
@@ -176,40 +176,43 @@ if (!quick && !skipContainer) {
   imageBuild = phase('container image build', 'bash', [path.join(root, 'docker', 'ci-build.sh')], {
     logFile: path.join(out, 'container-build.log'),
     summary: 'docker/ci-build:',
-    env: { HANGAR_BUILD_CPU_SHARES: '2' },
   });
 }
 
 /** `vitest run` of these projects, with the default reporter and the file timings. */
 const vitestArgs = (...projects) => [vitest, 'run', ...projects.flatMap((p) => ['--project', p]), '--reporter=default', `--reporter=${path.join(root, 'test', 'timings-reporter.ts')}`];
 
+// The runtimes pytest starts compute at a normal priority: beside vitest, at the
+// production default (nice +10, SCHED_IDLE) they would wait for every other process on
+// the machine, past the harness's waits. test_lifecycle checks the defaults themselves,
+// naming every setting it relies on.
+const PYTEST_ENV = { HANGAR_RUNTIME_COMPUTE_POLICY: 'normal', HANGAR_RUNTIME_COMPUTE_NICE: '0' };
+
 const pytestArgs = ['-m', 'pytest', 'python-runtime/tests', '-q', '-p', 'no:cacheprovider', `--junitxml=${path.join(out, 'pytest.xml')}`, '-o', 'junit_family=xunit1'];
 if (quick) {
   const [checks, py, unit] = await Promise.all([
     phase('typecheck + depcheck', 'npm', ['run', '--silent', 'check'], { logFile: path.join(out, 'typecheck.log') }),
-    phase('pytest (unit)', python, [...pytestArgs, '-m', 'not integration'], { logFile: path.join(out, 'pytest.log') }),
+    phase('pytest (unit)', python, [...pytestArgs, '-m', 'not integration'], { logFile: path.join(out, 'pytest.log'), env: PYTEST_ENV }),
     phase('vitest (unit)', process.execPath, vitestArgs('unit'), { env: { HANGAR_TEST_TIMINGS: path.join(out, 'vitest-files.json') } }),
   ]);
   printTable();
   process.exit(checks.ok && py.ok && unit.ok ? 0 : 1);
 }
 
-// The type check beside the test models and then pytest. pytest runs alone (with only the
-// image build, at a low CPU weight, beside it): its runtimes compute at SCHED_IDLE, as in
-// production, and beside vitest's two workers they would wait on every other process.
-const [checks, py] = await Promise.all([
+const [checks, models] = await Promise.all([
   phase('typecheck + depcheck', 'npm', ['run', '--silent', 'check'], { logFile: path.join(out, 'typecheck.log') }),
-  (async () => {
-    const models = await phase('test models (build or reuse)', python, [path.join(root, 'test', 'fixtures', 'model_cache.py'), '--all'], { logFile: path.join(out, 'test-models.log') });
-    if (!models.ok) return models;
-    return phase('pytest', python, pytestArgs, { logFile: path.join(out, 'pytest.log') });
-  })(),
+  phase('test models (build or reuse)', python, [path.join(root, 'test', 'fixtures', 'model_cache.py'), '--all'], { logFile: path.join(out, 'test-models.log') }),
 ]);
 must(checks, 'typecheck or depcheck');
-must(py, 'building the test models or pytest');
+must(models, 'building the test models');
 
-// vitest's projects: files two at a time where they may, then the serial ones (vitest.config.ts).
-const vt = await phase('vitest', process.execPath, vitestArgs('unit', 'integration', 'shared', 'e2e', 'serial'), { env: { HANGAR_TEST_TIMINGS: path.join(out, 'vitest-files.json') } });
+// pytest beside vitest's projects that run two files at a time; then the serial files,
+// alone (vitest.config.ts).
+const [py, vt] = await Promise.all([
+  phase('pytest', python, pytestArgs, { logFile: path.join(out, 'pytest.log'), env: PYTEST_ENV }),
+  phase('vitest', process.execPath, vitestArgs('unit', 'integration', 'shared', 'e2e'), { env: { HANGAR_TEST_TIMINGS: path.join(out, 'vitest-files.json') } }),
+]);
+const serial = await phase('vitest (serial)', process.execPath, vitestArgs('serial'), { env: { HANGAR_TEST_TIMINGS: path.join(out, 'vitest-files-serial.json') } });
 
 let container = { ok: true };
 if (!skipContainer) {
@@ -227,4 +230,4 @@ if (!skipContainer) {
 }
 
 printTable();
-process.exit(vt.ok && container.ok ? 0 : 1);
+process.exit(py.ok && vt.ok && serial.ok && container.ok ? 0 : 1);

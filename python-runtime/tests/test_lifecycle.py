@@ -92,11 +92,11 @@ def test_the_work_loop_computes_at_a_lower_cpu_priority_than_the_relaying_thread
     HANGAR_RUNTIME_COMPUTE_POLICY (default SCHED_IDLE without GPUs) lower the work
     loop's thread and what it starts; the I/O thread, zmq's and the watchdog keep the
     runtime's own priority and policy."""
-    env = {"CUDA_VISIBLE_DEVICES": gpus}
-    if nice_setting is not None:
-        env["HANGAR_RUNTIME_COMPUTE_NICE"] = nice_setting
-    if policy_setting is not None:
-        env["HANGAR_RUNTIME_COMPUTE_POLICY"] = policy_setting
+    # An empty value is an unset one: the runtime's default applies, whatever the
+    # environment pytest runs in says (npm test runs it with a normal priority).
+    env = {"CUDA_VISIBLE_DEVICES": gpus,
+           "HANGAR_RUNTIME_COMPUTE_NICE": "" if nice_setting is None else nice_setting,
+           "HANGAR_RUNTIME_COMPUTE_POLICY": "" if policy_setting is None else policy_setting}
     runtime = spawn(env=env)
     runtime.hello()
     runtime.load_ok(load_spec("python", TOY))
