@@ -4,7 +4,7 @@
 // environment (python-runtime/.venv) from python-runtime's own requirement files.
 // A second run with nothing changed does no work beyond the compile.
 import { createHash } from 'node:crypto';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -111,12 +111,24 @@ function pipEnv() {
   return first ? { ...process.env, PIP_INDEX_URL: first } : process.env;
 }
 
+/** Like run(), but in the background: resolves when the command succeeded, exits the set-up when it failed. */
+function runInBackground(cmd, args, options = {}) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { stdio: 'inherit', ...options });
+    child.on('close', (code, signal) => {
+      if (code !== 0) {
+        console.error(`setup: \`${cmd} ${args.join(' ')}\` failed (exit ${code ?? signal}).`);
+        process.exit(1);
+      }
+      resolve();
+    });
+  });
+}
+
 installSystemPackages();
 
-console.log('setup: compiling the control plane (tsc)');
-run(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.build.json')]);
-buildWebUi();
-
+// The runtime's environment installs (mostly unpacking wheels) while the control plane
+// compiles and the web UI builds (CPU): on two cores, side by side.
 if (!existsSync(venvPython)) {
   console.log(`setup: creating ${path.relative(root, venv)}`);
   run(findPython(), ['-m', 'venv', venv]);
@@ -125,14 +137,20 @@ const hash = createHash('sha256');
 for (const f of requirementFiles) hash.update(readFileSync(f));
 const digest = hash.digest('hex');
 const installed = existsSync(stampFile) ? readFileSync(stampFile, 'utf8').trim() : '';
+let environment = Promise.resolve();
 if (installed === digest) {
   console.log('setup: runtime environment is up to date');
 } else {
   console.log('setup: installing the runtime environment');
   const args = ['-m', 'pip', 'install', '--disable-pip-version-check', '-q'];
   for (const f of requirementFiles) args.push('-r', f);
-  run(venvPython, args, { env: pipEnv() });
-  writeFileSync(stampFile, `${digest}\n`);
+  environment = runInBackground(venvPython, args, { env: pipEnv() }).then(() => writeFileSync(stampFile, `${digest}\n`));
 }
+
+console.log('setup: compiling the control plane (tsc)');
+run(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.build.json')]);
+buildWebUi();
+
+await environment;
 execFileSync(venvPython, ['-c', 'import zmq, msgpack'], { stdio: 'inherit' });
 console.log('setup: done');

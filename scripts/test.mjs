@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // `npm test`: the whole suite, with both cores busy, then a table of where the time went.
 //
-//   set-up ─▶ typecheck + depcheck ─┐
-//          ─▶ test models ──────────┴─▶ pytest ‖ vitest (unit, integration, shared, e2e) ─▶ vitest (serial) ─▶ vitest (container)
-//          ─▶ container image build (in the background) ─────────────────────────────────────────────────────▲
+//   set-up ─▶ typecheck + depcheck ────┐
+//          ─▶ test models ─▶ pytest ───┴─▶ vitest (unit, integration, shared, e2e) ─▶ vitest (serial) ─▶ vitest (container)
+//          ─▶ container image build (in the background) ──────────────────────────────────────────────────────▲
 //
 // The image build (docker/ci-build.sh) starts right after the set-up and runs beside
 // everything else (much of it waits on apt, npm and pip); on a machine that built the
@@ -182,9 +182,9 @@ if (!quick && !skipContainer) {
 /** `vitest run` of these projects, with the default reporter and the file timings. */
 const vitestArgs = (...projects) => [vitest, 'run', ...projects.flatMap((p) => ['--project', p]), '--reporter=default', `--reporter=${path.join(root, 'test', 'timings-reporter.ts')}`];
 
-// The runtimes pytest starts compute at a normal priority: beside vitest, at the
-// production default (nice +10, SCHED_IDLE) they would wait for every other process on
-// the machine, past the harness's waits. test_lifecycle checks the defaults themselves,
+// The runtimes pytest starts compute at a normal priority: beside the image build, at the
+// production default (nice +10, SCHED_IDLE) they wait for every other process on the
+// machine, past the harness's waits. test_lifecycle checks the defaults themselves,
 // naming every setting it relies on.
 const PYTEST_ENV = { HANGAR_RUNTIME_COMPUTE_POLICY: 'normal', HANGAR_RUNTIME_COMPUTE_NICE: '0' };
 
@@ -199,19 +199,22 @@ if (quick) {
   process.exit(checks.ok && py.ok && unit.ok ? 0 : 1);
 }
 
-const [checks, models] = await Promise.all([
+// The type check beside the test models and then pytest, with the image build beside
+// them. vitest starts once pytest is done: two vitest workers beside pytest's runtimes
+// starved runtimes, whose compute runs at SCHED_IDLE (docs/testing.md).
+const [checks, py] = await Promise.all([
   phase('typecheck + depcheck', 'npm', ['run', '--silent', 'check'], { logFile: path.join(out, 'typecheck.log') }),
-  phase('test models (build or reuse)', python, [path.join(root, 'test', 'fixtures', 'model_cache.py'), '--all'], { logFile: path.join(out, 'test-models.log') }),
+  (async () => {
+    const models = await phase('test models (build or reuse)', python, [path.join(root, 'test', 'fixtures', 'model_cache.py'), '--all'], { logFile: path.join(out, 'test-models.log') });
+    if (!models.ok) return models;
+    return phase('pytest', python, pytestArgs, { logFile: path.join(out, 'pytest.log'), env: PYTEST_ENV });
+  })(),
 ]);
 must(checks, 'typecheck or depcheck');
-must(models, 'building the test models');
+must(py, 'building the test models or pytest');
 
-// pytest beside vitest's projects that run two files at a time; then the serial files,
-// alone (vitest.config.ts).
-const [py, vt] = await Promise.all([
-  phase('pytest', python, pytestArgs, { logFile: path.join(out, 'pytest.log'), env: PYTEST_ENV }),
-  phase('vitest', process.execPath, vitestArgs('unit', 'integration', 'shared', 'e2e'), { env: { HANGAR_TEST_TIMINGS: path.join(out, 'vitest-files.json') } }),
-]);
+// vitest's projects that run two files at a time, then the serial files alone (vitest.config.ts).
+const vt = await phase('vitest', process.execPath, vitestArgs('unit', 'integration', 'shared', 'e2e'), { env: { HANGAR_TEST_TIMINGS: path.join(out, 'vitest-files.json') } });
 const serial = await phase('vitest (serial)', process.execPath, vitestArgs('serial'), { env: { HANGAR_TEST_TIMINGS: path.join(out, 'vitest-files-serial.json') } });
 
 let container = { ok: true };
@@ -230,4 +233,4 @@ if (!skipContainer) {
 }
 
 printTable();
-process.exit(py.ok && vt.ok && serial.ok && container.ok ? 0 : 1);
+process.exit(vt.ok && serial.ok && container.ok ? 0 : 1);
