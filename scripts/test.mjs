@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 // `npm test`: the whole suite, with both cores busy, then a table of where the time went.
 //
-//   set-up ─▶ typecheck + depcheck ────┐
-//          ─▶ test models ─▶ pytest ───┴─▶ vitest (unit, integration, shared, e2e) ─▶ vitest (serial) ─▶ vitest (container)
-//          ─▶ container image build (in the background) ──────────────────────────────────────────────────────▲
+//   set-up ─▶ typecheck + depcheck ─────────────────────┐
+//          ─▶ test models ─▶ pytest ─▶ vitest (unit) ───┤
+//          ─▶ container image build ────────────────────┴─▶ vitest (integration, shared, e2e) ─▶ vitest (serial) ─▶ vitest (container)
 //
-// The image build (docker/ci-build.sh) starts right after the set-up and runs beside
-// everything else (much of it waits on apt, npm and pip); on a machine that built the
-// same inputs before it is skipped. The test models
+// The image build (docker/ci-build.sh) starts right after the set-up and runs beside the
+// type check, pytest and the unit files; on a machine that built the same inputs before
+// it is skipped. The test models
 // (test/fixtures/model_cache.py) are built once, in one Python process, before any test
 // needs them. vitest's projects decide which files run two at a time (vitest.config.ts).
 // Each part writes its timings under test-output/, read back for the table at the end
@@ -120,7 +120,7 @@ function readJson(file) {
 /** [seconds, file] of every vitest file this run timed (test/timings-reporter.ts). */
 function vitestFiles() {
   const rows = [];
-  for (const name of ['vitest-files.json', 'vitest-files-serial.json', 'vitest-files-container.json']) {
+  for (const name of ['vitest-files-unit.json', 'vitest-files.json', 'vitest-files-serial.json', 'vitest-files-container.json']) {
     for (const file of readJson(path.join(out, name)) ?? []) rows.push([file.seconds, file.file]);
   }
   return rows.sort((a, b) => b[0] - a[0]);
@@ -166,7 +166,7 @@ function printTable() {
 // ---- the run --------------------------------------------------------------------
 
 mkdirSync(out, { recursive: true });
-for (const f of ['vitest-files.json', 'vitest-files-serial.json', 'vitest-files-container.json', 'pytest.xml', 'timings.txt']) rmSync(path.join(out, f), { force: true });
+for (const f of ['vitest-files-unit.json', 'vitest-files.json', 'vitest-files-serial.json', 'vitest-files-container.json', 'pytest.xml', 'timings.txt']) rmSync(path.join(out, f), { force: true });
 
 must(await phase('set-up', process.execPath, [path.join(root, 'scripts', 'setup.mjs'), ...(quick ? [] : ['--with-test-tools'])]), 'the set-up');
 
@@ -199,9 +199,11 @@ if (quick) {
   process.exit(checks.ok && py.ok && unit.ok ? 0 : 1);
 }
 
-// The type check beside the test models and then pytest, with the image build beside
-// them. vitest starts once pytest is done: two vitest workers beside pytest's runtimes
-// starved runtimes, whose compute runs at SCHED_IDLE (docs/testing.md).
+// The type check beside the test models, then pytest and vitest's unit files, with the
+// image build beside them all. The other vitest files start once the build is done: a
+// build saturates both cores at a normal priority, and a runtime's compute runs at
+// SCHED_IDLE (docs/testing.md), so beside it an abort or a heartbeat could wait past a
+// test's bound (seen: a llama.cpp abort not logged within 10 s).
 const [checks, py] = await Promise.all([
   phase('typecheck + depcheck', 'npm', ['run', '--silent', 'check'], { logFile: path.join(out, 'typecheck.log') }),
   (async () => {
@@ -212,14 +214,15 @@ const [checks, py] = await Promise.all([
 ]);
 must(checks, 'typecheck or depcheck');
 must(py, 'building the test models or pytest');
+const unit = await phase('vitest (unit)', process.execPath, vitestArgs('unit'), { env: { HANGAR_TEST_TIMINGS: path.join(out, 'vitest-files-unit.json') } });
+const built = await imageBuild;
 
 // vitest's projects that run two files at a time, then the serial files alone (vitest.config.ts).
-const vt = await phase('vitest', process.execPath, vitestArgs('unit', 'integration', 'shared', 'e2e'), { env: { HANGAR_TEST_TIMINGS: path.join(out, 'vitest-files.json') } });
+const vt = await phase('vitest', process.execPath, vitestArgs('integration', 'shared', 'e2e'), { env: { HANGAR_TEST_TIMINGS: path.join(out, 'vitest-files.json') } });
 const serial = await phase('vitest (serial)', process.execPath, vitestArgs('serial'), { env: { HANGAR_TEST_TIMINGS: path.join(out, 'vitest-files-serial.json') } });
 
 let container = { ok: true };
 if (!skipContainer) {
-  const built = await imageBuild;
   const image = built.stdout.trim().split('\n').pop() ?? '';
   if (built.ok && image) {
     container = await phase('vitest (container)', process.execPath, vitestArgs('container'), {
@@ -233,4 +236,4 @@ if (!skipContainer) {
 }
 
 printTable();
-process.exit(vt.ok && serial.ok && container.ok ? 0 : 1);
+process.exit(unit.ok && vt.ok && serial.ok && container.ok ? 0 : 1);
