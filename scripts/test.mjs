@@ -7,9 +7,8 @@
 //
 // The image build (docker/ci-build.sh) starts right after the set-up and runs beside the
 // type check, pytest and the unit files; on a machine that built the same inputs before
-// it is skipped. The test models
-// (test/fixtures/model_cache.py) are built once, in one Python process, before any test
-// needs them. vitest's projects decide which files run two at a time (vitest.config.ts).
+// it is skipped. The test models (test/fixtures/model_cache.py) are built once, in one
+// Python process, before any test needs them. vitest's projects decide which files run two at a time (vitest.config.ts).
 // Each part writes its timings under test-output/, read back for the table at the end
 // (docs/testing.md explains it).
 //
@@ -170,7 +169,7 @@ for (const f of ['vitest-files-unit.json', 'vitest-files.json', 'vitest-files-se
 
 must(await phase('set-up', process.execPath, [path.join(root, 'scripts', 'setup.mjs'), ...(quick ? [] : ['--with-test-tools'])]), 'the set-up');
 
-// The image builds beside everything else; its last stdout line is the image's name.
+// The image builds in the background from here; its last stdout line is the image's name.
 let imageBuild = Promise.resolve({ ok: true, stdout: '' });
 if (!quick && !skipContainer) {
   imageBuild = phase('container image build', 'bash', [path.join(root, 'docker', 'ci-build.sh')], {

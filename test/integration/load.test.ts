@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writePythonLauncher } from './harness/fixtures.js';
 import { INSPECTABLE, heapAfterFullGc } from './harness/heap.js';
