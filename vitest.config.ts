@@ -27,7 +27,8 @@ const SERIAL = [
 // its models questions, and never stop, restart or break anything.
 const SHARED = ['test/integration/llm-openai.test.ts', 'test/integration/openai-fields.test.ts'];
 
-// The unit tests: no server, no runtime (a few spawn one Python to render a template).
+// The unit tests: no server (a few start one bare runtime against sockets of their own,
+// or one Python to render a template).
 // `npm run test:quick` runs these and pytest's unit tests.
 const UNIT = ['api', 'auth', 'cli', 'config', 'errors', 'logging', 'registry', 'runtime', 'storage', 'supervisor', 'llama-runtime'].map((dir) => `test/${dir}/**/*.test.ts`);
 

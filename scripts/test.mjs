@@ -116,11 +116,15 @@ function readJson(file) {
   }
 }
 
-/** [seconds, file] of every vitest file this run timed (test/timings-reporter.ts). */
+/** Where each vitest run writes its files' times (test/timings-reporter.ts), by run. */
+const timingsOf = (run) => path.join(out, `vitest-files-${run}.json`);
+const VITEST_RUNS = ['unit', 'parallel', 'serial', 'container'];
+
+/** [seconds, file] of every vitest file this run timed. */
 function vitestFiles() {
   const rows = [];
-  for (const name of ['vitest-files-unit.json', 'vitest-files.json', 'vitest-files-serial.json', 'vitest-files-container.json']) {
-    for (const file of readJson(path.join(out, name)) ?? []) rows.push([file.seconds, file.file]);
+  for (const run of VITEST_RUNS) {
+    for (const file of readJson(timingsOf(run)) ?? []) rows.push([file.seconds, file.file]);
   }
   return rows.sort((a, b) => b[0] - a[0]);
 }
@@ -165,7 +169,7 @@ function printTable() {
 // ---- the run --------------------------------------------------------------------
 
 mkdirSync(out, { recursive: true });
-for (const f of ['vitest-files-unit.json', 'vitest-files.json', 'vitest-files-serial.json', 'vitest-files-container.json', 'pytest.xml', 'timings.txt']) rmSync(path.join(out, f), { force: true });
+for (const f of [...VITEST_RUNS.map(timingsOf), path.join(out, 'pytest.xml'), path.join(out, 'timings.txt')]) rmSync(f, { force: true });
 
 must(await phase('set-up', process.execPath, [path.join(root, 'scripts', 'setup.mjs'), ...(quick ? [] : ['--with-test-tools'])]), 'the set-up');
 
@@ -192,7 +196,7 @@ if (quick) {
   const [checks, py, unit] = await Promise.all([
     phase('typecheck + depcheck', 'npm', ['run', '--silent', 'check'], { logFile: path.join(out, 'typecheck.log') }),
     phase('pytest (unit)', python, [...pytestArgs, '-m', 'not integration'], { logFile: path.join(out, 'pytest.log'), env: PYTEST_ENV }),
-    phase('vitest (unit)', process.execPath, vitestArgs('unit'), { env: { HANGAR_TEST_TIMINGS: path.join(out, 'vitest-files.json') } }),
+    phase('vitest (unit)', process.execPath, vitestArgs('unit'), { env: { HANGAR_TEST_TIMINGS: timingsOf('unit') } }),
   ]);
   printTable();
   process.exit(checks.ok && py.ok && unit.ok ? 0 : 1);
@@ -213,19 +217,19 @@ const [checks, py] = await Promise.all([
 ]);
 must(checks, 'typecheck or depcheck');
 must(py, 'building the test models or pytest');
-const unit = await phase('vitest (unit)', process.execPath, vitestArgs('unit'), { env: { HANGAR_TEST_TIMINGS: path.join(out, 'vitest-files-unit.json') } });
+const unit = await phase('vitest (unit)', process.execPath, vitestArgs('unit'), { env: { HANGAR_TEST_TIMINGS: timingsOf('unit') } });
 const built = await imageBuild;
 
 // vitest's projects that run two files at a time, then the serial files alone (vitest.config.ts).
-const vt = await phase('vitest', process.execPath, vitestArgs('integration', 'shared', 'e2e'), { env: { HANGAR_TEST_TIMINGS: path.join(out, 'vitest-files.json') } });
-const serial = await phase('vitest (serial)', process.execPath, vitestArgs('serial'), { env: { HANGAR_TEST_TIMINGS: path.join(out, 'vitest-files-serial.json') } });
+const vt = await phase('vitest', process.execPath, vitestArgs('integration', 'shared', 'e2e'), { env: { HANGAR_TEST_TIMINGS: timingsOf('parallel') } });
+const serial = await phase('vitest (serial)', process.execPath, vitestArgs('serial'), { env: { HANGAR_TEST_TIMINGS: timingsOf('serial') } });
 
 let container = { ok: true };
 if (!skipContainer) {
   const image = built.stdout.trim().split('\n').pop() ?? '';
   if (built.ok && image) {
     container = await phase('vitest (container)', process.execPath, vitestArgs('container'), {
-      env: { HANGAR_TEST_IMAGE: image, HANGAR_TEST_TIMINGS: path.join(out, 'vitest-files-container.json') },
+      env: { HANGAR_TEST_IMAGE: image, HANGAR_TEST_TIMINGS: timingsOf('container') },
     });
   } else {
     container = { ok: false };
