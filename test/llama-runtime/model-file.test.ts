@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
-import { mkdtemp, readdir, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile, mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -108,6 +109,61 @@ describe('which GGUF file a launch loads', () => {
     } finally {
       slow.closeAllConnections();
       slow.close();
+      for (const [key, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
+    }
+  });
+
+  it('resumes an interrupted download with a Range request, checks it against the hub\'s sha256, and never keeps a bad file', async () => {
+    const body = Buffer.from(Array.from({ length: 256 * 1024 }, (_, i) => (i * 7) % 251));
+    const sha256 = createHash('sha256').update(body).digest('hex');
+    let claimed = sha256;
+    const ranges: Array<string | undefined> = [];
+    let cutNext = true;
+    const hub = createServer((req, res) => {
+      ranges.push(req.headers.range);
+      const start = Number(/^bytes=(\d+)-$/.exec(req.headers.range ?? '')?.[1] ?? 0);
+      const part = body.subarray(start);
+      res.writeHead(start > 0 ? 206 : 200, {
+        'content-length': part.length,
+        'x-linked-etag': `"${claimed}"`,
+        'x-linked-size': body.length,
+        ...(start > 0 ? { 'content-range': `bytes ${start}-${body.length - 1}/${body.length}` } : {}),
+      });
+      if (cutNext) {
+        // A hub (or proxy) that goes away a third of the way in.
+        cutNext = false;
+        res.write(part.subarray(0, 80 * 1024), () => res.destroy());
+        return;
+      }
+      res.end(part);
+    });
+    await new Promise<void>((resolve) => hub.listen(0, '127.0.0.1', resolve));
+    const saved = { HF_ENDPOINT: process.env.HF_ENDPOINT, HF_HUB_OFFLINE: process.env.HF_HUB_OFFLINE };
+    process.env.HF_ENDPOINT = `http://127.0.0.1:${(hub.address() as { port: number }).port}`;
+    delete process.env.HF_HUB_OFFLINE;
+    try {
+      const spec = { model_id: 'org/resume', quantization: 'q8_0', cache_dir: dir, model_file_name_template: 'r-{quantization}.gguf' };
+      const folder = path.join(dir, 'huggingface', 'models--org--resume', 'snapshots', 'main');
+      await expect(ggufFile(spec, onProgress)).rejects.toThrow(/failed after .*Launch again to resume it/);
+      // What arrived is kept beside the file, never as the file.
+      expect(await readdir(folder)).toEqual(['r-q8_0.gguf.incomplete']);
+      const kept = (await stat(path.join(folder, 'r-q8_0.gguf.incomplete'))).size;
+      expect(kept).toBeGreaterThan(0);
+      const file = await ggufFile(spec, onProgress);
+      expect(ranges).toEqual([undefined, `bytes=${kept}-`]);
+      expect((await readFile(file)).equals(body)).toBe(true);
+      expect(await readdir(folder)).toEqual(['r-q8_0.gguf']);
+
+      // A hub whose hash the bytes do not match: the copy is removed, not loaded.
+      claimed = 'f'.repeat(64);
+      await expect(ggufFile({ ...spec, model_file_name_template: 'bad-{quantization}.gguf' }, onProgress)).rejects.toThrow(/sha256 .* is not the hub's f{64}; the bad copy was removed/);
+      expect((await readdir(folder)).sort()).toEqual(['r-q8_0.gguf']);
+    } finally {
+      hub.closeAllConnections();
+      hub.close();
       for (const [key, value] of Object.entries(saved)) {
         if (value === undefined) delete process.env[key];
         else process.env[key] = value;

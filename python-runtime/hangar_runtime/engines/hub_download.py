@@ -8,8 +8,10 @@ of retries, and say how to get going anyway (launch from a local folder with
 `model_path`). So before downloading, one short request asks the hub which commit
 the revision is; if that fails, only a complete copy already in the cache will do."""
 
+import hashlib
 import logging
 import os
+import shutil
 import threading
 
 from ..errors import InvalidModel, exception_text
@@ -55,7 +57,8 @@ def download(model_id: str, revision: str | None, cache_dir: str | None, progres
                             f"Cannot download {where}: offline mode is on (HF_HUB_OFFLINE) and the model is not "
                             f"in the cache {_cache_name(cache_dir)}.")
     try:
-        info = HfApi().model_info(model_id, revision=revision, timeout=_PROBE_TIMEOUT_S)
+        # files_metadata: each file's size and hash, to check the disk and the download.
+        info = HfApi().model_info(model_id, revision=revision, timeout=_PROBE_TIMEOUT_S, files_metadata=True)
     except (RepositoryNotFoundError, GatedRepoError, RevisionNotFoundError) as exc:
         raise InvalidModel(f"Cannot download {where} from {constants.ENDPOINT}: {_first_line(exc)}. "
                            f"{_LOCAL_HINT}") from exc
@@ -65,6 +68,9 @@ def download(model_id: str, revision: str | None, cache_dir: str | None, progres
                             f"Cannot download {where}: the hub {constants.ENDPOINT} could not be reached "
                             f"(waited at most {_PROBE_TIMEOUT_S:g}s; {type(exc).__name__}: {_first_line(exc)}), and the model "
                             f"is not in the cache {_cache_name(cache_dir)}.")
+    wanted = _wanted_files(info, ignore_patterns)
+    repo_folder = _repo_folder(model_id, cache_dir)
+    _check_disk_space(where, wanted, repo_folder)
     tracker = _ProgressTracker()
     outcome: dict = {}
 
@@ -90,8 +96,111 @@ def download(model_id: str, revision: str | None, cache_dir: str | None, progres
         exc = outcome["error"]
         raise InvalidModel(f"Downloading {where} from {constants.ENDPOINT} failed: {type(exc).__name__}: "
                            f"{_first_line(exc)}. {_LOCAL_HINT}") from exc
+    _verify(where, outcome["path"], wanted, repo_folder)
+    # Downloading by commit writes no ref; without one the cache cannot answer "main"
+    # (or the revision asked for) when the hub is out of reach or HF_HUB_OFFLINE is set.
+    _remember_ref(repo_folder, revision or "main", info.sha)
     progress(DOWNLOAD_SHARE, "download", f"Downloaded {model_id}")
     return outcome["path"]
+
+
+def _repo_folder(model_id: str, cache_dir: str | None) -> str:
+    from huggingface_hub import constants
+    from huggingface_hub.file_download import repo_folder_name
+
+    return os.path.join(cache_dir or constants.HF_HUB_CACHE, repo_folder_name(repo_id=model_id, repo_type="model"))
+
+
+def _wanted_files(info, ignore_patterns: list[str] | None) -> list:
+    """The repository's files that snapshot_download will fetch (ignore_patterns applied)."""
+    from huggingface_hub.utils import filter_repo_objects
+
+    siblings = list(info.siblings or [])
+    names = set(filter_repo_objects([s.rfilename for s in siblings], ignore_patterns=ignore_patterns))
+    return [s for s in siblings if s.rfilename in names]
+
+
+def _blob_name(sibling) -> str | None:
+    """The name huggingface_hub stores a file's blob under: the LFS sha256, else the git blob id."""
+    lfs = getattr(sibling, "lfs", None)
+    sha256 = getattr(lfs, "sha256", None) if lfs is not None else None
+    return sha256 or getattr(sibling, "blob_id", None)
+
+
+def _check_disk_space(where: str, wanted: list, repo_folder: str) -> None:
+    """Refuses, before a byte is fetched, a download that cannot fit on the cache's disk.
+    Blobs already in the cache (a resumed or partly shared download) need no room."""
+    blobs = os.path.join(repo_folder, "blobs")
+    need = 0
+    for sibling in wanted:
+        name = _blob_name(sibling)
+        if name and os.path.isfile(os.path.join(blobs, name)):
+            continue
+        size = sibling.size or 0
+        if name and os.path.isfile(os.path.join(blobs, name + ".incomplete")):
+            size -= os.path.getsize(os.path.join(blobs, name + ".incomplete"))
+        need += max(0, size)
+    probe = repo_folder
+    while not os.path.isdir(probe) and os.path.dirname(probe) != probe:
+        probe = os.path.dirname(probe)
+    free = shutil.disk_usage(probe).free
+    if need > free:
+        raise InvalidModel(f"Cannot download {where}: it needs {_size(need)} more on disk and {probe} has "
+                           f"{_size(free)} free. Free some space (DELETE /v1/cache/models removes cached models) "
+                           f"or set HANGAR_HOME to a bigger disk.")
+
+
+def _verify(where: str, snapshot: str, wanted: list, repo_folder: str) -> None:
+    """Checks every file against the hub's hash (sha256 for LFS files, the git blob id
+    for the rest). A file that does not match is removed, so it is fetched again
+    rather than loaded, and the launch fails naming it."""
+    bad = []
+    for sibling in wanted:
+        path = os.path.join(snapshot, sibling.rfilename)
+        if not os.path.exists(path):
+            continue
+        lfs = getattr(sibling, "lfs", None)
+        expected = getattr(lfs, "sha256", None) if lfs is not None else None
+        if expected:
+            actual = _file_hash(path, hashlib.sha256())
+        elif getattr(sibling, "blob_id", None):
+            expected = sibling.blob_id
+            actual = _file_hash(path, hashlib.sha1(b"blob %d\0" % os.path.getsize(path)))
+        else:
+            continue
+        if actual != expected:
+            bad.append(sibling.rfilename)
+            real = os.path.realpath(path)
+            for victim in (path, real):
+                try:
+                    os.remove(victim)
+                except OSError:
+                    pass
+    if bad:
+        raise InvalidModel(f"Downloaded {where}, but {', '.join(bad)} did not match the hub's hash; the bad "
+                           f"copies were removed. Launch again to fetch them anew.")
+
+
+def _file_hash(path: str, digest) -> str:
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _remember_ref(repo_folder: str, ref: str, sha: str) -> None:
+    if ref == sha:
+        return
+    target = os.path.join(repo_folder, "refs", ref)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    partial = f"{target}.{os.getpid()}.tmp"
+    with open(partial, "w") as f:
+        f.write(sha)
+    os.replace(partial, target)
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
 
 
 def _cached_copy(model_id: str, revision: str | None, cache_dir: str | None, why: str) -> str:

@@ -1,7 +1,7 @@
-import { createWriteStream } from 'node:fs';
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, open as fsOpen, readdir, rename, rm, stat, statfs } from 'node:fs/promises';
 import path from 'node:path';
-import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { InvalidInput } from '../invalid-input.js';
@@ -138,53 +138,143 @@ async function download(hub: Hub, modelId: string, files: string[], progress: Pr
   // while other parts download could be dropped by the hub); progress counts the parts
   // done and the bytes of the one under way.
   for (const [n, i] of missing.entries()) {
-    const response = await open(hub, hub.url(modelId, files[i]!), lookupTimeoutMs, (why) =>
-      `Cannot download ${where}: ${why}, and the file is not in the cache ${folder}. ${LOCAL_HINT}`,
-    );
-    if (!response.ok || !response.body) {
-      await response.body?.cancel();
-      throw new InvalidInput(`Cannot download ${files[i]} of ${modelId} from ${hub.endpoint}: HTTP ${response.status}. ${LOCAL_HINT}`);
-    }
-    const size = Number(response.headers.get('content-length') ?? 0);
-    let received = 0;
-    // Counted on the way through, so the disk's pace (back-pressure) sets the download's.
-    const counter = new Transform({
-      transform(chunk: Buffer, _encoding, done) {
-        received += chunk.length;
-        const now = Date.now();
-        if (now - reported >= REPORT_EVERY_MS) {
-          reported = now;
-          const fraction = (n + (size > 0 ? Math.min(1, received / size) : 0)) / missing.length;
-          progress(DOWNLOAD_SHARE * fraction, 'download', `Downloading ${where}: ${Math.round(fraction * 100)}%`);
-        }
-        done(null, chunk);
-      },
-    });
-    const target = targets[i]!;
-    // Written beside the target and renamed when whole: a killed download leaves no
-    // file that looks complete.
-    const partial = `${target}.${process.pid}.part`;
-    try {
-      await pipeline(Readable.fromWeb(response.body as never), counter, createWriteStream(partial, { mode: 0o644 }));
-      await rename(partial, target);
-    } catch (err) {
-      await rm(partial, { force: true });
-      throw new InvalidInput(`Downloading ${files[i]} of ${modelId} from ${hub.endpoint} failed: ${causeOf(err)}. ${LOCAL_HINT}`);
-    }
+    const report = (received: number, size: number): void => {
+      const now = Date.now();
+      if (now - reported < REPORT_EVERY_MS) return;
+      reported = now;
+      const fraction = (n + (size > 0 ? Math.min(1, received / size) : 0)) / missing.length;
+      progress(DOWNLOAD_SHARE * fraction, 'download', `Downloading ${where}: ${Math.round(fraction * 100)}%`);
+    };
+    await fetchFile(hub, modelId, files[i]!, targets[i]!, where, folder, lookupTimeoutMs, report);
   }
   progress(DOWNLOAD_SHARE, 'download', `Downloaded ${where}`);
   return targets[0]!;
 }
 
 /**
- * The hub's answer to a GET, within `timeoutMs`. The limit is on the answer, not on
- * the download: a signal that fired later would cut a big file's body off mid-way.
+ * Fetches one file into `target`: into `<target>.incomplete` first, which a later try
+ * resumes with a Range request (as huggingface_hub does), then checked against the
+ * hub's size and sha256 (`X-Linked-Size`, `X-Linked-Etag` of LFS files) and renamed.
+ * A file that does not match is deleted, never loaded; one that cannot fit on the
+ * disk is refused before a byte of it is written.
  */
-async function open(hub: Hub, url: string, timeoutMs: number, unreachable: (why: string) => string): Promise<Response> {
+async function fetchFile(
+  hub: Hub, modelId: string, file: string, target: string, where: string, folder: string, timeoutMs: number,
+  report: (received: number, size: number) => void,
+): Promise<void> {
+  const partial = `${target}.incomplete`;
+  let offset = (await stat(partial).catch(() => null))?.size ?? 0;
+  let response = await open(hub, hub.url(modelId, file), offset, timeoutMs, (why) =>
+    `Cannot download ${where}: ${why}, and the file is not in the cache ${folder}. ${LOCAL_HINT}`,
+  );
+  if (response.status === 416 && offset > 0) {
+    // The partial file is as long as (or longer than) the hub's: start again.
+    await response.body?.cancel();
+    await rm(partial, { force: true });
+    offset = 0;
+    response = await open(hub, hub.url(modelId, file), 0, timeoutMs, (why) => `Cannot download ${where}: ${why}. ${LOCAL_HINT}`);
+  }
+  if (!response.ok || !response.body) {
+    await response.body?.cancel();
+    throw new InvalidInput(`Cannot download ${file} of ${modelId} from ${hub.endpoint}: HTTP ${response.status}. ${LOCAL_HINT}`);
+  }
+  if (response.status !== 206) offset = 0; // the whole file came: the partial one is replaced
+  const expected = expectedFile(response.headers, offset);
+  const need = expected.size !== null ? expected.size - offset : 0;
+  const free = await freeBytes(folder);
+  if (need > free) {
+    await response.body.cancel();
+    throw new InvalidInput(`Cannot download ${file} of ${modelId}: it needs ${sizeText(need)} more on disk and ${folder} has ${sizeText(free)} free. ` +
+      'Free some space (DELETE /v1/cache/models removes cached models) or set HANGAR_HOME to a bigger disk.');
+  }
+  let received = offset;
+  // Each piece is written before the next is read: the disk's pace sets the download's,
+  // and whatever arrived before a failure is on disk for the next try to resume from.
+  const out = await fsOpen(partial, offset > 0 ? 'a' : 'w', 0o644);
+  try {
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      await out.write(chunk);
+      received += chunk.length;
+      report(received, expected.size ?? 0);
+    }
+  } catch (err) {
+    // The partial file is kept: the next launch asks only for the rest.
+    throw new InvalidInput(`Downloading ${file} of ${modelId} from ${hub.endpoint} failed after ${sizeText(received)}: ${causeOf(err)}. ` +
+      `Launch again to resume it. ${LOCAL_HINT}`);
+  } finally {
+    await out.close();
+  }
+  const bad = await mismatch(partial, expected);
+  if (bad) {
+    await rm(partial, { force: true });
+    throw new InvalidInput(`Downloaded ${file} of ${modelId}, but ${bad}; the bad copy was removed. Launch again to fetch it anew.`);
+  }
+  await rename(partial, target);
+}
+
+interface ExpectedFile {
+  size: number | null;
+  sha256: string | null;
+}
+
+/** The whole file's size and sha256 as the hub's headers give them (LFS files: X-Linked-*). */
+function expectedFile(headers: Headers, offset: number): ExpectedFile {
+  const etag = (headers.get('x-linked-etag') ?? headers.get('etag') ?? '').replace(/^W\//, '').replaceAll('"', '');
+  const total = headers.get('content-range')?.match(/\/(\d+)$/)?.[1];
+  const length = headers.get('content-length');
+  const size = headers.get('x-linked-size') ?? total ?? (length !== null ? String(Number(length) + offset) : null);
+  return { size: size !== null && Number.isFinite(Number(size)) ? Number(size) : null, sha256: /^[0-9a-f]{64}$/.test(etag) ? etag : null };
+}
+
+async function mismatch(file: string, expected: ExpectedFile): Promise<string | null> {
+  const size = (await stat(file)).size;
+  if (expected.size !== null && size !== expected.size) return `it has ${size} bytes where the hub said ${expected.size}`;
+  if (expected.sha256 === null) return null;
+  const digest = createHash('sha256');
+  await pipeline(createReadStream(file), digest);
+  const actual = digest.digest('hex');
+  return actual === expected.sha256 ? null : `its sha256 ${actual} is not the hub's ${expected.sha256}`;
+}
+
+async function freeBytes(folder: string): Promise<number> {
+  const fs = await statfs(folder).catch(() => null);
+  return fs ? fs.bavail * fs.bsize : Number.POSITIVE_INFINITY;
+}
+
+function sizeText(bytes: number): string {
+  return bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(2)} GiB` : `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+}
+
+/**
+ * The hub's answer to a GET (from `offset` on), within `timeoutMs`. The limit is on
+ * the answer, not on the download: a signal that fired later would cut a big file's
+ * body off mid-way. Redirects (the hub sends LFS files to a CDN) are followed here, so
+ * the hub's own X-Linked-* headers are kept and the token goes to the hub only.
+ */
+async function open(hub: Hub, url: string, offset: number, timeoutMs: number, unreachable: (why: string) => string): Promise<Response> {
   const lookup = new AbortController();
   const timer = setTimeout(() => lookup.abort(new Error(`no answer within ${timeoutMs / 1000}s`)), timeoutMs);
+  const range: Record<string, string> = offset > 0 ? { range: `bytes=${offset}-` } : {};
   try {
-    return await fetch(url, { headers: authorization(hub), signal: lookup.signal });
+    let response = await fetch(url, { headers: { ...authorization(hub), ...range }, signal: lookup.signal, redirect: 'manual' });
+    const linked = new Headers();
+    for (const name of ['x-linked-etag', 'x-linked-size']) {
+      const value = response.headers.get(name);
+      if (value !== null) linked.set(name, value);
+    }
+    for (let hops = 0; hops < 5 && response.status >= 300 && response.status < 400 && response.headers.get('location'); hops++) {
+      await response.body?.cancel();
+      const next = new URL(response.headers.get('location')!, url);
+      const sameHost = next.origin === new URL(url).origin;
+      url = next.href;
+      response = await fetch(url, { headers: { ...(sameHost ? authorization(hub) : {}), ...range }, signal: lookup.signal, redirect: 'manual' });
+    }
+    if (linked.has('x-linked-etag') || linked.has('x-linked-size')) {
+      const headers = new Headers(response.headers);
+      for (const [name, value] of linked) headers.set(name, value);
+      return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+    }
+    return response;
   } catch (err) {
     throw new InvalidInput(unreachable(`the hub ${hub.endpoint} could not be reached (waited at most ${timeoutMs / 1000}s; ${causeOf(err)})`));
   } finally {

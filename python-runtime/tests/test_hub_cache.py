@@ -1,0 +1,121 @@
+"""The hub download path against a loopback stand-in for the hub
+(test/fixtures/hub_standin.py): a model downloaded once is found again with the hub
+gone and with HF_HUB_OFFLINE set; an interrupted download resumes; a file that does
+not match the hub's hash is never handed to a loader; a download that cannot fit on
+the disk is refused before it starts."""
+
+import os
+from collections import namedtuple
+
+import pytest
+
+from conftest import fixture_module
+from hangar_runtime.engines import hub_download
+from hangar_runtime.errors import InvalidModel
+
+REPO_ID = "test-org/tiny-llm"
+
+
+@pytest.fixture
+def hub(monkeypatch, tiny_llm):
+    from huggingface_hub import constants
+
+    standins = []
+
+    def start(**options):
+        standin = fixture_module("hub_standin").HubStandin({REPO_ID: tiny_llm["path"]}, **options).start()
+        standins.append(standin)
+        # What HF_ENDPOINT sets when huggingface_hub is imported (it already is, here).
+        monkeypatch.setattr(constants, "ENDPOINT", standin.url)
+        monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", standin.url + "/{repo_id}/resolve/{revision}/{filename}")
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+        return standin
+
+    yield start
+    for standin in standins:
+        standin.stop()
+
+
+def fetch(cache_dir, revision=None) -> str:
+    return hub_download.download(REPO_ID, revision, str(cache_dir), lambda *a: None)
+
+
+def same_files(a: str, b: str) -> bool:
+    names = sorted(os.listdir(a))
+    return names == sorted(os.listdir(b)) and all(
+        open(os.path.join(a, n), "rb").read() == open(os.path.join(b, n), "rb").read() for n in names)
+
+
+def test_a_download_is_found_again_with_the_hub_gone_and_offline(hub, workdir, monkeypatch, tiny_llm):
+    from huggingface_hub import constants
+
+    standin = hub()
+    path = fetch(workdir)
+    assert same_files(path, tiny_llm["path"])
+    repo = standin.repos[REPO_ID]
+    # The download was by commit; the ref a later "main" lookup reads is written too.
+    assert (workdir / "models--test-org--tiny-llm" / "refs" / "main").read_text() == repo.sha
+    standin.stop()
+    assert fetch(workdir) == path  # unreachable: the cached copy
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    assert fetch(workdir) == path
+
+
+def test_a_named_revision_is_remembered_under_its_name(hub, workdir, monkeypatch):
+    from huggingface_hub import constants
+
+    standin = hub()
+    repo = standin.repos[REPO_ID]
+    fetch(workdir, revision=repo.sha)
+    standin.stop()
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    assert fetch(workdir, revision=repo.sha).endswith(repo.sha)
+    # "main" was never asked for: offline, it is honestly not in the cache.
+    with pytest.raises(InvalidModel, match="not in the cache"):
+        fetch(workdir)
+
+
+def test_an_interrupted_download_resumes_where_it_stopped(hub, workdir, tiny_llm, monkeypatch):
+    from huggingface_hub import constants
+
+    # huggingface_hub writes what it receives in chunks of DOWNLOAD_CHUNK_SIZE (10 MiB),
+    # and resumes from the last whole chunk: the tiny model's file is smaller than one.
+    monkeypatch.setattr(constants, "DOWNLOAD_CHUNK_SIZE", 16 * 1024)
+    weights = "model.safetensors"
+    size = os.path.getsize(os.path.join(tiny_llm["path"], weights))
+    cut = 16 * 1024 * 10  # whole chunks, so all of it is kept
+    assert cut < size
+    standin = hub(cut_once={weights: cut})
+    try:
+        path = fetch(workdir)
+    except InvalidModel:
+        # Whether huggingface_hub retries within the call or the launch is made again,
+        # the bytes already received are kept and only the rest is asked for.
+        path = fetch(workdir)
+    assert same_files(path, tiny_llm["path"])
+    gets = [r for r in standin.requests if r[0] == "GET" and r[1].endswith(weights)]
+    assert len(gets) == 2, gets
+    assert gets[1][2] == f"bytes={cut}-", gets
+
+
+def test_a_file_that_does_not_match_the_hubs_hash_is_removed_not_loaded(hub, workdir, tiny_llm, monkeypatch):
+    standin = hub()
+    repo = standin.repos[REPO_ID]
+    # The hub says one thing, the bytes say another (a proxy that mangled the file).
+    entry = repo.files["config.json"]
+    entry["blob_id"] = "0" * 40
+    with pytest.raises(InvalidModel, match="config.json did not match the hub's hash"):
+        fetch(workdir)
+    snapshot = workdir / "models--test-org--tiny-llm" / "snapshots" / repo.sha
+    assert not (snapshot / "config.json").exists()
+    assert not (workdir / "models--test-org--tiny-llm" / "refs" / "main").exists()
+
+
+def test_a_download_that_cannot_fit_is_refused_before_it_starts(hub, workdir, monkeypatch):
+    standin = hub()
+    Usage = namedtuple("Usage", "total used free")
+    # Failure injection: a disk with 1 KiB free is not something a test can make.
+    monkeypatch.setattr(hub_download.shutil, "disk_usage", lambda path: Usage(1 << 40, (1 << 40) - 1024, 1024))
+    with pytest.raises(InvalidModel, match=r"it needs [\d.]+ MiB more on disk") as err:
+        fetch(workdir)
+    assert not any(r[0] == "GET" and "/resolve/" in r[1] for r in standin.requests)
