@@ -21,8 +21,11 @@ import { BODY_LIMIT_BYTES, installJsonBody } from './api/json-body.js';
 import { clientErrorHandler, httpServer } from './api/http-server.js';
 import { installBodyLimits } from './api/body-limits.js';
 import { installLoraModelIds } from './api/llm/lora-model-id.js';
+import { installModelLeases } from './api/model-lease.js';
 import { flexibleRoutes } from './api/flexible/routes.js';
 import { autostartRoutes } from './api/models/autostart-routes.js';
+import { onDemandRoutes } from './api/models/on-demand-routes.js';
+import { memoryRoutes } from './api/models/memory-routes.js';
 import { modelRoutes } from './api/models/routes.js';
 import { installMetrics } from './api/metrics/routes.js';
 import { installOpenApi } from './api/openapi/install.js';
@@ -117,7 +120,8 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   installMetrics(app, parts.supervisor);
   installRequestTracking(app);
   installLoraModelIds(app, parts.supervisor);
-  installKeyAdmission(app, access, (uid) => (parts.supervisor.has(uid) ? parts.supervisor.require(uid).resolved.modelName : null));
+  installKeyAdmission(app, access, (uid) => parts.supervisor.modelNameOf(uid));
+  installModelLeases(app, parts.supervisor);
   // Upload routes read their parts themselves, each with its own limits (api/multipart/form.ts).
   await app.register(fastifyMultipart);
 
@@ -140,6 +144,8 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   await app.register(modelRoutes, { supervisor });
   await app.register(requestRoutes, { supervisor });
   await app.register(autostartRoutes, { supervisor });
+  await app.register(onDemandRoutes, { supervisor });
+  await app.register(memoryRoutes, { supervisor });
   await app.register(flexibleRoutes, { supervisor });
   const images = parts.imageFetch ?? DEFAULT_IMAGE_FETCH;
   await app.register(chatRoutes, { supervisor, streaming: parts.streaming, images });

@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { addClientCommands, clientArgv } from './cli/client-commands.js';
 import { DEFAULT_HOST, DEFAULT_PORT, clusterConfig, defaultHome, parseCorsOrigins, resolveConfig, streamingFromEnv } from './config/config.js';
 import { parseModelDirs } from './config/model-dirs.js';
+import { onDemandFromEnv } from './config/on-demand-settings.js';
 import { createLogger } from './logging/logger.js';
 import { version } from './version.js';
 
@@ -34,8 +35,11 @@ program
   .option('--model-dirs <dirs>', 'comma-separated folders local models (model_uri, model_path) must be in (env HANGAR_MODEL_DIRS); default: anywhere')
   .option('--cors-origins <origins>', 'web origins allowed to call the API from a browser: * (default), none, or a comma-separated list (env HANGAR_CORS_ORIGINS)')
   .option('--cluster-host <address>', 'with --cluster: the address of this host that every Ray node can reach (env HANGAR_CLUSTER_HOST)')
-  .action(async (opts: { host: string; port: number; home: string; logLevel: string; authConfig?: string; restore: boolean; warmSpare: boolean; cluster?: string; clusterHost?: string; streamInterval?: number; corsOrigins?: string; modelDirs?: string }) => {
+  .option('--on-demand', 'load the on-demand list\'s models when a request names them, unload them when idle (env HANGAR_ON_DEMAND=1; see docs/on-demand.md)')
+  .option('--memory-budget <size>', 'host memory models may hold, in bytes or as 20GiB, 512MiB (env HANGAR_MEMORY_BUDGET); default: 85% of physical memory less the service\'s own')
+  .action(async (opts: { host: string; port: number; home: string; logLevel: string; authConfig?: string; restore: boolean; warmSpare: boolean; cluster?: string; clusterHost?: string; streamInterval?: number; corsOrigins?: string; modelDirs?: string; onDemand?: boolean; memoryBudget?: string }) => {
     let cluster = null;
+    let onDemand;
     let streaming;
     let corsOrigins;
     let modelDirs;
@@ -44,6 +48,7 @@ program
       corsOrigins = parseCorsOrigins(opts.corsOrigins ?? process.env.HANGAR_CORS_ORIGINS ?? '*');
       cluster = opts.cluster === undefined ? null : clusterConfig(opts.cluster, opts.clusterHost ?? null);
       streaming = streamingFromEnv(process.env, opts.streamInterval ?? null);
+      onDemand = onDemandFromEnv(process.env, { onDemand: opts.onDemand === true, memoryBudget: opts.memoryBudget });
     } catch (err) {
       process.stderr.write(`hangar: ${(err as Error).message}\n`);
       process.exit(2);
@@ -60,6 +65,7 @@ program
       streaming,
       corsOrigins,
       modelDirs,
+      onDemand,
     });
     const logger = createLogger(config.logLevel);
     let service;

@@ -1,4 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
+import os from 'node:os';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -6,15 +7,17 @@ import { buildApp } from './app.js';
 import { AccessControl } from './auth/access-control.js';
 import { loadAuthConfig } from './auth/auth-config.js';
 import type { Config } from './config/config.js';
+import type { OnDemandConfig } from './config/on-demand-settings.js';
+import { gpuTotals } from './runtime/gpu-memory.js';
 import type { Logger } from './logging/logger.js';
 import { Registry } from './registry/index.js';
 import { probeEnvironment } from './runtime/environment-probe.js';
 import { LocalLauncher } from './runtime/local-launcher.js';
 import { RayCluster } from './runtime/ray-cluster.js';
 import type { RuntimeLauncher } from './runtime/runtime.js';
-import { AutostartList } from './supervisor/autostart-list.js';
+import { SavedLaunches } from './supervisor/saved-launches.js';
 import { InstanceStore } from './supervisor/instance-store.js';
-import { Supervisor } from './supervisor/supervisor.js';
+import { Supervisor, type MemoryBudgets } from './supervisor/supervisor.js';
 import { version } from './version.js';
 import { isLoopbackHost } from './config/loopback-host.js';
 
@@ -50,8 +53,10 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   logger.info({ modules: [...env.pythonModules], executables: [...env.executables], node_modules: [...env.nodeModules], gpus: env.gpuCount }, 'runtime environment probed');
 
   const registry = await Registry.open({ home: config.home, env, logger, modelDirs: config.modelDirs });
-  const autostart = new AutostartList(path.join(config.home, 'state', 'autostart.json'), logger);
+  const autostart = new SavedLaunches(path.join(config.home, 'state', 'autostart.json'), logger);
   await autostart.load();
+  const onDemandList = new SavedLaunches(path.join(config.home, 'state', 'on-demand.json'), logger, 'on-demand list');
+  await onDemandList.load();
   // Cluster mode joins Ray before anything listens: a cluster that cannot be reached
   // (or Ray not installed) stops the start with the agent's own words.
   const cluster = config.cluster
@@ -83,7 +88,14 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     modelDirs: config.modelDirs,
     autostart,
     logger,
+    // Budgets are this host's: in cluster mode Ray places replicas by its own accounting.
+    memoryBudgets: cluster ? null : await memoryBudgets(config.onDemand, env.gpuCount),
+    onDemandList,
+    onDemand: { enabled: config.onDemand.enabled, waitMs: config.onDemand.waitMs, keepAliveMs: config.onDemand.onDemandKeepAliveMs },
+    keepAliveMs: config.onDemand.keepAliveMs,
+    idleCheckMs: config.onDemand.idleCheckMs,
   });
+  logger.info({ on_demand: config.onDemand.enabled, memory_budget: config.onDemand.memoryBudgetBytes ?? 'default' }, 'memory budget and on-demand loading set');
   const app = await buildApp({ logger, registry, supervisor, access, gpuCount, version, startedAt, streaming: config.streaming, corsOrigins: config.corsOrigins, imageFetch: config.imageFetch,
     responsesRetentionHours: config.responsesRetentionHours,
     requestBodyTimeoutMs: config.lifecycle.requestBodyTimeoutMs,
@@ -117,6 +129,20 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     return closing;
   };
   return { app, supervisor, url, close };
+}
+
+/**
+ * The memory budgets (docs/on-demand.md, "Memory budget"): host RAM as given, else 85%
+ * of physical memory less what this service uses now (read at each launch); each
+ * GPU's share of its memory as nvidia-smi reports it.
+ */
+async function memoryBudgets(settings: OnDemandConfig, gpuCount: number): Promise<() => MemoryBudgets> {
+  const totals = gpuCount > 0 ? await gpuTotals() : {};
+  const gpuBytes = Object.fromEntries(Object.entries(totals).map(([index, bytes]) => [index, Math.floor(bytes * settings.gpuMemoryFraction)]));
+  return () => ({
+    hostBytes: settings.memoryBudgetBytes ?? Math.max(0, Math.floor(os.totalmem() * 0.85) - process.memoryUsage.rss()),
+    gpuBytes,
+  });
 }
 
 /** As ssh does for keys: a users file others can read gives away every password and key in it. */

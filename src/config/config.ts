@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ImageFetchSettings, imageFetchFromEnv } from './image-fetch.js';
 import { parseModelDirs } from './model-dirs.js';
+import { onDemandFromEnv, type OnDemandConfig } from './on-demand-settings.js';
 
 /**
  * Everything the service reads from its command line and environment, resolved once
@@ -45,6 +46,8 @@ export interface Config {
   imageFetch: ImageFetchSettings;
   /** HANGAR_RESPONSES_RETENTION_HOURS: how long stored Responses API answers are kept (default 720, 30 days; 0: until deleted). */
   responsesRetentionHours: number;
+  /** On-demand loading, idle unload and the memory budget (on-demand-settings.ts). */
+  onDemand: OnDemandConfig;
 }
 
 export const DEFAULT_RESPONSES_RETENTION_HOURS = 720;
@@ -251,6 +254,7 @@ export function resolveConfig(overrides: Partial<Config> = {}, env: NodeJS.Proce
     modelDirs: overrides.modelDirs !== undefined ? overrides.modelDirs : parseModelDirs(env.HANGAR_MODEL_DIRS),
     imageFetch: overrides.imageFetch ?? imageFetchFromEnv(env),
     responsesRetentionHours: overrides.responsesRetentionHours ?? responsesRetentionFromEnv(env),
+    onDemand: overrides.onDemand ?? onDemandFromEnv(env),
   };
 }
 

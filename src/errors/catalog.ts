@@ -84,6 +84,7 @@ export const catalog = {
   model_load_failed: entry(500, 'server_error', 'Model %s failed to load: %s'),
   launch_cancelled: entry(499, 'invalid_request_error', 'Launch of model %s was cancelled'),
   no_gpu_slot: entry(503, 'service_unavailable_error', 'No available slot found for the model: %s'),
+  insufficient_memory: entry(400, 'invalid_request_error', 'Model %s requires more memory than is available: %s'),
 
   // Running models and inference
   model_not_found: entry(404, 'not_found_error', 'Model not found in the model list, uid: %s'),
@@ -101,6 +102,7 @@ export const catalog = {
   inference_invalid_input: entry(400, 'invalid_request_error', '%s'),
   inference_failed: entry(500, 'server_error', '%s'),
   autostart_not_found: entry(404, 'not_found_error', 'Model %s is not in the autostart list'),
+  on_demand_not_found: entry(404, 'not_found_error', 'Model %s is not in the on-demand list'),
   replica_not_found: entry(404, 'not_found_error', 'Replica %s of model %s not found'),
   last_replica: entry(400, 'invalid_request_error', 'Model %s has one replica left; terminate the model to stop it'),
   replica_limit: entry(400, 'invalid_request_error', 'Model %s already has %s replicas, the most one model may have'),

@@ -10,3 +10,4 @@ export type { ResolvedModel, LoadFields } from './resolved-model.js';
 export type { ModelRecord, RecordByType, FlatSpec } from './model-record.js';
 export { ENGINE_TABLE, type EngineDefinition, type Requirement } from './engine-table.js';
 export { MODEL_TYPES, isModelType, registryFolder, type ModelType } from './model-type.js';
+export { estimateMemory, type MemoryEstimate, type EstimateInput } from './memory-estimate.js';

@@ -18,6 +18,10 @@ export interface LaunchRequest {
   model_path?: string | undefined;
   envs: Record<string, string>;
   peft_model_config?: unknown;
+  /** Unload after this long idle (docs/on-demand.md): ms, or null for never; absent: the server's default. */
+  keep_alive?: number | null | undefined;
+  /** Launch even when the memory estimate does not fit the budget. */
+  force?: boolean | undefined;
   /** Every other field of the body: keyword arguments for the engine. */
   engine_kwargs: Record<string, unknown>;
 }
@@ -28,7 +32,8 @@ export interface LaunchRequest {
  * matter. The uid itself is excluded (both launches name it).
  */
 export function launchKey(request: LaunchRequest): string {
-  const { model_uid: _uid, ...rest } = request;
+  // Neither changes what runs: a second launch that differs only in them is the same launch.
+  const { model_uid: _uid, keep_alive: _keepAlive, force: _force, ...rest } = request;
   return stableStringify(rest);
 }
 

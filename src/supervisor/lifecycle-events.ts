@@ -7,7 +7,17 @@ export interface LaunchEvent {
   modelName: string;
   modelType: ModelType;
   outcome: 'ready' | 'failed';
+  /** Loaded by a request naming an on-demand entry, not launched by hand. */
+  onDemand: boolean;
   seconds: number;
+}
+
+/** A model unloaded by policy: idle past its keep_alive, or evicted to make room for another. */
+export interface UnloadEvent {
+  modelUid: string;
+  modelName: string;
+  modelType: ModelType;
+  reason: 'idle' | 'memory';
 }
 
 /** A restart of a replica whose runtime died. */
@@ -34,6 +44,7 @@ export interface ReplicaSnapshot {
 export interface LifecycleListener {
   launched?(event: LaunchEvent): void;
   restarted?(event: RestartEvent): void;
+  unloaded?(event: UnloadEvent): void;
   /** The instance is gone (terminated, or a failed launch's record replaced): what was kept per uid may go. */
   terminated?(modelUid: string): void;
 }
@@ -56,6 +67,10 @@ export class LifecycleEvents {
 
   restarted(event: RestartEvent): void {
     for (const l of this.listeners) safely(() => l.restarted?.(event));
+  }
+
+  unloaded(event: UnloadEvent): void {
+    for (const l of this.listeners) safely(() => l.unloaded?.(event));
   }
 
   terminated(modelUid: string): void {

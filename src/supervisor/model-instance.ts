@@ -1,9 +1,10 @@
 import { setMaxListeners } from 'node:events';
-import type { ResolvedModel } from '../registry/index.js';
+import type { MemoryEstimate, ResolvedModel } from '../registry/index.js';
 import { EventLog } from './event-log.js';
 import { assertTransition, type InstanceState } from './instance-state.js';
 import type { LaunchRequest } from './launch-request.js';
 import { MAX_REPLICAS, type Replica } from './replica.js';
+import type { MemoryCharge } from './memory-budget.js';
 
 /**
  * One record per model instance (not ten maps keyed by uid): what was asked, what
@@ -13,7 +14,19 @@ import { MAX_REPLICAS, type Replica } from './replica.js';
 export class ModelInstance {
   state: InstanceState = 'CREATING';
   errorMessage: string | null = null;
-  readonly events = new EventLog();
+  readonly events: EventLog;
+  /** What one replica is expected to hold (registry/memory-estimate.ts); null until worked out at launch. */
+  memoryEstimate: MemoryEstimate | null = null;
+  /** What the whole instance is charged against the memory budgets once admitted (memory-budget.ts). */
+  charge: MemoryCharge | null = null;
+  /** Loaded by a request naming an on-demand entry: such a model may be evicted for another. */
+  onDemand = false;
+  /** Unload after this long idle; null: never (docs/on-demand.md, "Idle unload"). */
+  keepAliveMs: number | null = null;
+  /** Requests holding the model: from when one names it until its answer is done (api/model-lease.ts). */
+  leases = 0;
+  /** When the last request let go of it (or it became READY): idle time counts from here. */
+  lastUsedAt = Date.now();
   readonly createdTs = Math.floor(Date.now() / 1000);
   /** Aborting it cancels a launch in progress. */
   readonly launchAbort = new AbortController();
@@ -31,7 +44,10 @@ export class ModelInstance {
     readonly key: string,
     readonly resolved: ResolvedModel,
     readonly replicas: Replica[],
+    /** An on-demand entry's log, kept across its loads and unloads; a new one otherwise. */
+    events?: EventLog,
   ) {
+    this.events = events ?? new EventLog();
     // Each replica that is starting listens on one of these signals, and each pending
     // restart on `lifetime`: eleven replicas starting at once pass Node's threshold of 10,
     // which it reports on stderr as a likely leak.
@@ -73,6 +89,11 @@ export class ModelInstance {
     return null;
   }
 
+  /** No request holds it and no call is in flight on any replica. */
+  get idle(): boolean {
+    return this.leases === 0 && this.replicas.every((r) => r.inFlight === 0);
+  }
+
   get abilities(): string[] {
     const fromRuntime = this.replicas.find((r) => r.runtime)?.runtime?.ready.abilities ?? [];
     return fromRuntime.length > 0 ? fromRuntime : this.resolved.abilities;
@@ -95,6 +116,28 @@ export class ModelInstance {
       ...this.resolved.description,
       ...(first?.ready.description ?? {}),
       model_ability: this.abilities,
+      ...this.memoryRecord(),
+    };
+  }
+
+  /**
+   * What the model holds and may hold (docs/on-demand.md): the estimate per replica,
+   * each replica's measured resident memory (and GPU memory where nvidia-smi reports
+   * it), whether it was loaded on demand, its keep_alive and how long it has been idle.
+   */
+  memoryRecord(): Record<string, unknown> {
+    const idleSeconds = this.state === 'READY' && this.idle ? Math.max(0, Math.floor((Date.now() - this.lastUsedAt) / 1000)) : 0;
+    return {
+      memory_estimate: this.memoryEstimate?.bytes ?? null,
+      memory_estimate_detail: this.memoryEstimate,
+      replica_memory: this.replicas.map((r) => ({
+        replica: r.uid,
+        rss_bytes: r.runtime?.stats?.rssBytes ?? null,
+        gpu_memory_bytes: r.runtime ? (r.gpuMemoryBytes ?? null) : null,
+      })),
+      on_demand: this.onDemand,
+      keep_alive: this.keepAliveMs === null ? -1 : this.keepAliveMs / 1000,
+      idle_seconds: idleSeconds,
     };
   }
 

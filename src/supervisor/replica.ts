@@ -12,6 +12,8 @@ export class Replica {
   errorMessage: string | null = null;
   runtime: Runtime | null = null;
   inFlight = 0;
+  /** GPU memory its runtime process uses, as nvidia-smi last said; null without one. */
+  gpuMemoryBytes: number | null = null;
   /** When a pending restart is due (ms since epoch), or null. */
   restartAt: number | null = null;
   /** A restart in progress, so terminate can wait for it to be cancelled. */

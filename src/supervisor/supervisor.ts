@@ -14,7 +14,7 @@ import { ReplicaRecovery } from './replica-recovery.js';
 import { ReplicaScaling } from './replica-scaling.js';
 import { checkModelDir } from '../config/model-dirs.js';
 import { launchCodeRisks } from '../registry/index.js';
-import type { AutostartList } from './autostart-list.js';
+import type { SavedLaunches } from './saved-launches.js';
 import type { StoredInstance } from './instance-store.js';
 import { startReplica } from './replica-start.js';
 import { launchFailure } from './failure-mapping.js';
@@ -24,10 +24,21 @@ import { CallStream, callReplica, checkCallable, type CallResult, type CallTarge
 import { LifecycleEvents, type ReplicaSnapshot } from './lifecycle-events.js';
 import { UnrestoredInstances, type UnrestoredInstance } from './unrestored-instances.js';
 import { checkLoraAdapters } from './lora-adapters.js';
+import { estimateMemory } from '../registry/index.js';
+import { chargeOf, deviceUse, heldBy, type DeviceUse, type MemoryBudgets } from './memory-budget.js';
+import { MemoryAdmission } from './memory-admission.js';
+import { OnDemandModels, type ModelLease, type OnDemandSettings } from './on-demand.js';
+import { IdleUnload } from './idle-unload.js';
+import { gpuMemoryByPid } from '../runtime/gpu-memory.js';
+
+const GPU_READ_EVERY_MS = 5000;
+import type { EventLog } from './event-log.js';
 
 export type { CallResult, CallTarget } from './replica-calls.js';
-export type { LaunchEvent, LifecycleListener, ReplicaSnapshot, RestartEvent } from './lifecycle-events.js';
+export type { LaunchEvent, LifecycleListener, ReplicaSnapshot, RestartEvent, UnloadEvent } from './lifecycle-events.js';
 export type { ClusterView, ClusterWorker } from './cluster-workers.js';
+export type { ModelLease, OnDemandSettings } from './on-demand.js';
+export type { DeviceUse, MemoryBudgets } from './memory-budget.js';
 
 /** What the supervisor needs from the registry: turn a launch into a runnable model. */
 export interface ModelResolver {
@@ -54,10 +65,19 @@ export interface SupervisorOptions {
   /** `--model-dirs`: where a launch's `model_path` may be; null or absent: anywhere. */
   modelDirs?: readonly string[] | null;
   /** Models launched at every start (`/v1/autostart/models`); absent: none. */
-  autostart?: AutostartList | null;
+  autostart?: SavedLaunches | null;
   logger: Logger;
   /** Cluster mode: the Ray nodes, to show where replicas run; absent in local mode. */
   cluster?: ClusterView | null;
+  /** The memory budgets launches must fit in (docs/on-demand.md); absent: none is checked. */
+  memoryBudgets?: (() => MemoryBudgets) | null;
+  /** Models loaded when a request names them (`/v1/on_demand/models`); absent: none. */
+  onDemandList?: SavedLaunches | null;
+  onDemand?: OnDemandSettings;
+  /** keep_alive of a model launched by hand that gives none (HANGAR_KEEP_ALIVE); null: never. */
+  keepAliveMs?: number | null;
+  /** How often idle models are looked for. */
+  idleCheckMs?: number;
 }
 
 /**
@@ -74,10 +94,100 @@ export class Supervisor {
   readonly lifecycle = new LifecycleEvents();
   /** Saved models being restored, or that could not be: kept in the saved state until they run or are terminated. */
   private readonly unrestored = new UnrestoredInstances();
+  private readonly admission: MemoryAdmission;
+  /** On-demand entries and the leases requests take on models (docs/on-demand.md). */
+  readonly onDemand: OnDemandModels;
+  private readonly idleUnload: IdleUnload;
 
   constructor(private readonly options: SupervisorOptions) {
     this.recovery = new ReplicaRecovery(options.launcher, options.cacheDir, options.timings, options.logger, this.lifecycle);
     this.scaling = new ReplicaScaling({ ...options, recovery: this.recovery, persist: () => this.persist() });
+    this.admission = new MemoryAdmission({
+      budgets: () => this.budgets(),
+      holders: () => [...this.instances.values()].filter((i) => i.isActive),
+      evict: (victim, forUid) => this.unload(victim, `evicted to make room for ${forUid}`, 'memory'),
+      logger: options.logger,
+    });
+    this.idleUnload = new IdleUnload({
+      instances: () => this.instances.values(),
+      unload: (instance, reason) => this.unload(instance, `unloaded: ${reason}`, 'idle'),
+      checkEveryMs: options.idleCheckMs ?? 1000,
+    });
+    this.onDemand = new OnDemandModels({
+      list: options.onDemandList ?? null,
+      settings: options.onDemand ?? { enabled: false, waitMs: 300_000, keepAliveMs: 300_000 },
+      instance: (uid) => {
+        const found = this.instances.get(uid);
+        return found?.isActive ? found : undefined;
+      },
+      load: async (uid, request, events) => {
+        await this.launch({ ...request, model_uid: uid }, false, undefined, { onDemand: true, events });
+        return this.require(uid);
+      },
+      released: (instance) => this.idleUnload.released(instance),
+    });
+    this.idleUnload.start();
+    if (options.gpuCount > 0) {
+      this.gpuReadings = setInterval(() => void this.readGpuMemory(), GPU_READ_EVERY_MS);
+      this.gpuReadings.unref();
+    }
+  }
+
+  private gpuReadings: NodeJS.Timeout | null = null;
+
+  /** Each GPU replica's GPU memory, as nvidia-smi reports its runtime's process (GET /v1/models/{uid}). */
+  private async readGpuMemory(): Promise<void> {
+    const byPid = await gpuMemoryByPid().catch(() => new Map<number, number>());
+    for (const instance of this.instances.values()) {
+      for (const replica of instance.replicas) {
+        if (replica.gpuIndexes.length > 0 && replica.runtime) replica.gpuMemoryBytes = byPid.get(replica.runtime.pid) ?? null;
+      }
+    }
+  }
+
+  private budgets(): MemoryBudgets {
+    return this.options.memoryBudgets?.() ?? { hostBytes: Number.POSITIVE_INFINITY, gpuBytes: {} };
+  }
+
+  /**
+   * A request's hold on the model it names, loading an on-demand entry first (docs/on-demand.md);
+   * the model is not unloaded while any lease is held. 404 for a uid that is neither.
+   */
+  acquire(uid: string): Promise<ModelLease> {
+    return this.onDemand.acquire(uid);
+  }
+
+  /** Whether a request naming this uid would find a model: running, launching, or an on-demand entry. */
+  serves(uid: string): boolean {
+    return this.instances.get(uid)?.isActive === true || this.onDemand.entry(uid) !== undefined;
+  }
+
+  /** The model name a uid serves: the running instance's, else the on-demand entry's; null if neither. */
+  modelNameOf(uid: string): string | null {
+    return this.instances.get(uid)?.resolved.modelName ?? this.onDemand.entry(uid)?.model_name ?? null;
+  }
+
+  /** On-demand entries with no active instance now (listed as available, not loaded). */
+  onDemandUnloaded(): StoredInstance[] {
+    if (!this.onDemand.enabled) return [];
+    return this.onDemand.entries().filter((e) => !this.instances.get(e.uid)?.isActive);
+  }
+
+  /** Each device's budget, what is held and by whom (`GET /v1/memory`). */
+  memoryUse(): DeviceUse[] {
+    const holders = [...this.instances.values()].filter((i) => i.isActive && i.charge !== null).map((i) => ({ uid: i.uid, held: heldBy(i) }));
+    return deviceUse(this.budgets(), holders);
+  }
+
+  /** Unloads a model that is no longer wanted (idle, or evicted for memory): an event, a metric, then terminate. */
+  private async unload(instance: ModelInstance, why: string, reason: 'idle' | 'memory'): Promise<void> {
+    if (instance.state !== 'READY' || this.instances.get(instance.uid) !== instance) return;
+    instance.events.add('INFO', why.charAt(0).toUpperCase() + why.slice(1));
+    this.options.logger.info({ model_uid: instance.uid, reason }, `model ${instance.uid} ${why}`);
+    this.lifecycle.unloaded({ modelUid: instance.uid, modelName: instance.resolved.modelName, modelType: instance.resolved.modelType, reason });
+    await this.terminate(instance.uid).catch((err: unknown) => {
+      this.options.logger.error({ model_uid: instance.uid, err }, `could not unload ${instance.uid}: ${(err as Error).message}`);
+    });
   }
 
   /** One more replica of a running model (docs/requests.md); resolves when it is READY. */
@@ -96,7 +206,7 @@ export class Supervisor {
    * Launch (contract §3.1). The record enters the table before the first await, so a
    * concurrent identical launch finds it and waits for the same processes.
    */
-  async launch(request: LaunchRequest, waitReady: boolean, authorize?: (risks: string[]) => void): Promise<string> {
+  async launch(request: LaunchRequest, waitReady: boolean, authorize?: (risks: string[]) => void, how: LaunchHow = {}): Promise<string> {
     if (request.model_uid !== undefined) validateModelUid(request.model_uid);
     if (this.shuttingDown) throw new HangarError('runtime_unavailable', [request.model_name, 'the server is shutting down']);
     const resolved = this.options.resolver.resolve(request);
@@ -122,9 +232,11 @@ export class Supervisor {
     }
 
     const replicas = gpuPlan.map((gpus, i) => new Replica(i, `${uid}-${i}`, gpus));
-    const instance = new ModelInstance(uid, request, key, resolved, replicas);
+    const instance = new ModelInstance(uid, request, key, resolved, replicas, how.events);
+    instance.onDemand = how.onDemand === true;
+    instance.keepAliveMs = request.keep_alive !== undefined ? request.keep_alive : instance.onDemand ? this.onDemand.settings.keepAliveMs : (this.options.keepAliveMs ?? null);
     this.instances.set(uid, instance);
-    instance.events.add('INFO', 'Launch model');
+    instance.events.add('INFO', instance.onDemand ? 'Load model on demand' : 'Launch model');
     instance.launched = this.startReplicas(instance);
     if (waitReady) await instance.launched;
     else instance.launched.catch(() => {});
@@ -133,6 +245,21 @@ export class Supervisor {
 
   private defaultUid(modelName: string): string {
     return this.instances.get(modelName)?.isActive ? suffixedUid(modelName) : modelName;
+  }
+
+  /**
+   * The memory estimate, and admission into the budgets (evicting idle on-demand models
+   * if need be). A refusal leaves no record and starts nothing: the launch never began.
+   */
+  private async admit(instance: ModelInstance): Promise<void> {
+    const { resolved, request } = instance;
+    const onGpu = instance.replicas.some((r) => r.gpuIndexes.length > 0);
+    const estimate = await estimateMemory({ resolved, modelPath: request.model_path, engineKwargs: request.engine_kwargs, onGpu, cacheDir: this.options.cacheDir });
+    instance.memoryEstimate = estimate;
+    const budgets = this.budgets();
+    const charge = chargeOf(estimate, instance.replicas.map((r) => r.gpuIndexes), resolved.runtimeEngine, request.engine_kwargs, budgets);
+    const waitUntil = instance.onDemand ? Date.now() + this.onDemand.settings.waitMs : null;
+    await this.admission.admit(instance, estimate, charge, { force: request.force === true, waitUntil, signal: instance.launchAbort.signal });
   }
 
   private async startReplicas(instance: ModelInstance): Promise<void> {
@@ -145,13 +272,24 @@ export class Supervisor {
         modelName: instance.resolved.modelName,
         modelType: instance.resolved.modelType,
         outcome,
+        onDemand: instance.onDemand,
         seconds: (performance.now() - startedAt) / 1000,
       });
+    try {
+      await this.admit(instance);
+    } catch (err) {
+      if (instance.state === 'CREATING') instance.transition('ERROR', err instanceof Error ? err.message : String(err));
+      // Refused (or cancelled) before anything started: the uid is free again.
+      if (this.instances.get(instance.uid) === instance) this.instances.delete(instance.uid);
+      if (err instanceof HangarError && err.code === 'insufficient_memory') logger.warn({ model_uid: instance.uid }, err.message);
+      throw signal.aborted && !(err instanceof HangarError) ? new HangarError('launch_cancelled', [instance.uid]) : err;
+    }
     const results = await Promise.allSettled(instance.replicas.map((replica) => startReplica(launcher, instance, replica, cacheDir, signal)));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (!failed && instance.state === 'CREATING') {
       for (const replica of instance.replicas) this.recovery.watch(instance, replica);
       instance.transition('READY', 'Model is ready');
+      instance.lastUsedAt = Date.now();
       this.unrestored.forget(instance.uid);
       report('ready');
       logger.info({ model_uid: instance.uid, replicas: instance.replicas.length }, 'model ready');
@@ -213,7 +351,8 @@ export class Supervisor {
    */
   private async persist(): Promise<void> {
     if (this.shuttingDown || !this.options.store) return;
-    const running = [...this.instances.values()].filter((i) => i.state === 'READY');
+    // A model loaded on demand is loaded again by the next request that names it.
+    const running = [...this.instances.values()].filter((i) => i.state === 'READY' && !i.onDemand);
     const saved = running.map((i) => ({ uid: i.uid, request: asRunning(i) }));
     for (const { uid, request } of this.unrestored.list()) if (!running.some((i) => i.uid === uid)) saved.push({ uid, request });
     await this.options.store.save(saved);
@@ -284,6 +423,21 @@ export class Supervisor {
     allocateGpus(request, this.options.gpuCount);
     const uid = request.model_uid ?? request.model_name;
     await this.options.autostart.put(uid, request);
+    return uid;
+  }
+
+  /**
+   * Adds (or replaces) an on-demand entry (docs/on-demand.md), checked now as a launch
+   * would be; answers its uid. A uid launched by hand is not taken over.
+   */
+  async addOnDemand(request: LaunchRequest, authorize?: (risks: string[]) => void): Promise<string> {
+    const uid = request.model_uid ?? request.model_name;
+    validateModelUid(uid);
+    authorize?.(launchCodeRisks(this.options.resolver.resolve(request), request));
+    allocateGpus(request, this.options.gpuCount);
+    const running = this.instances.get(uid);
+    if (running?.isActive && !running.onDemand) throw new HangarError('model_uid_conflict', [uid], { param: 'model_uid' });
+    await this.onDemand.put(uid, { ...request, model_uid: uid });
     return uid;
   }
 
@@ -413,9 +567,17 @@ export class Supervisor {
   /** Stops every model; used when the server shuts down. */
   async shutdown(): Promise<void> {
     this.shuttingDown = true;
+    this.idleUnload.stop();
+    if (this.gpuReadings) clearInterval(this.gpuReadings);
     await Promise.all([...this.instances.keys()].map((uid) => this.terminate(uid).catch(() => {})));
     await this.options.launcher.shutdown?.();
   }
+}
+
+/** How a launch came about: by hand (the default), or on demand with its entry's event log. */
+export interface LaunchHow {
+  onDemand?: boolean;
+  events?: EventLog;
 }
 
 /** The launch request that brings an instance back as it runs now: its replicas may have been added or removed. */

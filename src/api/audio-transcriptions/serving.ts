@@ -1,3 +1,4 @@
+import { leaseModel } from '../model-lease.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HangarError } from '../../errors/hangar-error.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
@@ -19,6 +20,7 @@ export async function serveTranscription(supervisor: Supervisor, request: Fastif
   const form = await readForm(request, { route, fileFields: ['file'], maxFileBytes: MAX_AUDIO_BYTES });
   const fields = parseFields(transcriptionFields, form);
   admitKeyedCall(request, reply, fields.model, null);
+  await leaseModel(request, reply, fields.model);
   const file = requireFile(form, 'file', route);
   checkAudio(file.data, 'file');
   const instance = supervisor.require(fields.model);

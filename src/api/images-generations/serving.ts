@@ -1,3 +1,4 @@
+import { leaseModel } from '../model-lease.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HangarError } from '../../errors/hangar-error.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
@@ -40,6 +41,7 @@ export async function serveVariation(supervisor: Supervisor, media: MediaStore, 
   const form = await readForm(request, { route, fileFields: ['image', 'mask'], maxFileBytes: MAX_IMAGE_BYTES });
   const fields = parseFields(imageVariationFields, form);
   admitKeyedCall(request, reply, fields.model, null);
+  await leaseModel(request, reply, fields.model);
   if (form.files.has('mask')) throw new HangarError('invalid_field', ['mask: inpainting with a mask is not supported; send the image alone'], { param: 'mask' });
   const image = requireFile(form, 'image', route);
   checkImage(image.data, 'image');

@@ -1,3 +1,4 @@
+import { leaseModel } from '../model-lease.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HangarError } from '../../errors/hangar-error.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
@@ -17,6 +18,7 @@ export async function serveOcr(supervisor: Supervisor, request: FastifyRequest, 
   const form = await readForm(request, { route: ROUTE, fileFields: ['image'], maxFileBytes: MAX_IMAGE_BYTES });
   const fields = parseFields(ocrFields, form);
   admitKeyedCall(request, reply, fields.model, null);
+  await leaseModel(request, reply, fields.model);
   const image = requireFile(form, 'image', ROUTE);
   checkImage(image.data, 'image');
   const instance = supervisor.require(fields.model);

@@ -1,3 +1,4 @@
+import { leaseModel } from '../model-lease.js';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { HangarError } from '../../errors/hangar-error.js';
@@ -64,6 +65,7 @@ export const diffusersOnlyRoutes: FastifyPluginAsync<{ supervisor: Supervisor; r
       throw new HangarError('route_engine_missing', [route.url, 'diffusers', 'a GPU host with docker/requirements-gpu.txt installed, or the GPU image of docker/compose.yaml']);
     }
     admitKeyedCall(request, reply, given.model, null);
+    await leaseModel(request, reply, given.model);
     const instance = supervisor.require(given.model);
     if (instance.state === 'READY' && !instance.abilities.includes(route.ability)) {
       throw new HangarError('ability_missing', [given.model, route.ability, instance.abilities.join(', ')], { param: 'model' });

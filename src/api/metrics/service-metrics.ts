@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { KeyMetrics } from './key-metrics.js';
-import type { LaunchEvent, ReplicaSnapshot, RestartEvent, Supervisor } from '../../supervisor/supervisor.js';
+import type { LaunchEvent, UnloadEvent, ReplicaSnapshot, RestartEvent, Supervisor } from '../../supervisor/supervisor.js';
 
 // Seconds. Inference through a tiny model takes a millisecond; a big LLM call a minute.
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -27,6 +27,9 @@ export class ServiceMetrics {
   private readonly launches: Counter<'model_type' | 'model_name' | 'outcome'>;
   private readonly launchSeconds: Histogram<'model_type' | 'outcome'>;
   private readonly restarts: Counter<'model' | 'replica'>;
+  private readonly loads: Counter<'model_name' | 'trigger' | 'outcome'>;
+  private readonly loadSeconds: Histogram<'model_name' | 'trigger'>;
+  private readonly evictions: Counter<'model_name' | 'reason'>;
 
   constructor(supervisor: Supervisor) {
     const registers = [this.registry];
@@ -88,11 +91,36 @@ export class ServiceMetrics {
       labelNames: ['model', 'replica'] as const,
       registers,
     });
+    // Loads and unloads by policy (docs/on-demand.md), by model name: a uid's series would
+    // be dropped with the model at every unload.
+    this.loads = new Counter({
+      name: 'hangar_model_loads_total',
+      help: 'Model loads that ended, by trigger (manual: a launch; on_demand: a request) and outcome (ready or failed)',
+      labelNames: ['model_name', 'trigger', 'outcome'] as const,
+      registers,
+    });
+    this.loadSeconds = new Histogram({
+      name: 'hangar_model_load_seconds',
+      help: 'Time from the start of a load to its model being ready, by trigger',
+      labelNames: ['model_name', 'trigger'] as const,
+      buckets: LAUNCH_BUCKETS,
+      registers,
+    });
+    this.evictions = new Counter({
+      name: 'hangar_model_evictions_total',
+      help: 'Models unloaded by policy: idle past keep_alive, or evicted to make room (memory)',
+      labelNames: ['model_name', 'reason'] as const,
+      registers,
+    });
     supervisor.lifecycle.listen({
       launched: (e: LaunchEvent) => {
         this.launches.inc({ model_type: e.modelType, model_name: e.modelName, outcome: e.outcome });
         this.launchSeconds.observe({ model_type: e.modelType, outcome: e.outcome }, e.seconds);
+        const trigger = e.onDemand ? 'on_demand' : 'manual';
+        this.loads.inc({ model_name: e.modelName, trigger, outcome: e.outcome });
+        if (e.outcome === 'ready') this.loadSeconds.observe({ model_name: e.modelName, trigger }, e.seconds);
       },
+      unloaded: (e: UnloadEvent) => this.evictions.inc({ model_name: e.modelName, reason: e.reason }),
       restarted: (e: RestartEvent) => this.restarts.inc({ model: e.modelUid, replica: e.replica }),
       terminated: (uid: string) => void this.forgetModel(uid),
     });

@@ -1,3 +1,4 @@
+import { parseKeepAlive } from '../../config/keep-alive.js';
 import { HangarError } from '../../errors/hangar-error.js';
 import { isModelType } from '../../registry/index.js';
 import type { LaunchRequest } from '../../supervisor/launch-request.js';
@@ -7,7 +8,7 @@ import type { LaunchBody } from './schema.js';
 const LAUNCH_FIELDS = new Set([
   'model_name', 'model_type', 'model_engine', 'model_uid', 'model_size_in_billions', 'model_format',
   'quantization', 'replica', 'n_gpu', 'gpu_idx', 'request_limits', 'worker_ip', 'model_path', 'envs',
-  'peft_model_config', 'n_worker', 'download_hub',
+  'peft_model_config', 'n_worker', 'download_hub', 'keep_alive', 'force',
 ]);
 
 /** Turns a checked launch body into the supervisor's LaunchRequest, with Xinference's messages. */
@@ -38,6 +39,24 @@ export function toLaunchRequest(body: LaunchBody): LaunchRequest {
     model_path: body.model_path ?? undefined,
     envs: body.envs ?? {},
     peft_model_config: body.peft_model_config ?? undefined,
+    ...launchPolicy(body as Record<string, unknown>),
     engine_kwargs: engineKwargs,
   };
+}
+
+/** `keep_alive` and `force` (docs/on-demand.md), checked here so a bad one names its field. */
+function launchPolicy(body: Record<string, unknown>): Pick<LaunchRequest, 'keep_alive' | 'force'> {
+  const out: Pick<LaunchRequest, 'keep_alive' | 'force'> = {};
+  if (body.keep_alive !== undefined && body.keep_alive !== null) {
+    try {
+      out.keep_alive = parseKeepAlive(body.keep_alive);
+    } catch (err) {
+      throw new HangarError('invalid_field', [(err as Error).message], { param: 'keep_alive' });
+    }
+  }
+  if (body.force !== undefined && body.force !== null) {
+    if (typeof body.force !== 'boolean') throw new HangarError('invalid_field', [`force must be true or false, got ${JSON.stringify(body.force)}`], { param: 'force' });
+    out.force = body.force;
+  }
+  return out;
 }

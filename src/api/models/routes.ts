@@ -7,6 +7,7 @@ import { fieldsOfVersion, instancesQuery, launchBody, launchByVersionBody, launc
 import { codePower } from '../auth/code-power.js';
 import { describeUnrestored, unrestoredInstanceRecord } from '../../supervisor/unrestored-instances.js';
 import { adapterItems } from '../llm/lora-model-id.js';
+import { describeOnDemand } from './on-demand-record.js';
 
 /** Running models (contract §3). Routes stay thin: the supervisor owns the lifecycle. */
 export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async (fastify, { supervisor }) => {
@@ -34,6 +35,8 @@ export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async
         return [described, ...adapterItems(described)];
       }),
       ...supervisor.listUnrestored({ includeErrorRecords: true }).map(describeUnrestored),
+      // On-demand entries not loaded now: available, loaded by the first request that names them.
+      ...supervisor.onDemandUnloaded().map(describeOnDemand),
     ],
   }));
 
@@ -49,6 +52,8 @@ export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async
   app.get('/v1/models/:model_uid', { ...needs('models:list'), schema: { params: uidParams, tags: ['models'] } }, async (request) => {
     const saved = supervisor.unrestoredOnly(request.params.model_uid);
     if (saved) return describeUnrestored(saved);
+    const entry = supervisor.onDemandUnloaded().find((e) => e.uid === request.params.model_uid);
+    if (entry) return describeOnDemand(entry);
     const instance = supervisor.require(request.params.model_uid);
     return instance.describe();
   });
@@ -87,7 +92,10 @@ export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async
     return { result: true };
   });
 
-  app.get('/v1/models/:model_uid/events', { ...needs('models:read'), schema: { params: uidParams, tags: ['models'] } }, async (request) =>
-    supervisor.require(request.params.model_uid).events.list(),
-  );
+  // An on-demand entry keeps its events across loads and unloads, so they are there when it is not loaded.
+  app.get('/v1/models/:model_uid/events', { ...needs('models:read'), schema: { params: uidParams, tags: ['models'] } }, async (request) => {
+    const uid = request.params.model_uid;
+    const events = supervisor.has(uid) ? supervisor.require(uid).events : supervisor.onDemand.eventsOf(uid);
+    return (events ?? supervisor.require(uid).events).list();
+  });
 };

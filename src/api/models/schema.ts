@@ -33,6 +33,9 @@ export const launchBody = z.looseObject({
     .nullish(),
   n_worker: z.int().min(1).nullish(),
   download_hub: z.string().nullish(),
+  // docs/on-demand.md: unload after this long idle ("5m", seconds, 0, -1 for never), and launch past the memory budget.
+  keep_alive: z.union([z.string(), z.number()]).nullish(),
+  force: z.boolean({ error: 'must be true or false' }).nullish(),
 });
 export type LaunchBody = z.infer<typeof launchBody>;
 

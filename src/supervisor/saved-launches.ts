@@ -4,23 +4,26 @@ import { writeFileAtomic } from '../storage/atomic-file.js';
 import type { LaunchRequest } from './launch-request.js';
 import type { StoredInstance } from './instance-store.js';
 
-interface AutostartFile {
+interface SavedLaunchesFile {
   version: 1;
   models: StoredInstance[];
 }
 
 /**
- * `<home>/state/autostart.json` (docs/requests.md, "Autostart"): models launched at
- * every start, beside the restore of what was running. Keyed by uid (the launch's
- * `model_uid`, else its name). Written atomically, 0600: launch `envs` may hold tokens.
+ * A list of launches kept in the home, keyed by uid (the launch's `model_uid`, else
+ * its name): `state/autostart.json`, models launched at every start (docs/requests.md,
+ * "Autostart"), and `state/on-demand.json`, models loaded when a request names them
+ * (docs/on-demand.md). Written atomically, 0600: launch `envs` may hold tokens.
  */
-export class AutostartList {
+export class SavedLaunches {
   private entries = new Map<string, LaunchRequest>();
   private writing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly file: string,
     private readonly logger: Logger,
+    /** What the list is, in log lines: `autostart list`, `on-demand list`. */
+    private readonly label = 'autostart list',
   ) {}
 
   async load(): Promise<void> {
@@ -28,20 +31,24 @@ export class AutostartList {
     try {
       text = await readFile(this.file, 'utf8');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.logger.warn({ err, file: this.file }, 'cannot read the autostart list');
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.logger.warn({ err, file: this.file }, `cannot read the ${this.label}`);
       return;
     }
     try {
-      const state = JSON.parse(text) as AutostartFile;
+      const state = JSON.parse(text) as SavedLaunchesFile;
       if (state.version !== 1 || !Array.isArray(state.models)) throw new Error('unknown format');
       this.entries = new Map(state.models.filter((m) => typeof m?.uid === 'string' && typeof m.request?.model_name === 'string').map((m) => [m.uid, m.request]));
     } catch (err) {
-      this.logger.warn({ err, file: this.file }, `ignoring the autostart list in ${this.file}: ${(err as Error).message}`);
+      this.logger.warn({ err, file: this.file }, `ignoring the ${this.label} in ${this.file}: ${(err as Error).message}`);
     }
   }
 
   list(): StoredInstance[] {
     return [...this.entries].map(([uid, request]) => ({ uid, request }));
+  }
+
+  get(uid: string): LaunchRequest | undefined {
+    return this.entries.get(uid);
   }
 
   has(uid: string): boolean {
@@ -61,7 +68,7 @@ export class AutostartList {
 
   /** One write at a time, in order; a failed write throws to the caller (the change was not kept). */
   private save(): Promise<void> {
-    const content = `${JSON.stringify({ version: 1, models: this.list() } satisfies AutostartFile, null, 2)}\n`;
+    const content = `${JSON.stringify({ version: 1, models: this.list() } satisfies SavedLaunchesFile, null, 2)}\n`;
     this.writing = this.writing.catch(() => {}).then(() => writeFileAtomic(this.file, content, 0o600));
     return this.writing;
   }

@@ -1,0 +1,62 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { parseKeepAlive } from '../config/keep-alive.js';
+import { HangarError } from '../errors/hangar-error.js';
+import type { Supervisor } from '../supervisor/supervisor.js';
+import { inferenceBody } from './inference-body.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set once the request holds its model (model-lease.ts). */
+    leased: boolean;
+  }
+}
+
+/**
+ * Every inference request holds its model from when it names it until its answer is
+ * done (docs/on-demand.md): an on-demand entry that is not running is loaded first,
+ * and no model is unloaded (idle, or evicted for memory) while a request holds it.
+ * JSON routes are held here, after key admission (a key that may not use the model
+ * never loads it); upload routes call `leaseModel` when their form is read.
+ */
+export function installModelLeases(app: FastifyInstance, supervisor: Supervisor): void {
+  app.decorateRequest('leased', false);
+  app.addHook('preHandler', async (request, reply) => {
+    const body = inferenceBody(request);
+    if (!body) return;
+    await leaseModel(request, reply, body.model, body);
+  });
+  app.decorate('modelLeases', supervisor);
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    modelLeases: Supervisor;
+  }
+}
+
+/**
+ * Holds `model` for the rest of the request; its `keep_alive` (Ollama's per-request
+ * field, taken out of the body so no engine sees it) becomes the model's. A uid no
+ * model or entry answers to is left to the route's own 404.
+ */
+export async function leaseModel(request: FastifyRequest, reply: FastifyReply, model: string, fields?: Record<string, unknown>): Promise<void> {
+  const supervisor = request.server.modelLeases;
+  if (request.leased || !supervisor.serves(model)) return;
+  let keepAlive: number | null | undefined;
+  if (fields && fields.keep_alive !== undefined) {
+    const given = fields.keep_alive;
+    delete fields.keep_alive;
+    if (given !== null) {
+      try {
+        keepAlive = parseKeepAlive(given);
+      } catch (err) {
+        throw new HangarError('invalid_field', [(err as Error).message], { param: 'keep_alive' });
+      }
+    }
+  }
+  const lease = await supervisor.acquire(model);
+  request.leased = true;
+  // 'close': the answer is done, or the client went away mid-stream.
+  if (reply.raw.writableFinished || reply.raw.destroyed) lease.release(keepAlive);
+  else reply.raw.once('close', () => lease.release(keepAlive));
+}

@@ -1,0 +1,61 @@
+/**
+ * `keep_alive`, as Ollama takes it (docs/on-demand.md, "Idle unload"): how long a
+ * model stays loaded with no request before it is unloaded. A duration such as `5m`,
+ * `30s`, `1h30m` or `250ms`; a number of seconds; `0` to unload once the request that
+ * says so is answered; any negative value (`-1`, `-1m`) for never. Answers
+ * milliseconds, or null for never; throws an Error naming what is wrong.
+ */
+export function parseKeepAlive(value: unknown): number | null {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new Error(`keep_alive must be a duration such as "5m", a number of seconds, 0 or -1; got ${value}`);
+    return value < 0 ? null : Math.round(value * 1000);
+  }
+  if (typeof value !== 'string') throw new Error(`keep_alive must be a duration such as "5m", a number of seconds, 0 or -1; got ${JSON.stringify(value)}`);
+  const text = value.trim().toLowerCase();
+  if (text === 'never' || text === 'forever') return null;
+  if (/^-?\d+(\.\d+)?$/.test(text)) return parseKeepAlive(Number(text));
+  const negative = text.startsWith('-');
+  const body = negative ? text.slice(1) : text;
+  const part = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/g;
+  let total = 0;
+  let consumed = 0;
+  for (const match of body.matchAll(part)) {
+    if (match.index !== consumed) break;
+    consumed += match[0].length;
+    total += Number(match[1]) * UNIT_MS[match[2]!]!;
+  }
+  if (consumed === 0 || consumed !== body.length) {
+    throw new Error(`keep_alive must be a duration such as "5m", "30s", "1h30m", a number of seconds, 0 or -1; got ${JSON.stringify(value)}`);
+  }
+  return negative ? null : Math.round(total);
+}
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** A keep-alive as people read it: `never`, `0s`, `5m`, `1h30m`. */
+export function keepAliveText(ms: number | null): string {
+  if (ms === null) return 'never';
+  if (ms < 1000) return `${ms}ms`;
+  let s = Math.round(ms / 1000);
+  const h = Math.floor(s / 3600);
+  s -= h * 3600;
+  const m = Math.floor(s / 60);
+  s -= m * 60;
+  return `${h ? `${h}h` : ''}${m ? `${m}m` : ''}${s || (!h && !m) ? `${s}s` : ''}`;
+}
+
+/**
+ * A memory size: bytes (`21474836480`), or a number with a unit (`20GiB`, `512MiB`,
+ * `20G`, `1.5TB`; K/M/G/T are powers of 1024 as in `docker --memory`, KB/MB/GB/TB
+ * powers of 1000). Throws an Error naming `what`.
+ */
+export function parseSize(value: string, what: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$/i.exec(value);
+  if (!match) throw new Error(`${what} must be bytes or a size such as 20GiB or 512MiB, got ${JSON.stringify(value)}`);
+  const [, number, prefix, suffix] = match;
+  const power = ' kmgt'.indexOf((prefix || ' ').toLowerCase());
+  const base = prefix && suffix?.toLowerCase() === 'b' ? 1000 : 1024;
+  const bytes = Math.round(Number(number) * base ** power);
+  if (!Number.isSafeInteger(bytes) || bytes <= 0) throw new Error(`${what} must be more than 0 bytes, got ${JSON.stringify(value)}`);
+  return bytes;
+}

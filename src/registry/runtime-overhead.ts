@@ -1,0 +1,33 @@
+/**
+ * A runtime process's own memory with a (tiny) model loaded: the interpreter, the
+ * engine's libraries, allocator arenas. Measured as VmRSS of each runtime after its
+ * first call, on the 2-core CI box (x86-64, torch CPU build), 2026-11-26, with the
+ * test suite's tiny models, whose weights are under 1 MB (docs/on-demand.md, "Memory
+ * estimate"). Engines marked "assumed" could not be measured here (they need a GPU
+ * or weights this machine cannot fetch) and take the torch runtime's figure or more.
+ */
+const MIB = 1024 * 1024;
+
+const OVERHEAD: Record<string, number> = {
+  // torch + transformers imported (the warm spare imports them for every Python runtime).
+  transformers: 460 * MIB,
+  sentence_transformers: 460 * MIB,
+  transformers_audio: 470 * MIB,
+  transformers_image: 470 * MIB,
+  // A warm spare (torch imported) that loaded a joblib file or a user's launcher.
+  sklearn: 340 * MIB,
+  python: 340 * MIB,
+  simulator: 340 * MIB,
+  pocketsphinx: 340 * MIB,
+  espeak: 340 * MIB,
+  tesseract: 340 * MIB,
+  // The Node runtime with node-llama-cpp's CPU binary.
+  llama_cpp: 105 * MIB,
+  // Assumed: diffusers pulls in more than transformers; vLLM's host side (CUDA, its workers).
+  diffusers: 700 * MIB,
+  vllm: 2048 * MIB,
+};
+
+export function runtimeOverhead(runtimeEngine: string): number {
+  return OVERHEAD[runtimeEngine] ?? 460 * MIB;
+}

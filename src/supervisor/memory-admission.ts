@@ -1,0 +1,91 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { HangarError } from '../errors/hangar-error.js';
+import type { Logger } from '../logging/logger.js';
+import type { MemoryEstimate } from '../registry/index.js';
+import { heldBy, overBudget, sizeText, type MemoryBudgets, type MemoryCharge } from './memory-budget.js';
+import type { ModelInstance } from './model-instance.js';
+
+export interface AdmissionOptions {
+  /** `force: true`: the operator knows better; charged, never refused. */
+  force: boolean;
+  /**
+   * A load on demand may wait, until then (ms since the epoch), for busy on-demand
+   * models to finish so they can be evicted; null: refuse at once (a launch by hand).
+   */
+  waitUntil: number | null;
+  signal: AbortSignal;
+}
+
+export interface AdmissionParts {
+  budgets: () => MemoryBudgets;
+  /** Every instance that holds (or is about to hold) memory: in the table and active. */
+  holders: () => ModelInstance[];
+  /** Unloads an idle on-demand model to make room; resolves when its processes are gone. */
+  evict: (victim: ModelInstance, forUid: string) => Promise<void>;
+  logger: Logger;
+}
+
+const BUSY_POLL_MS = 250;
+
+/**
+ * Admits launches into the memory budgets one at a time (docs/on-demand.md, "Memory
+ * budget" and "Eviction"): a launch that does not fit unloads idle models that were
+ * loaded on demand, least recently used first, until it fits; models launched by hand
+ * are never evicted. If even evicting every idle one would not make room, nothing is
+ * evicted and the launch is refused (400 `insufficient_memory`), before any process
+ * starts. One at a time, so two launches never count the same free bytes.
+ */
+export class MemoryAdmission {
+  private tail: Promise<void> = Promise.resolve();
+
+  constructor(private readonly parts: AdmissionParts) {}
+
+  admit(instance: ModelInstance, estimate: MemoryEstimate, charge: MemoryCharge, options: AdmissionOptions): Promise<void> {
+    const turn = this.tail.then(() => this.admitNow(instance, estimate, charge, options));
+    this.tail = turn.catch(() => {});
+    return turn;
+  }
+
+  private async admitNow(instance: ModelInstance, estimate: MemoryEstimate, charge: MemoryCharge, options: AdmissionOptions): Promise<void> {
+    for (;;) {
+      options.signal.throwIfAborted();
+      const others = this.parts.holders().filter((i) => i !== instance && i.charge !== null);
+      const held = others.map((i) => ({ uid: i.uid, held: heldBy(i), instance: i }));
+      const budgets = this.parts.budgets();
+      const over = overBudget(budgets, charge, held);
+      if (!over || options.force) {
+        if (over) this.parts.logger.warn({ model_uid: instance.uid, device: over.device }, `launching ${instance.uid} past the ${over.device} memory budget (force)`);
+        instance.charge = charge;
+        return;
+      }
+      const evictable = held.filter((h) => h.instance.onDemand && h.instance.state === 'READY');
+      const idle = evictable.filter((h) => h.instance.idle).sort((a, b) => a.instance.lastUsedAt - b.instance.lastUsedAt);
+      // Would unloading every idle on-demand model be enough? If not, unload none.
+      const rest = held.filter((h) => !idle.includes(h));
+      if (idle.length > 0 && !overBudget(budgets, charge, rest)) {
+        await this.parts.evict(idle[0]!.instance, instance.uid);
+        continue;
+      }
+      const busy = evictable.length > idle.length;
+      if (busy && options.waitUntil !== null && Date.now() < options.waitUntil) {
+        // LocalAI's way: busy models finish their requests, then one can go.
+        await sleep(BUSY_POLL_MS, undefined, { signal: options.signal });
+        continue;
+      }
+      throw refusal(instance.uid, estimate, over, held.length > 0);
+    }
+  }
+}
+
+function refusal(uid: string, estimate: MemoryEstimate, over: NonNullable<ReturnType<typeof overBudget>>, anyHolder: boolean): HangarError {
+  const parts = `weights ${sizeText(estimate.weights)}, KV cache ${sizeText(estimate.kv_cache)}, runtime ${sizeText(estimate.overhead)}`;
+  const holders = over.models.length > 0 ? `; held by ${over.models.map((m) => `${m.model_uid} (${sizeText(m.bytes)})`).join(', ')}` : '';
+  const device = over.device === 'cpu' ? 'host memory' : `memory of ${over.device.replace(':', ' ')}`;
+  const hint = anyHolder
+    ? 'Terminate a model, launch the others on demand so they can be unloaded, raise --memory-budget, or launch with force: true.'
+    : 'Raise --memory-budget (HANGAR_MEMORY_BUDGET) or launch with force: true.';
+  return new HangarError('insufficient_memory', [
+    uid,
+    `it needs about ${sizeText(over.need)} of ${device} (${parts}) and ${sizeText(over.free_bytes)} of the ${sizeText(over.budget_bytes)} budget is free${holders}. ${hint}`,
+  ], { param: null });
+}

@@ -1,0 +1,133 @@
+import { HangarError } from '../errors/hangar-error.js';
+import { EventLog } from './event-log.js';
+import type { LaunchRequest } from './launch-request.js';
+import type { ModelInstance } from './model-instance.js';
+import type { SavedLaunches } from './saved-launches.js';
+import type { StoredInstance } from './instance-store.js';
+
+export interface OnDemandSettings {
+  /** `--on-demand` / HANGAR_ON_DEMAND=1: requests load the list's models. Off: the list is kept but nothing loads. */
+  enabled: boolean;
+  /** How long a request waits for a load before 503 with Retry-After (HANGAR_ON_DEMAND_WAIT_MS). */
+  waitMs: number;
+  /** keep_alive of a model loaded on demand whose entry gives none (HANGAR_ON_DEMAND_KEEP_ALIVE, default 5m). */
+  keepAliveMs: number | null;
+}
+
+/** A request's hold on a model: given back when its answer is done. */
+export interface ModelLease {
+  readonly instance: ModelInstance;
+  /** `keepAliveMs`: the request's own `keep_alive`, which becomes the model's from now on. */
+  release(keepAliveMs?: number | null): void;
+}
+
+export interface OnDemandParts {
+  list: SavedLaunches | null;
+  settings: OnDemandSettings;
+  /** The active instance of a uid (CREATING, READY or TERMINATING), if any. */
+  instance: (uid: string) => ModelInstance | undefined;
+  /** Starts a load on demand; the record must be in the table when this returns. */
+  load: (uid: string, request: LaunchRequest, events: EventLog) => Promise<ModelInstance>;
+  /** Called when a lease ends: the idle unloader decides whether the model goes now. */
+  released: (instance: ModelInstance) => void;
+}
+
+/**
+ * On-demand loading (docs/on-demand.md): the entries kept in `state/on-demand.json`,
+ * and the one way a request takes hold of a model, loaded or not. Concurrent first
+ * requests for an entry share one launch (the launch's record enters the table before
+ * its first await, and an identical launch waits for it); each waits at most
+ * `waitMs`, then gets 503 `model_loading` with Retry-After while the load goes on.
+ */
+export class OnDemandModels {
+  /** Each entry's events, kept across its loads and unloads (GET /v1/models/{uid}/events). */
+  private readonly logs = new Map<string, EventLog>();
+
+  constructor(private readonly parts: OnDemandParts) {}
+
+  get enabled(): boolean {
+    return this.parts.settings.enabled && this.parts.list !== null;
+  }
+
+  get settings(): OnDemandSettings {
+    return this.parts.settings;
+  }
+
+  entries(): StoredInstance[] {
+    return this.parts.list?.list() ?? [];
+  }
+
+  entry(uid: string): LaunchRequest | undefined {
+    return this.enabled ? this.parts.list?.get(uid) : undefined;
+  }
+
+  async put(uid: string, request: LaunchRequest): Promise<void> {
+    if (!this.parts.list) throw new HangarError('invalid_field', ['this server keeps no on-demand list'], { param: null });
+    await this.parts.list.put(uid, request);
+  }
+
+  async remove(uid: string): Promise<void> {
+    if (!(await this.parts.list?.remove(uid))) throw new HangarError('on_demand_not_found', [uid], { param: 'model_uid' });
+    this.logs.delete(uid);
+  }
+
+  /** The events of an entry that is not loaded now; null for a uid that is no entry. */
+  eventsOf(uid: string): EventLog | null {
+    return this.parts.list?.has(uid) ? this.logFor(uid) : null;
+  }
+
+  private logFor(uid: string): EventLog {
+    let log = this.logs.get(uid);
+    if (!log) this.logs.set(uid, (log = new EventLog()));
+    return log;
+  }
+
+  /**
+   * A lease on the model a request names: the running instance, or, for an on-demand
+   * entry not running, a load of it first (waited for, within `waitMs`). A uid that is
+   * neither gives the usual 404. A model still launching by hand answers as before
+   * (503 `model_loading`): the request was not the one to load it.
+   */
+  async acquire(uid: string): Promise<ModelLease> {
+    let instance = this.parts.instance(uid);
+    const request = this.entry(uid);
+    if (request && (!instance || instance.state === 'TERMINATING')) {
+      if (instance?.stopping) await instance.stopping.catch(() => {});
+      instance = this.parts.instance(uid) ?? (await this.parts.load(uid, request, this.logFor(uid)));
+    }
+    if (!instance) throw new HangarError('model_not_found', [uid], { param: 'model' });
+    if (instance.state === 'CREATING' && instance.onDemand) await this.waitForLoad(instance);
+    return this.lease(instance);
+  }
+
+  private async waitForLoad(instance: ModelInstance): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), this.parts.settings.waitMs);
+    });
+    try {
+      const outcome = await Promise.race([instance.launched.then(() => 'ready' as const), timeout]);
+      if (outcome === 'timeout') {
+        throw new HangarError('model_loading', [`${instance.uid} (loading on demand: ${Math.round(instance.progress * 100)}%)`], { headers: { 'retry-after': '5' } });
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private lease(instance: ModelInstance): ModelLease {
+    instance.leases++;
+    let released = false;
+    return {
+      instance,
+      release: (keepAliveMs?: number | null) => {
+        if (released) return;
+        released = true;
+        instance.leases--;
+        instance.lastUsedAt = Date.now();
+        if (keepAliveMs !== undefined) instance.keepAliveMs = keepAliveMs;
+        this.parts.released(instance);
+      },
+    };
+  }
+}
