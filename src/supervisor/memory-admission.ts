@@ -58,15 +58,16 @@ export class MemoryAdmission {
         instance.charge = charge;
         return;
       }
-      const evictable = held.filter((h) => h.instance.onDemand && h.instance.state === 'READY');
-      const idle = evictable.filter((h) => h.instance.idle).sort((a, b) => a.instance.lastUsedAt - b.instance.lastUsedAt);
+      const onDemand = held.filter((h) => h.instance.onDemand);
+      const idle = onDemand.filter((h) => h.instance.state === 'READY' && h.instance.idle).sort((a, b) => a.instance.lastUsedAt - b.instance.lastUsedAt);
       // Would unloading every idle on-demand model be enough? If not, unload none.
       const rest = held.filter((h) => !idle.includes(h));
       if (idle.length > 0 && !overBudget(budgets, charge, rest)) {
         await this.parts.evict(idle[0]!.instance, instance.uid);
         continue;
       }
-      const busy = evictable.length > idle.length;
+      // Loading, or serving a request: each can be evicted once its requests are done.
+      const busy = onDemand.length > idle.length;
       if (busy && options.waitUntil !== null && Date.now() < options.waitUntil) {
         // LocalAI's way: busy models finish their requests, then one can go.
         await sleep(BUSY_POLL_MS, undefined, { signal: options.signal });

@@ -167,6 +167,22 @@ export class Supervisor {
     return this.instances.get(uid)?.resolved.modelName ?? this.onDemand.entry(uid)?.model_name ?? null;
   }
 
+  /**
+   * The memory estimate of one replica of a launch on CPU, before anything is
+   * downloaded (`GET /v1/engines` entries, the web UI's launch drawer); null where the
+   * launch does not resolve or nothing says the model's size.
+   */
+  async estimate(query: Parameters<ModelResolver['resolve']>[0]): Promise<number | null> {
+    let resolved: ResolvedModel;
+    try {
+      resolved = this.options.resolver.resolve(query);
+    } catch {
+      return null;
+    }
+    const estimate = await estimateMemory({ resolved, engineKwargs: query.engine_kwargs ?? {}, onGpu: false, cacheDir: this.options.cacheDir });
+    return estimate.basis === 'none' ? null : estimate.bytes;
+  }
+
   /** On-demand entries with no active instance now (listed as available, not loaded). */
   onDemandUnloaded(): StoredInstance[] {
     if (!this.onDemand.enabled) return [];

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { needs } from '../auth/route-permission.js';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Registry } from '../../registry/index.js';
+import { isModelType, type EngineTable, type Registry } from '../../registry/index.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 import { HangarError } from '../../errors/hangar-error.js';
 import { engineParams, listQuery, registerBody, typeNameParams, typeParams } from './schema.js';
@@ -43,10 +43,40 @@ export const registrationRoutes: FastifyPluginAsync<{ registry: Registry; superv
 
   // Unknown names answer 200 null, as Xinference does: the UI probes engines for any name.
   app.get('/v1/engines/:model_name', { ...needs('models:list'), schema: { params: engineParams, tags } }, async (request) =>
-    registry.engines('LLM', request.params.model_name),
+    withEstimates(supervisor, 'LLM', registry.engines('LLM', request.params.model_name)),
   );
 
   app.get('/v1/engines/:model_type/:model_name', { ...needs('models:list'), schema: { params: typeNameParams, tags } }, async (request) =>
-    registry.engines(request.params.model_type, request.params.model_name),
+    withEstimates(supervisor, request.params.model_type, registry.engines(request.params.model_type, request.params.model_name)),
   );
 };
+
+/**
+ * Each engine entry with its memory estimate (docs/on-demand.md, "Memory estimate"):
+ * `memory_estimates` by quantization and `memory_estimate` for the entry's first, in
+ * bytes per replica on CPU; null where nothing gives the model's size.
+ */
+async function withEstimates(supervisor: Supervisor, type: string, table: EngineTable | null): Promise<EngineTable | null> {
+  if (!table || !isModelType(type)) return table;
+  for (const [engine, entries] of Object.entries(table)) {
+    if (typeof entries === 'string') continue;
+    for (const entry of entries) {
+      const quantizations = Array.isArray(entry.quantizations) ? (entry.quantizations as string[]) : [undefined];
+      const estimates: Record<string, number | null> = {};
+      for (const quantization of quantizations) {
+        const size = entry.model_size_in_billions as number | string | undefined;
+        estimates[quantization ?? 'none'] = await supervisor.estimate({
+          model_type: type,
+          model_name: entry.model_name,
+          model_engine: engine,
+          model_format: typeof entry.model_format === 'string' ? entry.model_format : undefined,
+          model_size_in_billions: size ?? undefined,
+          quantization,
+        });
+      }
+      entry.memory_estimates = estimates;
+      entry.memory_estimate = Object.values(estimates)[0] ?? null;
+    }
+  }
+  return table;
+}

@@ -1,0 +1,177 @@
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tinySklearn, type SklearnFixture } from './harness/fixtures.js';
+import { client } from './harness/http.js';
+import { processPids, waitFor } from './harness/processes.js';
+import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
+
+const MIB = 1024 * 1024;
+// An sklearn runtime is estimated at about 340 MiB (src/registry/runtime-overhead.ts)
+// and measures about as much: two fit in this budget, three do not.
+const BUDGET = 900 * MIB;
+
+/** Runtime processes of this server (their sockets live under its home). */
+function runtimesOf(server: TestServer): Promise<number[]> {
+  return processPids(({ cmdline }) => cmdline.includes('hangar_runtime') && cmdline.includes(server.home));
+}
+
+/**
+ * Models on demand (docs/on-demand.md) with real runtimes: three scikit-learn models
+ * listed on demand, a budget that fits two, a launcher whose calls take as long as
+ * they are asked to (for the request in flight), and keep_alive.
+ */
+describe('models on demand within a memory budget', () => {
+  let server: TestServer;
+  let api: ReturnType<typeof client>;
+  let work: string;
+  let sklearn: SklearnFixture;
+
+  beforeAll(async () => {
+    work = await makeHome('hangar-on-demand-work-');
+    sklearn = tinySklearn();
+    const sleeper = path.join(work, 'sleeper.py');
+    await writeFile(sleeper, 'import time\n\ndef load():\n    return None\n\ndef infer(model, seconds):\n    time.sleep(seconds)\n    return {"slept": seconds}\n');
+    server = await startServer({ args: ['--on-demand', '--memory-budget', String(BUDGET)], env: { HANGAR_IDLE_CHECK_MS: '100' } });
+    api = client(server.url);
+    for (const [name, uri, launcher] of [['clf', sklearn.modelPath, 'sklearn'], ['sleeper', sleeper, 'python']] as const) {
+      const definition = { model_name: name, model_uri: uri, launcher, launcher_args: '{}' };
+      expect((await api.post('/v1/model_registrations/flexible', { model: JSON.stringify(definition), persist: false })).status).toBe(200);
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    if (server) await removeHome(server.home);
+    await removeHome(work);
+  });
+
+  const infer = (model: string, extra: Record<string, unknown> = {}) => api.post('/v1/flexible/infers', { model, args: [sklearn.rows], ...extra });
+  const entry = (uid: string, extra: Record<string, unknown> = {}) => api.post('/v1/on_demand/models', { model_name: 'clf', model_type: 'flexible', model_uid: uid, ...extra });
+  const status = async (uid: string): Promise<string> => {
+    const records = (await api.get(`/v1/models/instances?model_uid=${uid}`)).body as Array<{ status: string }>;
+    return records[0]?.status ?? 'UNLOADED';
+  };
+  const unloadAll = async (): Promise<void> => {
+    for (const m of (await api.get('/v1/models/instances')).body as Array<{ model_uid: string }>) await api.delete(`/v1/models/${m.model_uid}`);
+  };
+
+  it('keeps entries, lists them as available, and refuses bad ones by field', async () => {
+    for (const uid of ['a', 'b', 'c']) expect((await entry(uid)).body).toEqual({ model_uid: uid });
+    const listed = await api.get('/v1/on_demand/models');
+    expect(listed.body.enabled).toBe(true);
+    expect(listed.body.list.map((e: { model_uid: string; status: string; keep_alive: string }) => [e.model_uid, e.status, e.keep_alive])).toEqual([
+      ['a', 'UNLOADED', '5m'], ['b', 'UNLOADED', '5m'], ['c', 'UNLOADED', '5m'],
+    ]);
+    // OpenAI clients list before they call: the entries are there.
+    const models = await api.get('/v1/models');
+    expect(models.body.data.filter((m: { on_demand?: boolean }) => m.on_demand).map((m: { id: string }) => m.id)).toEqual(['a', 'b', 'c']);
+    expect((await api.get('/v1/models/a')).body).toMatchObject({ id: 'a', status: 'UNLOADED', model_name: 'clf' });
+    // Checked as a launch is.
+    const unknown = await api.post('/v1/on_demand/models', { model_name: 'no-such-model', model_type: 'flexible' });
+    const launched = await api.post('/v1/models', { model_name: 'no-such-model', model_type: 'flexible' });
+    expect([unknown.status, unknown.body.error.code]).toEqual([launched.status, launched.body.error.code]);
+    expect(unknown.status).toBeGreaterThanOrEqual(400);
+    const badKeep = await entry('x', { keep_alive: 'soon' });
+    expect(badKeep.status).toBe(400);
+    expect(badKeep.body.error.param).toBe('keep_alive');
+    expect((await api.delete('/v1/on_demand/models/nope')).body.error.code).toBe('on_demand_not_found');
+    // The list is kept in the home.
+    const saved = JSON.parse(await import('node:fs/promises').then((fs) => fs.readFile(path.join(server.home, 'state', 'on-demand.json'), 'utf8')));
+    expect(saved.models.map((m: { uid: string }) => m.uid)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('serves three models round robin 60 times in a budget that fits two: no error, never more than two loaded, never past the budget', async () => {
+    let most = 0;
+    let mostBytes = 0;
+    let mostProcesses = 0;
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        const cpu = (await api.get('/v1/memory')).body.devices[0];
+        most = Math.max(most, cpu.models.length);
+        mostBytes = Math.max(mostBytes, cpu.used_bytes);
+        mostProcesses = Math.max(mostProcesses, (await runtimesOf(server)).length);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    const failures: string[] = [];
+    try {
+      for (let i = 0; i < 60; i++) {
+        const uid = ['a', 'b', 'c'][i % 3]!;
+        const reply = await infer(uid);
+        if (reply.status !== 200 || JSON.stringify(reply.body) !== JSON.stringify(sklearn.predictions)) failures.push(`${i} ${uid}: ${reply.status} ${reply.text}`);
+      }
+    } finally {
+      watching = false;
+      await watcher;
+    }
+    expect(failures).toEqual([]);
+    expect(most).toBeLessThanOrEqual(2);
+    expect(mostProcesses).toBeLessThanOrEqual(2);
+    expect(mostBytes).toBeGreaterThan(0);
+    expect(mostBytes).toBeLessThanOrEqual(BUDGET);
+    // Every load and eviction is an event of the entry, and a metric.
+    const events = (await api.get('/v1/models/a/events')).body.map((e: { event_content: string }) => e.event_content);
+    expect(events.filter((e: string) => e === 'Load model on demand').length).toBeGreaterThanOrEqual(19);
+    expect(events.some((e: string) => e.startsWith('Evicted to make room for'))).toBe(true);
+    const metrics = (await api.get('/metrics')).text;
+    const loads = Number(/hangar_model_loads_total\{model_name="clf",trigger="on_demand",outcome="ready"\} (\d+)/.exec(metrics)?.[1]);
+    const evictions = Number(/hangar_model_evictions_total\{model_name="clf",reason="memory"\} (\d+)/.exec(metrics)?.[1]);
+    expect(loads).toBeGreaterThanOrEqual(58);
+    expect(evictions).toBe(loads - 2);
+    expect(metrics).toMatch(/hangar_model_load_seconds_count\{model_name="clf",trigger="on_demand"\} \d+/);
+  }, 300_000);
+
+  it('loads once for 20 concurrent first requests, and each waits for that load', async () => {
+    await unloadAll();
+    await entry('d');
+    const before = await runtimesOf(server);
+    expect(before).toEqual([]);
+    const replies = await Promise.all(Array.from({ length: 20 }, () => infer('d')));
+    expect(replies.map((r) => r.status)).toEqual(Array(20).fill(200));
+    const events = (await api.get('/v1/models/d/events')).body.map((e: { event_content: string }) => e.event_content);
+    expect(events.filter((e: string) => e === 'Load model on demand')).toHaveLength(1);
+    expect((await runtimesOf(server)).length).toBe(1);
+  }, 120_000);
+
+  it('unloads a model idle for its keep_alive, and at once after a request that says keep_alive 0', async () => {
+    await unloadAll();
+    await entry('e', { keep_alive: '1s' });
+    expect((await infer('e')).status).toBe(200);
+    expect(await status('e')).toBe('READY');
+    const described = (await api.get('/v1/models/e')).body;
+    expect(described).toMatchObject({ on_demand: true, keep_alive: 1 });
+    expect(await waitFor(async () => (await status('e')) === 'UNLOADED', 10_000)).toBe(true);
+    const events = (await api.get('/v1/models/e/events')).body.map((e: { event_content: string }) => e.event_content);
+    expect(events.some((e: string) => /^Unloaded: idle for \d+s \(keep_alive 1s\)$/.test(e))).toBe(true);
+
+    // Ollama's per-request keep_alive: 0 unloads once this answer is done.
+    expect((await infer('a', { keep_alive: 0 })).status).toBe(200);
+    expect(await waitFor(async () => (await status('a')) === 'UNLOADED', 10_000)).toBe(true);
+    // A bad one names its field, and loads nothing.
+    const bad = await infer('b', { keep_alive: 'later' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.param).toBe('keep_alive');
+    expect(await status('b')).toBe('UNLOADED');
+  }, 60_000);
+
+  it('never evicts a model with a request in flight: a load that needs its room waits for it to finish', async () => {
+    await unloadAll();
+    for (const uid of ['slow1', 'slow2']) await api.post('/v1/on_demand/models', { model_name: 'sleeper', model_type: 'flexible', model_uid: uid });
+    const started = Date.now();
+    const slowCalls = ['slow1', 'slow2'].map((uid) => api.post('/v1/flexible/infers', { model: uid, args: [4] }));
+    expect(await waitFor(async () => (await status('slow1')) === 'READY' && (await status('slow2')) === 'READY', 30_000)).toBe(true);
+    // Both slots are held by requests in flight: loading a waits until one lets go.
+    const third = await infer('a');
+    expect(third.status, third.text).toBe(200);
+    const slow = await Promise.all(slowCalls);
+    for (const reply of slow) {
+      expect(reply.status, reply.text).toBe(200);
+      expect(reply.body).toEqual({ slept: 4 });
+    }
+    expect(Date.now() - started).toBeGreaterThanOrEqual(4000);
+    const evicted = await Promise.all(['slow1', 'slow2'].map(async (uid) => (await api.get(`/v1/models/${uid}/events`)).body.some((e: { event_content: string }) => e.event_content === 'Evicted to make room for a')));
+    expect(evicted.filter(Boolean)).toHaveLength(1);
+  }, 90_000);
+});
