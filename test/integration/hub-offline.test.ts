@@ -1,0 +1,104 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, describe, expect, it } from 'vitest';
+import { client } from './harness/http.js';
+import { waitFor } from './harness/processes.js';
+import { makeHome, removeHome, repoRoot, startServer, venvPython, type TestServer } from './harness/server.js';
+import { tinyGguf, tinyLlm } from './harness/tiny-models.js';
+
+/** test/fixtures/hub_standin.py as a process: the hub's API as huggingface_hub and the GGUF downloader call it. */
+async function startHub(repos: Record<string, string>): Promise<{ url: string; process: ChildProcess; asked: string[] }> {
+  const args = [path.join(repoRoot, 'test', 'fixtures', 'hub_standin.py'), ...Object.entries(repos).flatMap(([id, dir]) => ['--repo', `${id}=${dir}`])];
+  const child = spawn(venvPython, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const asked: string[] = [];
+  const port = await new Promise<number>((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      const found = /^port (\d+)$/.exec(line);
+      if (found) resolve(Number(found[1]));
+      else asked.push(line);
+    });
+    child.once('exit', (code) => reject(new Error(`hub stand-in exited with ${code}`)));
+  });
+  return { url: `http://127.0.0.1:${port}`, process: child, asked };
+}
+
+const TF_MODEL = {
+  version: 2, model_name: 'tiny-hub-tf', model_family: 'llama-2', model_lang: ['en'], model_ability: ['generate'], context_length: 512,
+  model_specs: [{ model_format: 'pytorch', model_size_in_billions: 1, quantization: 'none', model_id: 'test-org/tiny-llm', model_hub: 'huggingface' }],
+};
+const GGUF_MODEL = {
+  version: 2, model_name: 'tiny-hub-gguf', model_family: 'qwen2.5-instruct', model_lang: ['en'], model_ability: ['generate'], context_length: 512,
+  model_specs: [{ model_format: 'ggufv2', model_size_in_billions: 1, quantization: 'q8_0', model_id: 'test-org/tiny-GGUF', model_hub: 'huggingface', model_file_name_template: 'tiny-{quantization}.gguf' }],
+};
+
+/**
+ * A model downloaded once launches and comes back after a restart with the hub gone
+ * and with HF_HUB_OFFLINE=1, on the Transformers path and the GGUF path
+ * (docs/on-demand.md, "The cache works offline").
+ */
+describe('the weights cache without the hub', () => {
+  let home: string;
+  const servers: TestServer[] = [];
+  let hub: Awaited<ReturnType<typeof startHub>> | null = null;
+
+  afterAll(async () => {
+    hub?.process.kill();
+    for (const server of servers) await server.stop().catch(() => {});
+    if (home) await removeHome(home);
+  });
+
+  it('launches from the hub, then again with the hub gone, then restores with HF_HUB_OFFLINE=1', async () => {
+    home = await makeHome('hangar-hub-offline-');
+    hub = await startHub({ 'test-org/tiny-llm': tinyLlm().path, 'test-org/tiny-GGUF': path.dirname(tinyGguf().files.q8_0!) });
+    const online = await startServer({ home, env: { HF_HUB_OFFLINE: '', TRANSFORMERS_OFFLINE: '', HF_ENDPOINT: hub.url } });
+    servers.push(online);
+    let api = client(online.url);
+    for (const model of [TF_MODEL, GGUF_MODEL]) {
+      expect((await api.post('/v1/model_registrations/LLM', { model: JSON.stringify(model), persist: true })).status).toBe(200);
+    }
+    const launches = {
+      tf: { model_name: 'tiny-hub-tf', model_engine: 'Transformers', model_uid: 'tf' },
+      gg: { model_name: 'tiny-hub-gguf', model_engine: 'llama.cpp', quantization: 'q8_0', model_uid: 'gg' },
+    };
+    const serveBoth = async (): Promise<void> => {
+      for (const uid of ['tf', 'gg']) {
+        const done = await api.post('/v1/completions', { model: uid, prompt: 'Hi', max_tokens: 3 });
+        expect(done.status, `${uid}: ${done.text}`).toBe(200);
+      }
+    };
+    for (const body of Object.values(launches)) {
+      const launched = await api.post('/v1/models', body);
+      expect(launched.status, launched.text).toBe(200);
+    }
+    await serveBoth();
+    expect(hub.asked.some((l) => l.startsWith('GET /test-org/tiny-llm/resolve/'))).toBe(true);
+    expect(hub.asked.some((l) => l.startsWith('GET /test-org/tiny-GGUF/resolve/main/tiny-q8_0.gguf'))).toBe(true);
+    const repo = path.join(home, 'cache', 'huggingface', 'models--test-org--tiny-llm');
+    expect((await readFile(path.join(repo, 'refs', 'main'), 'utf8')).length).toBe(40);
+
+    // The hub goes away: both launch again from the cache.
+    for (const uid of ['tf', 'gg']) expect((await api.delete(`/v1/models/${uid}`)).status).toBe(200);
+    hub.process.kill();
+    await new Promise((resolve) => hub!.process.once('exit', resolve));
+    for (const body of Object.values(launches)) {
+      const launched = await api.post('/v1/models', body);
+      expect(launched.status, launched.text).toBe(200);
+    }
+    await serveBoth();
+
+    // A restart with HF_HUB_OFFLINE=1 (and nothing where the hub was) restores both.
+    await online.stop();
+    const offline = await startServer({ home, env: { HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1', HF_ENDPOINT: hub.url } });
+    servers.push(offline);
+    api = client(offline.url);
+    const ready = await waitFor(async () => {
+      const records = (await api.get('/v1/models/instances')).body as Array<{ model_uid: string; status: string }>;
+      return records.filter((r) => r.status === 'READY').length === 2;
+    }, 90_000);
+    expect(ready, JSON.stringify((await api.get('/v1/models/instances')).body)).toBe(true);
+    await serveBoth();
+  }, 240_000);
+});
