@@ -1,0 +1,89 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { estimateMemory } from '../../src/registry/memory-estimate.js';
+import type { ResolvedModel } from '../../src/registry/resolved-model.js';
+import { runtimeOverhead } from '../../src/registry/runtime-overhead.js';
+import { safetensorsHeader } from '../../src/registry/weight-files.js';
+
+/** A real safetensors file: the 8-byte header length, the JSON header, then the tensors' bytes. */
+async function writeSafetensors(file: string, tensors: Record<string, { dtype: string; shape: number[] }>): Promise<void> {
+  let offset = 0;
+  const header: Record<string, unknown> = { __metadata__: { format: 'pt' } };
+  const sizes: Record<string, number> = { F32: 4, BF16: 2, F16: 2, I8: 1 };
+  for (const [name, t] of Object.entries(tensors)) {
+    const bytes = t.shape.reduce((a, b) => a * b, 1) * sizes[t.dtype]!;
+    header[name] = { ...t, data_offsets: [offset, offset + bytes] };
+    offset += bytes;
+  }
+  const json = Buffer.from(JSON.stringify(header));
+  const prefix = Buffer.alloc(8);
+  prefix.writeBigUInt64LE(BigInt(json.length));
+  await writeFile(file, Buffer.concat([prefix, json, Buffer.alloc(offset)]));
+}
+
+const CONFIG = { num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, hidden_size: 64, max_position_embeddings: 512 };
+
+function resolved(engine: string, load: Partial<ResolvedModel['load']>, modelType: ResolvedModel['modelType'] = 'LLM'): ResolvedModel {
+  return { modelType, modelName: 'm', engine, runtimeEngine: engine, cpuBound: true, abilities: [], description: {}, load: { launcher_args: {}, ...load } };
+}
+
+describe('the memory estimate', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'hangar-estimate-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('reads parameters from safetensors headers, not their bytes', async () => {
+    const file = path.join(dir, 'model.safetensors');
+    await writeSafetensors(file, { a: { dtype: 'BF16', shape: [4, 8] }, b: { dtype: 'F32', shape: [8] } });
+    expect(await safetensorsHeader(file)).toEqual({ parameters: 40, bytes: 32 * 2 + 8 * 4 });
+    await writeFile(path.join(dir, 'not.safetensors'), 'definitely not one');
+    expect(await safetensorsHeader(path.join(dir, 'not.safetensors'))).toBeNull();
+  });
+
+  it('counts float32 weights on CPU, the checkpoint\'s dtype on a GPU, and a KV cache from the config', async () => {
+    await writeSafetensors(path.join(dir, 'model-00001-of-00002.safetensors'), { a: { dtype: 'BF16', shape: [1000, 100] } });
+    await writeSafetensors(path.join(dir, 'model-00002-of-00002.safetensors'), { b: { dtype: 'BF16', shape: [500] } });
+    await writeFile(path.join(dir, 'config.json'), JSON.stringify(CONFIG));
+    const model = resolved('transformers', { model_uri: dir, context_length: 32768 });
+    const cpu = await estimateMemory({ resolved: model, engineKwargs: {}, onGpu: false, cacheDir: dir });
+    // 100,500 parameters as float32; a cache for the model's own 512 tokens: 2 layers x 2 kv heads x 16 dims x K and V x 4 bytes.
+    expect(cpu).toEqual({ weights: 100_500 * 4, kv_cache: 512 * 2 * 2 * 16 * 2 * 4, overhead: runtimeOverhead('transformers'), bytes: 100_500 * 4 + 512 * 2 * 2 * 16 * 2 * 4 + runtimeOverhead('transformers'), basis: 'files' });
+    const gpu = await estimateMemory({ resolved: model, engineKwargs: {}, onGpu: true, cacheDir: dir });
+    expect(gpu.weights).toBe(100_500 * 2);
+    expect(gpu.kv_cache).toBe(512 * 2 * 2 * 16 * 2 * 2);
+    const half = await estimateMemory({ resolved: model, engineKwargs: { torch_dtype: 'bfloat16' }, onGpu: false, cacheDir: dir });
+    expect(half.weights).toBe(100_500 * 2);
+    const short = await estimateMemory({ resolved: model, engineKwargs: { max_model_len: 128 }, onGpu: false, cacheDir: dir });
+    expect(short.kv_cache).toBe(128 * 2 * 2 * 16 * 2 * 4);
+  });
+
+  it('finds a hub model in the cache by its ref, else falls back on the catalog\'s size', async () => {
+    const repo = path.join(dir, 'huggingface', 'models--org--m');
+    const sha = 'a'.repeat(40);
+    await mkdir(path.join(repo, 'snapshots', sha), { recursive: true });
+    await mkdir(path.join(repo, 'refs'), { recursive: true });
+    await writeFile(path.join(repo, 'refs', 'main'), sha);
+    await writeSafetensors(path.join(repo, 'snapshots', sha, 'model.safetensors'), { a: { dtype: 'F32', shape: [10] } });
+    const cached = await estimateMemory({ resolved: resolved('sentence_transformers', { model_id: 'org/m', model_size_in_billions: 7 }, 'embedding'), engineKwargs: {}, onGpu: false, cacheDir: dir });
+    expect(cached).toMatchObject({ basis: 'files', weights: 40, kv_cache: 0 });
+    const fromCatalog = await estimateMemory({ resolved: resolved('llama_cpp', { model_id: 'org/other', model_format: 'ggufv2', quantization: 'Q4_K_M', model_size_in_billions: '0_5' }), engineKwargs: {}, onGpu: false, cacheDir: dir });
+    expect(fromCatalog).toMatchObject({ basis: 'catalog', weights: Math.round(0.5e9 * 4.5 / 8) });
+    const pytorch = await estimateMemory({ resolved: resolved('transformers', { model_id: 'org/other', model_format: 'pytorch', quantization: 'none', model_size_in_billions: 7 }), engineKwargs: {}, onGpu: false, cacheDir: dir });
+    expect(pytorch).toMatchObject({ basis: 'catalog', weights: 7e9 * 4 });
+    const unknown = await estimateMemory({ resolved: resolved('sklearn', { model_id: 'org/none' }, 'flexible'), engineKwargs: {}, onGpu: false, cacheDir: dir });
+    expect(unknown).toEqual({ basis: 'none', weights: 0, kv_cache: 0, overhead: runtimeOverhead('sklearn'), bytes: runtimeOverhead('sklearn') });
+  });
+
+  it('takes a single file as it is: a pickle\'s bytes', async () => {
+    const file = path.join(dir, 'clf.joblib');
+    await writeFile(file, Buffer.alloc(12_345));
+    const estimate = await estimateMemory({ resolved: resolved('sklearn', { model_uri: file }, 'flexible'), engineKwargs: {}, onGpu: false, cacheDir: dir });
+    expect(estimate).toMatchObject({ basis: 'files', weights: 12_345 });
+  });
+});

@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/logging/logger.js';
+import type { MemoryEstimate } from '../../src/registry/memory-estimate.js';
+import type { LaunchRequest } from '../../src/supervisor/launch-request.js';
+import { MemoryAdmission } from '../../src/supervisor/memory-admission.js';
+import { chargeOf, overBudget, type MemoryBudgets } from '../../src/supervisor/memory-budget.js';
+import { ModelInstance } from '../../src/supervisor/model-instance.js';
+import { Replica } from '../../src/supervisor/replica.js';
+import { expectHangarError, useTempRegistry } from '../registry/fixtures.js';
+
+const registry = useTempRegistry();
+const GIB = 2 ** 30;
+const estimate = (gib: number): MemoryEstimate => ({ bytes: gib * GIB, weights: gib * GIB - 100, kv_cache: 0, overhead: 100, basis: 'files' });
+
+describe('what a launch is charged', () => {
+  const budgets: MemoryBudgets = { hostBytes: 10 * GIB, gpuBytes: { 0: 80 * GIB, 1: 80 * GIB } };
+
+  it('charges CPU replicas to host memory and GPU replicas to their GPUs, vLLM its share of each', () => {
+    expect(chargeOf(estimate(2), [[], []], 'transformers', {}, budgets)).toEqual({ host: 4 * GIB, gpus: {} });
+    const onGpus = chargeOf(estimate(2), [[0, 1]], 'transformers', {}, budgets);
+    expect(onGpus.host).toBe(100);
+    expect(onGpus.gpus[0]).toBe(onGpus.gpus[1]);
+    expect(onGpus.gpus[0]).toBeGreaterThan(GIB - 100);
+    expect(chargeOf(estimate(2), [[0]], 'vllm', {}, budgets).gpus[0]).toBe(Math.round(0.9 * 80 * GIB));
+    expect(chargeOf(estimate(2), [[0]], 'vllm', { gpu_memory_utilization: 0.5 }, budgets).gpus[0]).toBe(40 * GIB);
+  });
+
+  it('finds the device a charge does not fit on', () => {
+    const holders = [{ uid: 'big', held: { host: 9 * GIB, gpus: { 1: 79 * GIB } } }];
+    expect(overBudget(budgets, { host: GIB, gpus: {} }, holders)).toBeNull();
+    expect(overBudget(budgets, { host: 2 * GIB, gpus: {} }, holders)).toMatchObject({ device: 'cpu', need: 2 * GIB, free_bytes: GIB, models: [{ model_uid: 'big', bytes: 9 * GIB }] });
+    expect(overBudget(budgets, { host: 0, gpus: { 1: 2 * GIB } }, holders)).toMatchObject({ device: 'gpu:1', free_bytes: GIB });
+  });
+});
+
+describe('admission into the budget', () => {
+  const request: LaunchRequest = { model_name: 'simulator', model_type: 'LLM', model_engine: 'simulator', replica: 1, n_gpu: null, envs: {}, engine_kwargs: {} };
+  const make = (uid: string, opts: { onDemand?: boolean; gib?: number; usedAt?: number; busy?: boolean; state?: 'READY' | 'CREATING' } = {}): ModelInstance => {
+    const instance = new ModelInstance(uid, request, 'key', registry().resolve(request), [new Replica(0, `${uid}-0`, [])]);
+    if ((opts.state ?? 'READY') === 'READY') instance.transition('READY');
+    instance.onDemand = opts.onDemand ?? false;
+    instance.charge = opts.gib === undefined ? null : { host: opts.gib * GIB, gpus: {} };
+    instance.lastUsedAt = opts.usedAt ?? 0;
+    if (opts.busy) instance.leases = 1;
+    return instance;
+  };
+  const setup = (held: ModelInstance[], hostGib = 10) => {
+    const evicted: string[] = [];
+    const admission = new MemoryAdmission({
+      budgets: () => ({ hostBytes: hostGib * GIB, gpuBytes: {} }),
+      holders: () => held,
+      evict: async (victim) => {
+        evicted.push(victim.uid);
+        held.splice(held.indexOf(victim), 1);
+      },
+      logger: createLogger('silent'),
+    });
+    return { admission, evicted };
+  };
+  const signal = new AbortController().signal;
+
+  it('evicts idle on-demand models, least recently used first, only as many as it takes', async () => {
+    const held = [make('old', { onDemand: true, gib: 3, usedAt: 1 }), make('older', { onDemand: true, gib: 3, usedAt: 0 }), make('newest', { onDemand: true, gib: 3, usedAt: 2 })];
+    const { admission, evicted } = setup(held);
+    const incoming = make('new', { state: 'CREATING' });
+    await admission.admit(incoming, estimate(4), { host: 4 * GIB, gpus: {} }, { force: false, waitUntil: null, signal });
+    expect(evicted).toEqual(['older']);
+    expect(incoming.charge).toEqual({ host: 4 * GIB, gpus: {} });
+  });
+
+  it('never evicts models launched by hand or busy ones; refuses without evicting anything when that would not be enough', async () => {
+    const held = [make('manual', { gib: 6 }), make('busy', { onDemand: true, gib: 2, busy: true }), make('idle', { onDemand: true, gib: 1 })];
+    const { admission, evicted } = setup(held);
+    const err = await expectHangarError(
+      () => admission.admit(make('new', { state: 'CREATING' }), estimate(3), { host: 3 * GIB, gpus: {} }, { force: false, waitUntil: null, signal }),
+      'insufficient_memory',
+      400,
+    );
+    expect(err.message).toMatch(/Model new requires more memory than is available: it needs about 3\.00 GiB of host memory \(weights 3\.00 GiB, KV cache 0 MiB, runtime 0 MiB\) and 1\.00 GiB of the 10\.00 GiB budget is free; held by manual \(6\.00 GiB\), busy \(2\.00 GiB\), idle \(1\.00 GiB\)/);
+    expect(evicted).toEqual([]);
+  });
+
+  it('waits for a busy on-demand model when the load may wait, then evicts it', async () => {
+    const busy = make('busy', { onDemand: true, gib: 8, busy: true });
+    const { admission, evicted } = setup([busy]);
+    setTimeout(() => {
+      busy.leases = 0;
+    }, 300);
+    await admission.admit(make('new', { state: 'CREATING' }), estimate(4), { host: 4 * GIB, gpus: {} }, { force: false, waitUntil: Date.now() + 10_000, signal });
+    expect(evicted).toEqual(['busy']);
+  });
+
+  it('launches anyway with force', async () => {
+    const { admission, evicted } = setup([make('manual', { gib: 9 })]);
+    const incoming = make('new', { state: 'CREATING' });
+    await admission.admit(incoming, estimate(4), { host: 4 * GIB, gpus: {} }, { force: true, waitUntil: null, signal });
+    expect(incoming.charge?.host).toBe(4 * GIB);
+    expect(evicted).toEqual([]);
+  });
+
+  it('admits one launch at a time, so two never count the same free memory', async () => {
+    const held: ModelInstance[] = [];
+    const { admission } = setup(held, 5);
+    const a = make('a', { state: 'CREATING' });
+    const b = make('b', { state: 'CREATING' });
+    held.push(a, b);
+    const outcomes = await Promise.allSettled([
+      admission.admit(a, estimate(3), { host: 3 * GIB, gpus: {} }, { force: false, waitUntil: null, signal }),
+      admission.admit(b, estimate(3), { host: 3 * GIB, gpus: {} }, { force: false, waitUntil: null, signal }),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected']);
+  });
+});
