@@ -12,9 +12,11 @@ import { unregisterCommand } from './commands/unregister.js';
 import { cachedCommand, removeCacheCommand } from './commands/cache.js';
 import { keysCommand, usageCommand } from './commands/keys.js';
 import { usersCommand } from './commands/users.js';
+import { onDemandCommand } from './commands/on-demand.js';
+import { psCommand } from './commands/ps.js';
 import { expandShortFlags } from './short-flags.js';
 
-const commands = [launchCommand, listCommand, terminateCommand, registerCommand, unregisterCommand, registrationsCommand, engineCommand, loginCommand, chatCommand, generateCommand, keysCommand, usersCommand, usageCommand, cachedCommand, removeCacheCommand];
+const commands = [launchCommand, listCommand, terminateCommand, registerCommand, unregisterCommand, registrationsCommand, engineCommand, loginCommand, chatCommand, generateCommand, keysCommand, usersCommand, usageCommand, cachedCommand, removeCacheCommand, psCommand, onDemandCommand];
 
 /** Adds the client commands (they talk to a server over HTTP) to the `hangar` program. */
 export function addClientCommands(program: Command): void {

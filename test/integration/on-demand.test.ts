@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tinySklearn, type SklearnFixture } from './harness/fixtures.js';
+import { runCli } from './harness/cli.js';
 import { client } from './harness/http.js';
 import { processPids, waitFor } from './harness/processes.js';
 import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
@@ -174,4 +175,25 @@ describe('models on demand within a memory budget', () => {
     const evicted = await Promise.all(['slow1', 'slow2'].map(async (uid) => (await api.get(`/v1/models/${uid}/events`)).body.some((e: { event_content: string }) => e.event_content === 'Evicted to make room for a')));
     expect(evicted.filter(Boolean)).toHaveLength(1);
   }, 90_000);
+
+  it('is run from the CLI: on-demand add, list and remove; ps with memory, keep_alive, idle time and the budget', async () => {
+    const env = { HANGAR_ENDPOINT: server.url };
+    const added = await runCli(['on-demand', 'add', '-n', 'clf', '-t', 'flexible', '-u', 'cli', '--keep-alive', '90'], { env });
+    expect(added.code, added.stderr).toBe(0);
+    expect(added.stdout).toBe('On-demand model: cli\n');
+    const listed = await runCli(['on-demand', 'list'], { env });
+    expect(listed.stdout).toMatch(/^cli\s+flexible\s+clf\s+1m30s\s+UNLOADED$/m);
+    expect((await infer('cli')).status).toBe(200);
+    const ps = await runCli(['ps'], { env });
+    expect(ps.code, ps.stderr).toBe(0);
+    expect(ps.stdout).toMatch(/^cli\s+clf\s+sklearn\s+READY\s+on demand\s+\d+ MiB\s+\d+ MiB\s+1m30s\s+\d+s$/m);
+    expect(ps.stdout).toMatch(/^Host memory: \d+ MiB of 900 MiB budget \(\d+ MiB free\)$/m);
+    const psJson = JSON.parse((await runCli(['ps', '--json'], { env })).stdout);
+    expect(psJson.devices[0]).toMatchObject({ device: 'cpu', budget_bytes: BUDGET });
+    const removed = await runCli(['on-demand', 'remove', 'cli'], { env });
+    expect(removed.stdout).toBe('Removed on-demand model cli\n');
+    const again = await runCli(['on-demand', 'remove', 'cli'], { env });
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toContain('Model cli is not in the on-demand list (HTTP 404)');
+  }, 60_000);
 });

@@ -5,7 +5,7 @@ import type { ConnectionOptions } from '../connection.js';
 import { engineKwargs } from '../engine-kwargs.js';
 import { followLaunch } from '../launch-progress.js';
 
-interface LaunchOptions extends ConnectionOptions {
+export interface LaunchOptions extends ConnectionOptions {
   modelName: string;
   modelType: string;
   modelEngine?: string;
@@ -20,6 +20,8 @@ interface LaunchOptions extends ConnectionOptions {
   env?: string[];
   loraModules?: string[];
   workerIp?: string;
+  keepAlive?: string;
+  force?: boolean;
   json?: boolean;
 }
 
@@ -32,8 +34,22 @@ const positiveInt = (value: string): number => {
 /** `hangar launch`: Xinference's flags (notes §10); unknown `--name value` pairs go to the engine. */
 export function launchCommand(): Command {
   return withConnectionOptions(
-    new Command('launch')
-      .description('launch a model and follow its progress until it is ready')
+    launchFlags(new Command('launch').description('launch a model and follow its progress until it is ready'))
+      .option('--json', 'print {"model_uid": ...} as JSON when ready'),
+  ).action(
+    clientAction<LaunchOptions>(async (http, options, command) => {
+      const body = launchBody(options, command.args);
+      const { model_uid: uid } = await http.post<{ model_uid: string }>('/v1/models?wait_ready=false', body);
+      await followLaunch(http, uid, { quiet: options.json === true });
+      if (options.json) printJson({ model_uid: uid });
+      else process.stdout.write(`Model uid: ${uid}\n`);
+    }),
+  );
+}
+
+/** The flags that describe a launch, shared by `launch` and `on-demand add`. */
+export function launchFlags(command: Command): Command {
+  return command
       .requiredOption('-n, --model-name <name>', 'registered model name')
       .option('-t, --model-type <type>', 'LLM, embedding, rerank, image, audio, video or flexible', 'LLM')
       .option('--model-engine <engine>', 'engine, also -en (required for LLMs), e.g. Transformers')
@@ -48,19 +64,11 @@ export function launchCommand(): Command {
       .option('--env <name-and-value...>', 'environment variable for the model process, also -ev: --env NAME VALUE (repeatable)')
       .option('--lora-modules <name-and-path...>', 'LoRA adapter to load with the model, also -lm: --lora-modules NAME PATH (repeatable)')
       .option('--worker-ip <ip>', 'worker to place the model on')
-      .option('--json', 'print {"model_uid": ...} as JSON when ready')
+      .option('--keep-alive <duration>', 'unload after this long idle: 5m, 30s, 1h, 0 (after each request) or -1 (never, the default)')
+      .option('--force', 'launch even when the memory estimate does not fit the memory budget')
       // Unknown options are engine arguments (engine-kwargs.ts), collected from command.args.
       .allowUnknownOption()
-      .allowExcessArguments(),
-  ).action(
-    clientAction<LaunchOptions>(async (http, options, command) => {
-      const body = launchBody(options, command.args);
-      const { model_uid: uid } = await http.post<{ model_uid: string }>('/v1/models?wait_ready=false', body);
-      await followLaunch(http, uid, { quiet: options.json === true });
-      if (options.json) printJson({ model_uid: uid });
-      else process.stdout.write(`Model uid: ${uid}\n`);
-    }),
-  );
+      .allowExcessArguments();
 }
 
 /** The POST /v1/models body (contract §3.1) the flags describe. */
@@ -85,6 +93,9 @@ export function launchBody(options: LaunchOptions, extra: string[]): Record<stri
   if (options.workerIp) body.worker_ip = options.workerIp;
   if (options.env) body.envs = envPairs(options.env);
   if (options.loraModules) body.peft_model_config = { lora_list: loraList(options.loraModules) };
+  // Checked by the server, which names the field; a bare number is seconds, as in Ollama.
+  if (options.keepAlive !== undefined) body.keep_alive = /^-?\d+(\.\d+)?$/.test(options.keepAlive) ? Number(options.keepAlive) : options.keepAlive;
+  if (options.force) body.force = true;
   return body;
 }
 
