@@ -132,7 +132,20 @@ describe('the web UI in a browser', () => {
     const cli = await drawer.getByLabel('Command line').inputValue();
     expect(cli).toContain('hangar launch');
     expect(cli).toContain('-n tiny-chat -t LLM --model-engine Transformers -f pytorch -s 1 -q none -u tiny-ui --n-gpu none');
+    // The estimate of the chosen spec, read from the model's own files (docs/on-demand.md).
+    expect(await drawer.getByTestId('memory-estimate').textContent()).toMatch(/^Memory estimate: about \d+ MiB per replica on CPU$/);
     await screenshot(page, shots, '04-launch-drawer');
+
+    // The same form kept on the on-demand list instead (loaded when a request names it).
+    await drawer.getByLabel('Model uid').fill('tiny-od');
+    await drawer.getByLabel('Keep alive').fill('10m');
+    await drawer.getByRole('button', { name: 'Add on demand' }).click();
+    await drawer.getByRole('status').filter({ hasText: 'tiny-od is on the on-demand list' }).waitFor();
+    const kept = await api('GET', '/v1/on_demand/models');
+    expect(kept.body.list).toMatchObject([{ model_uid: 'tiny-od', model_name: 'tiny-chat', keep_alive: '10m', n_gpu: null }]);
+    expect((await api('DELETE', '/v1/on_demand/models/tiny-od')).status).toBe(200);
+    await drawer.getByLabel('Keep alive').fill('');
+    await drawer.getByLabel('Model uid').fill('tiny-ui');
 
     await drawer.getByRole('button', { name: 'Launch' }).click();
     const status = drawer.getByTestId('launch-status');
@@ -196,6 +209,12 @@ describe('the web UI in a browser', () => {
     const row = page.locator('tr[data-uid="tiny-ui"]');
     await row.waitFor();
     expect(await row.locator('.status').textContent()).toBe('READY');
+    // Its estimate and measured memory, and the host's budget as a bar with the model in it.
+    await page.waitForFunction(() => /^\d+ MiB \/ \d+ MiB$/.test(document.querySelector('tr[data-uid="tiny-ui"] td.memory')?.textContent ?? ''), undefined, { timeout: 15_000 });
+    const meter = page.getByRole('meter', { name: 'Host memory budget' });
+    await meter.waitFor();
+    expect(Number(await meter.getAttribute('aria-valuenow'))).toBeGreaterThan(0);
+    expect(await meter.locator('div[title^="tiny-ui:"]').count()).toBe(1);
     await row.getByRole('button', { name: 'Details' }).click();
     await page.locator('.instance-details li code', { hasText: 'tiny-ui-0' }).waitFor();
     await page.locator('.events li').first().waitFor();

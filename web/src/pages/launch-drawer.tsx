@@ -5,7 +5,8 @@ import { KeyValueRows } from '../components/key-value-rows';
 import type { ModelType } from '../model-types';
 import { useFetch } from '../use-fetch';
 import { LaunchProgress } from './launch-progress';
-import { cascade, cliCommand, emptyForm, launchBody, settle, type EngineTable, type LaunchForm } from './launch-options';
+import { cascade, chosenEstimate, cliCommand, emptyForm, launchBody, settle, type EngineTable, type LaunchForm } from './launch-options';
+import { formatBytes } from '../components/memory-bars';
 import type { Registration } from './launch-page';
 
 /** The launch form for one registration, then its live progress. */
@@ -17,6 +18,7 @@ export function LaunchDrawer({ type, registration, onClose }: { type: ModelType;
   const [error, setError] = useState<unknown>(null);
   const [launched, setLaunched] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const [kept, setKept] = useState<string | null>(null);
   const ref = useRef<HTMLDialogElement>(null);
 
   useEffect(() => {
@@ -31,6 +33,21 @@ export function LaunchDrawer({ type, registration, onClose }: { type: ModelType;
   const options = cascade(engines.data ?? null, form);
   const update = (patch: Partial<LaunchForm>) => setForm((f) => settle(engines.data ?? null, { ...f, ...patch }));
   const gpuCount = devices.data ?? 0;
+  const estimate = chosenEstimate(engines.data ?? null, form);
+
+  // The same launch, kept on the on-demand list: loaded when a request names it (docs/on-demand.md).
+  const addOnDemand = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      const { model_uid } = await postJson<{ model_uid: string }>('/v1/on_demand/models', launchBody(type, name, form));
+      setKept(model_uid);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -102,6 +119,14 @@ export function LaunchDrawer({ type, registration, onClose }: { type: ModelType;
               Request limit
               <input type="number" min={0} value={form.requestLimits} placeholder="none" onChange={(e) => update({ requestLimits: e.target.value })} />
             </label>
+            <label>
+              Keep alive
+              <input value={form.keepAlive} placeholder="never (e.g. 5m, 0, -1)" onChange={(e) => update({ keepAlive: e.target.value })} />
+            </label>
+            <label className="checkbox">
+              <input type="checkbox" checked={form.force} onChange={(e) => update({ force: e.target.checked })} />
+              Launch even if it does not fit the memory budget
+            </label>
             <label className="wide">
               Model path
               <input value={form.modelPath} placeholder="a local folder, instead of downloading" onChange={(e) => update({ modelPath: e.target.value })} />
@@ -113,10 +138,21 @@ export function LaunchDrawer({ type, registration, onClose }: { type: ModelType;
             <label htmlFor="launch-drawer-command-line">Command line</label>
             <textarea id="launch-drawer-command-line" readOnly rows={2} className="cli" value={cliCommand(type, name, form, location.origin)} />
           </div>
+          <p className="estimate" data-testid="memory-estimate">
+            Memory estimate: {estimate === null ? 'unknown' : `about ${formatBytes(estimate)} per replica on CPU`}
+          </p>
           <ErrorBanner error={error} />
+          {kept && (
+            <p className="banner" role="status">
+              {kept} is on the on-demand list: a request that names it loads it.
+            </p>
+          )}
           <div className="actions">
             <button type="button" onClick={onClose}>
               Close
+            </button>
+            <button type="button" disabled={busy || engines.loading} onClick={() => void addOnDemand()}>
+              Add on demand
             </button>
             <button type="submit" className="primary" disabled={busy || engines.loading}>
               {busy ? 'Launching…' : 'Launch'}

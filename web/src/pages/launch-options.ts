@@ -6,6 +6,8 @@ export interface EngineChoice {
   model_format?: string;
   model_size_in_billions?: number | string | null;
   quantizations?: string[];
+  /** Bytes per replica on CPU, by quantization (docs/on-demand.md); null where nothing gives the size. */
+  memory_estimates?: Record<string, number | null>;
 }
 export type EngineTable = Record<string, EngineChoice[] | string> | null;
 
@@ -21,11 +23,23 @@ export interface LaunchForm {
   gpuIdx: string;
   requestLimits: string;
   modelPath: string;
+  /** keep_alive: `5m`, `30s`, `0`, `-1`; empty for the server's default. */
+  keepAlive: string;
+  force: boolean;
   envs: Pair[];
   extra: Pair[];
 }
 
-export const emptyForm: LaunchForm = { engine: '', format: '', size: '', quantization: '', uid: '', replica: '1', nGpu: 'auto', gpuIdx: '', requestLimits: '', modelPath: '', envs: [], extra: [] };
+export const emptyForm: LaunchForm = { engine: '', format: '', size: '', quantization: '', uid: '', replica: '1', nGpu: 'auto', gpuIdx: '', requestLimits: '', modelPath: '', keepAlive: '', force: false, envs: [], extra: [] };
+
+/** The memory estimate of the chosen engine, format, size and quantization, for one replica; null when unknown. */
+export function chosenEstimate(table: EngineTable, form: LaunchForm): number | null {
+  const choices = table?.[form.engine];
+  if (!Array.isArray(choices)) return null;
+  const choice = choices.find((c) => (!form.format || c.model_format === form.format) && (!form.size || sizeText(c.model_size_in_billions) === form.size) && (c.quantizations ?? []).includes(form.quantization));
+  const estimates = choice?.memory_estimates ?? (choices.length === 1 ? choices[0]!.memory_estimates : undefined);
+  return estimates?.[form.quantization || 'none'] ?? Object.values(estimates ?? {})[0] ?? null;
+}
 
 const sizeText = (s: EngineChoice['model_size_in_billions']) => (s === null || s === undefined ? '' : String(s));
 
@@ -68,6 +82,9 @@ export function launchBody(type: ModelType, name: string, form: LaunchForm): Rec
   if (form.gpuIdx.trim()) body.gpu_idx = form.gpuIdx.split(',').map((s) => Number(s.trim()));
   if (form.requestLimits.trim()) body.request_limits = Number(form.requestLimits);
   if (form.modelPath.trim()) body.model_path = form.modelPath.trim();
+  const keepAlive = form.keepAlive.trim();
+  if (keepAlive) body.keep_alive = /^-?\d+(\.\d+)?$/.test(keepAlive) ? Number(keepAlive) : keepAlive;
+  if (form.force) body.force = true;
   const envs = form.envs.filter((p) => p.key.trim());
   if (envs.length > 0) body.envs = Object.fromEntries(envs.map((p) => [p.key.trim(), p.value]));
   for (const p of form.extra.filter((p) => p.key.trim())) body[p.key.trim()] = parseLoose(p.value);
@@ -89,6 +106,8 @@ export function cliCommand(type: ModelType, name: string, form: LaunchForm, endp
   if (form.gpuIdx.trim()) args.push('--gpu-idx', form.gpuIdx.replace(/\s/g, ''));
   if (form.modelPath.trim()) args.push('--model-path', form.modelPath.trim());
   if (form.requestLimits.trim()) args.push('--request-limits', form.requestLimits.trim());
+  if (form.keepAlive.trim()) args.push('--keep-alive', form.keepAlive.trim());
+  if (form.force) args.push('--force');
   for (const p of form.envs.filter((p) => p.key.trim())) args.push('--env', p.key.trim(), p.value);
   for (const p of form.extra.filter((p) => p.key.trim())) args.push(`--${p.key.trim().replaceAll('_', '-')}`, p.value);
   return args.map(quote).join(' ');

@@ -2,6 +2,7 @@ import { Fragment, useEffect, useState } from 'react';
 import { del } from '../api/client';
 import { ConfirmDialog } from '../components/confirm-dialog';
 import { ErrorBanner } from '../components/error-banner';
+import { MemoryBars, formatBytes } from '../components/memory-bars';
 import { Tabs } from '../components/tabs';
 import { MODEL_TYPES, type ModelType } from '../model-types';
 import { Link } from '../router';
@@ -19,19 +20,42 @@ export interface Instance {
   error_message?: string | null;
 }
 
+/** What `GET /v1/models` says of a running model's memory (docs/on-demand.md). */
+interface Described {
+  id: string;
+  memory_estimate?: number | null;
+  replica_memory?: Array<{ rss_bytes: number | null; gpu_memory_bytes: number | null }>;
+  idle_seconds?: number;
+  on_demand?: boolean;
+  keep_alive?: number;
+  status?: string;
+}
+
 const REFRESH_MS = 2000;
+
+function idleText(seconds: number | undefined): string {
+  if (seconds === undefined) return '—';
+  if (seconds < 60) return `${seconds}s`;
+  return seconds < 3600 ? `${Math.floor(seconds / 60)}m` : `${Math.floor(seconds / 3600)}h${Math.floor((seconds % 3600) / 60)}m`;
+}
 
 /** Every instance (launching ones too), per type; details show replicas and events; terminate asks first. */
 export function RunningPage({ type }: { type: ModelType | null }) {
   const { data, error, reload } = useFetch<Instance[]>('/v1/models/instances');
+  const described = useFetch<{ data: Described[] }>('/v1/models');
   const [open, setOpen] = useState<string | null>(null);
   const [confirming, setConfirming] = useState<Instance | null>(null);
   const [actionError, setActionError] = useState<unknown>(null);
 
   useEffect(() => {
-    const timer = setInterval(reload, REFRESH_MS);
+    const timer = setInterval(() => {
+      reload();
+      described.reload();
+    }, REFRESH_MS);
     return () => clearInterval(timer);
-  }, [reload]);
+  }, [reload, described.reload]);
+  const memoryOf = new Map((described.data?.data ?? []).map((d) => [d.id, d]));
+  const onDemand = (described.data?.data ?? []).filter((d) => d.status === 'UNLOADED');
 
   const count = (t: ModelType) => (data ?? []).filter((i) => i.model_type === t).length;
   const shown = (data ?? []).filter((i) => type === null || i.model_type === type);
@@ -56,6 +80,12 @@ export function RunningPage({ type }: { type: ModelType | null }) {
         items={[{ key: 'all', label: `All (${data?.length ?? 0})`, to: '/ui/running' }, ...MODEL_TYPES.map((t) => ({ key: t.type, label: `${t.label} (${count(t.type)})`, to: `/ui/running/${t.type}` }))]}
       />
       <ErrorBanner error={error ?? actionError} />
+      <MemoryBars />
+      {onDemand.length > 0 && (
+        <p className="muted" data-testid="on-demand-unloaded">
+          On demand, not loaded: {onDemand.map((d) => d.id).join(', ')}
+        </p>
+      )}
       {data && shown.length === 0 && (
         <p className="empty">
           Nothing is running. <Link to={`/ui/launch/${type ?? 'LLM'}`}>Launch a model</Link>.
@@ -72,6 +102,8 @@ export function RunningPage({ type }: { type: ModelType | null }) {
                 <th scope="col">Engine</th>
                 <th scope="col">Replicas</th>
                 <th scope="col">Status</th>
+                <th scope="col">Memory (estimate / measured)</th>
+                <th scope="col">Idle</th>
                 <th scope="col">Actions</th>
               </tr>
             </thead>
@@ -88,7 +120,10 @@ export function RunningPage({ type }: { type: ModelType | null }) {
                     <td>{i.replica}</td>
                     <td>
                       <span className={`status ${i.status.toLowerCase()}`}>{i.status}</span>
+                      {memoryOf.get(i.model_uid)?.on_demand && <span className="muted"> on demand</span>}
                     </td>
+                    <td className="memory">{memoryText(memoryOf.get(i.model_uid))}</td>
+                    <td>{i.status === 'READY' ? idleText(memoryOf.get(i.model_uid)?.idle_seconds) : '—'}</td>
                     <td className="row-actions">
                       {i.status === 'READY' && (
                         <Link to={`/ui/try/${encodeURIComponent(i.model_uid)}`} className="button">
@@ -105,7 +140,7 @@ export function RunningPage({ type }: { type: ModelType | null }) {
                   </tr>
                   {open === i.model_uid && (
                     <tr className="details">
-                      <td colSpan={7}>
+                      <td colSpan={9}>
                         <InstanceDetails uid={i.model_uid} errorMessage={i.error_message ?? null} />
                       </td>
                     </tr>
@@ -127,6 +162,13 @@ export function RunningPage({ type }: { type: ModelType | null }) {
       )}
     </section>
   );
+}
+
+function memoryText(d: Described | undefined): string {
+  if (!d) return '—';
+  const estimate = typeof d.memory_estimate === 'number' ? formatBytes(d.memory_estimate * (d.replica_memory?.length || 1)) : '—';
+  const measured = (d.replica_memory ?? []).reduce((sum, r) => sum + (r.rss_bytes ?? 0) + (r.gpu_memory_bytes ?? 0), 0);
+  return `${estimate} / ${measured > 0 ? formatBytes(measured) : '—'}`;
 }
 
 interface Replica {
