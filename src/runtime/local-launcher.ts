@@ -59,7 +59,12 @@ export class LocalLauncher implements RuntimeLauncher {
     const kind = runtimeKindFor(start.load.engine);
     // A spare shares our session: it does not know its engine until it is taken. It
     // is a Python runtime, so a Node runtime's engine never takes it.
-    const spare = ownSession || kind !== 'python' ? null : (this.spares?.take(start) ?? null);
+    const spare = ownSession || kind !== 'python' ? null : ((await this.spares?.takeWhenWarm(start)) ?? null);
+    if (start.signal.aborted) {
+      // Cancelled while the spare finished starting: it stays the spare.
+      if (spare) this.spares?.giveBack(spare);
+      throw new RuntimeFailure('cancelled', 'The launch was cancelled');
+    }
     let connection: RuntimeConnection;
     let child: RuntimeProcess;
     if (spare) {
