@@ -1,11 +1,8 @@
 import type { MemoryEstimate } from '../registry/index.js';
+import type { MemoryCharge } from './memory-charge.js';
 import type { ModelInstance } from './model-instance.js';
 
-/** What an instance holds: bytes of host RAM, and bytes on each GPU it uses (by index). */
-export interface MemoryCharge {
-  host: number;
-  gpus: Record<number, number>;
-}
+export type { MemoryCharge } from './memory-charge.js';
 
 /** The budgets: host RAM for CPU replicas and runtimes, and each GPU's (docs/on-demand.md, "Memory budget"). */
 export interface MemoryBudgets {

@@ -4,7 +4,7 @@ import { EventLog } from './event-log.js';
 import { assertTransition, type InstanceState } from './instance-state.js';
 import type { LaunchRequest } from './launch-request.js';
 import { MAX_REPLICAS, type Replica } from './replica.js';
-import type { MemoryCharge } from './memory-budget.js';
+import type { MemoryCharge } from './memory-charge.js';
 
 /**
  * One record per model instance (not ten maps keyed by uid): what was asked, what
