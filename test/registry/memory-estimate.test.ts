@@ -80,6 +80,11 @@ describe('the memory estimate', () => {
     expect(unknown).toEqual({ basis: 'none', weights: 0, kv_cache: 0, overhead: runtimeOverhead('sklearn'), bytes: runtimeOverhead('sklearn') });
   });
 
+  it('counts no weights for the simulator, whatever size it pretends to be', async () => {
+    const estimate = await estimateMemory({ resolved: resolved('simulator', { model_size_in_billions: 8 }), engineKwargs: {}, onGpu: false, cacheDir: dir });
+    expect(estimate).toEqual({ bytes: runtimeOverhead('simulator'), weights: 0, kv_cache: 0, overhead: runtimeOverhead('simulator'), basis: 'files' });
+  });
+
   it('takes a single file as it is: a pickle\'s bytes', async () => {
     const file = path.join(dir, 'clf.joblib');
     await writeFile(file, Buffer.alloc(12_345));

@@ -31,9 +31,10 @@ function rewrite(body: unknown, supervisor: Supervisor): void {
   const model = fields?.model;
   if (!fields || typeof model !== 'string') return;
   const at = model.lastIndexOf(':');
-  if (at <= 0 || supervisor.has(model)) return;
+  // `serves`: an on-demand entry not loaded yet answers to its adapters' ids too.
+  if (at <= 0 || supervisor.serves(model)) return;
   const uid = model.slice(0, at);
-  if (!supervisor.has(uid)) return;
+  if (!supervisor.serves(uid)) return;
   const lora = model.slice(at + 1);
   if (typeof fields.lora_name === 'string' && fields.lora_name !== '' && fields.lora_name !== lora) {
     throw new HangarError('invalid_field', [`lora_name: ${fields.lora_name} differs from the adapter ${lora} that model ${model} names`], { param: 'lora_name' });
