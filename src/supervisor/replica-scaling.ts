@@ -18,6 +18,11 @@ export interface ReplicaScalingParts {
   logger: Logger;
   /** Saves what runs (its replica counts included) for the next start. */
   persist: () => Promise<void>;
+  /**
+   * Charges the instance for these replicas (their GPU lists) against the memory
+   * budgets, refusing with `insufficient_memory` when more do not fit; fewer always do.
+   */
+  charge?: (instance: ModelInstance, replicaGpus: number[][]) => Promise<void>;
 }
 
 const DRAIN_POLL_MS = 25;
@@ -38,6 +43,8 @@ export class ReplicaScaling {
     const index = Math.max(-1, ...instance.replicas.map((r) => r.index)) + 1;
     // The GPUs one more replica of this launch gets, by the launch's own rules.
     const [gpus] = allocateGpus({ ...instance.request, replica: 1, ...(instance.request.gpu_idx ? { gpu_idx: instance.request.gpu_idx.slice(0, instance.request.gpu_idx.length / instance.request.replica) } : {}) }, this.parts.gpuCount);
+    // One more replica is more memory: refused before it starts if the budget has no room.
+    await this.parts.charge?.(instance, [...instance.replicas.map((r) => r.gpuIndexes), gpus ?? []]);
     const replica = new Replica(index, `${instance.uid}-${index}`, gpus ?? []);
     instance.replicas.push(replica);
     instance.events.add('INFO', `Adding replica ${replica.uid}`);
@@ -80,6 +87,7 @@ export class ReplicaScaling {
     await replica.runtime?.terminate();
     if (replica.status === 'TERMINATING') replica.transition('TERMINATED');
     remove(instance, replica);
+    await this.parts.charge?.(instance, instance.replicas.map((r) => r.gpuIndexes));
     this.parts.logger.info({ model_uid: instance.uid, replica: replica.uid }, 'replica removed');
     await this.parts.persist();
   }

@@ -29,9 +29,7 @@ import { chargeOf, deviceUse, heldBy, type DeviceUse, type MemoryBudgets } from 
 import { MemoryAdmission } from './memory-admission.js';
 import { OnDemandModels, type ModelLease, type OnDemandSettings } from './on-demand.js';
 import { IdleUnload } from './idle-unload.js';
-import { gpuMemoryByPid } from '../runtime/gpu-memory.js';
-
-const GPU_READ_EVERY_MS = 5000;
+import { GpuMemoryReadings } from './gpu-memory-readings.js';
 import type { EventLog } from './event-log.js';
 
 export type { CallResult, CallTarget } from './replica-calls.js';
@@ -101,7 +99,7 @@ export class Supervisor {
 
   constructor(private readonly options: SupervisorOptions) {
     this.recovery = new ReplicaRecovery(options.launcher, options.cacheDir, options.timings, options.logger, this.lifecycle);
-    this.scaling = new ReplicaScaling({ ...options, recovery: this.recovery, persist: () => this.persist() });
+    this.scaling = new ReplicaScaling({ ...options, recovery: this.recovery, persist: () => this.persist(), charge: (instance, gpus) => this.chargeReplicas(instance, gpus) });
     this.admission = new MemoryAdmission({
       budgets: () => this.budgets(),
       holders: () => [...this.instances.values()].filter((i) => i.isActive),
@@ -127,23 +125,10 @@ export class Supervisor {
       released: (instance) => this.idleUnload.released(instance),
     });
     this.idleUnload.start();
-    if (options.gpuCount > 0) {
-      this.gpuReadings = setInterval(() => void this.readGpuMemory(), GPU_READ_EVERY_MS);
-      this.gpuReadings.unref();
-    }
+    this.gpuReadings = options.gpuCount > 0 ? new GpuMemoryReadings(() => this.instances.values()) : null;
   }
 
-  private gpuReadings: NodeJS.Timeout | null = null;
-
-  /** Each GPU replica's GPU memory, as nvidia-smi reports its runtime's process (GET /v1/models/{uid}). */
-  private async readGpuMemory(): Promise<void> {
-    const byPid = await gpuMemoryByPid().catch(() => new Map<number, number>());
-    for (const instance of this.instances.values()) {
-      for (const replica of instance.replicas) {
-        if (replica.gpuIndexes.length > 0 && replica.runtime) replica.gpuMemoryBytes = byPid.get(replica.runtime.pid) ?? null;
-      }
-    }
-  }
+  private readonly gpuReadings: GpuMemoryReadings | null;
 
   private budgets(): MemoryBudgets {
     return this.options.memoryBudgets?.() ?? { hostBytes: Number.POSITIVE_INFINITY, gpuBytes: {} };
@@ -276,6 +261,15 @@ export class Supervisor {
     const charge = chargeOf(estimate, instance.replicas.map((r) => r.gpuIndexes), resolved.runtimeEngine, request.engine_kwargs, budgets);
     const waitUntil = instance.onDemand ? Date.now() + this.onDemand.settings.waitMs : null;
     await this.admission.admit(instance, estimate, charge, { force: request.force === true, waitUntil, signal: instance.launchAbort.signal });
+  }
+
+  /** A replica more or fewer: the instance's charge for these replicas, admitted into the budgets. */
+  private async chargeReplicas(instance: ModelInstance, replicaGpus: number[][]): Promise<void> {
+    const estimate = instance.memoryEstimate;
+    if (!estimate) return;
+    const charge = chargeOf(estimate, replicaGpus, instance.resolved.runtimeEngine, instance.request.engine_kwargs, this.budgets());
+    const fewer = replicaGpus.length < instance.replicas.length || (instance.charge !== null && charge.host <= instance.charge.host);
+    await this.admission.admit(instance, estimate, charge, { force: fewer || instance.request.force === true, waitUntil: null, signal: instance.lifetime.signal });
   }
 
   private async startReplicas(instance: ModelInstance): Promise<void> {
@@ -584,7 +578,7 @@ export class Supervisor {
   async shutdown(): Promise<void> {
     this.shuttingDown = true;
     this.idleUnload.stop();
-    if (this.gpuReadings) clearInterval(this.gpuReadings);
+    this.gpuReadings?.stop();
     await Promise.all([...this.instances.keys()].map((uid) => this.terminate(uid).catch(() => {})));
     await this.options.launcher.shutdown?.();
   }

@@ -81,6 +81,12 @@ describe('memory estimate and budget', () => {
     expect((await api.get('/v1/models/instances')).body.map((i: { model_uid: string }) => i.model_uid).sort()).toEqual(['lc', 'st', 'tf']);
     // Models launched by hand are never evicted to make room.
     for (const uid of ['tf', 'lc', 'st']) expect((await api.get(`/v1/models/${uid}`)).status).toBe(200);
+    // One more replica is more memory too: refused before it starts.
+    const replica = await api.post('/v1/models/st/replicas', {});
+    expect(replica.status).toBe(400);
+    expect(replica.body.error.code).toBe('insufficient_memory');
+    expect((await api.get('/v1/models/st/replicas')).body).toHaveLength(1);
+    expect(await runtimes()).toEqual(before);
 
     const forced = await api.post('/v1/models', { model_name: 'clf', model_type: 'flexible', model_uid: 'clf', force: true });
     expect(forced.status, forced.text).toBe(200);

@@ -1,0 +1,31 @@
+import { gpuMemoryByPid } from '../runtime/gpu-memory.js';
+import type { ModelInstance } from './model-instance.js';
+
+const READ_EVERY_MS = 5000;
+
+/**
+ * Each GPU replica's GPU memory as nvidia-smi reports its runtime's process, every few
+ * seconds (`replica_memory[].gpu_memory_bytes` of GET /v1/models/{uid}). Only on hosts
+ * with GPUs: elsewhere there is nothing to read.
+ */
+export class GpuMemoryReadings {
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly instances: () => Iterable<ModelInstance>) {
+    this.timer = setInterval(() => void this.read(), READ_EVERY_MS);
+    this.timer.unref();
+  }
+
+  private async read(): Promise<void> {
+    const byPid = await gpuMemoryByPid().catch(() => new Map<number, number>());
+    for (const instance of this.instances()) {
+      for (const replica of instance.replicas) {
+        if (replica.gpuIndexes.length > 0 && replica.runtime) replica.gpuMemoryBytes = byPid.get(replica.runtime.pid) ?? null;
+      }
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
