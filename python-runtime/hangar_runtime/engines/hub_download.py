@@ -115,7 +115,8 @@ def _wanted_files(info, ignore_patterns: list[str] | None) -> list:
     """The repository's files that snapshot_download will fetch (ignore_patterns applied)."""
     from huggingface_hub.utils import filter_repo_objects
 
-    siblings = list(info.siblings or [])
+    # A mirror may leave the listing out: then nothing can be checked, and nothing is refused.
+    siblings = list(getattr(info, "siblings", None) or [])
     names = set(filter_repo_objects([s.rfilename for s in siblings], ignore_patterns=ignore_patterns))
     return [s for s in siblings if s.rfilename in names]
 

@@ -60,6 +60,16 @@ export function RunningPage({ type }: { type: ModelType | null }) {
   const count = (t: ModelType) => (data ?? []).filter((i) => i.model_type === t).length;
   const shown = (data ?? []).filter((i) => type === null || i.model_type === type);
 
+  const removeOnDemand = async (uid: string) => {
+    setActionError(null);
+    try {
+      await del(`/v1/on_demand/models/${encodeURIComponent(uid)}`);
+    } catch (e) {
+      setActionError(e);
+    }
+    described.reload();
+  };
+
   const terminate = async (instance: Instance) => {
     setConfirming(null);
     setActionError(null);
@@ -82,9 +92,20 @@ export function RunningPage({ type }: { type: ModelType | null }) {
       <ErrorBanner error={error ?? actionError} />
       <MemoryBars />
       {onDemand.length > 0 && (
-        <p className="muted" data-testid="on-demand-unloaded">
-          On demand, not loaded: {onDemand.map((d) => d.id).join(', ')}
-        </p>
+        <div className="on-demand" data-testid="on-demand-unloaded">
+          <h2>On demand, not loaded</h2>
+          <p className="muted">A request that names one of these loads it.</p>
+          <ul>
+            {onDemand.map((d) => (
+              <li key={d.id} data-uid={d.id}>
+                <code>{d.id}</code>{' '}
+                <button type="button" className="danger" onClick={() => void removeOnDemand(d.id)}>
+                  Remove
+                </button>
+              </li>
+            ))}
+          </ul>
+        </div>
       )}
       {data && shown.length === 0 && (
         <p className="empty">
