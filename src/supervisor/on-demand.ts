@@ -5,6 +5,9 @@ import type { ModelInstance } from './model-instance.js';
 import type { SavedLaunches } from './saved-launches.js';
 import type { StoredInstance } from './instance-store.js';
 
+/** How long a failed on-demand load is answered from memory before the next request tries again. */
+const FAILED_LOAD_HOLD_MS = 5000;
+
 export interface OnDemandSettings {
   /** `--on-demand` / HANGAR_ON_DEMAND=1: requests load the list's models. Off: the list is kept but nothing loads. */
   enabled: boolean;
@@ -42,6 +45,11 @@ export interface OnDemandParts {
 export class OnDemandModels {
   /** Each entry's events, kept across its loads and unloads (GET /v1/models/{uid}/events). */
   private readonly logs = new Map<string, EventLog>();
+  /**
+   * An entry whose load just failed answers that failure for a few seconds instead of
+   * loading again: a broken entry must not start a process for every request.
+   */
+  private readonly failed = new Map<string, { error: unknown; until: number }>();
 
   constructor(private readonly parts: OnDemandParts) {}
 
@@ -64,11 +72,13 @@ export class OnDemandModels {
   async put(uid: string, request: LaunchRequest): Promise<void> {
     if (!this.parts.list) throw new HangarError('invalid_field', ['this server keeps no on-demand list'], { param: null });
     await this.parts.list.put(uid, request);
+    this.failed.delete(uid);
   }
 
   async remove(uid: string): Promise<void> {
     if (!(await this.parts.list?.remove(uid))) throw new HangarError('on_demand_not_found', [uid], { param: 'model_uid' });
     this.logs.delete(uid);
+    this.failed.delete(uid);
   }
 
   /** The events of an entry that is not loaded now; null for a uid that is no entry. */
@@ -92,11 +102,20 @@ export class OnDemandModels {
     let instance = this.parts.instance(uid);
     const request = this.entry(uid);
     if (request && (!instance || instance.state === 'TERMINATING')) {
+      const failure = this.failed.get(uid);
+      if (failure && Date.now() < failure.until) throw failure.error;
       if (instance?.stopping) await instance.stopping.catch(() => {});
       instance = this.parts.instance(uid) ?? (await this.parts.load(uid, request, this.logFor(uid)));
     }
     if (!instance) throw new HangarError('model_not_found', [uid], { param: 'model' });
-    if (instance.state === 'CREATING' && instance.onDemand) await this.waitForLoad(instance);
+    if (instance.state === 'CREATING' && instance.onDemand) {
+      try {
+        await this.waitForLoad(instance);
+      } catch (err) {
+        if (!(err instanceof HangarError && err.code === 'model_loading')) this.failed.set(uid, { error: err, until: Date.now() + FAILED_LOAD_HOLD_MS });
+        throw err;
+      }
+    }
     return this.lease(instance);
   }
 

@@ -176,6 +176,20 @@ describe('models on demand within a memory budget', () => {
     expect(evicted.filter(Boolean)).toHaveLength(1);
   }, 90_000);
 
+  it('answers a broken entry\'s load failure, and does not load it again for every request', async () => {
+    await unloadAll();
+    await api.post('/v1/on_demand/models', { model_name: 'clf', model_type: 'flexible', model_uid: 'broken', model_path: path.join(work, 'sleeper.py') });
+    const first = await infer('broken');
+    expect(first.status).toBeGreaterThanOrEqual(400);
+    const code = first.body.error.code;
+    const again = await Promise.all(Array.from({ length: 5 }, () => infer('broken')));
+    expect(again.map((r) => r.body.error.code)).toEqual(Array(5).fill(code));
+    const events = (await api.get('/v1/models/broken/events')).body.map((e: { event_content: string }) => e.event_content);
+    expect(events.filter((e: string) => e === 'Load model on demand')).toHaveLength(1);
+    expect(await runtimesOf(server)).toEqual([]);
+    await api.delete('/v1/on_demand/models/broken');
+  }, 60_000);
+
   it('is run from the CLI: on-demand add, list and remove; ps with memory, keep_alive, idle time and the budget', async () => {
     const env = { HANGAR_ENDPOINT: server.url };
     const added = await runCli(['on-demand', 'add', '-n', 'clf', '-t', 'flexible', '-u', 'cli', '--keep-alive', '90'], { env });
