@@ -45,8 +45,8 @@ export async function estimateMemory(input: EstimateInput): Promise<MemoryEstima
   const { resolved, engineKwargs } = input;
   const engine = resolved.runtimeEngine;
   const overhead = runtimeOverhead(engine);
-  // The simulator's "model" is a token counter: its size in the catalog is what it
-  // pretends to be, not what it holds.
+  // The simulator's "model" is a token counter (its catalog size is what it pretends
+  // to be); the offline engines ship their models, counted in the runtime's own memory.
   if (WEIGHTLESS_ENGINES.has(engine)) return { bytes: overhead, weights: 0, kv_cache: 0, overhead, basis: 'files' };
   const found = await modelShape(input);
   let weights = 0;
@@ -67,7 +67,7 @@ function inMemoryWeights(shape: ModelShape, engine: string, kwargs: Record<strin
   return Math.round(shape.parameters * bytes);
 }
 
-const WEIGHTLESS_ENGINES = new Set(['simulator']);
+const WEIGHTLESS_ENGINES = new Set(['simulator', 'espeak', 'pocketsphinx', 'tesseract']);
 const TORCH_ENGINES = new Set(['transformers', 'sentence_transformers', 'transformers_audio', 'transformers_image']);
 const DTYPE_BYTES: Record<string, number> = { float32: 4, float16: 2, bfloat16: 2, float64: 8 };
 

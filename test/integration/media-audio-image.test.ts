@@ -241,7 +241,10 @@ describe('audio and image models', () => {
 
   it('says in /v1/engines which engines run here and why the others cannot', async () => {
     expect(Object.keys((await api.get('/v1/engines/audio/pocketsphinx-en-us')).body)).toEqual(['pocketsphinx']);
-    expect((await api.get('/v1/engines/audio/espeak-ng')).body.espeak).toEqual([{ model_name: 'espeak-ng', model_family: 'espeak', model_ability: ['text2audio'] }]);
+    const espeak = (await api.get('/v1/engines/audio/espeak-ng')).body.espeak;
+    expect(espeak).toEqual([{ model_name: 'espeak-ng', model_family: 'espeak', model_ability: ['text2audio'], memory_estimate: espeak[0].memory_estimate }]);
+    // No weights to download: the runtime's own memory (docs/on-demand.md).
+    expect(espeak[0].memory_estimate).toBeGreaterThan(0);
     expect(Array.isArray((await api.get('/v1/engines/image/tesseract-ocr')).body.tesseract)).toBe(true);
     const diffusion = (await api.get('/v1/engines/image/sd-turbo')).body.diffusers;
     if (pythonHas('diffusers')) expect(Array.isArray(diffusion)).toBe(true);

@@ -53,19 +53,17 @@ export const registrationRoutes: FastifyPluginAsync<{ registry: Registry; superv
 
 /**
  * Each engine entry with its memory estimate (docs/on-demand.md, "Memory estimate"):
- * `memory_estimates` by quantization and `memory_estimate` for the entry's first, in
- * bytes per replica on CPU; null where nothing gives the model's size.
+ * `memory_estimate` in bytes per replica on CPU (an entry with quantizations: its
+ * first's, and `memory_estimates` by quantization); null where nothing gives the size.
  */
 async function withEstimates(supervisor: Supervisor, type: string, table: EngineTable | null): Promise<EngineTable | null> {
   if (!table || !isModelType(type)) return table;
   for (const [engine, entries] of Object.entries(table)) {
     if (typeof entries === 'string') continue;
     for (const entry of entries) {
-      const quantizations = Array.isArray(entry.quantizations) ? (entry.quantizations as string[]) : [undefined];
-      const estimates: Record<string, number | null> = {};
-      for (const quantization of quantizations) {
-        const size = entry.model_size_in_billions as number | string | undefined;
-        estimates[quantization ?? 'none'] = await supervisor.estimate({
+      const size = entry.model_size_in_billions as number | string | undefined;
+      const estimate = (quantization: string | undefined) =>
+        supervisor.estimate({
           model_type: type,
           model_name: entry.model_name,
           model_engine: engine,
@@ -73,7 +71,13 @@ async function withEstimates(supervisor: Supervisor, type: string, table: Engine
           model_size_in_billions: size ?? undefined,
           quantization,
         });
+      // Models without quantizations (most non-LLM types) get the one figure.
+      if (!Array.isArray(entry.quantizations)) {
+        entry.memory_estimate = await estimate(undefined);
+        continue;
       }
+      const estimates: Record<string, number | null> = {};
+      for (const quantization of entry.quantizations as string[]) estimates[quantization] = await estimate(quantization);
       entry.memory_estimates = estimates;
       entry.memory_estimate = Object.values(estimates)[0] ?? null;
     }

@@ -8,6 +8,8 @@ export interface EngineChoice {
   quantizations?: string[];
   /** Bytes per replica on CPU, by quantization (docs/on-demand.md); null where nothing gives the size. */
   memory_estimates?: Record<string, number | null>;
+  /** The same for the first quantization, or the one figure of a model without quantizations. */
+  memory_estimate?: number | null;
 }
 export type EngineTable = Record<string, EngineChoice[] | string> | null;
 
@@ -36,9 +38,10 @@ export const emptyForm: LaunchForm = { engine: '', format: '', size: '', quantiz
 export function chosenEstimate(table: EngineTable, form: LaunchForm): number | null {
   const choices = table?.[form.engine];
   if (!Array.isArray(choices)) return null;
-  const choice = choices.find((c) => (!form.format || c.model_format === form.format) && (!form.size || sizeText(c.model_size_in_billions) === form.size) && (c.quantizations ?? []).includes(form.quantization));
-  const estimates = choice?.memory_estimates ?? (choices.length === 1 ? choices[0]!.memory_estimates : undefined);
-  return estimates?.[form.quantization || 'none'] ?? Object.values(estimates ?? {})[0] ?? null;
+  const matches = (c: EngineChoice) => (!form.format || c.model_format === form.format) && (!form.size || sizeText(c.model_size_in_billions) === form.size);
+  const choice = choices.find((c) => matches(c) && (c.quantizations ?? []).includes(form.quantization)) ?? choices.find(matches);
+  if (!choice) return null;
+  return choice.memory_estimates?.[form.quantization] ?? choice.memory_estimate ?? null;
 }
 
 const sizeText = (s: EngineChoice['model_size_in_billions']) => (s === null || s === undefined ? '' : String(s));
