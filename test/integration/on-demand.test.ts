@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tinySklearn, writePythonLauncher, type SklearnFixture } from './harness/fixtures.js';
 import { runCli } from './harness/cli.js';
 import { client } from './harness/http.js';
+import { readSse } from './harness/sse-client.js';
+import { tinyLlm } from './harness/tiny-models.js';
 import { processPids, waitFor } from './harness/processes.js';
 import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
 
@@ -186,6 +188,22 @@ describe('models on demand within a memory budget', () => {
     const evicted = await Promise.all(['slow1', 'slow2'].map(async (uid) => (await api.get(`/v1/models/${uid}/events`)).body.some((e: { event_content: string }) => e.event_content === 'Evicted to make room for a')));
     expect(evicted.filter(Boolean)).toHaveLength(1);
   }, 90_000);
+
+  it('streams from a model a request loads: the stream\'s first byte comes after the load', async () => {
+    await unloadAll();
+    const added = await api.post('/v1/on_demand/models', { model_name: 'qwen2.5-instruct', model_engine: 'Transformers', model_format: 'pytorch', model_size_in_billions: '0_5', model_path: tinyLlm().path, model_uid: 'chatty', n_gpu: null });
+    expect(added.status, added.text).toBe(200);
+    const stream = await readSse(server.url, '/v1/chat/completions', { model: 'chatty', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 5, stream: true });
+    // The status and headers were sent once the model was ready: a real 200, an SSE stream.
+    expect(stream.status).toBe(200);
+    expect(stream.headers['content-type']).toContain('text/event-stream');
+    expect(stream.data.at(-1)).toBe('[DONE]');
+    const chunks = stream.data.slice(0, -1).map((d) => JSON.parse(d));
+    expect(chunks[0].model).toBe('chatty');
+    expect(chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('').length).toBeGreaterThan(0);
+    const events = (await api.get('/v1/models/chatty/events')).body.map((e: { event_content: string }) => e.event_content);
+    expect(events.slice(0, 2)).toEqual(['Load model on demand', 'Model is ready']);
+  }, 60_000);
 
   it('answers a broken entry\'s load failure, and does not load it again for every request', async () => {
     await unloadAll();
