@@ -9,8 +9,8 @@ import { makeHome, removeHome, repoRoot, startServer, venvPython, type TestServe
 import { tinyGguf, tinyLlm } from './harness/tiny-models.js';
 
 /** test/fixtures/hub_standin.py as a process: the hub's API as huggingface_hub and the GGUF downloader call it. */
-async function startHub(repos: Record<string, string>): Promise<{ url: string; process: ChildProcess; asked: string[] }> {
-  const args = [path.join(repoRoot, 'test', 'fixtures', 'hub_standin.py'), ...Object.entries(repos).flatMap(([id, dir]) => ['--repo', `${id}=${dir}`])];
+async function startHub(repos: Record<string, string>, cutOnce: string[] = []): Promise<{ url: string; process: ChildProcess; asked: string[] }> {
+  const args = [path.join(repoRoot, 'test', 'fixtures', 'hub_standin.py'), ...Object.entries(repos).flatMap(([id, dir]) => ['--repo', `${id}=${dir}`]), ...cutOnce.flatMap((c) => ['--cut-once', c])];
   const child = spawn(venvPython, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const asked: string[] = [];
   const port = await new Promise<number>((resolve, reject) => {
@@ -50,9 +50,10 @@ describe('the weights cache without the hub', () => {
     if (home) await removeHome(home);
   });
 
-  it('launches from the hub, then again with the hub gone, then restores with HF_HUB_OFFLINE=1', async () => {
+  it('launches from the hub (a cut download resumed), then again with the hub gone, then restores with HF_HUB_OFFLINE=1', async () => {
     home = await makeHome('hangar-hub-offline-');
-    hub = await startHub({ 'test-org/tiny-llm': tinyLlm().path, 'test-org/tiny-GGUF': path.dirname(tinyGguf().files.q8_0!) });
+    // The hub drops the GGUF file's connection 64 KiB in, once.
+    hub = await startHub({ 'test-org/tiny-llm': tinyLlm().path, 'test-org/tiny-GGUF': path.dirname(tinyGguf().files.q8_0!) }, ['tiny-q8_0.gguf:65536']);
     const online = await startServer({ home, env: { HF_HUB_OFFLINE: '', TRANSFORMERS_OFFLINE: '', HF_ENDPOINT: hub.url } });
     servers.push(online);
     let api = client(online.url);
@@ -69,11 +70,20 @@ describe('the weights cache without the hub', () => {
         expect(done.status, `${uid}: ${done.text}`).toBe(200);
       }
     };
+    const cut = await api.post('/v1/models', launches.gg);
+    expect(cut.status).toBe(400);
+    expect(cut.body.error.message).toMatch(/Downloading tiny-q8_0\.gguf of test-org\/tiny-GGUF from .* failed after .*Launch again to resume it/);
     for (const body of Object.values(launches)) {
       const launched = await api.post('/v1/models', body);
       expect(launched.status, launched.text).toBe(200);
     }
     await serveBoth();
+    // The second launch asked only for the rest of the file.
+    const ggufGets = hub.asked.filter((l) => l.startsWith('GET /test-org/tiny-GGUF/resolve/main/tiny-q8_0.gguf'));
+    expect(ggufGets).toHaveLength(2);
+    expect(ggufGets[0]).toMatch(/range=-$/);
+    expect(ggufGets[1]).toMatch(/range=bytes=\d+-$/);
+    expect(Number(/bytes=(\d+)-/.exec(ggufGets[1]!)![1])).toBeGreaterThan(0);
     expect(hub.asked.some((l) => l.startsWith('GET /test-org/tiny-llm/resolve/'))).toBe(true);
     expect(hub.asked.some((l) => l.startsWith('GET /test-org/tiny-GGUF/resolve/main/tiny-q8_0.gguf'))).toBe(true);
     const repo = path.join(home, 'cache', 'huggingface', 'models--test-org--tiny-llm');

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdir, open as fsOpen, readdir, rename, rm, stat, statfs } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { mkdir, readdir, rename, rm, stat, statfs } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
@@ -188,21 +189,25 @@ async function fetchFile(
       'Free some space (DELETE /v1/cache/models removes cached models) or set HANGAR_HOME to a bigger disk.');
   }
   let received = offset;
-  // Each piece is written before the next is read: the disk's pace sets the download's,
-  // and whatever arrived before a failure is on disk for the next try to resume from.
-  const out = await fsOpen(partial, offset > 0 ? 'a' : 'w', 0o644);
+  // Each piece is handed to the file as soon as it arrives, and the download waits only
+  // when the disk falls behind: a fetch body that fails drops the pieces still queued in
+  // it, and whatever arrived before a failure must be on disk for the next try to resume.
+  const out = createWriteStream(partial, { mode: 0o644, flags: offset > 0 ? 'a' : 'w' });
+  let failure: unknown = null;
   try {
     for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-      await out.write(chunk);
       received += chunk.length;
       report(received, expected.size ?? 0);
+      if (!out.write(chunk)) await once(out, 'drain');
     }
   } catch (err) {
+    failure = err;
+  }
+  await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+  if (failure !== null) {
     // The partial file is kept: the next launch asks only for the rest.
-    throw new InvalidInput(`Downloading ${file} of ${modelId} from ${hub.endpoint} failed after ${sizeText(received)}: ${causeOf(err)}. ` +
+    throw new InvalidInput(`Downloading ${file} of ${modelId} from ${hub.endpoint} failed after ${sizeText(received)}: ${causeOf(failure)}. ` +
       `Launch again to resume it. ${LOCAL_HINT}`);
-  } finally {
-    await out.close();
   }
   const bad = await mismatch(partial, expected);
   if (bad) {
