@@ -36,8 +36,8 @@ declare module 'fastify' {
 
 /**
  * Holds `model` for the rest of the request; its `keep_alive` (Ollama's per-request
- * field, taken out of the body so no engine sees it) becomes the model's. A uid no
- * model or entry answers to is left to the route's own 404.
+ * field, taken out of the body so no engine sees it) becomes the model's if it was
+ * loaded on demand. A uid no model or entry answers to is left to the route's own 404.
  */
 export async function leaseModel(request: FastifyRequest, reply: FastifyReply, model: string, fields?: Record<string, unknown>): Promise<void> {
   const supervisor = request.server.modelLeases;
@@ -56,6 +56,9 @@ export async function leaseModel(request: FastifyRequest, reply: FastifyReply, m
   }
   const lease = await supervisor.acquire(model);
   request.leased = true;
+  // Only a model loaded on demand takes a request's keep_alive: a hand-launched model
+  // stays as its launcher set it (a key that may call a model may not stop it).
+  if (!lease.instance.onDemand) keepAlive = undefined;
   // 'close': the answer is done, or the client went away mid-stream.
   if (reply.raw.writableFinished || reply.raw.destroyed) lease.release(keepAlive);
   else reply.raw.once('close', () => lease.release(keepAlive));

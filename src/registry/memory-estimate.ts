@@ -48,7 +48,9 @@ export async function estimateMemory(input: EstimateInput): Promise<MemoryEstima
   // The simulator's "model" is a token counter (its catalog size is what it pretends
   // to be); the offline engines ship their models, counted in the runtime's own memory.
   if (WEIGHTLESS_ENGINES.has(engine)) return { bytes: overhead, weights: 0, kv_cache: 0, overhead, basis: 'files' };
-  const found = await modelShape(input);
+  // Best effort: a file that cannot be read (a dangling link, no permission) leaves the
+  // size unknown; the load itself says what is wrong with the model.
+  const found = await modelShape(input).catch(() => null);
   let weights = 0;
   let basis: MemoryEstimate['basis'] = 'none';
   if (found) {

@@ -43,7 +43,13 @@ export class MemoryAdmission {
   admit(instance: ModelInstance, estimate: MemoryEstimate, charge: MemoryCharge, options: AdmissionOptions): Promise<void> {
     const turn = this.tail.then(() => this.admitNow(instance, estimate, charge, options));
     this.tail = turn.catch(() => {});
-    return turn;
+    // A launch cancelled while it waits for its turn ends now, not when the turn comes.
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = (): void => reject(options.signal.reason ?? new Error('aborted'));
+      if (options.signal.aborted) return onAbort();
+      options.signal.addEventListener('abort', onAbort, { once: true });
+      turn.then(resolve, reject).finally(() => options.signal.removeEventListener('abort', onAbort));
+    });
   }
 
   private async admitNow(instance: ModelInstance, estimate: MemoryEstimate, charge: MemoryCharge, options: AdmissionOptions): Promise<void> {
@@ -67,7 +73,8 @@ export class MemoryAdmission {
         continue;
       }
       // Loading, or serving a request: each can be evicted once its requests are done.
-      const busy = onDemand.length > idle.length;
+      // Worth waiting for only if unloading every on-demand model would make room.
+      const busy = onDemand.length > idle.length && !overBudget(budgets, charge, held.filter((h) => !h.instance.onDemand));
       if (busy && options.waitUntil !== null && Date.now() < options.waitUntil) {
         // LocalAI's way: busy models finish their requests, then one can go.
         await sleep(BUSY_POLL_MS, undefined, { signal: options.signal });

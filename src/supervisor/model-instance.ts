@@ -34,6 +34,8 @@ export class ModelInstance {
   readonly lifetime = new AbortController();
   /** Settles when the launch has ended, either way. Rejects with the launch's error. */
   launched: Promise<void> = Promise.resolve();
+  /** Settles when the memory budgets have admitted the launch; rejects with its refusal. */
+  admitted: Promise<void> = Promise.resolve();
   /** Set by the first terminate; later ones wait for it. */
   stopping: Promise<void> | null = null;
   private nextReplica = 0;

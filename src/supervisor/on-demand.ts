@@ -105,18 +105,32 @@ export class OnDemandModels {
       const failure = this.failed.get(uid);
       if (failure && Date.now() < failure.until) throw failure.error;
       if (instance?.stopping) await instance.stopping.catch(() => {});
-      instance = this.parts.instance(uid) ?? (await this.parts.load(uid, request, this.logFor(uid)));
+      try {
+        instance = this.parts.instance(uid) ?? (await this.parts.load(uid, request, this.logFor(uid)));
+      } catch (err) {
+        this.remember(uid, err);
+        throw err;
+      }
     }
     if (!instance) throw new HangarError('model_not_found', [uid], { param: 'model' });
+    // Held from now on, before the load ends: a model that just became READY has its
+    // waiting requests' leases, so it is never idle (and evicted) before they run.
+    const lease = this.lease(instance);
     if (instance.state === 'CREATING' && instance.onDemand) {
       try {
         await this.waitForLoad(instance);
       } catch (err) {
-        if (!(err instanceof HangarError && err.code === 'model_loading')) this.failed.set(uid, { error: err, until: Date.now() + FAILED_LOAD_HOLD_MS });
+        lease.release();
+        this.remember(uid, err);
         throw err;
       }
     }
-    return this.lease(instance);
+    return lease;
+  }
+
+  private remember(uid: string, err: unknown): void {
+    if (err instanceof HangarError && err.code === 'model_loading') return;
+    this.failed.set(uid, { error: err, until: Date.now() + FAILED_LOAD_HOLD_MS });
   }
 
   private async waitForLoad(instance: ModelInstance): Promise<void> {

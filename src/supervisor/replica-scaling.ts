@@ -43,16 +43,24 @@ export class ReplicaScaling {
     const index = Math.max(-1, ...instance.replicas.map((r) => r.index)) + 1;
     // The GPUs one more replica of this launch gets, by the launch's own rules.
     const [gpus] = allocateGpus({ ...instance.request, replica: 1, ...(instance.request.gpu_idx ? { gpu_idx: instance.request.gpu_idx.slice(0, instance.request.gpu_idx.length / instance.request.replica) } : {}) }, this.parts.gpuCount);
-    // One more replica is more memory: refused before it starts if the budget has no room.
-    await this.parts.charge?.(instance, [...instance.replicas.map((r) => r.gpuIndexes), gpus ?? []]);
+    // In the list at once (it takes no call until READY), so a concurrent add counts it.
     const replica = new Replica(index, `${instance.uid}-${index}`, gpus ?? []);
     instance.replicas.push(replica);
+    const recharge = () => this.parts.charge?.(instance, instance.replicas.map((r) => r.gpuIndexes)).catch(() => {});
+    try {
+      // One more replica is more memory: refused before it starts if the budget has no room.
+      await this.parts.charge?.(instance, instance.replicas.map((r) => r.gpuIndexes));
+    } catch (err) {
+      remove(instance, replica);
+      throw err;
+    }
     instance.events.add('INFO', `Adding replica ${replica.uid}`);
     try {
       replica.starting = startReplica(this.parts.launcher, instance, replica, this.parts.cacheDir, instance.lifetime.signal);
       await replica.starting;
     } catch (err) {
       remove(instance, replica);
+      await recharge();
       const error = launchFailure(instance, err);
       instance.events.add('ERROR', `Replica ${replica.uid} failed to start: ${error.message}`);
       throw error;

@@ -240,7 +240,11 @@ export class Supervisor {
     instance.events.add('INFO', instance.onDemand ? 'Load model on demand' : 'Launch model');
     instance.launched = this.startReplicas(instance);
     if (waitReady) await instance.launched;
-    else instance.launched.catch(() => {});
+    else {
+      instance.launched.catch(() => {});
+      // Even without waiting for READY, a launch the budget refuses is answered as refused.
+      await instance.admitted;
+    }
     return uid;
   }
 
@@ -285,14 +289,17 @@ export class Supervisor {
         onDemand: instance.onDemand,
         seconds: (performance.now() - startedAt) / 1000,
       });
+    instance.admitted = this.admit(instance).catch((err: unknown) => {
+      throw signal.aborted && !(err instanceof HangarError) ? new HangarError('launch_cancelled', [instance.uid]) : err;
+    });
     try {
-      await this.admit(instance);
+      await instance.admitted;
     } catch (err) {
       if (instance.state === 'CREATING') instance.transition('ERROR', err instanceof Error ? err.message : String(err));
       // Refused (or cancelled) before anything started: the uid is free again.
       if (this.instances.get(instance.uid) === instance) this.instances.delete(instance.uid);
       if (err instanceof HangarError && err.code === 'insufficient_memory') logger.warn({ model_uid: instance.uid }, err.message);
-      throw signal.aborted && !(err instanceof HangarError) ? new HangarError('launch_cancelled', [instance.uid]) : err;
+      throw err;
     }
     const results = await Promise.allSettled(instance.replicas.map((replica) => startReplica(launcher, instance, replica, cacheDir, signal)));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');

@@ -170,4 +170,35 @@ describe('which GGUF file a launch loads', () => {
       }
     }
   });
+
+  it('lets one of two downloads of the same file fetch it while the other waits, then both use it', async () => {
+    const body = Buffer.alloc(96 * 1024, 7);
+    const asked: string[] = [];
+    const hub = createServer((req, res) => {
+      asked.push(req.url!);
+      res.writeHead(200, { 'content-length': body.length });
+      // Slowly, so the two downloads overlap.
+      res.write(body.subarray(0, 32 * 1024));
+      setTimeout(() => res.end(body.subarray(32 * 1024)), 300);
+    });
+    await new Promise<void>((resolve) => hub.listen(0, '127.0.0.1', resolve));
+    const saved = { HF_ENDPOINT: process.env.HF_ENDPOINT, HF_HUB_OFFLINE: process.env.HF_HUB_OFFLINE };
+    process.env.HF_ENDPOINT = `http://127.0.0.1:${(hub.address() as { port: number }).port}`;
+    delete process.env.HF_HUB_OFFLINE;
+    try {
+      const spec = { model_id: 'org/shared', quantization: 'q8_0', cache_dir: dir, model_file_name_template: 's-{quantization}.gguf' };
+      const [a, b] = await Promise.all([ggufFile(spec, onProgress), ggufFile(spec, onProgress)]);
+      expect(a).toBe(b);
+      expect((await readFile(a)).equals(body)).toBe(true);
+      expect(asked).toHaveLength(1);
+      expect(await readdir(path.dirname(a))).toEqual(['s-q8_0.gguf']);
+    } finally {
+      hub.closeAllConnections();
+      hub.close();
+      for (const [key, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
+    }
+  });
 });

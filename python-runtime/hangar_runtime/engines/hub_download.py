@@ -71,6 +71,9 @@ def download(model_id: str, revision: str | None, cache_dir: str | None, progres
     wanted = _wanted_files(info, ignore_patterns)
     repo_folder = _repo_folder(model_id, cache_dir)
     _check_disk_space(where, wanted, repo_folder)
+    # Only what this call fetches is checked: a model already in the cache is not read
+    # again at every launch (each wake of an on-demand model would re-hash its weights).
+    fetched = [s for s in wanted if not _blob_present(repo_folder, s)]
     tracker = _ProgressTracker()
     outcome: dict = {}
 
@@ -96,7 +99,7 @@ def download(model_id: str, revision: str | None, cache_dir: str | None, progres
         exc = outcome["error"]
         raise InvalidModel(f"Downloading {where} from {constants.ENDPOINT} failed: {type(exc).__name__}: "
                            f"{_first_line(exc)}. {_LOCAL_HINT}") from exc
-    _verify(where, outcome["path"], wanted, repo_folder)
+    _verify(where, outcome["path"], fetched, repo_folder)
     # Downloading by commit writes no ref; without one the cache cannot answer "main"
     # (or the revision asked for) when the hub is out of reach or HF_HUB_OFFLINE is set.
     _remember_ref(repo_folder, revision or "main", info.sha)
@@ -126,6 +129,11 @@ def _blob_name(sibling) -> str | None:
     lfs = getattr(sibling, "lfs", None)
     sha256 = getattr(lfs, "sha256", None) if lfs is not None else None
     return sha256 or getattr(sibling, "blob_id", None)
+
+
+def _blob_present(repo_folder: str, sibling) -> bool:
+    name = _blob_name(sibling)
+    return bool(name) and os.path.isfile(os.path.join(repo_folder, "blobs", name))
 
 
 def _check_disk_space(where: str, wanted: list, repo_folder: str) -> None:

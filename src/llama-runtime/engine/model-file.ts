@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { mkdir, readdir, rename, rm, stat, statfs } from 'node:fs/promises';
+import { mkdir, open as fsOpen, readFile, readdir, rename, rm, stat, statfs } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
@@ -146,7 +146,10 @@ async function download(hub: Hub, modelId: string, files: string[], progress: Pr
       const fraction = (n + (size > 0 ? Math.min(1, received / size) : 0)) / missing.length;
       progress(DOWNLOAD_SHARE * fraction, 'download', `Downloading ${where}: ${Math.round(fraction * 100)}%`);
     };
-    await fetchFile(hub, modelId, files[i]!, targets[i]!, where, folder, lookupTimeoutMs, report);
+    await withFileLock(targets[i]!, () => progress(DOWNLOAD_SHARE * (n / missing.length), 'download', `Waiting for another download of ${files[i]}`), async () => {
+      // Another replica may have fetched it while this one waited for the lock.
+      if (!(await exists(targets[i]!))) await fetchFile(hub, modelId, files[i]!, targets[i]!, where, folder, lookupTimeoutMs, report);
+    });
   }
   progress(DOWNLOAD_SHARE, 'download', `Downloaded ${where}`);
   return targets[0]!;
@@ -179,6 +182,18 @@ async function fetchFile(
     await response.body?.cancel();
     throw new InvalidInput(`Cannot download ${file} of ${modelId} from ${hub.endpoint}: HTTP ${response.status}. ${LOCAL_HINT}`);
   }
+  const start = Number(/^bytes (\d+)-/.exec(response.headers.get('content-range') ?? '')?.[1] ?? Number.NaN);
+  if (response.status === 206 && start !== offset) {
+    // Not the rest of what is on disk: start the file again rather than stitch it wrong.
+    await response.body.cancel();
+    await rm(partial, { force: true });
+    offset = 0;
+    response = await open(hub, hub.url(modelId, file), 0, timeoutMs, (why) => `Cannot download ${where}: ${why}. ${LOCAL_HINT}`);
+    if (!response.ok || !response.body) {
+      await response.body?.cancel();
+      throw new InvalidInput(`Cannot download ${file} of ${modelId} from ${hub.endpoint}: HTTP ${response.status}. ${LOCAL_HINT}`);
+    }
+  }
   if (response.status !== 206) offset = 0; // the whole file came: the partial one is replaced
   const expected = expectedFile(response.headers, offset);
   const need = expected.size !== null ? expected.size - offset : 0;
@@ -193,9 +208,15 @@ async function fetchFile(
   // when the disk falls behind: a fetch body that fails drops the pieces still queued in
   // it, and whatever arrived before a failure must be on disk for the next try to resume.
   const out = createWriteStream(partial, { mode: 0o644, flags: offset > 0 ? 'a' : 'w' });
+  // A disk that fails (full, read-only) fails this download, not the runtime.
+  let diskError: Error | null = null;
+  out.on('error', (err) => {
+    diskError ??= err;
+  });
   let failure: unknown = null;
   try {
     for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      if (diskError) throw diskError;
       received += chunk.length;
       report(received, expected.size ?? 0);
       if (!out.write(chunk)) await once(out, 'drain');
@@ -203,7 +224,8 @@ async function fetchFile(
   } catch (err) {
     failure = err;
   }
-  await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+  await new Promise<void>((resolve) => (out.destroyed ? resolve() : out.end(() => resolve())));
+  failure ??= diskError;
   if (failure !== null) {
     // The partial file is kept: the next launch asks only for the rest.
     throw new InvalidInput(`Downloading ${file} of ${modelId} from ${hub.endpoint} failed after ${sizeText(received)}: ${causeOf(failure)}. ` +
@@ -296,4 +318,56 @@ function causeOf(err: unknown): string {
   const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
   const cause = e.cause?.code ?? e.cause?.message;
   return `${e.name ?? 'Error'}: ${e.message ?? String(err)}${cause ? ` (${cause})` : ''}`;
+}
+
+/**
+ * Runs `fetch` holding `<target>.lock` (created exclusively, holding our pid), so that
+ * two runtimes fetching the same file (two replicas, two entries of one model) never
+ * write one partial file at once. A lock whose process is gone is taken over; while
+ * another live process holds it, `waiting` is called every few seconds (the load's
+ * progress, so the control plane does not take the wait for a stall).
+ */
+async function withFileLock(target: string, waiting: () => void, fetch: () => Promise<void>): Promise<void> {
+  const lock = `${target}.lock`;
+  let lastSaid = 0;
+  for (;;) {
+    try {
+      const handle = await fsOpen(lock, 'wx', 0o644);
+      await handle.writeFile(String(process.pid));
+      await handle.close();
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const owner = Number((await readFile(lock, 'utf8').catch(() => '')).trim());
+      // An empty lock just made is its owner between creating and writing it.
+      const young = Date.now() - ((await stat(lock).catch(() => null))?.mtimeMs ?? 0) < 2000;
+      if ((!Number.isSafeInteger(owner) || owner <= 0) && !young) {
+        await rm(lock, { force: true });
+        continue;
+      }
+      if (owner > 0 && !alive(owner)) {
+        await rm(lock, { force: true });
+        continue;
+      }
+      if (Date.now() - lastSaid > 5000) {
+        lastSaid = Date.now();
+        waiting();
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  try {
+    await fetch();
+  } finally {
+    await rm(lock, { force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
