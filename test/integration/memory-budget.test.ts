@@ -75,6 +75,9 @@ describe('memory estimate and budget', () => {
     expect(refused.body.error.code).toBe('insufficient_memory');
     expect(refused.body.error.message).toMatch(/Model clf requires more memory than is available: it needs about \d+ MiB of host memory .* and \d+ MiB of the 1\.27 GiB budget is free; held by (tf|st|lc) \(/);
     expect(refused.body.error.message).toContain('force: true');
+    // The same answer without waiting for READY (what the CLI and the web UI send).
+    const early = await api.post('/v1/models?wait_ready=false', { model_name: 'clf', model_type: 'flexible', model_uid: 'clf' });
+    expect([early.status, early.body.error?.code]).toEqual([400, 'insufficient_memory']);
     // Nothing started, nothing left behind: no runtime, no record, the uid is free.
     expect(await runtimes()).toEqual(before);
     expect((await api.get('/v1/models/clf')).status).toBe(404);

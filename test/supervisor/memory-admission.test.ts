@@ -90,6 +90,33 @@ describe('admission into the budget', () => {
     expect(evicted).toEqual(['busy']);
   });
 
+  it('does not wait for busy models that could not make room anyway', async () => {
+    const busy = make('busy', { onDemand: true, gib: 1, busy: true });
+    const { admission, evicted } = setup([make('manual', { gib: 8 }), busy]);
+    const started = Date.now();
+    await expectHangarError(
+      () => admission.admit(make('new', { state: 'CREATING' }), estimate(4), { host: 4 * GIB, gpus: {} }, { force: false, waitUntil: Date.now() + 10_000, signal }),
+      'insufficient_memory',
+      400,
+    );
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(evicted).toEqual([]);
+  });
+
+  it('lets a launch cancelled while it waits go at once', async () => {
+    const busy = make('busy', { onDemand: true, gib: 8, busy: true });
+    const { admission } = setup([busy]);
+    const cancel = new AbortController();
+    const waiting = admission.admit(make('new', { state: 'CREATING' }), estimate(4), { host: 4 * GIB, gpus: {} }, { force: false, waitUntil: Date.now() + 60_000, signal: cancel.signal });
+    setTimeout(() => cancel.abort(), 100);
+    await expect(waiting).rejects.toThrow();
+    // The queue moves on: the next launch is admitted once room is made.
+    busy.leases = 0;
+    const next = make('next', { state: 'CREATING' });
+    await admission.admit(next, estimate(4), { host: 4 * GIB, gpus: {} }, { force: false, waitUntil: Date.now() + 10_000, signal });
+    expect(next.charge?.host).toBe(4 * GIB);
+  });
+
   it('launches anyway with force', async () => {
     const { admission, evicted } = setup([make('manual', { gib: 9 })]);
     const incoming = make('new', { state: 'CREATING' });
