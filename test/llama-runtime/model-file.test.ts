@@ -12,6 +12,19 @@ const split = {
   quantization_parts: { q4_k_m: ['00001-of-00002', '00002-of-00002'] },
 };
 
+/** HF_ENDPOINT at a loopback hub, offline mode off; answers what puts both back. */
+function pointHubAt(endpoint: string): () => void {
+  const saved = { HF_ENDPOINT: process.env.HF_ENDPOINT, HF_HUB_OFFLINE: process.env.HF_HUB_OFFLINE };
+  process.env.HF_ENDPOINT = endpoint;
+  delete process.env.HF_HUB_OFFLINE;
+  return () => {
+    for (const [key, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  };
+}
+
 describe('which GGUF file a launch loads', () => {
   let dir: string;
   const progress: Array<[number, string]> = [];
@@ -50,9 +63,7 @@ describe('which GGUF file a launch loads', () => {
     });
     await new Promise<void>((resolve) => hub.listen(0, '127.0.0.1', resolve));
     const endpoint = `http://127.0.0.1:${(hub.address() as { port: number }).port}`;
-    const saved = { HF_ENDPOINT: process.env.HF_ENDPOINT, HF_HUB_OFFLINE: process.env.HF_HUB_OFFLINE };
-    process.env.HF_ENDPOINT = endpoint;
-    delete process.env.HF_HUB_OFFLINE;
+    const restoreEnv = pointHubAt(endpoint);
     try {
       const spec = { model_id: 'org/repo-GGUF', model_hub: 'huggingface', quantization: 'q4_k_m', cache_dir: dir, ...split };
       const first = await ggufFile(spec, onProgress);
@@ -74,10 +85,7 @@ describe('which GGUF file a launch loads', () => {
       await expect(ggufFile({ model_id: 'org/x', quantization: 'q8_0', cache_dir: dir }, onProgress)).rejects.toThrow(/names no GGUF file/);
     } finally {
       hub.close();
-      for (const [key, value] of Object.entries(saved)) {
-        if (value === undefined) delete process.env[key];
-        else process.env[key] = value;
-      }
+      restoreEnv();
     }
   });
 
@@ -96,9 +104,7 @@ describe('which GGUF file a launch loads', () => {
       }, 150);
     });
     await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
-    const saved = { HF_ENDPOINT: process.env.HF_ENDPOINT, HF_HUB_OFFLINE: process.env.HF_HUB_OFFLINE };
-    process.env.HF_ENDPOINT = `http://127.0.0.1:${(slow.address() as { port: number }).port}`;
-    delete process.env.HF_HUB_OFFLINE;
+    const restoreEnv = pointHubAt(`http://127.0.0.1:${(slow.address() as { port: number }).port}`);
     try {
       const spec = { model_id: 'org/slow', quantization: 'q8_0', cache_dir: dir, model_file_name_template: 'slow-{quantization}.gguf' };
       const file = await ggufFile(spec, onProgress, 300);
@@ -109,10 +115,7 @@ describe('which GGUF file a launch loads', () => {
     } finally {
       slow.closeAllConnections();
       slow.close();
-      for (const [key, value] of Object.entries(saved)) {
-        if (value === undefined) delete process.env[key];
-        else process.env[key] = value;
-      }
+      restoreEnv();
     }
   });
 
@@ -141,9 +144,7 @@ describe('which GGUF file a launch loads', () => {
       res.end(part);
     });
     await new Promise<void>((resolve) => hub.listen(0, '127.0.0.1', resolve));
-    const saved = { HF_ENDPOINT: process.env.HF_ENDPOINT, HF_HUB_OFFLINE: process.env.HF_HUB_OFFLINE };
-    process.env.HF_ENDPOINT = `http://127.0.0.1:${(hub.address() as { port: number }).port}`;
-    delete process.env.HF_HUB_OFFLINE;
+    const restoreEnv = pointHubAt(`http://127.0.0.1:${(hub.address() as { port: number }).port}`);
     try {
       const spec = { model_id: 'org/resume', quantization: 'q8_0', cache_dir: dir, model_file_name_template: 'r-{quantization}.gguf' };
       const folder = path.join(dir, 'huggingface', 'models--org--resume', 'snapshots', 'main');
@@ -164,10 +165,7 @@ describe('which GGUF file a launch loads', () => {
     } finally {
       hub.closeAllConnections();
       hub.close();
-      for (const [key, value] of Object.entries(saved)) {
-        if (value === undefined) delete process.env[key];
-        else process.env[key] = value;
-      }
+      restoreEnv();
     }
   });
 
@@ -182,9 +180,7 @@ describe('which GGUF file a launch loads', () => {
       setTimeout(() => res.end(body.subarray(32 * 1024)), 300);
     });
     await new Promise<void>((resolve) => hub.listen(0, '127.0.0.1', resolve));
-    const saved = { HF_ENDPOINT: process.env.HF_ENDPOINT, HF_HUB_OFFLINE: process.env.HF_HUB_OFFLINE };
-    process.env.HF_ENDPOINT = `http://127.0.0.1:${(hub.address() as { port: number }).port}`;
-    delete process.env.HF_HUB_OFFLINE;
+    const restoreEnv = pointHubAt(`http://127.0.0.1:${(hub.address() as { port: number }).port}`);
     try {
       const spec = { model_id: 'org/shared', quantization: 'q8_0', cache_dir: dir, model_file_name_template: 's-{quantization}.gguf' };
       const [a, b] = await Promise.all([ggufFile(spec, onProgress), ggufFile(spec, onProgress)]);
@@ -195,10 +191,7 @@ describe('which GGUF file a launch loads', () => {
     } finally {
       hub.closeAllConnections();
       hub.close();
-      for (const [key, value] of Object.entries(saved)) {
-        if (value === undefined) delete process.env[key];
-        else process.env[key] = value;
-      }
+      restoreEnv();
     }
   });
 });

@@ -171,8 +171,10 @@ async function fetchFile(
   let response = await open(hub, hub.url(modelId, file), offset, timeoutMs, (why) =>
     `Cannot download ${where}: ${why}, and the file is not in the cache ${folder}. ${LOCAL_HINT}`,
   );
-  if (response.status === 416 && offset > 0) {
-    // The partial file is as long as (or longer than) the hub's: start again.
+  const start = Number(/^bytes (\d+)-/.exec(response.headers.get('content-range') ?? '')?.[1] ?? Number.NaN);
+  // 416: the partial file is as long as the hub's or longer; a 206 from elsewhere than
+  // its end is not the rest of it. Either way, start again rather than stitch it wrong.
+  if ((response.status === 416 && offset > 0) || (response.status === 206 && start !== offset)) {
     await response.body?.cancel();
     await rm(partial, { force: true });
     offset = 0;
@@ -181,18 +183,6 @@ async function fetchFile(
   if (!response.ok || !response.body) {
     await response.body?.cancel();
     throw new InvalidInput(`Cannot download ${file} of ${modelId} from ${hub.endpoint}: HTTP ${response.status}. ${LOCAL_HINT}`);
-  }
-  const start = Number(/^bytes (\d+)-/.exec(response.headers.get('content-range') ?? '')?.[1] ?? Number.NaN);
-  if (response.status === 206 && start !== offset) {
-    // Not the rest of what is on disk: start the file again rather than stitch it wrong.
-    await response.body.cancel();
-    await rm(partial, { force: true });
-    offset = 0;
-    response = await open(hub, hub.url(modelId, file), 0, timeoutMs, (why) => `Cannot download ${where}: ${why}. ${LOCAL_HINT}`);
-    if (!response.ok || !response.body) {
-      await response.body?.cancel();
-      throw new InvalidInput(`Cannot download ${file} of ${modelId} from ${hub.endpoint}: HTTP ${response.status}. ${LOCAL_HINT}`);
-    }
   }
   if (response.status !== 206) offset = 0; // the whole file came: the partial one is replaced
   const expected = expectedFile(response.headers, offset);
