@@ -24,9 +24,8 @@ import { CallStream, callReplica, checkCallable, type CallResult, type CallTarge
 import { LifecycleEvents, type ReplicaSnapshot } from './lifecycle-events.js';
 import { UnrestoredInstances, type UnrestoredInstance } from './unrestored-instances.js';
 import { checkLoraAdapters } from './lora-adapters.js';
-import { estimateMemory } from '../registry/index.js';
-import { chargeOf, deviceUse, heldBy, type DeviceUse, type MemoryBudgets } from './memory-budget.js';
-import { MemoryAdmission } from './memory-admission.js';
+import type { DeviceUse, MemoryBudgets } from './memory-budget.js';
+import { MemoryAccounting } from './memory-accounting.js';
 import { OnDemandModels, type ModelLease, type OnDemandSettings } from './on-demand.js';
 import { IdleUnload } from './idle-unload.js';
 import { GpuMemoryReadings } from './gpu-memory-readings.js';
@@ -92,18 +91,21 @@ export class Supervisor {
   readonly lifecycle = new LifecycleEvents();
   /** Saved models being restored, or that could not be: kept in the saved state until they run or are terminated. */
   private readonly unrestored = new UnrestoredInstances();
-  private readonly admission: MemoryAdmission;
+  private readonly memory: MemoryAccounting;
   /** On-demand entries and the leases requests take on models (docs/on-demand.md). */
   readonly onDemand: OnDemandModels;
   private readonly idleUnload: IdleUnload;
 
   constructor(private readonly options: SupervisorOptions) {
     this.recovery = new ReplicaRecovery(options.launcher, options.cacheDir, options.timings, options.logger, this.lifecycle);
-    this.scaling = new ReplicaScaling({ ...options, recovery: this.recovery, persist: () => this.persist(), charge: (instance, gpus) => this.chargeReplicas(instance, gpus) });
-    this.admission = new MemoryAdmission({
-      budgets: () => this.budgets(),
-      holders: () => [...this.instances.values()].filter((i) => i.isActive),
+    this.scaling = new ReplicaScaling({ ...options, recovery: this.recovery, persist: () => this.persist(), charge: (instance, gpus) => this.memory.chargeReplicas(instance, gpus) });
+    this.memory = new MemoryAccounting({
+      budgets: options.memoryBudgets ?? null,
+      cacheDir: options.cacheDir,
+      resolve: (query) => options.resolver.resolve(query),
+      instances: () => this.instances.values(),
       evict: (victim, forUid) => this.unload(victim, `evicted to make room for ${forUid}`, 'memory'),
+      onDemandWaitMs: () => this.onDemand.settings.waitMs,
       logger: options.logger,
     });
     this.idleUnload = new IdleUnload({
@@ -130,10 +132,6 @@ export class Supervisor {
 
   private readonly gpuReadings: GpuMemoryReadings | null;
 
-  private budgets(): MemoryBudgets {
-    return this.options.memoryBudgets?.() ?? { hostBytes: Number.POSITIVE_INFINITY, gpuBytes: {} };
-  }
-
   /**
    * A request's hold on the model it names, loading an on-demand entry first (docs/on-demand.md);
    * the model is not unloaded while any lease is held. 404 for a uid that is neither.
@@ -152,20 +150,9 @@ export class Supervisor {
     return this.instances.get(uid)?.resolved.modelName ?? this.onDemand.entry(uid)?.model_name ?? null;
   }
 
-  /**
-   * The memory estimate of one replica of a launch on CPU, before anything is
-   * downloaded (`GET /v1/engines` entries, the web UI's launch drawer); null where the
-   * launch does not resolve or nothing says the model's size.
-   */
-  async estimate(query: Parameters<ModelResolver['resolve']>[0]): Promise<number | null> {
-    let resolved: ResolvedModel;
-    try {
-      resolved = this.options.resolver.resolve(query);
-    } catch {
-      return null;
-    }
-    const estimate = await estimateMemory({ resolved, engineKwargs: query.engine_kwargs ?? {}, onGpu: false, cacheDir: this.options.cacheDir });
-    return estimate.basis === 'none' ? null : estimate.bytes;
+  /** One replica's memory estimate on CPU, before anything is downloaded (`GET /v1/engines`); null when unknown. */
+  estimate(query: Parameters<ModelResolver['resolve']>[0]): Promise<number | null> {
+    return this.memory.estimate(query);
   }
 
   /** On-demand entries with no active instance now (listed as available, not loaded). */
@@ -176,8 +163,7 @@ export class Supervisor {
 
   /** Each device's budget, what is held and by whom (`GET /v1/memory`). */
   memoryUse(): DeviceUse[] {
-    const holders = [...this.instances.values()].filter((i) => i.isActive && i.charge !== null).map((i) => ({ uid: i.uid, held: heldBy(i) }));
-    return deviceUse(this.budgets(), holders);
+    return this.memory.use();
   }
 
   /** Unloads a model that is no longer wanted (idle, or evicted for memory): an event, a metric, then terminate. */
@@ -252,30 +238,6 @@ export class Supervisor {
     return this.instances.get(modelName)?.isActive ? suffixedUid(modelName) : modelName;
   }
 
-  /**
-   * The memory estimate, and admission into the budgets (evicting idle on-demand models
-   * if need be). A refusal leaves no record and starts nothing: the launch never began.
-   */
-  private async admit(instance: ModelInstance): Promise<void> {
-    const { resolved, request } = instance;
-    const onGpu = instance.replicas.some((r) => r.gpuIndexes.length > 0);
-    const estimate = await estimateMemory({ resolved, modelPath: request.model_path, engineKwargs: request.engine_kwargs, onGpu, cacheDir: this.options.cacheDir });
-    instance.memoryEstimate = estimate;
-    const budgets = this.budgets();
-    const charge = chargeOf(estimate, instance.replicas.map((r) => r.gpuIndexes), resolved.runtimeEngine, request.engine_kwargs, budgets);
-    const waitUntil = instance.onDemand ? Date.now() + this.onDemand.settings.waitMs : null;
-    await this.admission.admit(instance, estimate, charge, { force: request.force === true, waitUntil, signal: instance.launchAbort.signal });
-  }
-
-  /** A replica more or fewer: the instance's charge for these replicas, admitted into the budgets. */
-  private async chargeReplicas(instance: ModelInstance, replicaGpus: number[][]): Promise<void> {
-    const estimate = instance.memoryEstimate;
-    if (!estimate) return;
-    const charge = chargeOf(estimate, replicaGpus, instance.resolved.runtimeEngine, instance.request.engine_kwargs, this.budgets());
-    const fewer = replicaGpus.length < instance.replicas.length || (instance.charge !== null && charge.host <= instance.charge.host);
-    await this.admission.admit(instance, estimate, charge, { force: fewer || instance.request.force === true, waitUntil: null, signal: instance.lifetime.signal });
-  }
-
   private async startReplicas(instance: ModelInstance): Promise<void> {
     const { launcher, cacheDir, logger } = this.options;
     const signal = instance.launchAbort.signal;
@@ -289,7 +251,8 @@ export class Supervisor {
         onDemand: instance.onDemand,
         seconds: (performance.now() - startedAt) / 1000,
       });
-    instance.admitted = this.admit(instance).catch((err: unknown) => {
+    // The estimate and the budgets' verdict: a refusal leaves no record and starts nothing.
+    instance.admitted = this.memory.admitLaunch(instance).catch((err: unknown) => {
       throw signal.aborted && !(err instanceof HangarError) ? new HangarError('launch_cancelled', [instance.uid]) : err;
     });
     try {
