@@ -116,6 +116,47 @@ def test_a_launch_argument_vllm_does_not_take_fails_the_load_naming_it(spawn, ti
     assert "gpu_memory_utilisation" in body["message"]
 
 
+def test_sleep_mode_is_asked_for_and_sleep_and_wake_up_are_well_formed_calls(spawn, workdir, tiny_llm):
+    """Sleep mode (docs/on-demand.md, "vLLM sleep mode"): a load with `sleep_mode` starts
+    vLLM with enable_sleep_mode, READY says so, `sleep` reaches AsyncLLM.sleep(level=1)
+    and `wake_up` AsyncLLM.wake_up(tags=None); between them no request reaches vLLM. The
+    double proves the calls only: nothing here moves weights or measures a GPU."""
+    calls_log = workdir / "vllm-calls.jsonl"
+    rt = spawn("v-0", env={"PYTHONPATH": str(DOUBLE), "HANGAR_VLLM_DOUBLE_LOG": str(calls_log)})
+    rt.hello()
+    ready = rt.load_ok({**load_spec(tiny_llm["path"]), "sleep_mode": True})
+    assert ready["description"]["sleep_mode"] is True
+
+    msg_type, body = rt.ask(1, engine_method="sleep", level=1)
+    assert msg_type == RESULT and body["value"]["sleeping"] is True and body["value"]["level"] == 1
+    # Asleep: a call is refused by the runtime before it reaches vLLM.
+    chunks, end_type, body = stream(rt, 2, "generate", "Hi", max_tokens=2)
+    assert end_type == ERROR and "asleep" in body["message"] and chunks == []
+    msg_type, body = rt.ask(3, engine_method="sleep", level=3)
+    assert msg_type == ERROR and body["kind"] == "invalid" and body.get("param") == "level"
+    msg_type, body = rt.ask(4, engine_method="wake_up")
+    assert msg_type == RESULT and body["value"]["sleeping"] is False
+    chunks, end_type, _ = stream(rt, 5, "generate", "Hi", max_tokens=2)
+    assert end_type == END and "".join(c["text"] for c in chunks) == "t0 t1 "
+    rt.send_control(SHUTDOWN, {})
+    assert rt.wait_exit() == 0
+
+    events = [json.loads(line) for line in calls_log.read_text().splitlines()]
+    assert events[0]["event"] == "from_engine_args" and events[0]["enable_sleep_mode"] is True
+    assert [e["event"] for e in events if e["event"] in ("sleep", "wake_up", "generate")] == ["sleep", "wake_up", "generate"]
+    assert next(e for e in events if e["event"] == "sleep") == {"event": "sleep", "level": 1, "mode": "abort"}
+    assert next(e for e in events if e["event"] == "wake_up") == {"event": "wake_up", "tags": None}
+
+
+def test_without_sleep_mode_there_is_no_sleep_method(spawn, tiny_llm):
+    rt = spawn("v-0", env={"PYTHONPATH": str(DOUBLE)})
+    rt.hello()
+    ready = rt.load_ok(load_spec(tiny_llm["path"]))
+    assert "sleep_mode" not in ready["description"]
+    msg_type, body = rt.ask(1, engine_method="sleep", level=1)
+    assert msg_type == ERROR and body["kind"] == "unknown_method"
+
+
 _WAKE_SCRIPT = r'''
 import json, sys, threading
 from hangar_runtime.engines.vllm_llm.engine import VllmEngine

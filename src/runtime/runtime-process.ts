@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { execa, type ResultPromise } from 'execa';
 import type { LifecycleTimings } from '../config/config.js';
@@ -94,7 +95,7 @@ export class RuntimeProcess {
     const [file, argv] = node ? [process.execPath, [nodeRuntimeEntry(options.runtimeRoot), ...args]] : [options.python, ['-m', 'hangar_runtime', ...args]];
     const subprocess: Subprocess = execa(file, argv, {
       cwd: options.runtimeRoot,
-      env: node ? options.env : { ...options.env, PYTHONPATH: options.runtimeRoot, PYTHONUNBUFFERED: '1' },
+      env: node ? options.env : { ...options.env, PYTHONPATH: pythonPath(options.runtimeRoot, options.env.PYTHONPATH), PYTHONUNBUFFERED: '1' },
       extendEnv: true,
       reject: false,
       stdin: 'ignore',
@@ -181,4 +182,13 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals, running: Sub
     // ESRCH: no group of that id (gone, or not made yet).
     running?.kill(signal);
   }
+}
+
+/**
+ * The runtime's own folder first, so nothing shadows `hangar_runtime`; then the
+ * launch's `envs.PYTHONPATH`, if it gave one (a guarded variable, registry/code-risks.ts),
+ * which used to be dropped without a word.
+ */
+function pythonPath(runtimeRoot: string, extra: string | undefined): string {
+  return extra ? `${runtimeRoot}${path.delimiter}${extra}` : runtimeRoot;
 }

@@ -12,12 +12,24 @@ export interface LaunchEvent {
   seconds: number;
 }
 
-/** A model unloaded by policy: idle past its keep_alive, or evicted to make room for another. */
+/**
+ * A model unloaded by policy: idle past its keep_alive, or evicted to make room for
+ * another (`memory`: terminated; `sleep`: put to sleep, vLLM sleep mode).
+ */
 export interface UnloadEvent {
   modelUid: string;
   modelName: string;
   modelType: ModelType;
-  reason: 'idle' | 'memory';
+  reason: 'idle' | 'memory' | 'sleep';
+}
+
+/** A sleeping model woken for a request (sleep-mode.ts), or a wake that failed. */
+export interface WakeEvent {
+  modelUid: string;
+  modelName: string;
+  modelType: ModelType;
+  outcome: 'ready' | 'failed';
+  seconds: number;
 }
 
 /** A restart of a replica whose runtime died. */
@@ -45,6 +57,7 @@ export interface LifecycleListener {
   launched?(event: LaunchEvent): void;
   restarted?(event: RestartEvent): void;
   unloaded?(event: UnloadEvent): void;
+  woken?(event: WakeEvent): void;
   /** The instance is gone (terminated, or a failed launch's record replaced): what was kept per uid may go. */
   terminated?(modelUid: string): void;
 }
@@ -71,6 +84,10 @@ export class LifecycleEvents {
 
   unloaded(event: UnloadEvent): void {
     for (const l of this.listeners) safely(() => l.unloaded?.(event));
+  }
+
+  woken(event: WakeEvent): void {
+    for (const l of this.listeners) safely(() => l.woken?.(event));
   }
 
   terminated(modelUid: string): void {

@@ -22,6 +22,9 @@ export function buildLoadSpec(instance: ModelInstance, replica: Replica, cacheDi
     // LoRA adapters loaded at launch (Xinference's shape); absent when none.
     ...(request.peft_model_config ? { peft_model_config: request.peft_model_config } : {}),
     cache_dir: cacheDir,
+    // vLLM sleep mode for a model loaded on demand on a GPU: it may be put to sleep
+    // rather than unloaded when another needs the GPU (docs/on-demand.md, "vLLM sleep mode").
+    ...(instance.onDemand && resolved.runtimeEngine === 'vllm' && replica.gpuIndexes.length > 0 ? { sleep_mode: true } : {}),
     // A runtime without GPUs shares the host's cores among the model's replicas (docs/runtime-protocol.md, "CPU threads").
     replicas: Math.max(1, instance.replicas.length),
   };

@@ -1,7 +1,7 @@
 import type { Logger } from '../logging/logger.js';
 import { estimateMemory, type ResolvedModel } from '../registry/index.js';
-import { MemoryAdmission } from './memory-admission.js';
-import { chargeOf, deviceUse, heldBy, type DeviceUse, type MemoryBudgets } from './memory-budget.js';
+import { MemoryAdmission, type Sleeper } from './memory-admission.js';
+import { chargeOf, deviceUse, heldBy, type DeviceUse, type MemoryBudgets, type MemoryCharge } from './memory-budget.js';
 import type { ModelInstance } from './model-instance.js';
 
 export interface MemoryAccountingParts {
@@ -13,6 +13,8 @@ export interface MemoryAccountingParts {
   instances: () => Iterable<ModelInstance>;
   /** Unloads an idle on-demand model to make room for `forUid`. */
   evict: (victim: ModelInstance, forUid: string) => Promise<void>;
+  /** vLLM sleep mode, a lighter eviction where a GPU is short. */
+  sleeper: Sleeper;
   /** How long a load on demand may wait for busy models to make room. */
   onDemandWaitMs: () => number;
   logger: Logger;
@@ -30,6 +32,7 @@ export class MemoryAccounting {
       budgets: () => this.budgets(),
       holders: () => [...parts.instances()].filter((i) => i.isActive),
       evict: parts.evict,
+      sleeper: parts.sleeper,
       logger: parts.logger,
     });
   }
@@ -50,6 +53,13 @@ export class MemoryAccounting {
     const charge = chargeOf(estimate, instance.replicas.map((r) => r.gpuIndexes), resolved.runtimeEngine, request.engine_kwargs, this.budgets());
     const waitUntil = instance.onDemand ? Date.now() + this.parts.onDemandWaitMs() : null;
     await this.admission.admit(instance, estimate, charge, { force: request.force === true, waitUntil, signal: instance.launchAbort.signal });
+  }
+
+  /** A sleeping model about to wake: its full charge, admitted as a load on demand would be. */
+  async admitWake(instance: ModelInstance, charge: MemoryCharge): Promise<void> {
+    const estimate = instance.memoryEstimate;
+    if (!estimate) return;
+    await this.admission.admit(instance, estimate, charge, { force: false, waitUntil: Date.now() + this.parts.onDemandWaitMs(), signal: instance.lifetime.signal });
   }
 
   /** A replica more or fewer: the instance's charge for these replicas, admitted into the budgets. */

@@ -22,7 +22,18 @@ export interface AdmissionParts {
   holders: () => ModelInstance[];
   /** Unloads an idle on-demand model to make room; resolves when its processes are gone. */
   evict: (victim: ModelInstance, forUid: string) => Promise<void>;
+  /** vLLM sleep mode (sleep-mode.ts): a lighter eviction where only a GPU is short; absent: never. */
+  sleeper?: Sleeper | null;
   logger: Logger;
+}
+
+/** What the admission needs of sleep mode. */
+export interface Sleeper {
+  canSleep(instance: ModelInstance): boolean;
+  /** What the model holds once asleep: its weights in host memory, little on its GPUs. */
+  asleepCharge(instance: ModelInstance): MemoryCharge;
+  /** False when it could not be put to sleep (then it is unloaded). */
+  sleep(instance: ModelInstance, forUid: string): Promise<boolean>;
 }
 
 const BUSY_POLL_MS = 250;
@@ -69,7 +80,9 @@ export class MemoryAdmission {
       // Would unloading every idle on-demand model be enough? If not, unload none.
       const rest = held.filter((h) => !idle.includes(h));
       if (idle.length > 0 && !overBudget(budgets, charge, rest)) {
-        await this.parts.evict(idle[0]!.instance, instance.uid);
+        const victim = idle[0]!;
+        if (over.device !== 'cpu' && (await this.putToSleep(victim, held, budgets, charge, instance.uid))) continue;
+        await this.parts.evict(victim.instance, instance.uid);
         continue;
       }
       // Loading, or serving a request: each can be evicted once its requests are done.
@@ -83,6 +96,27 @@ export class MemoryAdmission {
       throw refusal(instance.uid, estimate, over, held.length > 0);
     }
   }
+
+  /**
+   * Where a GPU is short, an idle vLLM model started with sleep mode is put to sleep
+   * rather than unloaded, if host memory can hold its weights besides this launch's
+   * share (vLLM's level 1 keeps them there). A sleeping model that is still in the
+   * way is unloaded at the next turn of the loop, as any idle one.
+   */
+  private async putToSleep(victim: Held, held: Held[], budgets: MemoryBudgets, charge: MemoryCharge, forUid: string): Promise<boolean> {
+    const sleeper = this.parts.sleeper;
+    if (!sleeper?.canSleep(victim.instance)) return false;
+    const asleep = sleeper.asleepCharge(victim.instance);
+    const after = held.map((h) => (h === victim ? { ...h, held: { host: Math.max(h.held.host, asleep.host), gpus: asleep.gpus } } : h));
+    if (overBudget({ hostBytes: budgets.hostBytes, gpuBytes: {} }, { host: charge.host, gpus: {} }, after)) return false;
+    return sleeper.sleep(victim.instance, forUid);
+  }
+}
+
+interface Held {
+  uid: string;
+  held: MemoryCharge;
+  instance: ModelInstance;
 }
 
 function refusal(uid: string, estimate: MemoryEstimate, over: NonNullable<ReturnType<typeof overBudget>>, anyHolder: boolean): HangarError {

@@ -26,7 +26,7 @@ export interface DeviceUse {
 }
 
 /** On a GPU, the CUDA context and allocator slack each replica adds to its weights and cache. */
-const CUDA_CONTEXT_BYTES = 512 * 1024 * 1024;
+export const CUDA_CONTEXT_BYTES = 512 * 1024 * 1024;
 /** vLLM's default share of each GPU it runs on (its `gpu_memory_utilization`). */
 const VLLM_DEFAULT_UTILIZATION = 0.9;
 

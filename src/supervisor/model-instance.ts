@@ -36,6 +36,8 @@ export class ModelInstance {
   launched: Promise<void> = Promise.resolve();
   /** Settles when the memory budgets have admitted the launch; rejects with its refusal. */
   admitted: Promise<void> = Promise.resolve();
+  /** A sleep or a wake in progress (sleep-mode.ts); requests wait for it. */
+  sleepChange: Promise<unknown> | null = null;
   /** Set by the first terminate; later ones wait for it. */
   stopping: Promise<void> | null = null;
   private nextReplica = 0;
@@ -91,6 +93,11 @@ export class ModelInstance {
     return null;
   }
 
+  /** Put to sleep to make room (vLLM sleep mode): READY, but woken before it serves again. */
+  get asleep(): boolean {
+    return this.replicas.some((r) => r.asleep);
+  }
+
   /** No request holds it and no call is in flight on any replica. */
   get idle(): boolean {
     return this.leases === 0 && this.replicas.every((r) => r.inFlight === 0);
@@ -138,6 +145,7 @@ export class ModelInstance {
         gpu_memory_bytes: r.runtime ? (r.gpuMemoryBytes ?? null) : null,
       })),
       on_demand: this.onDemand,
+      sleeping: this.asleep,
       keep_alive: this.keepAliveMs === null ? -1 : this.keepAliveMs / 1000,
       idle_seconds: idleSeconds,
     };

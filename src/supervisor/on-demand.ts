@@ -31,6 +31,8 @@ export interface OnDemandParts {
   instance: (uid: string) => ModelInstance | undefined;
   /** Starts a load on demand; the record must be in the table when this returns. */
   load: (uid: string, request: LaunchRequest, events: EventLog) => Promise<ModelInstance>;
+  /** Wakes a model put to sleep to make room (sleep-mode.ts); resolves when it serves again. */
+  wake: (instance: ModelInstance) => Promise<void>;
   /** Called when a lease ends: the idle unloader decides whether the model goes now. */
   released: (instance: ModelInstance) => void;
 }
@@ -118,10 +120,18 @@ export class OnDemandModels {
     const lease = this.lease(instance);
     if (instance.state === 'CREATING' && instance.onDemand) {
       try {
-        await this.waitForLoad(instance);
+        await this.waitForLoad(instance, instance.launched);
       } catch (err) {
         lease.release();
         this.remember(uid, err);
+        throw err;
+      }
+    }
+    if (instance.asleep || instance.sleepChange) {
+      try {
+        await this.waitForLoad(instance, this.parts.wake(instance));
+      } catch (err) {
+        lease.release();
         throw err;
       }
     }
@@ -133,15 +143,17 @@ export class OnDemandModels {
     this.failed.set(uid, { error: err, until: Date.now() + FAILED_LOAD_HOLD_MS });
   }
 
-  private async waitForLoad(instance: ModelInstance): Promise<void> {
+  /** Waits for a load (or a wake) for at most `waitMs`, then 503 with Retry-After; the load goes on. */
+  private async waitForLoad(instance: ModelInstance, load: Promise<void>): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), this.parts.settings.waitMs);
     });
     try {
-      const outcome = await Promise.race([instance.launched.then(() => 'ready' as const), timeout]);
+      const outcome = await Promise.race([load.then(() => 'ready' as const), timeout]);
       if (outcome === 'timeout') {
-        throw new HangarError('model_loading', [`${instance.uid} (loading on demand: ${Math.round(instance.progress * 100)}%)`], { headers: { 'retry-after': '5' } });
+        const what = instance.state === 'READY' ? 'waking from sleep' : `loading on demand: ${Math.round(instance.progress * 100)}%`;
+        throw new HangarError('model_loading', [`${instance.uid} (${what})`], { headers: { 'retry-after': '5' } });
       }
     } finally {
       clearTimeout(timer);

@@ -27,7 +27,8 @@ export function checkCallable(instance: ModelInstance, target: CallTarget): void
   if (!target.types.includes(type)) {
     throw new HangarError('wrong_model_type', [target.uid, type, target.route, target.types.join(' or ')], { param: 'model' });
   }
-  if (instance.state === 'CREATING') {
+  // Asleep (vLLM sleep mode): a request's lease wakes it first (on-demand.ts); a call without one waits its turn.
+  if (instance.state === 'CREATING' || instance.asleep) {
     throw new HangarError('model_loading', [target.uid], { headers: { 'retry-after': '5' } });
   }
   if (instance.state !== 'READY') {

@@ -19,6 +19,8 @@ export async function startReplica(launcher: RuntimeLauncher, instance: ModelIns
     },
   });
   replica.runtime = runtime;
+  // A new runtime (a restart after a death, say) starts with its weights loaded.
+  replica.asleep = false;
   replica.progress = 1;
   replica.transition('READY');
   return runtime;

@@ -12,6 +12,8 @@ export class Replica {
   errorMessage: string | null = null;
   runtime: Runtime | null = null;
   inFlight = 0;
+  /** Put to sleep (vLLM sleep mode level 1, sleep-mode.ts): its weights are in host memory until it is woken. */
+  asleep = false;
   /** GPU memory its runtime process uses, as nvidia-smi last said; null without one. */
   gpuMemoryBytes: number | null = null;
   /** When a pending restart is due (ms since epoch), or null. */
@@ -49,6 +51,7 @@ export class Replica {
       error_message: this.errorMessage,
       pid: this.runtime?.pid ?? null,
       in_flight: this.inFlight,
+      sleeping: this.asleep,
       restarts: this.restartPolicy?.recentAttempts ?? 0,
       accelerators: this.gpuIndexes.map(String),
       // Cluster mode: the Ray node it runs on (absent locally).

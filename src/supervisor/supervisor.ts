@@ -29,10 +29,11 @@ import { MemoryAccounting } from './memory-accounting.js';
 import { OnDemandModels, type ModelLease, type OnDemandSettings } from './on-demand.js';
 import { IdleUnload } from './idle-unload.js';
 import { GpuMemoryReadings } from './gpu-memory-readings.js';
+import { SleepMode } from './sleep-mode.js';
 import type { EventLog } from './event-log.js';
 
 export type { CallResult, CallTarget } from './replica-calls.js';
-export type { LaunchEvent, LifecycleListener, ReplicaSnapshot, RestartEvent, UnloadEvent } from './lifecycle-events.js';
+export type { LaunchEvent, LifecycleListener, ReplicaSnapshot, RestartEvent, UnloadEvent, WakeEvent } from './lifecycle-events.js';
 export type { ClusterView, ClusterWorker } from './cluster-workers.js';
 export type { ModelLease, OnDemandSettings } from './on-demand.js';
 export type { DeviceUse, MemoryBudgets } from './memory-budget.js';
@@ -95,16 +96,27 @@ export class Supervisor {
   /** On-demand entries and the leases requests take on models (docs/on-demand.md). */
   readonly onDemand: OnDemandModels;
   private readonly idleUnload: IdleUnload;
+  private readonly sleepMode: SleepMode;
 
   constructor(private readonly options: SupervisorOptions) {
     this.recovery = new ReplicaRecovery(options.launcher, options.cacheDir, options.timings, options.logger, this.lifecycle);
     this.scaling = new ReplicaScaling({ ...options, recovery: this.recovery, persist: () => this.persist(), charge: (instance, gpus) => this.memory.chargeReplicas(instance, gpus) });
+    this.sleepMode = new SleepMode({
+      admit: (instance, charge) => this.memory.admitWake(instance, charge),
+      unload: async (instance, why) => {
+        instance.events.add('ERROR', why.charAt(0).toUpperCase() + why.slice(1));
+        await this.terminate(instance.uid).catch(() => {});
+      },
+      lifecycle: this.lifecycle,
+      logger: options.logger,
+    });
     this.memory = new MemoryAccounting({
       budgets: options.memoryBudgets ?? null,
       cacheDir: options.cacheDir,
       resolve: (query) => options.resolver.resolve(query),
       instances: () => this.instances.values(),
       evict: (victim, forUid) => this.unload(victim, `evicted to make room for ${forUid}`, 'memory'),
+      sleeper: this.sleepMode,
       onDemandWaitMs: () => this.onDemand.settings.waitMs,
       logger: options.logger,
     });
@@ -124,6 +136,7 @@ export class Supervisor {
         await this.launch({ ...request, model_uid: uid }, false, undefined, { onDemand: true, events });
         return this.require(uid);
       },
+      wake: (instance) => this.sleepMode.wake(instance),
       released: (instance) => this.idleUnload.released(instance),
     });
     this.idleUnload.start();

@@ -137,4 +137,46 @@ describe('admission into the budget', () => {
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected']);
   });
+
+  it('puts a model to sleep only where a GPU is short and the host can hold its weights; otherwise unloads it', async () => {
+    // A sleeper that records the admission's choice; the sleep itself is
+    // test/integration/vllm-sleep.test.ts's, through a real runtime.
+    const onGpu = (uid: string, gpuGib: number): ModelInstance => {
+      const instance = make(uid, { onDemand: true, gib: 1 });
+      instance.charge = { host: GIB, gpus: { 0: gpuGib * GIB } };
+      return instance;
+    };
+    const run = async (hostGib: number, incoming: { host: number; gpus: Record<number, number> }) => {
+      const victim = onGpu('victim', 9);
+      const held = [victim];
+      const slept: string[] = [];
+      const evicted: string[] = [];
+      const admission = new MemoryAdmission({
+        budgets: () => ({ hostBytes: hostGib * GIB, gpuBytes: { 0: 10 * GIB } }),
+        holders: () => held,
+        evict: async (v) => {
+          evicted.push(v.uid);
+          held.splice(held.indexOf(v), 1);
+        },
+        sleeper: {
+          canSleep: (i) => i.charge!.gpus[0]! > GIB,
+          asleepCharge: (i) => ({ host: i.charge!.host + 4 * GIB, gpus: { 0: GIB / 2 } }),
+          sleep: async (i) => {
+            slept.push(i.uid);
+            i.charge = { host: i.charge!.host + 4 * GIB, gpus: { 0: GIB / 2 } };
+            return true;
+          },
+        },
+        logger: createLogger('silent'),
+      });
+      await admission.admit(make('new', { state: 'CREATING' }), estimate(1), incoming, { force: false, waitUntil: null, signal });
+      return { slept, evicted };
+    };
+    // GPU short, host roomy: asleep, not unloaded.
+    expect(await run(10, { host: GIB, gpus: { 0: 9 * GIB } })).toEqual({ slept: ['victim'], evicted: [] });
+    // GPU short, but the host cannot hold 4 GiB of weights besides the launch: unloaded.
+    expect(await run(5, { host: GIB, gpus: { 0: 9 * GIB } })).toEqual({ slept: [], evicted: ['victim'] });
+    // Host short: sleeping would make it worse, so it is unloaded.
+    expect(await run(2, { host: 2 * GIB, gpus: {} })).toEqual({ slept: [], evicted: ['victim'] });
+  });
 });

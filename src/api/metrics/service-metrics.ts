@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { KeyMetrics } from './key-metrics.js';
-import type { LaunchEvent, UnloadEvent, ReplicaSnapshot, RestartEvent, Supervisor } from '../../supervisor/supervisor.js';
+import type { LaunchEvent, UnloadEvent, ReplicaSnapshot, RestartEvent, Supervisor, WakeEvent } from '../../supervisor/supervisor.js';
 
 // Seconds. Inference through a tiny model takes a millisecond; a big LLM call a minute.
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -95,7 +95,7 @@ export class ServiceMetrics {
     // be dropped with the model at every unload.
     this.loads = new Counter({
       name: 'hangar_model_loads_total',
-      help: 'Model loads that ended, by trigger (manual: a launch; on_demand: a request) and outcome (ready or failed)',
+      help: 'Model loads that ended, by trigger (manual: a launch; on_demand: a request; wake: a sleeping vLLM model woken by a request) and outcome (ready or failed)',
       labelNames: ['model_name', 'trigger', 'outcome'] as const,
       registers,
     });
@@ -108,7 +108,7 @@ export class ServiceMetrics {
     });
     this.evictions = new Counter({
       name: 'hangar_model_evictions_total',
-      help: 'Models unloaded by policy: idle past keep_alive, or evicted to make room (memory)',
+      help: 'Models unloaded by policy: idle past keep_alive, evicted to make room (memory), or put to sleep to make room (sleep: vLLM sleep mode)',
       labelNames: ['model_name', 'reason'] as const,
       registers,
     });
@@ -121,6 +121,10 @@ export class ServiceMetrics {
         if (e.outcome === 'ready') this.loadSeconds.observe({ model_name: e.modelName, trigger }, e.seconds);
       },
       unloaded: (e: UnloadEvent) => this.evictions.inc({ model_name: e.modelName, reason: e.reason }),
+      woken: (e: WakeEvent) => {
+        this.loads.inc({ model_name: e.modelName, trigger: 'wake', outcome: e.outcome });
+        if (e.outcome === 'ready') this.loadSeconds.observe({ model_name: e.modelName, trigger: 'wake' }, e.seconds);
+      },
       restarted: (e: RestartEvent) => this.restarts.inc({ model: e.modelUid, replica: e.replica }),
       terminated: (uid: string) => void this.forgetModel(uid),
     });

@@ -8,6 +8,7 @@ engine table says so elsewhere. Written for vLLM 0.12 and later (structured outp
 the GPU image pins 0.30.0 (docker/requirements-gpu.txt)."""
 
 import logging
+import time
 
 from ...errors import InvalidModel, field_error
 from ..base import BatchScheduler, Engine, Progress
@@ -27,6 +28,8 @@ log = logging.getLogger("hangar_runtime.vllm")
 
 # What docker/requirements-gpu.txt installs (docs/decisions.md, "vLLM release").
 PINNED_VLLM = "vllm 0.30.0"
+# Moving a large model's weights between GPU and host memory takes seconds, not minutes.
+_SLEEP_TIMEOUT_S = 300.0
 
 
 def _engine_class():
@@ -44,6 +47,7 @@ class VllmEngine(Engine):
         self._engine = None
         self._context_length = 0
         self._adapters: tuple[str, ...] = ()
+        self._sleep_mode = False
 
     def load(self, spec: dict, progress: Progress) -> None:
         from transformers import AutoTokenizer
@@ -66,6 +70,11 @@ class VllmEngine(Engine):
         # Everything else a user passed at launch (gpu_memory_utilization,
         # tensor_parallel_size, max_num_seqs, ...) is vLLM's own engine argument.
         args.update({k: v for k, v in engine_kwargs.items() if k not in ("max_batch_size",)})
+        if spec.get("sleep_mode") is True:
+            # Asked for by the control plane for models loaded on demand on a GPU: it may
+            # put them to sleep (level 1) instead of unloading them (docs/on-demand.md).
+            args.setdefault("enable_sleep_mode", True)
+        self._sleep_mode = args.get("enable_sleep_mode") is True
         vision = "vision" in (spec.get("model_ability") or [])
         if vision:
             # vLLM takes one image per prompt unless told more; ours are capped at MAX_IMAGES.
@@ -154,11 +163,33 @@ class VllmEngine(Engine):
 
     def describe(self) -> dict:
         # lora_names only with adapters: a model without them describes itself as before.
-        return {"context_length": self._context_length, **({"lora_names": list(self._adapters)} if self._adapters else {})}
+        return {"context_length": self._context_length, **({"lora_names": list(self._adapters)} if self._adapters else {}),
+                **({"sleep_mode": True} if self._sleep_mode else {})}
 
     def methods(self) -> dict:
-        # Always served through the scheduler; there is no one-at-a-time path.
-        return {"chat": None, "generate": None}
+        # chat and generate are always served through the scheduler; sleep and wake_up run
+        # alone on the work loop (the control plane sends them only to an idle model).
+        methods = {"chat": None, "generate": None}
+        if self._sleep_mode:
+            methods.update(sleep=self._sleep, wake_up=self._wake_up)
+        return methods
+
+    def _sleep(self, level: int = 1) -> dict:
+        """vLLM sleep mode (docs/runtime-protocol.md, "Sleep mode"): level 1 moves the
+        weights to host memory and drops the KV cache; the process, its CUDA context
+        and its compiled graphs stay, so waking takes well under a second for a small model."""
+        if level not in (1, 2) or isinstance(level, bool):
+            raise field_error("level", f"level must be 1 or 2, got {level!r}")
+        started = time.monotonic()
+        self._scheduler.run(self._engine.sleep(level=level), _SLEEP_TIMEOUT_S)
+        self._scheduler.asleep = True
+        return {"sleeping": True, "level": level, "seconds": time.monotonic() - started}
+
+    def _wake_up(self) -> dict:
+        started = time.monotonic()
+        self._scheduler.run(self._engine.wake_up(tags=None), _SLEEP_TIMEOUT_S)
+        self._scheduler.asleep = False
+        return {"sleeping": False, "seconds": time.monotonic() - started}
 
     def scheduler(self) -> BatchScheduler | None:
         return self._scheduler

@@ -51,10 +51,20 @@ class VllmScheduler(BatchScheduler):
         self._wake: Callable[[], None] = lambda: None
         # A wake is on its way and step() has not drained the outputs since: no other is needed.
         self._wake_pending = False
+        # Sleep mode (engine.py): while asleep, vLLM holds no weights on the GPU.
+        self.asleep = False
         self._loop = asyncio.new_event_loop()
         threading.Thread(target=self._loop.run_forever, name="vllm-loop", daemon=True).start()
 
+    def run(self, coroutine, timeout_s: float):
+        """Runs one of the engine's coroutines (sleep, wake_up) on its event loop and
+        waits for it: vLLM's engine client belongs to that loop."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout=timeout_s)
+
     def submit(self, method: str, args: list, kwargs: dict, sink: CallSink) -> None:
+        if self.asleep:
+            # The control plane wakes a sleeping model before it sends it a call.
+            raise RuntimeError("the model is asleep (vLLM sleep mode); wake_up must come first")
         call = self._build_call(method, args, kwargs, sink)
         request_id = f"hangar-{sink.call_id}"
         self._calls[request_id] = call

@@ -9,6 +9,7 @@ _FIELDS = frozenset({
     "enforce_eager", "seed", "revision", "download_dir", "swap_space", "kv_cache_dtype", "enable_prefix_caching",
     "enable_chunked_prefill", "disable_log_stats", "enable_lora", "max_loras", "max_lora_rank", "served_model_name",
     "block_size", "cpu_offload_gb", "distributed_executor_backend", "limit_mm_per_prompt", "stream_interval",
+    "enable_sleep_mode",
 })
 
 

@@ -30,13 +30,15 @@ class AsyncLLM:
         self.engine_args = engine_args
         self._aborted: set[str] = set()
         self.is_shut_down = False
+        self._sleep_level = 0  # 0: awake
 
     @classmethod
     def from_engine_args(cls, engine_args: AsyncEngineArgs, start_engine_loop: bool = True,
                          usage_context=None, stat_loggers=None) -> "AsyncLLM":
         if not isinstance(engine_args, AsyncEngineArgs):
             raise TypeError(f"engine_args must be AsyncEngineArgs, got {type(engine_args).__name__}")
-        _record("from_engine_args", model=engine_args.model, enable_lora=getattr(engine_args, "enable_lora", False),
+        _record("from_engine_args", model=engine_args.model,
+                enable_sleep_mode=getattr(engine_args, "enable_sleep_mode", False), enable_lora=getattr(engine_args, "enable_lora", False),
                 max_loras=getattr(engine_args, "max_loras", None), max_lora_rank=getattr(engine_args, "max_lora_rank", None),
                 limit_mm_per_prompt=getattr(engine_args, "limit_mm_per_prompt", None))
         return cls(engine_args)
@@ -47,6 +49,10 @@ class AsyncLLM:
                        reasoning_parser_kwargs=None) -> AsyncGenerator[RequestOutput, None]:
         if self.is_shut_down:
             raise RuntimeError("EngineDeadError: the engine was shut down")
+        # vLLM has no weights on the GPU while asleep; the double refuses outright, so a
+        # request that reached a sleeping engine fails the test instead of passing unseen.
+        if self._sleep_level:
+            raise RuntimeError("the engine is sleeping (level %d): wake_up() first" % self._sleep_level)
         if not isinstance(prompt, dict) or not isinstance(prompt.get("prompt_token_ids"), list) \
                 or not all(isinstance(i, int) for i in prompt["prompt_token_ids"]):
             raise TypeError(f"expected a TokensPrompt with prompt_token_ids, got {prompt!r}")
@@ -102,6 +108,30 @@ class AsyncLLM:
         ids = [request_id] if isinstance(request_id, str) else list(request_id)
         self._aborted.update(ids)
         _record("abort", request_ids=ids)
+
+    async def sleep(self, level: int = 1, mode: str = "abort") -> None:
+        """0.30's signature: level 1 moves the weights to host memory and drops the KV
+        cache; level 2 drops both. `mode` says what becomes of requests in flight."""
+        if not getattr(self.engine_args, "enable_sleep_mode", False):
+            # vLLM's worker asserts this: sleep needs the allocator that sleep mode sets up.
+            raise AssertionError("Sleep mode is not enabled in the model config")
+        if level not in (1, 2):
+            raise ValueError(f"level must be 1 or 2, got {level!r}")
+        if mode not in ("abort", "wait", "keep"):
+            raise ValueError(f"mode must be abort, wait or keep, got {mode!r}")
+        await asyncio.sleep(_STEP_S)
+        self._sleep_level = level
+        _record("sleep", level=level, mode=mode)
+
+    async def wake_up(self, tags: list[str] | None = None) -> None:
+        if tags is not None and not (isinstance(tags, list) and set(tags) <= {"weights", "kv_cache", "scheduling"}):
+            raise ValueError(f"tags must be None or a list of weights, kv_cache, scheduling; got {tags!r}")
+        await asyncio.sleep(_STEP_S)
+        self._sleep_level = 0
+        _record("wake_up", tags=tags)
+
+    async def is_sleeping(self) -> bool:
+        return self._sleep_level > 0
 
     def shutdown(self) -> None:
         self.is_shut_down = True
