@@ -3,6 +3,7 @@ import path from 'node:path';
 import { modelSizeValue } from './model-size.js';
 import type { ResolvedModel } from './resolved-model.js';
 import { runtimeOverhead } from './runtime-overhead.js';
+import { hubShape, type HubAccess } from './hub-weights.js';
 import { weightsOfFolder, ggufShape, type ModelShape } from './weight-files.js';
 
 /**
@@ -16,8 +17,11 @@ export interface MemoryEstimate {
   weights: number;
   kv_cache: number;
   overhead: number;
-  /** Where the weights' size came from: the files' own headers, or the catalog's parameter count. */
-  basis: 'files' | 'catalog' | 'none';
+  /**
+   * Where the weights' size came from: the files' own headers (downloaded or local), the
+   * hub's file listing before a download, or the catalog's parameter count.
+   */
+  basis: 'files' | 'hub' | 'catalog' | 'none';
 }
 
 export interface EstimateInput {
@@ -29,6 +33,8 @@ export interface EstimateInput {
   onGpu: boolean;
   /** `<home>/cache`, where a hub model's downloaded files are. */
   cacheDir: string;
+  /** Ask the hub for the files' sizes when they are not here yet; absent: the catalog's size instead. */
+  hub?: HubAccess | null;
 }
 
 /** llama.cpp's defaults in src/llama-runtime/engine/engine-options.ts (a runtime of its own: not imported). */
@@ -99,12 +105,17 @@ function positiveInt(value: unknown): number | null {
   return typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? n : null;
 }
 
-/** The model's shape from its files (a local folder or file, or the hub cache), else from the catalog. */
-async function modelShape(input: EstimateInput): Promise<{ shape: ModelShape; basis: 'files' | 'catalog' } | null> {
+/** The model's shape from its files (a local folder or file, or the hub cache), else the hub's listing, else the catalog. */
+async function modelShape(input: EstimateInput): Promise<{ shape: ModelShape; basis: 'files' | 'hub' | 'catalog' } | null> {
   const local = await localFiles(input);
   if (local) {
     const shape = await shapeOf(local, input.resolved);
     if (shape) return { shape, basis: 'files' };
+  }
+  // Not downloaded yet (and no local path): the hub's own listing, if it answers in time.
+  if (input.hub && !input.modelPath && !input.resolved.load.model_uri) {
+    const shape = await hubShape(input.resolved, input.hub).catch(() => null);
+    if (shape) return { shape, basis: 'hub' };
   }
   const billions = input.resolved.load.model_size_in_billions;
   const parameters = billions !== undefined ? modelSizeValue(billions) * 1e9 : Number.NaN;

@@ -52,6 +52,11 @@ export async function weightsOfFolder(folder: string): Promise<ModelShape | null
   }
   if (fileBytes === 0) return null;
   const config = await readJson(path.join(folder, 'config.json'));
+  return { parameters, bytesPerParameter: parameters ? weightBytes / parameters : 2, fileBytes, ...configShape(config) };
+}
+
+/** Layers, KV heads, head size and trained context from a Transformers config.json (its text model's, for a multimodal one). */
+export function configShape(config: Record<string, unknown> | null): Pick<ModelShape, 'layers' | 'kvHeads' | 'headDim' | 'contextLength'> {
   const text = (config?.text_config as Record<string, unknown> | undefined) ?? config ?? {};
   const num = (...keys: string[]): number | null => {
     for (const key of keys) {
@@ -63,9 +68,6 @@ export async function weightsOfFolder(folder: string): Promise<ModelShape | null
   const heads = num('num_attention_heads', 'n_head');
   const hidden = num('hidden_size', 'n_embd', 'd_model');
   return {
-    parameters,
-    bytesPerParameter: parameters ? weightBytes / parameters : 2,
-    fileBytes,
     layers: num('num_hidden_layers', 'n_layer', 'num_layers'),
     kvHeads: num('num_key_value_heads') ?? heads,
     headDim: num('head_dim') ?? (heads && hidden ? hidden / heads : null),

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { ModelType } from '../registry/index.js';
 
 /** A launch, after the HTTP layer has checked its shapes (contract §3.1). */
@@ -46,4 +47,14 @@ function stableStringify(value: unknown): string {
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableStringify(v)}`).join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
+}
+
+/**
+ * The launch with `model_path` made absolute, against the service's working folder
+ * where the launch was checked: a runtime starts in its own folder, where a relative
+ * path would name something else (or nothing).
+ */
+export function withAbsoluteModelPath(request: LaunchRequest): LaunchRequest {
+  if (request.model_path === undefined || path.isAbsolute(request.model_path)) return request;
+  return { ...request, model_path: path.resolve(request.model_path) };
 }

@@ -20,6 +20,9 @@ export interface MemoryAccountingParts {
   logger: Logger;
 }
 
+/** How long a launch waits for the hub's file listing before it estimates from the catalog (Xinference's hub probe waits 3 s). */
+const HUB_LOOKUP_MS = 3000;
+
 /**
  * The supervisor's memory side (docs/on-demand.md): each launch's estimate and its
  * admission into the budgets, replicas added and removed, and what each device holds.
@@ -48,7 +51,9 @@ export class MemoryAccounting {
   async admitLaunch(instance: ModelInstance): Promise<void> {
     const { resolved, request } = instance;
     const onGpu = instance.replicas.some((r) => r.gpuIndexes.length > 0);
-    const estimate = await estimateMemory({ resolved, modelPath: request.model_path, engineKwargs: request.engine_kwargs, onGpu, cacheDir: this.parts.cacheDir });
+    // A model not downloaded yet is sized from the hub's file listing (the launch's envs name the hub, as the runtime's).
+    const hub = { env: { ...process.env, ...request.envs }, timeoutMs: HUB_LOOKUP_MS };
+    const estimate = await estimateMemory({ resolved, modelPath: request.model_path, engineKwargs: request.engine_kwargs, onGpu, cacheDir: this.parts.cacheDir, hub });
     instance.memoryEstimate = estimate;
     const charge = chargeOf(estimate, instance.replicas.map((r) => r.gpuIndexes), resolved.runtimeEngine, request.engine_kwargs, this.budgets());
     const waitUntil = instance.onDemand ? Date.now() + this.parts.onDemandWaitMs() : null;

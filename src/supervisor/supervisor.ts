@@ -6,7 +6,7 @@ import type { ModelType, ResolvedModel } from '../registry/index.js';
 import type { Runtime, RuntimeLauncher } from '../runtime/runtime.js';
 import { RuntimeFailure } from '../runtime/runtime-failure.js';
 import { allocateGpus } from './gpu-allocation.js';
-import { launchKey, type LaunchRequest } from './launch-request.js';
+import { launchKey, withAbsoluteModelPath, type LaunchRequest } from './launch-request.js';
 import { ModelInstance } from './model-instance.js';
 import { suffixedUid, validateModelUid } from './model-uid.js';
 import { Replica } from './replica.js';
@@ -206,7 +206,8 @@ export class Supervisor {
    * Launch (contract §3.1). The record enters the table before the first await, so a
    * concurrent identical launch finds it and waits for the same processes.
    */
-  async launch(request: LaunchRequest, waitReady: boolean, authorize?: (risks: string[]) => void, how: LaunchHow = {}): Promise<string> {
+  async launch(asked: LaunchRequest, waitReady: boolean, authorize?: (risks: string[]) => void, how: LaunchHow = {}): Promise<string> {
+    const request = withAbsoluteModelPath(asked);
     if (request.model_uid !== undefined) validateModelUid(request.model_uid);
     if (this.shuttingDown) throw new HangarError('runtime_unavailable', [request.model_name, 'the server is shutting down']);
     const resolved = this.options.resolver.resolve(request);
@@ -415,7 +416,7 @@ export class Supervisor {
     authorize?.(launchCodeRisks(this.options.resolver.resolve(request), request));
     allocateGpus(request, this.options.gpuCount);
     const uid = request.model_uid ?? request.model_name;
-    await this.options.autostart.put(uid, request);
+    await this.options.autostart.put(uid, withAbsoluteModelPath(request));
     return uid;
   }
 
@@ -430,7 +431,7 @@ export class Supervisor {
     allocateGpus(request, this.options.gpuCount);
     const running = this.instances.get(uid);
     if (running?.isActive && !running.onDemand) throw new HangarError('model_uid_conflict', [uid], { param: 'model_uid' });
-    await this.onDemand.put(uid, { ...request, model_uid: uid });
+    await this.onDemand.put(uid, withAbsoluteModelPath({ ...request, model_uid: uid }));
     return uid;
   }
 

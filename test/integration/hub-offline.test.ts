@@ -78,6 +78,12 @@ describe('the weights cache without the hub', () => {
       expect(launched.status, launched.text).toBe(200);
     }
     await serveBoth();
+    // Sized before the download from the hub's listing, not the catalog's "1B".
+    for (const uid of ['tf', 'gg']) {
+      const detail = (await api.get(`/v1/models/${uid}`)).body.memory_estimate_detail;
+      expect(detail.basis, uid).toBe('hub');
+      expect(detail.weights, uid).toBeLessThan(100e6);
+    }
     // The second launch asked only for the rest of the file.
     const ggufGets = hub.asked.filter((l) => l.startsWith('GET /test-org/tiny-GGUF/resolve/main/tiny-q8_0.gguf'));
     expect(ggufGets).toHaveLength(2);

@@ -3,7 +3,7 @@ import { mkdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
-import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
+import { makeHome, removeHome, repoRoot, startServer, type TestServer } from './harness/server.js';
 import { copyTinyModel, tinyModel } from './harness/tiny-models.js';
 
 /** --model-dirs: local models only from the folders a secure deployment names (issue 20). */
@@ -57,6 +57,19 @@ describe('--model-dirs (real server)', () => {
     expect((await api.post('/v1/model_registrations/embedding', registration('in-uri', `file://${embedder.path}`))).status).toBe(200);
     const launch = await api.post('/v1/models', { model_name: 'in', model_type: 'embedding', model_uid: 'in' });
     expect(launch.status, launch.text).toBe(200);
+  }, 60_000);
+
+  it('launches a model_path given relative to the service\'s working folder', async () => {
+    // The service runs in the repository; its runtimes start elsewhere, where the same
+    // relative path named nothing and the load failed after the launch was accepted.
+    const api = client(server.url);
+    const relative = path.relative(repoRoot, embedder.path);
+    expect(path.isAbsolute(relative)).toBe(false);
+    const launch = await api.post('/v1/models', { model_name: 'in', model_type: 'embedding', model_uid: 'rel', model_path: relative });
+    expect(launch.status, launch.text).toBe(200);
+    const res = await api.post('/v1/embeddings', { model: 'rel', input: 'hello' });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data[0].embedding).toHaveLength(embedder.dimensions);
   }, 60_000);
 
   it('refuses a launch model_path and an auto-register folder outside', async () => {

@@ -1,4 +1,6 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -78,6 +80,57 @@ describe('the memory estimate', () => {
     expect(pytorch).toMatchObject({ basis: 'catalog', weights: 7e9 * 4 });
     const unknown = await estimateMemory({ resolved: resolved('sklearn', { model_id: 'org/none' }, 'flexible'), engineKwargs: {}, onGpu: false, cacheDir: dir });
     expect(unknown).toEqual({ basis: 'none', weights: 0, kv_cache: 0, overhead: runtimeOverhead('sklearn'), bytes: runtimeOverhead('sklearn') });
+  });
+
+  it('sizes a model not downloaded yet from the hub\'s file listing and config, before any download; the catalog when the hub is silent or offline', async () => {
+    // The hub's API on loopback: the tree listing huggingface_hub asks for, and config.json.
+    const asked: string[] = [];
+    const hub = createServer((req, res) => {
+      asked.push(req.url ?? '');
+      const json = (status: number, body: unknown): void => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body));
+      };
+      if (req.url === '/api/models/org/big/tree/main?recursive=true') {
+        return json(200, [
+          { type: 'file', path: 'config.json', size: 600 },
+          { type: 'file', path: 'model-00001-of-00002.safetensors', size: 10, lfs: { size: 3_000_000_000 } },
+          { type: 'file', path: 'model-00002-of-00002.safetensors', size: 10, lfs: { size: 1_000_000_000 } },
+          { type: 'file', path: 'consolidated.safetensors', size: 10, lfs: { size: 4_000_000_000 } },
+          { type: 'directory', path: 'original' },
+        ]);
+      }
+      if (req.url === '/org/big/resolve/main/config.json') return json(200, { ...CONFIG, torch_dtype: 'bfloat16' });
+      if (req.url === '/api/models/org/q-GGUF/tree/main?recursive=true') {
+        return json(200, [
+          { type: 'file', path: 'q-Q4_K_M.gguf', lfs: { size: 500_000_000 } },
+          { type: 'file', path: 'q-Q8_0.gguf', lfs: { size: 900_000_000 } },
+        ]);
+      }
+      if (req.url?.startsWith('/api/models/org/slow/')) return; // never answers
+      json(404, { error: 'Repository not found' });
+    });
+    await new Promise<void>((resolve) => hub.listen(0, '127.0.0.1', resolve));
+    const endpoint = `http://127.0.0.1:${(hub.address() as AddressInfo).port}`;
+    const access = (env: Record<string, string> = {}) => ({ env: { HF_ENDPOINT: endpoint, ...env }, timeoutMs: 500 });
+    try {
+      const big = await estimateMemory({ resolved: resolved('transformers', { model_id: 'org/big', model_format: 'pytorch', model_size_in_billions: 70 }), engineKwargs: {}, onGpu: true, cacheDir: dir, hub: access() });
+      // 4 GB of bf16 safetensors (the consolidated copy left out): 2e9 parameters, at 2 bytes on a GPU.
+      expect(big).toMatchObject({ basis: 'hub', weights: 4_000_000_000 });
+      expect(big.kv_cache).toBe(512 * 2 * 2 * 16 * 2 * 2);
+      const onCpu = await estimateMemory({ resolved: resolved('transformers', { model_id: 'org/big', model_format: 'pytorch', model_size_in_billions: 70 }), engineKwargs: {}, onGpu: false, cacheDir: dir, hub: access() });
+      expect(onCpu.weights).toBe(8_000_000_000);
+      const gguf = await estimateMemory({ resolved: resolved('llama_cpp', { model_id: 'org/q-GGUF', model_format: 'ggufv2', quantization: 'Q8_0', model_file_name_template: 'q-{quantization}.gguf', model_size_in_billions: 7 }), engineKwargs: {}, onGpu: false, cacheDir: dir, hub: access() });
+      expect(gguf).toMatchObject({ basis: 'hub', weights: 900_000_000 });
+      for (const [model, env] of [['org/slow', {}], ['org/missing', {}], ['org/big2', { HF_HUB_OFFLINE: '1' }]] as const) {
+        const fallback = await estimateMemory({ resolved: resolved('transformers', { model_id: model, model_format: 'pytorch', model_size_in_billions: 1 }), engineKwargs: {}, onGpu: true, cacheDir: dir, hub: access(env) });
+        expect(fallback, model).toMatchObject({ basis: 'catalog', weights: 2e9 });
+      }
+      expect(asked.some((u) => u.startsWith('/api/models/org/big2'))).toBe(false);
+    } finally {
+      hub.closeAllConnections();
+      await new Promise((resolve) => hub.close(resolve));
+    }
   });
 
   it('counts no weights for the simulator, whatever size it pretends to be', async () => {
