@@ -109,9 +109,9 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     // whoever reaches this address (docs/auth.md, "Turning it on").
     logger.warn({ host: config.host }, `hangar listens on ${config.host}, beyond this machine, with authentication off: anyone who can reach it may launch models and run code; pass --auth-config, create an admin user, or listen on 127.0.0.1`);
   }
-  if (config.restore) await supervisor.restore();
+  if (config.restore) await supervisor.saved.restore();
   // After the restore, so a model both restored and listed starts once.
-  supervisor.startAutostart();
+  supervisor.saved.startAutostart();
   local?.warmSpare();
 
   let closing: Promise<void> | null = null;

@@ -22,7 +22,8 @@ import type { InstanceStore } from './instance-store.js';
 import { clusterWorkers, type ClusterView, type ClusterWorker } from './cluster-workers.js';
 import { CallStream, callReplica, checkCallable, type CallResult, type CallTarget } from './replica-calls.js';
 import { LifecycleEvents, type ReplicaSnapshot } from './lifecycle-events.js';
-import { UnrestoredInstances, type UnrestoredInstance } from './unrestored-instances.js';
+import type { UnrestoredInstance } from './unrestored-instances.js';
+import { SavedModels } from './saved-models.js';
 import { checkLoraAdapters } from './lora-adapters.js';
 import type { DeviceUse, MemoryBudgets } from './memory-budget.js';
 import { MemoryAccounting } from './memory-accounting.js';
@@ -90,8 +91,8 @@ export class Supervisor {
   private readonly scaling: ReplicaScaling;
   /** Launches and restarts, for metrics. */
   readonly lifecycle = new LifecycleEvents();
-  /** Saved models being restored, or that could not be: kept in the saved state until they run or are terminated. */
-  private readonly unrestored = new UnrestoredInstances();
+  /** What outlives the process: the saved state, the models not restored yet, the autostart list. */
+  readonly saved: SavedModels;
   private readonly memory: MemoryAccounting;
   /** On-demand entries and the leases requests take on models (docs/on-demand.md). */
   readonly onDemand: OnDemandModels;
@@ -99,6 +100,17 @@ export class Supervisor {
   private readonly sleepMode: SleepMode;
 
   constructor(private readonly options: SupervisorOptions) {
+    this.saved = new SavedModels({
+      store: options.store,
+      autostart: options.autostart ?? null,
+      instance: (uid) => this.instances.get(uid),
+      instances: () => this.instances.values(),
+      launch: (request, authorize) => this.launch(request, true, authorize),
+      resolve: (request) => options.resolver.resolve(request),
+      gpuCount: options.gpuCount,
+      shuttingDown: () => this.shuttingDown,
+      logger: options.logger,
+    });
     this.recovery = new ReplicaRecovery(options.launcher, options.cacheDir, options.timings, options.logger, this.lifecycle);
     this.scaling = new ReplicaScaling({ ...options, recovery: this.recovery, persist: () => this.persist(), charge: (instance, gpus) => this.memory.chargeReplicas(instance, gpus) });
     this.sleepMode = new SleepMode({
@@ -284,7 +296,7 @@ export class Supervisor {
       for (const replica of instance.replicas) this.recovery.watch(instance, replica);
       instance.transition('READY', 'Model is ready');
       instance.lastUsedAt = Date.now();
-      this.unrestored.forget(instance.uid);
+      this.saved.unrestored.forget(instance.uid);
       report('ready');
       logger.info({ model_uid: instance.uid, replicas: instance.replicas.length }, 'model ready');
       await this.persist();
@@ -307,7 +319,7 @@ export class Supervisor {
   /** Terminate (contract §3): a launch in progress is cancelled first; resolves when every process is gone. */
   async terminate(uid: string): Promise<void> {
     // A saved model that never came back: terminating it is the user's word to forget it.
-    if (!this.instances.has(uid) && this.unrestored.forget(uid)) {
+    if (!this.instances.has(uid) && this.saved.unrestored.forget(uid)) {
       await this.persist();
       return;
     }
@@ -333,91 +345,14 @@ export class Supervisor {
     for (const replica of instance.replicas) if (replica.status === 'TERMINATING') replica.transition('TERMINATED');
     instance.transition('TERMINATED');
     this.instances.delete(uid);
-    this.unrestored.forget(uid);
+    this.saved.unrestored.forget(uid);
     this.lifecycle.terminated(uid);
     await this.persist();
   }
 
-  /**
-   * Saves the READY models, and the saved ones not back yet, as what should run after
-   * a restart. Not while shutting down: stopping the service must not erase what it
-   * will bring back.
-   */
-  private async persist(): Promise<void> {
-    if (this.shuttingDown || !this.options.store) return;
-    // A model loaded on demand is loaded again by the next request that names it.
-    const running = [...this.instances.values()].filter((i) => i.state === 'READY' && !i.onDemand);
-    const saved = running.map((i) => ({ uid: i.uid, request: asRunning(i) }));
-    for (const { uid, request } of this.unrestored.list()) if (!running.some((i) => i.uid === uid)) saved.push({ uid, request });
-    await this.options.store.save(saved);
-  }
-
-  /**
-   * Relaunches what was running before the last stop (each in the background, with
-   * progress as usual). One that fails stays saved and listed in ERROR (UnrestoredInstances).
-   */
-  async restore(): Promise<number> {
-    const saved = (await this.options.store?.load()) ?? [];
-    for (const { uid, request } of saved) this.unrestored.keep(uid, request, 'being restored');
-    for (const { uid, request } of saved) void this.restoreOne(uid, request);
-    if (saved.length > 0) this.options.logger.info({ models: saved.map((s) => s.uid) }, `restoring ${saved.length} model(s)`);
-    return saved.length;
-  }
-
-  private async restoreOne(uid: string, request: LaunchRequest): Promise<void> {
-    try {
-      await this.launch({ ...request, model_uid: uid }, true);
-    } catch (err) {
-      const reason = `could not restore model ${uid}: ${(err as Error).message}`;
-      // Terminated meanwhile: the user chose to forget it.
-      if (!this.unrestored.get(uid)) return;
-      this.unrestored.keep(uid, request, reason);
-      this.options.logger.error({ model_uid: uid, err }, `${reason}; it stays saved, to restore once repaired (POST /v1/models/${uid}/restore)`);
-    }
-  }
-
-  /**
-   * `POST /v1/models/{uid}/restore`: launches a saved model that did not come back, as
-   * it was saved; resolves when it is READY. A failure keeps it saved, with the new reason.
-   */
-  async restoreSaved(uid: string, authorize?: (risks: string[]) => void): Promise<string> {
-    const entry = this.unrestored.get(uid);
-    if (!entry) {
-      if (this.instances.get(uid)?.isActive) return uid;
-      throw new HangarError('model_not_found', [uid], { param: 'model_uid' });
-    }
-    try {
-      return await this.launch({ ...entry.request, model_uid: uid }, true, authorize);
-    } catch (err) {
-      if (this.unrestored.get(uid)) this.unrestored.keep(uid, entry.request, `could not restore model ${uid}: ${(err as Error).message}`);
-      throw err;
-    }
-  }
-
-  /** Saved models not running now (restore failed or still going), with no record in the table unless it is in ERROR. */
-  listUnrestored(options: { includeErrorRecords: boolean }): UnrestoredInstance[] {
-    return this.unrestored.list().filter((e) => {
-      const instance = this.instances.get(e.uid);
-      if (!instance) return true;
-      return options.includeErrorRecords && instance.state === 'ERROR';
-    });
-  }
-
-  /** The autostart list (docs/requests.md, "Autostart"). */
-  autostartEntries(): StoredInstance[] {
-    return this.options.autostart?.list() ?? [];
-  }
-
-  /** Adds (or replaces) a launch to run at every start, checked now as a launch would be; answers its uid. */
-  async addAutostart(request: LaunchRequest, authorize?: (risks: string[]) => void): Promise<string> {
-    if (!this.options.autostart) throw new HangarError('invalid_field', ['this server keeps no autostart list'], { param: null });
-    if (request.model_uid !== undefined) validateModelUid(request.model_uid);
-    // Checked now: the list is launched later with no caller to ask.
-    authorize?.(launchCodeRisks(this.options.resolver.resolve(request), request));
-    allocateGpus(request, this.options.gpuCount);
-    const uid = request.model_uid ?? request.model_name;
-    await this.options.autostart.put(uid, withAbsoluteModelPath(request));
-    return uid;
+  /** Saves what runs now, as what a restart brings back (saved-models.ts). */
+  private persist(): Promise<void> {
+    return this.saved.persist();
   }
 
   /**
@@ -433,24 +368,6 @@ export class Supervisor {
     if (running?.isActive && !running.onDemand) throw new HangarError('model_uid_conflict', [uid], { param: 'model_uid' });
     await this.onDemand.put(uid, withAbsoluteModelPath({ ...request, model_uid: uid }));
     return uid;
-  }
-
-  async removeAutostart(uid: string): Promise<void> {
-    if (!(await this.options.autostart?.remove(uid))) throw new HangarError('autostart_not_found', [uid], { param: 'model_uid' });
-  }
-
-  /** Launches every autostart model not already running (in the background, as restore does). */
-  startAutostart(): number {
-    let started = 0;
-    for (const { uid, request } of this.autostartEntries()) {
-      if (this.instances.get(uid)?.isActive) continue;
-      started++;
-      this.launch({ ...request, model_uid: uid }, false).catch((err: unknown) => {
-        this.options.logger.error({ model_uid: uid, err }, `could not autostart model ${uid}: ${(err as Error).message}`);
-      });
-    }
-    if (started > 0) this.options.logger.info({ models: started }, `autostarting ${started} model(s)`);
-    return started;
   }
 
   /** Cancel a launch in progress (contract §3); the instance ends in ERROR. A finished launch is left alone. */
@@ -513,14 +430,14 @@ export class Supervisor {
       // A failed launch's ERROR record needs nothing; a failed restore's is in `unrestored`.
       if (i.isActive && i.resolved.modelType === type && i.resolved.modelName === name) uids.add(i.uid);
     }
-    for (const e of this.unrestored.list()) if (e.request.model_type === type && e.request.model_name === name) uids.add(e.uid);
-    for (const e of this.autostartEntries()) if (e.request.model_type === type && e.request.model_name === name) uids.add(`${e.uid} (autostart)`);
+    for (const e of this.saved.unrestored.list()) if (e.request.model_type === type && e.request.model_name === name) uids.add(e.uid);
+    for (const e of this.saved.autostartEntries()) if (e.request.model_type === type && e.request.model_name === name) uids.add(`${e.uid} (autostart)`);
     return [...uids].sort();
   }
 
   /** A saved model that is not running and has no record (its restore could not even begin), or undefined. */
   unrestoredOnly(uid: string): UnrestoredInstance | undefined {
-    return this.instances.has(uid) ? undefined : this.unrestored.get(uid);
+    return this.instances.has(uid) ? undefined : this.saved.unrestored.get(uid);
   }
 
   /** The instance of a uid, or 404. */
@@ -572,12 +489,4 @@ export class Supervisor {
 export interface LaunchHow {
   onDemand?: boolean;
   events?: EventLog;
-}
-
-/** The launch request that brings an instance back as it runs now: its replicas may have been added or removed. */
-function asRunning(instance: ModelInstance): LaunchRequest {
-  const replicas = instance.replicas.filter((r) => r.status !== 'TERMINATED');
-  const request: LaunchRequest = { ...instance.request, replica: Math.max(1, replicas.length) };
-  if (instance.request.gpu_idx !== undefined) request.gpu_idx = replicas.flatMap((r) => r.gpuIndexes);
-  return request;
 }

@@ -15,16 +15,16 @@ export const autostartRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = a
   const tags = ['models'];
 
   app.get('/v1/autostart/models', { ...needs('models:list'), schema: { tags } }, async () => ({
-    list: supervisor.autostartEntries().map(({ uid, request }) => ({ ...request, model_uid: uid, envs: request.envs ? Object.fromEntries(Object.keys(request.envs).map((k) => [k, '[redacted]'])) : undefined })),
+    list: supervisor.saved.autostartEntries().map(({ uid, request }) => ({ ...request, model_uid: uid, envs: request.envs ? Object.fromEntries(Object.keys(request.envs).map((k) => [k, '[redacted]'])) : undefined })),
   }));
 
   // The body of POST /v1/models; checked as a launch is, then kept (launched at the next start, not now).
   app.post('/v1/autostart/models', { ...needs('models:start'), schema: { body: launchBody, tags } }, async (request) => ({
-    model_uid: await supervisor.addAutostart(toLaunchRequest(request.body), codePower(request, 'model.autostart.code', request.body.model_uid ?? request.body.model_name)),
+    model_uid: await supervisor.saved.addAutostart(toLaunchRequest(request.body), codePower(request, 'model.autostart.code', request.body.model_uid ?? request.body.model_name)),
   }));
 
   app.delete('/v1/autostart/models', { ...needs('models:stop'), schema: { querystring: uidQuery, tags } }, async (request) => {
-    await supervisor.removeAutostart(request.query.model_uid);
+    await supervisor.saved.removeAutostart(request.query.model_uid);
     return { result: true };
   });
 };

@@ -34,7 +34,7 @@ export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async
         const described = i.describe();
         return [described, ...adapterItems(described)];
       }),
-      ...supervisor.listUnrestored({ includeErrorRecords: true }).map(describeUnrestored),
+      ...supervisor.saved.listUnrestored({ includeErrorRecords: true }).map(describeUnrestored),
       // On-demand entries not loaded now: available, loaded by the first request that names them.
       ...supervisor.onDemandUnloaded().map(describeOnDemand),
     ],
@@ -43,7 +43,7 @@ export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async
   // Registered before /v1/models/:model_uid; find-my-way prefers the static segment anyway.
   app.get('/v1/models/instances', { ...needs('models:list'), schema: { querystring: instancesQuery, tags: ['models'] } }, async (request) => {
     const { model_uid: uid, model_name: name } = request.query;
-    const saved = supervisor
+    const saved = supervisor.saved
       .listUnrestored({ includeErrorRecords: false })
       .filter((e) => (uid ? e.uid === uid : name ? e.request.model_name === name : true));
     return [...supervisor.listInstances(request.query).map((i) => i.toInstanceRecord()), ...saved.map(unrestoredInstanceRecord)];
@@ -61,7 +61,7 @@ export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async
   // A saved model whose restore failed (docs/requests.md, "Restore after a restart"), once repaired.
   app.post('/v1/models/:model_uid/restore', { ...needs('models:start'), schema: { params: uidParams, tags: ['models'] } }, async (request) => {
     const uid = request.params.model_uid;
-    return { model_uid: await supervisor.restoreSaved(uid, codePower(request, 'model.launch.code', uid)) };
+    return { model_uid: await supervisor.saved.restoreSaved(uid, codePower(request, 'model.launch.code', uid)) };
   });
 
   app.delete('/v1/models/:model_uid', { ...needs('models:stop'), schema: { params: uidParams, tags: ['models'] } }, async (request) => {

@@ -1,0 +1,143 @@
+import { HangarError } from '../errors/hangar-error.js';
+import type { Logger } from '../logging/logger.js';
+import { launchCodeRisks, type ResolvedModel } from '../registry/index.js';
+import { allocateGpus } from './gpu-allocation.js';
+import type { InstanceStore, StoredInstance } from './instance-store.js';
+import { withAbsoluteModelPath, type LaunchRequest } from './launch-request.js';
+import type { ModelInstance } from './model-instance.js';
+import { validateModelUid } from './model-uid.js';
+import type { SavedLaunches } from './saved-launches.js';
+import { UnrestoredInstances, type UnrestoredInstance } from './unrestored-instances.js';
+
+export interface SavedModelsParts {
+  /** Where what should be running is kept across restarts; null keeps nothing. */
+  store: InstanceStore | null;
+  /** Models launched at every start (`/v1/autostart/models`); null: none. */
+  autostart: SavedLaunches | null;
+  /** The instance table. */
+  instance: (uid: string) => ModelInstance | undefined;
+  instances: () => Iterable<ModelInstance>;
+  /** The supervisor's launch: resolves when READY. */
+  launch: (request: LaunchRequest, authorize?: (risks: string[]) => void) => Promise<string>;
+  resolve: (request: LaunchRequest) => ResolvedModel;
+  gpuCount: number;
+  shuttingDown: () => boolean;
+  logger: Logger;
+}
+
+/**
+ * What outlives the process (docs/requests.md, "Saved state" and "Autostart"): the
+ * models running now, saved as what a restart brings back; the saved ones that have
+ * not come back (UnrestoredInstances); and the autostart list.
+ */
+export class SavedModels {
+  /** Saved models being restored, or that could not be: kept in the saved state until they run or are terminated. */
+  readonly unrestored = new UnrestoredInstances();
+
+  constructor(private readonly parts: SavedModelsParts) {}
+
+  /**
+   * Saves the READY models, and the saved ones not back yet, as what should run after
+   * a restart. Not while shutting down: stopping the service must not erase what it
+   * will bring back.
+   */
+  async persist(): Promise<void> {
+    if (this.parts.shuttingDown() || !this.parts.store) return;
+    // A model loaded on demand is loaded again by the next request that names it.
+    const running = [...this.parts.instances()].filter((i) => i.state === 'READY' && !i.onDemand);
+    const saved = running.map((i) => ({ uid: i.uid, request: asRunning(i) }));
+    for (const { uid, request } of this.unrestored.list()) if (!running.some((i) => i.uid === uid)) saved.push({ uid, request });
+    await this.parts.store.save(saved);
+  }
+
+  /**
+   * Relaunches what was running before the last stop (each in the background, with
+   * progress as usual). One that fails stays saved and listed in ERROR (UnrestoredInstances).
+   */
+  async restore(): Promise<number> {
+    const saved = (await this.parts.store?.load()) ?? [];
+    for (const { uid, request } of saved) this.unrestored.keep(uid, request, 'being restored');
+    for (const { uid, request } of saved) void this.restoreOne(uid, request);
+    if (saved.length > 0) this.parts.logger.info({ models: saved.map((s) => s.uid) }, `restoring ${saved.length} model(s)`);
+    return saved.length;
+  }
+
+  private async restoreOne(uid: string, request: LaunchRequest): Promise<void> {
+    try {
+      await this.parts.launch({ ...request, model_uid: uid });
+    } catch (err) {
+      const reason = `could not restore model ${uid}: ${(err as Error).message}`;
+      // Terminated meanwhile: the user chose to forget it.
+      if (!this.unrestored.get(uid)) return;
+      this.unrestored.keep(uid, request, reason);
+      this.parts.logger.error({ model_uid: uid, err }, `${reason}; it stays saved, to restore once repaired (POST /v1/models/${uid}/restore)`);
+    }
+  }
+
+  /**
+   * `POST /v1/models/{uid}/restore`: launches a saved model that did not come back, as
+   * it was saved; resolves when it is READY. A failure keeps it saved, with the new reason.
+   */
+  async restoreSaved(uid: string, authorize?: (risks: string[]) => void): Promise<string> {
+    const entry = this.unrestored.get(uid);
+    if (!entry) {
+      if (this.parts.instance(uid)?.isActive) return uid;
+      throw new HangarError('model_not_found', [uid], { param: 'model_uid' });
+    }
+    try {
+      return await this.parts.launch({ ...entry.request, model_uid: uid }, authorize);
+    } catch (err) {
+      if (this.unrestored.get(uid)) this.unrestored.keep(uid, entry.request, `could not restore model ${uid}: ${(err as Error).message}`);
+      throw err;
+    }
+  }
+
+  /** Saved models not running now (restore failed or still going), with no record in the table unless it is in ERROR. */
+  listUnrestored(options: { includeErrorRecords: boolean }): UnrestoredInstance[] {
+    return this.unrestored.list().filter((e) => {
+      const instance = this.parts.instance(e.uid);
+      if (!instance) return true;
+      return options.includeErrorRecords && instance.state === 'ERROR';
+    });
+  }
+
+  autostartEntries(): StoredInstance[] {
+    return this.parts.autostart?.list() ?? [];
+  }
+
+  async addAutostart(request: LaunchRequest, authorize?: (risks: string[]) => void): Promise<string> {
+    if (!this.parts.autostart) throw new HangarError('invalid_field', ['this server keeps no autostart list'], { param: null });
+    if (request.model_uid !== undefined) validateModelUid(request.model_uid);
+    // Checked now: the list is launched later with no caller to ask.
+    authorize?.(launchCodeRisks(this.parts.resolve(request), request));
+    allocateGpus(request, this.parts.gpuCount);
+    const uid = request.model_uid ?? request.model_name;
+    await this.parts.autostart.put(uid, withAbsoluteModelPath(request));
+    return uid;
+  }
+
+  async removeAutostart(uid: string): Promise<void> {
+    if (!(await this.parts.autostart?.remove(uid))) throw new HangarError('autostart_not_found', [uid], { param: 'model_uid' });
+  }
+
+  startAutostart(): number {
+    let started = 0;
+    for (const { uid, request } of this.autostartEntries()) {
+      if (this.parts.instance(uid)?.isActive) continue;
+      started++;
+      this.parts.launch({ ...request, model_uid: uid }).catch((err: unknown) => {
+        this.parts.logger.error({ model_uid: uid, err }, `could not autostart model ${uid}: ${(err as Error).message}`);
+      });
+    }
+    if (started > 0) this.parts.logger.info({ models: started }, `autostarting ${started} model(s)`);
+    return started;
+  }
+}
+
+/** The launch request that brings an instance back as it runs now: its replicas may have been added or removed. */
+function asRunning(instance: ModelInstance): LaunchRequest {
+  const replicas = instance.replicas.filter((r) => r.status !== 'TERMINATED');
+  const request: LaunchRequest = { ...instance.request, replica: Math.max(1, replicas.length) };
+  if (instance.request.gpu_idx !== undefined) request.gpu_idx = replicas.flatMap((r) => r.gpuIndexes);
+  return request;
+}
