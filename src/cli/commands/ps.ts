@@ -14,7 +14,7 @@ interface Device {
 
 /**
  * `hangar ps` (Ollama's): what is loaded and what it holds. Each model with its
- * state, the memory estimated for it and measured in its runtimes, its keep_alive and
+ * state (ASLEEP: a vLLM model put to sleep to make room), the memory estimated for it and measured in its runtimes, its keep_alive and
  * how long it has been idle; on-demand entries not loaded as UNLOADED; then each
  * device's budget (docs/on-demand.md).
  */
@@ -30,7 +30,7 @@ export function psCommand(): Command {
           m.id,
           m.model_name,
           m.model_engine,
-          m.status ?? 'READY',
+          m.sleeping ? 'ASLEEP' : (m.status ?? 'READY'),
           m.on_demand ? 'on demand' : 'by hand',
           typeof m.memory_estimate === 'number' ? size(m.memory_estimate * (m.replica ?? 1)) : '',
           measured > 0 ? size(measured) : '',

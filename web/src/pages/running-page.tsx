@@ -27,6 +27,8 @@ interface Described {
   replica_memory?: Array<{ rss_bytes: number | null; gpu_memory_bytes: number | null }>;
   idle_seconds?: number;
   on_demand?: boolean;
+  /** vLLM sleep mode: put to sleep to make room, woken by its next request. */
+  sleeping?: boolean;
   keep_alive?: number;
   status?: string;
 }
@@ -142,6 +144,7 @@ export function RunningPage({ type }: { type: ModelType | null }) {
                     <td>
                       <span className={`status ${i.status.toLowerCase()}`}>{i.status}</span>
                       {memoryOf.get(i.model_uid)?.on_demand && <span className="muted"> on demand</span>}
+                      {memoryOf.get(i.model_uid)?.sleeping && <span className="muted"> asleep</span>}
                     </td>
                     <td className="memory">{memoryText(memoryOf.get(i.model_uid))}</td>
                     <td>{i.status === 'READY' ? idleText(memoryOf.get(i.model_uid)?.idle_seconds) : '—'}</td>
