@@ -36,6 +36,8 @@ export class ModelInstance {
   launched: Promise<void> = Promise.resolve();
   /** Settles when the memory budgets have admitted the launch; rejects with its refusal. */
   admitted: Promise<void> = Promise.resolve();
+  /** While asleep: its charge when awake, admitted again when it wakes (sleep-mode.ts). */
+  awakeCharge: MemoryCharge | null = null;
   /** A sleep or a wake in progress (sleep-mode.ts); requests wait for it. */
   sleepChange: Promise<unknown> | null = null;
   /** Set by the first terminate; later ones wait for it. */

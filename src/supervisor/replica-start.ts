@@ -19,8 +19,13 @@ export async function startReplica(launcher: RuntimeLauncher, instance: ModelIns
     },
   });
   replica.runtime = runtime;
-  // A new runtime (a restart after a death, say) starts with its weights loaded.
+  // A new runtime (a restart after a death, say) starts with its weights loaded: a
+  // sleeping model whose last sleeper came back this way holds its awake charge again.
   replica.asleep = false;
+  if (instance.awakeCharge !== null && !instance.asleep) {
+    instance.charge = instance.awakeCharge;
+    instance.awakeCharge = null;
+  }
   replica.progress = 1;
   replica.transition('READY');
   return runtime;

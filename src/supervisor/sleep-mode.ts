@@ -22,9 +22,6 @@ export interface SleepModeParts {
  * only for models started with sleep mode (the runtime says `sleep_mode` in READY).
  */
 export class SleepMode {
-  /** A sleeping model's charge when awake, to admit again when it wakes. */
-  private readonly awakeCharges = new WeakMap<ModelInstance, MemoryCharge>();
-
   constructor(private readonly parts: SleepModeParts) {}
 
   /** An awake, idle-able vLLM model started with sleep mode, on GPUs, every replica serving. */
@@ -63,7 +60,7 @@ export class SleepMode {
     const asleep = this.asleepCharge(instance);
     for (const replica of instance.replicas) replica.asleep = true;
     const started = performance.now();
-    const change = Promise.all(instance.replicas.map((r) => r.runtime!.call('sleep', [], { level: 1 })));
+    const change = Promise.all(instance.replicas.map((r) => r.runtime!.call('sleep', [], { level: 1 }, { signal: callSignal(instance) })));
     instance.sleepChange = change;
     try {
       await change;
@@ -75,7 +72,7 @@ export class SleepMode {
     } finally {
       instance.sleepChange = null;
     }
-    this.awakeCharges.set(instance, awake);
+    instance.awakeCharge = awake;
     instance.charge = asleep;
     const seconds = (performance.now() - started) / 1000;
     instance.events.add('INFO', `Put to sleep to make room for ${forUid} (vLLM sleep mode level 1: ${sizeText(asleep.host - awake.host)} of weights moved to host memory in ${seconds.toFixed(2)} s)`);
@@ -104,10 +101,10 @@ export class SleepMode {
 
   private async wakeNow(instance: ModelInstance): Promise<void> {
     const started = performance.now();
-    const awake = this.awakeCharges.get(instance) ?? instance.charge ?? { host: 0, gpus: {} };
+    const awake = instance.awakeCharge ?? instance.charge ?? { host: 0, gpus: {} };
     await this.parts.admit(instance, awake);
     try {
-      await Promise.all(instance.replicas.filter((r) => r.asleep).map((r) => r.runtime!.call('wake_up', [], {})));
+      await Promise.all(instance.replicas.filter((r) => r.asleep).map((r) => r.runtime!.call('wake_up', [], {}, { signal: callSignal(instance) })));
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       this.report(instance, 'failed', started);
@@ -116,7 +113,7 @@ export class SleepMode {
       throw new HangarError('runtime_unavailable', [instance.uid, `it could not be woken from sleep: ${why}`], { cause: err });
     }
     for (const replica of instance.replicas) replica.asleep = false;
-    this.awakeCharges.delete(instance);
+    instance.awakeCharge = null;
     const seconds = this.report(instance, 'ready', started);
     instance.events.add('INFO', `Woken from sleep in ${seconds.toFixed(2)} s`);
     this.parts.logger.info({ model_uid: instance.uid, seconds }, `model ${instance.uid} woken from sleep`);
@@ -128,3 +125,14 @@ export class SleepMode {
     return seconds;
   }
 }
+
+/**
+ * A sleep or wake ends with the model, or after a while: the admission that asked for a
+ * sleep waits for it, and must not wait forever on a runtime that hangs (the runtime
+ * gives vLLM 300 s).
+ */
+function callSignal(instance: ModelInstance): AbortSignal {
+  return AbortSignal.any([instance.lifetime.signal, AbortSignal.timeout(SLEEP_CALL_MS)]);
+}
+
+const SLEEP_CALL_MS = 310_000;
