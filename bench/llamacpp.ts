@@ -7,12 +7,17 @@
  *  3. 8 concurrent streams against the floor's 8 sequences of one context: >= 0.9;
  *  4. the llama.cpp engine against the Transformers engine on the same weights;
  *  5. the runtimes' resident memory;
- *  6. the thread count: the floor with 1 and 2 threads, and the engine's default.
+ *  6. the thread count: the floor with 1 and 2 threads, and the engine's default;
+ *  7. llama.cpp's own server (issue 39) on the same file, same client, same request,
+ *     each side at its best of 1 and 2 threads: single stream and 8 concurrent
+ *     streams (targets >= 0.95), and time to first text (target: no worse).
+ *     `--only-llama-server` runs just this part.
  * Figures go to bench/results/llamacpp.json and docs/performance.md.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { llamaServerBinary, startLlamaServer } from './lib/llama-server.js';
 import { report, writeResults } from './lib/report.js';
 import { readSse } from './lib/sse.js';
 import { client, makeHome, removeHome, repoRoot, startServer, venvPython } from './lib/server.js';
@@ -60,7 +65,8 @@ async function main(): Promise<void> {
     if (registered.status !== 200) throw new Error(`registration failed: ${registered.text}`);
     const url = `${server.url}/v1/completions`;
     const body = (uid: string, maxTokens: number, prompt = PROMPT) => ({ model: uid, prompt, max_tokens: maxTokens, temperature: 0, ignore_eos: true, stream: true, stream_options: { include_usage: true } });
-    const tokensOf = (run: Awaited<ReturnType<typeof readSse>>) => run.events.find((e) => e.usage)?.usage.completion_tokens as number;
+    // llama-server may send no usage: with ignore_eos every request generates its max_tokens.
+    const tokensOf = (run: Awaited<ReturnType<typeof readSse>>, maxTokens = MAX_TOKENS) => (run.events.find((e) => e.usage)?.usage.completion_tokens as number | undefined) ?? maxTokens;
 
     async function launch(uid: string, fields: Record<string, unknown>): Promise<{ pid: number; threads: number | null }> {
       const res = await api.post('/v1/models', { model_name: 'bench-gguf', model_uid: uid, ...fields });
@@ -71,29 +77,73 @@ async function main(): Promise<void> {
       return { pid, threads: Number.isFinite(count) ? count : null };
     }
 
-    async function streamRate(uid: string): Promise<number> {
+    async function streamRate(uid: string, at = url): Promise<number> {
       let best = 0;
       for (let i = 0; i <= REPEATS; i++) {
-        const run = await readSse(url, body(uid, MAX_TOKENS));
+        const run = await readSse(at, body(uid, MAX_TOKENS));
         if (i > 0) best = Math.max(best, tokensOf(run) / ((run.endedAt - run.startedAt) / 1000));
       }
       return best;
     }
 
-    async function firstText(uid: string): Promise<number> {
+    async function firstText(uid: string, at = url): Promise<number> {
       const times: number[] = [];
       for (let i = 0; i < TTFT_WARMUP + TTFT_RUNS; i++) {
         await new Promise((resolve) => setTimeout(resolve, GAP_MS));
-        const run = await readSse(url, body(uid, 8));
+        const run = await readSse(at, body(uid, 8));
         if (i >= TTFT_WARMUP && run.firstTextAt > 0) times.push(run.firstTextAt - run.startedAt);
       }
       return median(times);
     }
 
-    async function concurrentRate(uid: string): Promise<number> {
-      const started = performance.now();
-      const runs = await Promise.all(Array.from({ length: 8 }, (_, i) => readSse(url, body(uid, 64, `${PROMPT}, number ${i}`))));
-      return runs.reduce((sum, r) => sum + tokensOf(r), 0) / ((performance.now() - started) / 1000);
+    async function concurrentRate(uid: string, at = url): Promise<number> {
+      // One warm-up round: each slot's prompt is then in its cache, on both sides.
+      for (let round = 0; round < 2; round++) {
+        const started = performance.now();
+        const runs = await Promise.all(Array.from({ length: 8 }, (_, i) => readSse(at, body(uid, 64, `${PROMPT}, number ${i}`))));
+        if (round === 1) return runs.reduce((sum, r) => sum + tokensOf(r, 64), 0) / ((performance.now() - started) / 1000);
+      }
+      return 0;
+    }
+
+    /** Item 7: Hangar's llama.cpp engine against llama-server, each at its best thread count. */
+    async function againstLlamaServer(): Promise<void> {
+      const binary = llamaServerBinary();
+      const ours = { stream: 0, concurrent: 0, ttft: Infinity, threads: 0 };
+      const theirs = { stream: 0, concurrent: 0, ttft: Infinity, threads: 0 };
+      for (const threads of [1, 2]) {
+        await launch(`q8t${threads}`, { model_engine: 'llama.cpp', quantization: 'q8_0', n_threads: threads });
+        const stream = await streamRate(`q8t${threads}`);
+        const concurrent = await concurrentRate(`q8t${threads}`);
+        const ttft = await firstText(`q8t${threads}`);
+        await api.delete(`/v1/models/q8t${threads}`);
+        console.log(`Hangar, ${threads} thread(s): ${stream.toFixed(0)} tok/s one stream, ${concurrent.toFixed(0)} tok/s 8 streams, first text ${ttft.toFixed(1)} ms`);
+        if (stream > ours.stream) Object.assign(ours, { stream, threads });
+        ours.concurrent = Math.max(ours.concurrent, concurrent);
+        ours.ttft = Math.min(ours.ttft, ttft);
+        const baseline = await startLlamaServer(binary, model.files.q8_0, { threads, parallel: 8, contextPerSlot: 512 });
+        try {
+          const at = `${baseline.url}/v1/completions`;
+          const theirStream = await streamRate('bench-gguf', at);
+          const theirConcurrent = await concurrentRate('bench-gguf', at);
+          const theirTtft = await firstText('bench-gguf', at);
+          console.log(`llama-server, ${threads} thread(s): ${theirStream.toFixed(0)} tok/s one stream, ${theirConcurrent.toFixed(0)} tok/s 8 streams, first text ${theirTtft.toFixed(1)} ms`);
+          if (theirStream > theirs.stream) Object.assign(theirs, { stream: theirStream, threads });
+          theirs.concurrent = Math.max(theirs.concurrent, theirConcurrent);
+          theirs.ttft = Math.min(theirs.ttft, theirTtft);
+        } finally {
+          await baseline.stop();
+        }
+      }
+      report(`llamacpp_vs_llama_server_stream_tokens_per_s (Q8_0, best threads: ours ${ours.threads}, theirs ${theirs.threads})`, ours.stream, theirs.stream, 'tok/s', { target: '>= 0.95' });
+      report('llamacpp_vs_llama_server_8_concurrent_tokens_per_s (Q8_0, best of 1 and 2 threads each)', ours.concurrent, theirs.concurrent, 'tok/s', { target: '>= 0.95' });
+      report('llamacpp_vs_llama_server_ttft_ms (Q8_0, best of 1 and 2 threads each)', ours.ttft, theirs.ttft, 'ms', { lowerIsBetter: true, target: '<= baseline' });
+    }
+
+    if (process.argv.includes('--only-llama-server')) {
+      await againstLlamaServer();
+      await writeResults('llamacpp-llama-server');
+      return;
     }
 
     // The engine's own thread choice (docs/runtime-protocol.md, "llama_cpp": CPU threads).
@@ -133,6 +183,7 @@ async function main(): Promise<void> {
     await launch('q8other', { model_engine: 'llama.cpp', quantization: 'q8_0', n_threads: other });
     report(`llamacpp_threads_served (Q8_0: ${threads} thread(s), the default here, vs n_threads ${other})`, q8Rate, await streamRate('q8other'), 'tok/s');
     await api.delete('/v1/models/q8other');
+    await againstLlamaServer();
   } finally {
     await server.stop();
     await removeHome(server.home);

@@ -1,0 +1,65 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { repoRoot } from './server.js';
+
+/**
+ * llama.cpp's own server as a benchmark baseline (issue 39): the binary
+ * scripts/build-llama-server.mjs builds from the source node-llama-cpp bundles (built
+ * here on first use: several minutes), started on a GGUF file with a thread count and
+ * as many slots as Hangar's engine has sequences, on a loopback port. Its
+ * `/v1/completions` answers the same OpenAI-style request as Hangar's.
+ */
+export interface LlamaServer {
+  url: string;
+  stop(): Promise<void>;
+}
+
+export function llamaServerBinary(): string {
+  const out = execFileSync(process.execPath, [path.join(repoRoot, 'scripts', 'build-llama-server.mjs')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 3_600_000 });
+  return out.trim().split('\n').pop()!;
+}
+
+export async function startLlamaServer(binary: string, file: string, options: { threads: number; parallel: number; contextPerSlot: number }): Promise<LlamaServer> {
+  const port = await freePort();
+  const child = spawn(
+    binary,
+    ['-m', file, '--host', '127.0.0.1', '--port', String(port), '-t', String(options.threads), '-tb', String(options.threads), '-np', String(options.parallel), '-c', String(options.contextPerSlot * options.parallel), '--no-webui', '--log-disable'],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr!.on('data', (part: Buffer) => (stderr = (stderr + part.toString()).slice(-4000)));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`llama-server exited with ${child.exitCode}: ${stderr}`);
+    const health = await fetch(`${url}/health`).catch(() => null);
+    if (health?.ok) break;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`llama-server did not become healthy in 120 s: ${stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return { url, stop: () => stop(child) };
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const port = (probe.address() as { port: number }).port;
+      probe.close(() => resolve(port));
+    });
+  });
+}
