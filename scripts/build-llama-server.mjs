@@ -4,11 +4,11 @@
 // release and build variant, into a cache outside the checkout:
 //   ${XDG_CACHE_HOME:-~/.cache}/hangar/llama-server/<release>-<variant>-<recipe hash>/llama-server
 // Prints that path. A second run finds it and builds nothing. Needs git, CMake and a
-// C++17 compiler (scripts/system-packages.txt); with nvcc on the PATH (the CUDA image)
-// it builds the CUDA variant. Used by bench/llamacpp.ts as the baseline to match
+// C++17 compiler (scripts/system-packages.txt); `--cuda` builds the CUDA variant (nvcc
+// and the CUDA libraries, as in the CUDA image). Used by bench/llamacpp.ts as the baseline to match
 // (issue 39; docs/decisions.md, "llama.cpp: llama-server as the engine process").
 //
-//   node scripts/build-llama-server.mjs [--print-path] [--jobs N]
+//   node scripts/build-llama-server.mjs [--print-path] [--jobs N] [--cuda]
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,10 +20,11 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const llamaDir = path.join(root, 'node_modules', 'node-llama-cpp', 'llama');
 
 /**
- * Our one change to llama.cpp: its server parses every answer with the model's chat
- * format and answers 500 when the text does not follow it ("The model produced output
- * that does not match the expected ... format"). Hangar parses tool calls and
- * reasoning itself, from the raw text, so the text is given back as content instead.
+ * Our changes to llama.cpp's server, each applied to exactly one place or the build
+ * stops. First: it parses every answer with the model's chat format and answers 500
+ * when the text does not follow it ("The model produced output that does not match
+ * the expected ... format"). Hangar parses tool calls and reasoning itself, from the
+ * raw text, so the text is given back as content instead.
  */
 const PATCHES = [
   {
@@ -31,9 +32,23 @@ const PATCHES = [
     find: 'throw std::runtime_error(std::string("The model produced output that does not match the expected ") + common_chat_format_name(params.format) + " format");',
     replace: '{ common_chat_msg raw; raw.role = "assistant"; raw.content = effective_input; return raw; } // hangar: raw text, parsed by the runtime',
   },
+  {
+    // A streamed token whose text ends inside a UTF-8 character was not sent at all (its
+    // text goes out with a later one), so a client that reads token ids lost it: the
+    // runtime decodes the ids itself and must see every one.
+    file: 'tools/server/server-context.cpp',
+    find: '        if (incomplete) {\n            slot.has_next_token = true;\n        }',
+    replace:
+      '        if (incomplete) {\n            slot.has_next_token = true;\n' +
+      '            // hangar: the token goes out now, with no text yet (the runtime decodes the ids)\n' +
+      '            result.text_to_send = "";\n            slot.add_token(result);\n' +
+      '            if (slot.task->params.stream) {\n                send_partial_response(slot, result, false);\n            }\n        }',
+  },
 ];
 
-const cuda = spawnSync('nvcc', ['--version']).status === 0;
+// CUDA only when asked (the CUDA image's build passes --cuda): a host may have nvcc without
+// the CUDA libraries, or no GPU at all.
+const cuda = process.argv.includes('--cuda');
 const variant = cuda ? 'cuda' : 'cpu';
 const cmakeFlags = [
   '-DCMAKE_BUILD_TYPE=Release',

@@ -62,7 +62,7 @@ export class Generation {
 
   constructor(
     private readonly model: LlamaModel,
-    private readonly request: GenerationRequest,
+    readonly request: GenerationRequest,
     private readonly sink: ChunkSink,
   ) {
     this.detok = new Detokenizer(model, request.promptIds);
@@ -77,28 +77,32 @@ export class Generation {
     const { config, promptIds } = this.request;
     const input = await reuseCachedPrefix(sequence, promptIds);
     const options = this.evaluateOptions();
-    const wantsLogprobs = config.topLogprobs !== null;
-    const steps = wantsLogprobs
-      ? sequence.evaluateWithMetadata(input, { probabilities: true }, options)
-      : sequence.evaluate(input, options);
-    let reason: 'stop' | 'length' = 'stop';
+    const steps = config.topLogprobs !== null ? sequence.evaluateWithMetadata(input, { probabilities: true }, options) : sequence.evaluate(input, options);
+    return this.consume(steps, signal);
+  }
+
+  /**
+   * Takes tokens (with their candidates' probabilities when log-probabilities were
+   * asked for) from any source, node-llama-cpp's sequence or llama-server's stream
+   * (server-generation.ts), until one ends the answer or the source ends.
+   */
+  async consume(steps: AsyncGenerator<Token | { token: Token; probabilities?: Map<Token, number> }>, signal: AbortSignal, ended: () => 'stop' | 'length' = () => 'stop'): Promise<Record<string, unknown>> {
+    const wantsLogprobs = this.request.config.topLogprobs !== null;
+    let reason: 'stop' | 'length' | null = null;
     try {
       for await (const step of steps) {
         if (signal.aborted) throw new CallAborted();
         const token = typeof step === 'number' ? step : step.token;
-        if (wantsLogprobs && typeof step !== 'number') this.logprobs.push(this.logprobEntry(token, step.probabilities));
-        const outcome = this.accept(token);
-        if (outcome) {
-          reason = outcome;
-          break;
-        }
+        if (wantsLogprobs && typeof step !== 'number' && step.probabilities) this.logprobs.push(this.logprobEntry(token, step.probabilities));
+        reason = this.accept(token);
+        if (reason) break;
       }
     } finally {
       // Ending the generator stops the evaluation; the sequence keeps its cache for the next call.
-      await steps.return();
+      await steps.return(undefined);
     }
     if (signal.aborted) throw new CallAborted();
-    return this.finish(reason);
+    return this.finish(reason ?? ended());
   }
 
   private evaluateOptions(): SequenceEvaluateOptions & { yieldEogToken: boolean } {

@@ -5,6 +5,8 @@ import { onlyKwargs, type CallContext, type Engine, type Method } from './engine
 import { DEFAULT_MAX_CONTEXT } from './engine-options.js';
 import { DEFAULT_MAX_TOKENS, parseGenerateConfig, type GenerateConfig } from './generate-config.js';
 import { Generation, type GenerationRequest } from './generation.js';
+import type { LlamaServerProcess } from './llama-server-process.js';
+import { ServerCompletion } from './server-generation.js';
 import type { LlamaLoadSpec } from './load-spec.js';
 import { SequencePool } from './sequence-pool.js';
 import { StructuredOutput, grammarStops } from './structured-output.js';
@@ -12,16 +14,25 @@ import type { ToolFormat } from './tool-calls.js';
 import { longPrefix, maxTokenBytes, unfittingPrompt, vocabularySize } from './vocabulary.js';
 
 /**
+ * Where tokens come from: node-llama-cpp's context in this process (each call on a
+ * sequence of one shared context), or llama.cpp's own server beside it
+ * (llama-server-process.ts; each call on one of its slots). Either batches the calls
+ * running together into one llama.cpp batch per step.
+ */
+type Backend = { kind: 'binding'; context: LlamaContext; pool: SequencePool } | { kind: 'server'; server: LlamaServerProcess; contextSize: number; parallel: number };
+
+/**
  * The llama.cpp LLM engine: `chat` and `generate` (the Transformers engine's
- * methods, values and errors), each call on a sequence of one shared context, so
- * calls running together are evaluated in one llama.cpp batch per step
- * (continuous batching: a new call joins at the next step).
+ * methods, values and errors), with continuous batching: a new call joins at the
+ * next step. Templates, tokens, stop strings, reasoning, tool calls and usage are
+ * worked out here on either backend.
  */
 export class LlmEngine implements Engine {
   readonly abilities: string[];
   readonly methods: Readonly<Record<string, Method>>;
   private readonly prompt: ChatPrompt | null;
-  private readonly pool: SequencePool;
+  /** Calls generating on the server now (the binding's pool counts its own). */
+  private onServer = 0;
   private readonly grammars: StructuredOutput;
   private readonly reasoningTags: [string, string] | null;
   private readonly vocabulary: number;
@@ -31,14 +42,13 @@ export class LlmEngine implements Engine {
   private constructor(
     llama: Llama,
     private readonly model: LlamaModel,
-    private readonly context: LlamaContext,
+    private readonly backend: Backend,
     private readonly spec: LlamaLoadSpec,
   ) {
     const template = spec.chatTemplate ?? ggufChatTemplate(model);
     this.prompt = template ? new ChatPrompt(template, specialTokens(model)) : null;
     this.abilities = spec.abilities ?? (template ? ['generate', 'chat'] : ['generate']);
     this.reasoningTags = this.abilities.includes('reasoning') ? spec.reasoningTags : null;
-    this.pool = new SequencePool(context);
     this.grammars = new StructuredOutput(llama);
     this.vocabulary = vocabularySize(model);
     this.longestToken = maxTokenBytes(model);
@@ -46,26 +56,37 @@ export class LlmEngine implements Engine {
   }
 
   static async create(llama: Llama, model: LlamaModel, spec: LlamaLoadSpec, threads: number | null): Promise<LlmEngine> {
-    const cap = Math.min(spec.contextLength ?? Infinity, model.trainContextSize, spec.options.nCtx ?? DEFAULT_MAX_CONTEXT);
+    const cap = contextCap(model, spec);
     const context = await model.createContext({
       // The most that memory allows up to the cap; less than the smaller end is an error.
       contextSize: { min: Math.min(512, cap), max: cap },
       sequences: spec.options.nParallel,
       ...(threads !== null ? { threads } : {}),
     });
-    return new LlmEngine(llama, model, context, spec);
+    return new LlmEngine(llama, model, { kind: 'binding', context, pool: new SequencePool(context) }, spec);
+  }
+
+  /** On llama-server: `model` is the vocabulary only (templates and tokens); the server holds the weights. */
+  static onServer(llama: Llama, model: LlamaModel, spec: LlamaLoadSpec, server: LlamaServerProcess): LlmEngine {
+    return new LlmEngine(llama, model, { kind: 'server', server, contextSize: contextCap(model, spec), parallel: spec.options.nParallel }, spec);
+  }
+
+  private get contextSize(): number {
+    return this.backend.kind === 'binding' ? this.backend.context.contextSize : this.backend.contextSize;
   }
 
   describe(): Record<string, unknown> {
-    return { context_length: this.context.contextSize, n_parallel: this.context.totalSequences };
+    const parallel = this.backend.kind === 'binding' ? this.backend.context.totalSequences : this.backend.parallel;
+    return { context_length: this.contextSize, n_parallel: parallel };
   }
 
   running(): number {
-    return this.pool.running;
+    return this.backend.kind === 'binding' ? this.backend.pool.running : this.onServer;
   }
 
   async close(): Promise<void> {
-    await this.context.dispose();
+    if (this.backend.kind === 'binding') await this.backend.context.dispose();
+    else await this.backend.server.stop();
   }
 
   private async chat(args: unknown[], kwargs: Record<string, unknown>, call: CallContext): Promise<Record<string, unknown>> {
@@ -119,7 +140,7 @@ export class LlmEngine implements Engine {
   }
 
   private tokenize(text: string): Token[] {
-    const contextLength = this.context.contextSize;
+    const contextLength = this.contextSize;
     const unfitting = unfittingPrompt(text, contextLength, this.longestToken) ?? longPrefix(text, contextLength, (head) => this.model.tokenize(head, true).length);
     if (unfitting) throw new InvalidInput(unfitting);
     // Special-token text (`<|im_start|>`) is the special token, as in transformers' tokenizers.
@@ -136,7 +157,7 @@ export class LlmEngine implements Engine {
     if (outside.length > 0) {
       throw new InvalidInput(`logit_bias: token ids ${JSON.stringify(outside.slice(0, 5))} are outside this model's vocabulary (0 to ${this.vocabulary - 1})`);
     }
-    const contextLength = this.context.contextSize;
+    const contextLength = this.contextSize;
     const room = contextLength - promptIds.length;
     if (room < 1) {
       throw new InvalidInput(`The prompt is ${promptIds.length} tokens, which leaves no room in the model's context of ${contextLength} tokens`);
@@ -153,11 +174,22 @@ export class LlmEngine implements Engine {
       },
       { stream: call.stream, chunk: (value) => call.chunk(value) },
     );
-    const sequence = await this.pool.acquire(call.signal);
+    if (this.backend.kind === 'server') {
+      // llama-server queues a call past its slots itself.
+      const completion = new ServerCompletion(this.backend.server, generation.request);
+      this.onServer++;
+      try {
+        return await generation.consume(completion.steps(call.signal), call.signal, () => completion.reason());
+      } finally {
+        this.onServer--;
+      }
+    }
+    const { pool } = this.backend;
+    const sequence = await pool.acquire(call.signal);
     try {
       return await generation.run(sequence, call.signal);
     } finally {
-      this.pool.release(sequence);
+      pool.release(sequence);
     }
   }
 }
@@ -174,4 +206,12 @@ function specialTokens(model: LlamaModel): Record<string, string> {
   if (bos !== null) out.bos_token = model.detokenize([bos], true);
   if (eos !== null) out.eos_token = model.detokenize([eos], true);
   return out;
+}
+
+/** The context each call may fill: the registration's, the model's trained one, `n_ctx` (default 8192), whichever is least. */
+export function contextCap(model: LlamaModel, spec: LlamaLoadSpec): number {
+  // A vocabulary-only model (the weights are in llama-server) reports no trained context: the GGUF metadata says it.
+  const metadata = model.fileInfo.architectureMetadata as { context_length?: unknown } | undefined;
+  const trained = model.trainContextSize > 0 ? model.trainContextSize : typeof metadata?.context_length === 'number' ? metadata.context_length : Infinity;
+  return Math.min(spec.contextLength ?? Infinity, trained, spec.options.nCtx ?? DEFAULT_MAX_CONTEXT);
 }

@@ -3,7 +3,10 @@ import { InvalidInput } from '../invalid-input.js';
 import { cpuThreadsFor } from './cpu-threads.js';
 import { EmbeddingEngine } from './embedding-engine.js';
 import type { Engine } from './engine.js';
-import { LlmEngine } from './llm-engine.js';
+import { ExitCode } from '../exit-codes.js';
+import { llamaServerBinary } from './llama-server-binary.js';
+import { LlamaServerProcess } from './llama-server-process.js';
+import { contextCap, LlmEngine } from './llm-engine.js';
 import { parseLoadSpec } from './load-spec.js';
 import { DOWNLOAD_SHARE, ggufFile, type Progress } from './model-file.js';
 
@@ -25,16 +28,32 @@ export async function loadEngine(raw: Record<string, unknown>, progress: Progres
   const threads = cpuThreadsFor({ nThreads: spec.options.nThreads, replicas: spec.replicas, gpu }, process.env, undefined, log.warn);
   log.info(`llama.cpp ${llama.gpu === false ? 'on the CPU' : `on ${llama.gpu}`}, computing with ${threads ?? 'the default number of'} thread(s)`);
   progress(DOWNLOAD_SHARE, 'load', `Loading ${file}`);
+  // llama-server holds the weights of an LLM; this process then needs the vocabulary only.
+  const serverBinary = spec.modelType === 'embedding' ? null : llamaServerBinary(process.env);
   let model;
   try {
     model = await llama.loadModel({
       modelPath: file,
+      vocabOnly: serverBinary !== null,
       gpuLayers: gpu ? (spec.options.nGpuLayers === null || spec.options.nGpuLayers < 0 ? 'max' : spec.options.nGpuLayers) : 0,
       onLoadProgress: (loaded) => progress(DOWNLOAD_SHARE + (1 - DOWNLOAD_SHARE) * 0.9 * loaded, 'load', `Loading ${file}: ${Math.round(loaded * 100)}%`),
     });
   } catch (err) {
     // A file llama.cpp cannot read (not GGUF, truncated, an unknown architecture) is the model's fault.
     throw new InvalidInput(`llama.cpp cannot load ${file}: ${(err as Error).message}`);
+  }
+  if (serverBinary !== null) {
+    const gpuLayers = gpu ? (spec.options.nGpuLayers === null || spec.options.nGpuLayers < 0 ? 999 : spec.options.nGpuLayers) : 0;
+    const contextPerSlot = contextCap(model, spec);
+    log.info(`llama.cpp's server (${serverBinary}) holds the weights`);
+    const server = await LlamaServerProcess.start({ binary: serverBinary, file, threads, parallel: spec.options.nParallel, contextPerSlot, gpuLayers, log: (line) => log.warn(line) });
+    server.onExit((why) => {
+      // The engine process is gone: so is this replica. The control plane restarts it.
+      log.warn(`${why}; the runtime exits`);
+      process.exit(ExitCode.WORK_LOOP_DIED);
+    });
+    progress(1, 'load', `Loaded ${file}`);
+    return LlmEngine.onServer(llama, model, spec, server);
   }
   if (gpu) log.info(`${model.gpuLayers} of ${model.fileInsights.totalLayers} layers offloaded to the GPU`);
   const engine = spec.modelType === 'embedding' ? await EmbeddingEngine.create(model, spec, threads) : await LlmEngine.create(llama, model, spec, threads);

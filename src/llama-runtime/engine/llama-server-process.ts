@@ -1,0 +1,185 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+
+/** How the runtime starts llama.cpp's server for one replica. */
+export interface LlamaServerOptions {
+  binary: string;
+  file: string;
+  threads: number | null;
+  /** Slots: calls generating at once (the engine's n_parallel). */
+  parallel: number;
+  /** Context per slot; llama-server's `-c` is the total, shared by the slots. */
+  contextPerSlot: number;
+  gpuLayers: number | null;
+  log: (line: string) => void;
+}
+
+/** One server-sent event of a streamed completion, as llama-server sends it. */
+export type ServerEvent = Record<string, unknown>;
+
+/**
+ * llama.cpp's `llama-server` as the engine process of a replica (issue 39; docs/decisions.md,
+ * "llama.cpp: llama-server as the engine process"): the runtime keeps the protocol,
+ * templates, tokens and parsing; the server evaluates, batches and samples in C++.
+ * It listens on a Unix socket in a private 0700 folder, so only this runtime's user
+ * reaches it, and no port is open. Its death ends the runtime (the control plane then
+ * restarts the replica, as after any runtime death).
+ */
+export class LlamaServerProcess {
+  private readonly agent: http.Agent;
+  private exited = false;
+  /** Asked to stop: its exit is expected, not a death. */
+  private stopping = false;
+  private readonly exitListeners: Array<(why: string) => void> = [];
+
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly folder: string,
+    readonly socketPath: string,
+  ) {
+    // One kept-alive connection per slot and then some: each stream holds one.
+    this.agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+    child.once('exit', (code, signal) => {
+      this.exited = true;
+      rmSync(folder, { recursive: true, force: true });
+      if (!this.stopping) for (const listener of this.exitListeners) listener(`llama-server exited (${signal ?? `code ${code}`})`);
+    });
+  }
+
+  static async start(options: LlamaServerOptions, timeoutMs = 300_000): Promise<LlamaServerProcess> {
+    // mkdtemp makes the folder 0700: the socket in it is ours alone.
+    const folder = mkdtempSync(path.join(os.tmpdir(), 'hangar-llama-'));
+    const socketPath = path.join(folder, 'server.sock');
+    const args = [
+      '-m', options.file,
+      '--host', socketPath,
+      '-np', String(options.parallel),
+      '-c', String(options.contextPerSlot * options.parallel),
+      '--no-webui',
+      ...(options.threads !== null ? ['-t', String(options.threads), '-tb', String(options.threads)] : []),
+      ...(options.gpuLayers !== null ? ['-ngl', String(options.gpuLayers)] : ['-ngl', '0']),
+    ];
+    const child = spawn(options.binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    const server = new LlamaServerProcess(child, folder, socketPath);
+    let tail = '';
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (part: string) => {
+      tail = (tail + part).slice(-4000);
+      for (const line of part.split('\n')) if (/error|failed|warn/i.test(line)) options.log(`llama-server: ${line.trim()}`);
+    });
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (server.exited) throw new Error(`llama-server exited before it was ready: ${tail.trim().split('\n').slice(-5).join(' | ')}`);
+      if ((await server.health()) === 'ok') return server;
+      if (Date.now() > deadline) {
+        await server.stop();
+        throw new Error(`llama-server was not ready within ${timeoutMs / 1000} s`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  onExit(listener: (why: string) => void): void {
+    this.exitListeners.push(listener);
+  }
+
+  private health(): Promise<'ok' | 'not yet'> {
+    return new Promise((resolve) => {
+      const req = http.get({ socketPath: this.socketPath, path: '/health', agent: this.agent }, (res) => {
+        res.resume();
+        resolve(res.statusCode === 200 ? 'ok' : 'not yet');
+      });
+      req.on('error', () => resolve('not yet'));
+    });
+  }
+
+  /** A POST whose answer is JSON. */
+  async post(route: string, body: unknown, signal?: AbortSignal): Promise<Record<string, unknown>> {
+    const res = await this.request(route, body, signal);
+    const text = await readAll(res);
+    const value = JSON.parse(text) as Record<string, unknown>;
+    if (res.statusCode !== 200) throw new Error(`llama-server ${route}: ${res.statusCode} ${errorText(value)}`);
+    return value;
+  }
+
+  /**
+   * A streamed POST: each server-sent event's JSON, in order. Leaving the loop early
+   * (or `signal`) closes the connection, which stops the generation in the server.
+   */
+  async *stream(route: string, body: unknown, signal: AbortSignal): AsyncGenerator<ServerEvent> {
+    const res = await this.request(route, body, signal);
+    if (res.statusCode !== 200) {
+      const text = await readAll(res);
+      let detail = text;
+      try {
+        detail = errorText(JSON.parse(text) as Record<string, unknown>);
+      } catch {
+        // not JSON: the text as it is
+      }
+      throw new Error(`llama-server ${route}: ${res.statusCode} ${detail}`);
+    }
+    res.setEncoding('utf8');
+    let buffer = '';
+    try {
+      for await (const part of res as AsyncIterable<string>) {
+        buffer += part;
+        let cut: number;
+        while ((cut = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          for (const line of block.split('\n')) {
+            if (!line.startsWith('data: ')) continue;
+            const data = line.slice(6);
+            if (data === '[DONE]') return;
+            const event = JSON.parse(data) as ServerEvent;
+            if (event.error) throw new Error(`llama-server ${route}: ${errorText(event)}`);
+            yield event;
+          }
+        }
+      }
+    } finally {
+      res.destroy();
+    }
+  }
+
+  private request(route: string, body: unknown, signal?: AbortSignal): Promise<http.IncomingMessage> {
+    const payload = Buffer.from(JSON.stringify(body));
+    return new Promise((resolve, reject) => {
+      const req = http.request(
+        { socketPath: this.socketPath, path: route, method: 'POST', agent: this.agent, signal, headers: { 'content-type': 'application/json', 'content-length': payload.length } },
+        resolve,
+      );
+      req.on('error', reject);
+      req.end(payload);
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.agent.destroy();
+    if (this.exited) return;
+    await new Promise<void>((resolve) => {
+      this.child.once('exit', () => resolve());
+      this.child.kill('SIGTERM');
+      setTimeout(() => this.child.kill('SIGKILL'), 5000).unref();
+    });
+    rmSync(this.folder, { recursive: true, force: true });
+  }
+}
+
+async function readAll(res: http.IncomingMessage): Promise<string> {
+  res.setEncoding('utf8');
+  let text = '';
+  for await (const part of res as AsyncIterable<string>) text += part;
+  return text;
+}
+
+function errorText(value: Record<string, unknown>): string {
+  const error = value.error as { message?: unknown } | string | undefined;
+  if (typeof error === 'string') return error;
+  if (error && typeof error.message === 'string') return error.message;
+  return JSON.stringify(value).slice(0, 500);
+}
