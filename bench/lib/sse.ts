@@ -18,7 +18,7 @@ export interface SseRun {
  * arrived, and when the first with generated text arrived (completions `text`, chat
  * `delta.content`). Times are performance.now().
  */
-export function readSse(url: string, body: unknown): Promise<SseRun> {
+export function readSse(url: string, body: unknown, via: http.Agent = agent): Promise<SseRun> {
   const payload = Buffer.from(JSON.stringify(body));
   const target = new URL(url);
   return new Promise((resolve, reject) => {
@@ -28,7 +28,7 @@ export function readSse(url: string, body: unknown): Promise<SseRun> {
     let firstEventAt = 0;
     let firstTextAt = 0;
     const req = http.request(
-      { agent, host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': payload.length } },
+      { agent: via, host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': payload.length } },
       (res) => {
         res.setEncoding('utf8');
         if (res.statusCode !== 200) {

@@ -60,7 +60,8 @@ export class LlamaServerProcess {
       '-c', String(options.contextPerSlot * options.parallel),
       '--no-webui',
       ...(options.threads !== null ? ['-t', String(options.threads), '-tb', String(options.threads)] : []),
-      ...(options.gpuLayers !== null ? ['-ngl', String(options.gpuLayers)] : ['-ngl', '0']),
+      // A CPU build warns about -ngl at all; only a GPU replica passes it.
+      ...(options.gpuLayers !== null && options.gpuLayers > 0 ? ['-ngl', String(options.gpuLayers)] : []),
     ];
     const child = spawn(options.binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
     const server = new LlamaServerProcess(child, folder, socketPath);
@@ -183,3 +184,4 @@ function errorText(value: Record<string, unknown>): string {
   if (error && typeof error.message === 'string') return error.message;
   return JSON.stringify(value).slice(0, 500);
 }
+
