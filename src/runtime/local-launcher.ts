@@ -52,14 +52,19 @@ export class LocalLauncher implements RuntimeLauncher {
     this.spares?.warm();
   }
 
-  async start(start: StartOptions): Promise<Runtime> {
+  start(start: StartOptions): Promise<Runtime> {
+    return this.startOn(start, true);
+  }
+
+  /** `mayTakeSpare`: false for the cold start after a spare died before its load began. */
+  private async startOn(start: StartOptions, mayTakeSpare: boolean): Promise<Runtime> {
     const log = this.options.logger.child({ model_uid: start.load.model_uid, replica: start.replicaUid });
     if (start.signal.aborted) throw new RuntimeFailure('cancelled', 'The launch was cancelled');
     const ownSession = wantsOwnSession(start);
     const kind = runtimeKindFor(start.load.engine);
     // A spare shares our session: it does not know its engine until it is taken. It
     // is a Python runtime, so a Node runtime's engine never takes it.
-    const spare = ownSession || kind !== 'python' ? null : ((await this.spares?.takeWhenWarm(start)) ?? null);
+    const spare = ownSession || kind !== 'python' || !mayTakeSpare ? null : ((await this.spares?.takeWhenWarm(start)) ?? null);
     if (start.signal.aborted) {
       // Cancelled while the spare finished starting: it stays the spare.
       if (spare) this.spares?.giveBack(spare);
@@ -77,13 +82,26 @@ export class LocalLauncher implements RuntimeLauncher {
 
     const onCancel = (): void => connection.failLoad(new RuntimeFailure('cancelled', 'The launch was cancelled'));
     start.signal.addEventListener('abort', onCancel, { once: true });
+    // Whether the runtime has said anything about this load yet.
+    let heard = false;
+    const onProgress: StartOptions['onProgress'] = (p) => {
+      heard = true;
+      start.onProgress(p);
+    };
     try {
-      const ready = await connection.load(start.load, start.onProgress);
+      const ready = await connection.load(start.load, onProgress);
       return new LocalRuntime(start.replicaUid, connection, child, ready);
     } catch (err) {
       // A failed or cancelled start leaves nothing behind: the process is gone
       // and the socket files removed before the caller hears about it.
       await child.stop();
+      // A spare that died before it began this load (still importing torch, whose
+      // loading can hold Python's lock past the heartbeat timeout on a cold, busy
+      // host) is the spare's failure, not the model's: the launch starts cold instead.
+      if (spare && !heard && err instanceof RuntimeFailure && err.kind === 'dead' && !start.signal.aborted) {
+        log.warn({ spare: spare.name, reason: err.message }, 'the warm spare died before it began the load; starting cold');
+        return this.startOn(start, false);
+      }
       throw err;
     } finally {
       start.signal.removeEventListener('abort', onCancel);

@@ -76,6 +76,23 @@ describe('warm spare runtime', () => {
     expect(await runtimePids(server.home)).toEqual([]);
   });
 
+  it('starts the launch cold when the spare it took dies before the load begins', async () => {
+    // A frozen spare stands for one stuck importing torch on a cold, busy host (its
+    // loading holds Python's lock past the heartbeat timeout): the launch must not fail for it.
+    const server = await startServer({ env: { HANGAR_WARM_SPARE: '' } });
+    servers.push(server);
+    const api = client(server.url);
+    expect(await waitFor(async () => (await sparePids(server.home)).length === 1, 15_000)).toBe(true);
+    const [spare] = await sparePids(server.home);
+    // Frozen once it has said HELLO: it maps torch's libraries only after (its --preload).
+    expect(await waitFor(async () => readFileSync(`/proc/${spare}/maps`, 'utf8').includes('torch'), 30_000)).toBe(true);
+    process.kill(spare!, 'SIGSTOP');
+    const pid = await registerAndLaunch(api, launcherFile, 'after-frozen');
+    expect(pid).not.toBe(spare);
+    expect(server.logs.some((l) => l.msg === 'the warm spare died before it began the load; starting cold' && l.model_uid === 'after-frozen')).toBe(true);
+    expect(await waitFor(async () => !isAlive(spare!), 15_000)).toBe(true);
+  }, 60_000);
+
   it('never outlives a control plane killed with SIGKILL', async () => {
     const server = await startServer({ env: { HANGAR_WARM_SPARE: '' } });
     servers.push(server);
