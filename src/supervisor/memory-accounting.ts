@@ -52,7 +52,7 @@ export class MemoryAccounting {
     const { resolved, request } = instance;
     const onGpu = instance.replicas.some((r) => r.gpuIndexes.length > 0);
     // A model not downloaded yet is sized from the hub's file listing (the launch's envs name the hub, as the runtime's).
-    const hub = { env: { ...process.env, ...request.envs }, timeoutMs: HUB_LOOKUP_MS };
+    const hub = { env: hubEnvironment(request.envs), timeoutMs: HUB_LOOKUP_MS };
     const estimate = await estimateMemory({ resolved, modelPath: request.model_path, engineKwargs: request.engine_kwargs, onGpu, cacheDir: this.parts.cacheDir, hub });
     instance.memoryEstimate = estimate;
     const charge = chargeOf(estimate, instance.replicas.map((r) => r.gpuIndexes), resolved.runtimeEngine, request.engine_kwargs, this.budgets());
@@ -108,4 +108,17 @@ export interface EstimateQuery {
   model_size_in_billions?: number | string | undefined;
   quantization?: string | undefined;
   engine_kwargs?: Record<string, unknown>;
+}
+
+/**
+ * The service's environment with the launch's `envs` over it, except that a launch
+ * naming its own `HF_ENDPOINT` gets no token it did not bring: the service's token is
+ * never sent to a hub the caller chose.
+ */
+export function hubEnvironment(envs: Record<string, string>): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = { ...process.env, ...envs };
+  if (envs.HF_ENDPOINT !== undefined) {
+    for (const key of ['HF_TOKEN', 'HUGGING_FACE_HUB_TOKEN']) env[key] = envs[key];
+  }
+  return env;
 }

@@ -49,7 +49,8 @@ export class LlamaServerProcess {
     });
   }
 
-  static async start(options: LlamaServerOptions, timeoutMs = 300_000): Promise<LlamaServerProcess> {
+  // As long as the control plane waits for a load that reports no progress (loadStallTimeoutMs).
+  static async start(options: LlamaServerOptions, timeoutMs = 15 * 60_000): Promise<LlamaServerProcess> {
     // mkdtemp makes the folder 0700: the socket in it is ours alone.
     const folder = mkdtempSync(path.join(os.tmpdir(), 'hangar-llama-'));
     const socketPath = path.join(folder, 'server.sock');
