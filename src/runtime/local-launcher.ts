@@ -8,6 +8,7 @@ import { RuntimeFailure } from './runtime-failure.js';
 import { chooseRunDirectory, removeRunDirectory, type RunDirectory } from './run-directory.js';
 import { runtimeKindFor, type RuntimeKind } from './runtime-kind.js';
 import { WarmSpare, type SpareRuntime } from './warm-spare.js';
+import { hubTokenOverrides } from './hub-credentials.js';
 
 export interface LocalLauncherOptions {
   python: string;
@@ -145,8 +146,9 @@ export class LocalLauncher implements RuntimeLauncher {
     const { python, runtimeRoot, timings } = this.options;
     const connection = new RuntimeConnection(routingId, timings, output.log);
     const endpoints = await connection.bind((await this.runDir()).path);
-    const env: Record<string, string> = {
+    const env: Record<string, string | undefined> = {
       ...envs,
+      ...hubTokenOverrides(envs),
       // An empty list hides every GPU from CUDA: a CPU replica must not grab one by accident.
       CUDA_VISIBLE_DEVICES: gpuIndexes.length > 0 ? gpuIndexes.join(',') : '',
     };

@@ -17,7 +17,8 @@ export interface SpawnOptions {
   /** The DEALERs' routing id: the replica uid, or a warm spare's own name. */
   routingId: string;
   heartbeatTimeoutMs: number;
-  env: Record<string, string>;
+  /** Over the control plane's own environment; an undefined value unsets one it would inherit. */
+  env: Record<string, string | undefined>;
   /** `--preload`: modules imported before the LOAD is read (a warm spare's). */
   preload: readonly string[];
   /** A session of its own (a new autogroup on Linux), or ours (local-launcher.ts, wantsOwnSession). */

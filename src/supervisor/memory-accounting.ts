@@ -1,5 +1,6 @@
 import type { Logger } from '../logging/logger.js';
 import { estimateMemory, type ResolvedModel } from '../registry/index.js';
+import { hubTokenOverrides } from '../runtime/hub-credentials.js';
 import { MemoryAdmission, type Sleeper } from './memory-admission.js';
 import { chargeOf, deviceUse, heldBy, type DeviceUse, type MemoryBudgets, type MemoryCharge } from './memory-budget.js';
 import type { ModelInstance } from './model-instance.js';
@@ -110,15 +111,7 @@ export interface EstimateQuery {
   engine_kwargs?: Record<string, unknown>;
 }
 
-/**
- * The service's environment with the launch's `envs` over it, except that a launch
- * naming its own `HF_ENDPOINT` gets no token it did not bring: the service's token is
- * never sent to a hub the caller chose.
- */
+/** The service's environment with the launch's `envs` over it, as its runtime gets it (runtime/hub-credentials.ts). */
 export function hubEnvironment(envs: Record<string, string>): Record<string, string | undefined> {
-  const env: Record<string, string | undefined> = { ...process.env, ...envs };
-  if (envs.HF_ENDPOINT !== undefined) {
-    for (const key of ['HF_TOKEN', 'HUGGING_FACE_HUB_TOKEN']) env[key] = envs[key];
-  }
-  return env;
+  return { ...process.env, ...envs, ...hubTokenOverrides(envs) };
 }

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -117,4 +117,31 @@ describe('the weights cache without the hub', () => {
     expect(ready, JSON.stringify((await api.get('/v1/models/instances')).body)).toBe(true);
     await serveBoth();
   }, 240_000);
+
+  it("never hands the service's HF token to a runtime whose launch names its own HF_ENDPOINT", async () => {
+    // HF_* launch variables need no models:code power: without this, any launcher could
+    // point a runtime at its own server and receive the service's token with the first download.
+    const work = await makeHome('hangar-hub-token-');
+    const launcher = path.join(work, 'env_launcher.py');
+    await writeFile(launcher, 'import os\n\ndef load():\n    return None\n\ndef infer(model):\n    return {k: os.environ.get(k) for k in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_ENDPOINT")}\n');
+    const server = await startServer({ env: { HF_TOKEN: 'service-secret', HUGGING_FACE_HUB_TOKEN: 'service-secret' } });
+    servers.push(server);
+    const api = client(server.url);
+    const definition = { model_name: 'env-reader', model_uri: launcher, launcher: 'python' };
+    expect((await api.post('/v1/model_registrations/flexible', { model: JSON.stringify(definition), persist: false })).status).toBe(200);
+    const seen = async (uid: string, envs: Record<string, string>): Promise<Record<string, string | null>> => {
+      const launched = await api.post('/v1/models', { model_name: 'env-reader', model_type: 'flexible', model_uid: uid, envs });
+      expect(launched.status, launched.text).toBe(200);
+      const answer = await api.post('/v1/flexible/infers', { model: uid });
+      expect(answer.status, answer.text).toBe(200);
+      return answer.body;
+    };
+    expect(await seen('own-hub', { HF_ENDPOINT: 'http://127.0.0.1:9' })).toEqual({ HF_TOKEN: null, HUGGING_FACE_HUB_TOKEN: null, HF_ENDPOINT: 'http://127.0.0.1:9' });
+    expect(await seen('own-hub-own-token', { HF_ENDPOINT: 'http://127.0.0.1:9', HF_TOKEN: 'theirs' })).toMatchObject({ HF_TOKEN: 'theirs', HUGGING_FACE_HUB_TOKEN: null });
+    // The service's own hub: its token, as before.
+    expect(await seen('service-hub', {})).toMatchObject({ HF_TOKEN: 'service-secret' });
+    await server.stop();
+    await removeHome(server.home);
+    await removeHome(work);
+  }, 120_000);
 });
