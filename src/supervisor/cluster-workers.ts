@@ -1,3 +1,4 @@
+import { HangarError } from '../errors/hangar-error.js';
 import type { ClusterNode } from '../runtime/cluster-agent.js';
 import type { ModelInstance } from './model-instance.js';
 
@@ -26,4 +27,14 @@ export function clusterWorkers(nodes: ClusterNode[], instances: ModelInstance[])
     const shared = (perAddress.get(node.address) ?? 0) > 1;
     return { name: shared ? `${node.address}#${node.node_id.slice(0, 8)}` : node.address, node, replicas };
   });
+}
+
+/** The cluster's live nodes, or 503 `runtime_unavailable` naming why when Ray does not answer. */
+export async function liveNodes(cluster: ClusterView): Promise<ClusterNode[]> {
+  try {
+    return await cluster.nodes();
+  } catch (err) {
+    if (err instanceof HangarError) throw err;
+    throw new HangarError('runtime_unavailable', ['cluster', err instanceof Error ? err.message : String(err)], { cause: err });
+  }
 }

@@ -4,12 +4,13 @@ import { hubTokenOverrides } from '../runtime/hub-credentials.js';
 import { MemoryAdmission, type Sleeper } from './memory-admission.js';
 import { chargeOf, deviceUse, heldBy, type DeviceUse, type MemoryBudgets, type MemoryCharge } from './memory-budget.js';
 import type { ModelInstance } from './model-instance.js';
+import type { ModelQuery } from './model-query.js';
 
 export interface MemoryAccountingParts {
   /** The budgets launches must fit in; null: none is checked (cluster mode). */
   budgets: (() => MemoryBudgets) | null;
   cacheDir: string;
-  resolve: (query: EstimateQuery) => ResolvedModel;
+  resolve: (query: ModelQuery) => ResolvedModel;
   /** Every instance in the table. */
   instances: () => Iterable<ModelInstance>;
   /** Unloads an idle on-demand model to make room for `forUid`. */
@@ -82,7 +83,7 @@ export class MemoryAccounting {
    * downloaded (`GET /v1/engines` entries, the web UI's launch drawer); null where the
    * launch does not resolve or nothing says the model's size.
    */
-  async estimate(query: EstimateQuery): Promise<number | null> {
+  async estimate(query: ModelQuery): Promise<number | null> {
     let resolved: ResolvedModel;
     try {
       resolved = this.parts.resolve(query);
@@ -98,17 +99,6 @@ export class MemoryAccounting {
     const holders = [...this.parts.instances()].filter((i) => i.isActive && i.charge !== null).map((i) => ({ uid: i.uid, held: heldBy(i) }));
     return deviceUse(this.budgets(), holders);
   }
-}
-
-/** A launch's model, as the registry resolves it (the supervisor's ModelResolver query). */
-export interface EstimateQuery {
-  model_type: ResolvedModel['modelType'];
-  model_name: string;
-  model_engine?: string | undefined;
-  model_format?: string | undefined;
-  model_size_in_billions?: number | string | undefined;
-  quantization?: string | undefined;
-  engine_kwargs?: Record<string, unknown>;
 }
 
 /** The service's environment with the launch's `envs` over it, as its runtime gets it (runtime/hub-credentials.ts). */

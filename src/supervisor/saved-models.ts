@@ -101,6 +101,21 @@ export class SavedModels {
     });
   }
 
+  /**
+   * The models that depend on a registration: running or launching instances, saved
+   * ones not yet restored, and autostart entries, each named as `uid` or `uid (autostart)`.
+   */
+  instancesUsing(type: string, name: string): string[] {
+    const uids = new Set<string>();
+    for (const i of this.parts.instances()) {
+      // A failed launch's ERROR record needs nothing; a failed restore's is in `unrestored`.
+      if (i.isActive && i.resolved.modelType === type && i.resolved.modelName === name) uids.add(i.uid);
+    }
+    for (const e of this.unrestored.list()) if (e.request.model_type === type && e.request.model_name === name) uids.add(e.uid);
+    for (const e of this.autostartEntries()) if (e.request.model_type === type && e.request.model_name === name) uids.add(`${e.uid} (autostart)`);
+    return [...uids].sort();
+  }
+
   autostartEntries(): StoredInstance[] {
     return this.parts.autostart?.list() ?? [];
   }

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { LifecycleTimings } from '../config/config.js';
 import { HangarError } from '../errors/hangar-error.js';
 import type { Logger } from '../logging/logger.js';
-import type { ModelType, ResolvedModel } from '../registry/index.js';
+import type { ResolvedModel } from '../registry/index.js';
 import type { Runtime, RuntimeLauncher } from '../runtime/runtime.js';
 import { RuntimeFailure } from '../runtime/runtime-failure.js';
 import { allocateGpus } from './gpu-allocation.js';
@@ -19,11 +19,13 @@ import type { StoredInstance } from './instance-store.js';
 import { startReplica } from './replica-start.js';
 import { launchFailure } from './failure-mapping.js';
 import type { InstanceStore } from './instance-store.js';
-import { clusterWorkers, type ClusterView, type ClusterWorker } from './cluster-workers.js';
+import { clusterWorkers, liveNodes, type ClusterView, type ClusterWorker } from './cluster-workers.js';
 import { CallStream, callReplica, checkCallable, type CallResult, type CallTarget } from './replica-calls.js';
 import { LifecycleEvents, type ReplicaSnapshot } from './lifecycle-events.js';
 import type { UnrestoredInstance } from './unrestored-instances.js';
 import { SavedModels } from './saved-models.js';
+import type { ModelQuery } from './model-query.js';
+import { replicaSnapshots } from './replica-snapshots.js';
 import { checkLoraAdapters } from './lora-adapters.js';
 import type { DeviceUse, MemoryBudgets } from './memory-budget.js';
 import { MemoryAccounting } from './memory-accounting.js';
@@ -41,16 +43,7 @@ export type { DeviceUse, MemoryBudgets } from './memory-budget.js';
 
 /** What the supervisor needs from the registry: turn a launch into a runnable model. */
 export interface ModelResolver {
-  resolve(query: {
-    model_type: ModelType;
-    model_name: string;
-    model_engine?: string | undefined;
-    model_format?: string | undefined;
-    model_size_in_billions?: number | string | undefined;
-    quantization?: string | undefined;
-    /** The launch's extra fields: an engine that lists its options has them checked here. */
-    engine_kwargs?: Record<string, unknown>;
-  }): ResolvedModel;
+  resolve(query: ModelQuery): ResolvedModel;
 }
 
 export interface SupervisorOptions {
@@ -176,7 +169,7 @@ export class Supervisor {
   }
 
   /** One replica's memory estimate on CPU, before anything is downloaded (`GET /v1/engines`); null when unknown. */
-  estimate(query: Parameters<ModelResolver['resolve']>[0]): Promise<number | null> {
+  estimate(query: ModelQuery): Promise<number | null> {
     return this.memory.estimate(query);
   }
 
@@ -396,23 +389,7 @@ export class Supervisor {
 
   /** Every replica with a runtime now, for gauges read at scrape time. */
   replicaSnapshots(): ReplicaSnapshot[] {
-    const out: ReplicaSnapshot[] = [];
-    for (const instance of this.instances.values()) {
-      for (const replica of instance.replicas) {
-        const runtime = replica.runtime;
-        if (!runtime || replica.status !== 'READY') continue;
-        out.push({
-          modelUid: instance.uid,
-          modelName: instance.resolved.modelName,
-          modelType: instance.resolved.modelType,
-          replica: replica.uid,
-          pid: runtime.pid,
-          pendingCalls: runtime.pendingCalls,
-          stats: runtime.stats,
-        });
-      }
-    }
-    return out;
+    return replicaSnapshots(this.instances.values());
   }
 
   /** Whether a uid names an instance (any state), without the 404 of `require`. */
@@ -425,14 +402,7 @@ export class Supervisor {
    * ones not yet restored, and autostart entries, each named as `uid` or `uid (autostart)`.
    */
   instancesUsing(type: string, name: string): string[] {
-    const uids = new Set<string>();
-    for (const i of this.instances.values()) {
-      // A failed launch's ERROR record needs nothing; a failed restore's is in `unrestored`.
-      if (i.isActive && i.resolved.modelType === type && i.resolved.modelName === name) uids.add(i.uid);
-    }
-    for (const e of this.saved.unrestored.list()) if (e.request.model_type === type && e.request.model_name === name) uids.add(e.uid);
-    for (const e of this.saved.autostartEntries()) if (e.request.model_type === type && e.request.model_name === name) uids.add(`${e.uid} (autostart)`);
-    return [...uids].sort();
+    return this.saved.instancesUsing(type, name);
   }
 
   /** A saved model that is not running and has no record (its restore could not even begin), or undefined. */
@@ -464,15 +434,7 @@ export class Supervisor {
   /** Cluster mode: every live node with the replicas on it; null in local mode. */
   async clusterWorkers(): Promise<ClusterWorker[] | null> {
     if (!this.options.cluster) return null;
-    let nodes;
-    try {
-      nodes = await this.options.cluster.nodes();
-    } catch (err) {
-      if (err instanceof HangarError) throw err;
-      // Ray does not answer: say so, as a 503 naming why.
-      throw new HangarError('runtime_unavailable', ['cluster', err instanceof Error ? err.message : String(err)], { cause: err });
-    }
-    return clusterWorkers(nodes, this.sorted());
+    return clusterWorkers(await liveNodes(this.options.cluster), this.sorted());
   }
 
   /** Stops every model; used when the server shuts down. */
