@@ -12,7 +12,8 @@
 #     iptables rules (containers run with --network host or none), its own data-root
 #     and pidfile under $HANGAR_DOCKER_STATE, the default socket;
 #  3. make the base image from Debian with debootstrap (skipped when it exists);
-#  4. build docker/Dockerfile on it with the legacy builder and --network host, with
+#  4. build docker/Dockerfile on it (with the host's llama-server when the host runs
+#     the same Debian release) with the legacy builder and --network host, with
 #     pip pointed at the machine's own package indexes (local folders are served on
 #     loopback for the length of the build) and npm at the machine's npm registry;
 #     skipped when the image there was built from the same inputs (a hash of the
@@ -325,10 +326,26 @@ print(digest.hexdigest())
 PY
 }
 
+# The llama-server the host's set-up built (scripts/build-llama-server.mjs), put where
+# docker/Dockerfile looks for one (docker/.llama-server), when the host runs the base
+# image's Debian release: the same compiler and libraries would build the same binary,
+# so the image build skips those minutes of compiling. Elsewhere the image builds its own.
+llama_server_from_host() {
+  rm -rf docker/.llama-server
+  [ "$(. /etc/os-release && echo "${VERSION_CODENAME:-}")" = "$SUITE" ] || return 0
+  local built
+  built=$(node scripts/build-llama-server.mjs --print-path 2>/dev/null) || return 0
+  [ -x "$built" ] || return 0
+  mkdir -p docker/.llama-server
+  cp -a "$(dirname "$built")" docker/.llama-server/
+  log "the image takes the host's llama-server ($(basename "$(dirname "$built")"))"
+}
+
 build_image() {
   local t=$SECONDS registry inputs built
   python_sources
   build_ca
+  llama_server_from_host
   registry=$(npm config get registry 2>/dev/null || true)
   local args=(
     --build-arg "BASE_IMAGE=$BASE_IMAGE"

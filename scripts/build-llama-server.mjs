@@ -1,17 +1,26 @@
 #!/usr/bin/env node
-// Builds llama.cpp's own server (`llama-server`) from the source node-llama-cpp bundles
-// (node_modules/node-llama-cpp/llama/gitRelease.bundle), once per machine, llama.cpp
-// release and build variant, into a cache outside the checkout:
-//   ${XDG_CACHE_HOME:-~/.cache}/hangar/llama-server/<release>-<variant>-<recipe hash>/llama-server
-// Prints that path. A second run finds it and builds nothing. Needs git, CMake and a
-// C++17 compiler (scripts/system-packages.txt); `--cuda` builds the CUDA variant (nvcc
-// and the CUDA libraries, as in the CUDA image). Used by bench/llamacpp.ts as the baseline to match
-// (issue 39; docs/decisions.md, "llama.cpp: llama-server as the engine process").
+// Builds llama.cpp's own server (`llama-server`), the engine process of Hangar's llama.cpp
+// replicas (docs/decisions.md, "llama.cpp: llama-server as the engine process"), from the
+// source node-llama-cpp bundles (node_modules/node-llama-cpp/llama/gitRelease.bundle),
+// once per llama.cpp release, variant and recipe, into a cache outside the checkout:
+//   ${HANGAR_LLAMA_SERVER_CACHE:-${XDG_CACHE_HOME:-~/.cache}/hangar/llama-server}/<release>-<variant>-<recipe>/llama-server
+// Prints that path. A second run finds it and builds nothing.
 //
-//   node scripts/build-llama-server.mjs [--print-path] [--jobs N] [--cuda]
+// Two recipes:
+//  - linked (the default, what the runtime runs): only the server and its common code are
+//    compiled; llama.cpp and ggml themselves are the prebuilt libraries node-llama-cpp
+//    ships (@node-llama-cpp/<platform>-<arch>[-cuda]), copied beside the binary. Those
+//    pick the best CPU kernels at run time and, in the CUDA variant, carry the CUDA
+//    backend, so neither needs nvcc. About 3 minutes on 2 cores.
+//  - --from-source: everything from source, tuned for this CPU (GGML_NATIVE), as a user
+//    builds llama-server by hand: the baseline bench/llamacpp.ts compares against. 6-8
+//    minutes on 2 cores.
+// Needs git, CMake and a C++17 compiler (scripts/build-packages.txt).
+//
+//   node scripts/build-llama-server.mjs [--print-path] [--jobs N] [--cuda] [--from-source]
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,30 +55,72 @@ const PATCHES = [
   },
 ];
 
-// CUDA only when asked (the CUDA image's build passes --cuda): a host may have nvcc without
-// the CUDA libraries, or no GPU at all.
 const cuda = process.argv.includes('--cuda');
+const fromSource = process.argv.includes('--from-source');
 const variant = cuda ? 'cuda' : 'cpu';
+const platformName = `${process.platform}-${process.arch}${cuda ? '-cuda' : ''}`;
+/** node-llama-cpp's prebuilt llama.cpp for this platform and variant (the linked recipe). */
+const prebuiltDir = path.join(root, 'node_modules', '@node-llama-cpp', platformName, 'bins', platformName);
 const cmakeFlags = [
   '-DCMAKE_BUILD_TYPE=Release',
   '-DBUILD_SHARED_LIBS=OFF',
   '-DLLAMA_CURL=OFF',
+  '-DLLAMA_OPENSSL=OFF',
   '-DLLAMA_BUILD_TESTS=OFF',
   '-DLLAMA_BUILD_EXAMPLES=OFF',
-  // The CPU build is for this machine (as llama.cpp builds by default); the CUDA one, for the image's GPUs.
-  `-DGGML_NATIVE=${cuda ? 'OFF' : 'ON'}`,
-  ...(cuda ? ['-DGGML_CUDA=ON'] : []),
+  '-DLLAMA_BUILD_APP=OFF',
+  ...(fromSource
+    ? [`-DGGML_NATIVE=${cuda ? 'OFF' : 'ON'}`, ...(cuda ? ['-DGGML_CUDA=ON'] : [])]
+    : // The binary finds the libraries copied beside it, wherever the folder is.
+      ['-DCMAKE_SKIP_BUILD_RPATH=ON', '-DCMAKE_EXE_LINKER_FLAGS=-Wl,-rpath,$ORIGIN', `-DHANGAR_PREBUILT=${prebuiltDir}`]),
+];
+
+/**
+ * The linked recipe's change to llama.cpp's top-level CMakeLists.txt: ggml and llama
+ * become the prebuilt shared libraries instead of being built (and the install rules,
+ * which name the built targets, go).
+ */
+const LINK_PREBUILT = [
+  {
+    file: 'CMakeLists.txt',
+    find: 'if (NOT TARGET ggml AND NOT LLAMA_USE_SYSTEM_GGML)\n    set(GGML_BUILD_NUMBER ${LLAMA_BUILD_NUMBER})\n    set(GGML_BUILD_COMMIT ${LLAMA_BUILD_COMMIT})\n    add_subdirectory(ggml)\n    # ... otherwise assume ggml is added by a parent CMakeLists.txt\nendif()\n\n#\n# build the library\n#\n\nadd_subdirectory(src)\n',
+    replace: [
+      '# hangar: llama and ggml are node-llama-cpp\'s prebuilt libraries (scripts/build-llama-server.mjs)',
+      'set(P "${HANGAR_PREBUILT}")',
+      'file(GLOB HANGAR_GGML "${P}/libggml.*so")',
+      'file(GLOB HANGAR_LLAMA "${P}/libllama.*so")',
+      'add_library(ggml-base SHARED IMPORTED GLOBAL)',
+      'set_target_properties(ggml-base PROPERTIES IMPORTED_LOCATION "${P}/libggml-base.so" INTERFACE_INCLUDE_DIRECTORIES "${CMAKE_CURRENT_SOURCE_DIR}/ggml/include")',
+      'add_library(ggml SHARED IMPORTED GLOBAL)',
+      'set_target_properties(ggml PROPERTIES IMPORTED_LOCATION "${HANGAR_GGML}" INTERFACE_INCLUDE_DIRECTORIES "${CMAKE_CURRENT_SOURCE_DIR}/ggml/include" INTERFACE_LINK_LIBRARIES ggml-base)',
+      'add_library(llama SHARED IMPORTED GLOBAL)',
+      'set_target_properties(llama PROPERTIES IMPORTED_LOCATION "${HANGAR_LLAMA}" INTERFACE_INCLUDE_DIRECTORIES "${CMAKE_CURRENT_SOURCE_DIR}/include" INTERFACE_LINK_LIBRARIES ggml)',
+      '',
+    ].join('\n'),
+  },
+  { file: 'CMakeLists.txt', find: '#\n# install\n#\n', replace: 'return() # hangar: no install rules (they name the targets that are prebuilt here)\n' },
 ];
 
 export function release() {
   return JSON.parse(readFileSync(path.join(llamaDir, 'llama.cpp.info.json'), 'utf8')).tag;
 }
 
-/** The cached binary's path for this release and recipe (built or not). */
+/** The cache folder's root: HANGAR_LLAMA_SERVER_CACHE (the images set it), else the user's cache. */
+export function cacheRoot() {
+  const given = process.env.HANGAR_LLAMA_SERVER_CACHE?.trim();
+  if (given) return path.resolve(given);
+  return path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'hangar', 'llama-server');
+}
+
+/** The cached binary's path for this release, variant and recipe (built or not). */
 export function serverPath() {
-  const recipe = createHash('sha256').update(JSON.stringify({ PATCHES, cmakeFlags, cpu: os.cpus()[0]?.model ?? '' })).digest('hex').slice(0, 12);
-  const cache = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
-  return path.join(cache, 'hangar', 'llama-server', `${release()}-${variant}-${recipe}`, 'llama-server');
+  const nodeLlamaCpp = JSON.parse(readFileSync(path.join(root, 'node_modules', 'node-llama-cpp', 'package.json'), 'utf8')).version;
+  // A native build fits this CPU only; a linked one runs wherever the prebuilt libraries do.
+  const recipe = createHash('sha256')
+    .update(JSON.stringify({ PATCHES, cmakeFlags: cmakeFlags.filter((f) => !f.startsWith('-DHANGAR_PREBUILT=')), nodeLlamaCpp, ...(fromSource ? { cpu: os.cpus()[0]?.model ?? '' } : { LINK_PREBUILT }) }))
+    .digest('hex')
+    .slice(0, 12);
+  return path.join(cacheRoot(), `${release()}-${variant}${fromSource ? '-source' : ''}-${recipe}`, 'llama-server');
 }
 
 function run(cmd, args, options = {}) {
@@ -77,30 +128,45 @@ function run(cmd, args, options = {}) {
   if (result.status !== 0) throw new Error(`\`${cmd} ${args.join(' ')}\` failed (exit ${result.status ?? result.signal})`);
 }
 
+function applyPatch(src, patch) {
+  const file = path.join(src, patch.file);
+  const text = readFileSync(file, 'utf8');
+  // A new llama.cpp that moved the line must fail here, not build an unpatched server.
+  if (text.split(patch.find).length !== 2) throw new Error(`${patch.file} no longer has the text Hangar patches; update scripts/build-llama-server.mjs`);
+  writeFileSync(file, text.replace(patch.find, patch.replace));
+}
+
 function build(target) {
   for (const [tool, args] of [['git', ['--version']], ['cmake', ['--version']], ['c++', ['--version']]]) {
-    if (spawnSync(tool, args).status !== 0) throw new Error(`building llama-server needs ${tool} (scripts/system-packages.txt)`);
+    if (spawnSync(tool, args).status !== 0) throw new Error(`building llama-server needs ${tool} (scripts/build-packages.txt)`);
   }
+  if (!fromSource && !existsSync(prebuiltDir)) throw new Error(`node-llama-cpp's prebuilt llama.cpp for ${platformName} is not installed (${prebuiltDir}); run \`npm ci\`, or build --from-source`);
   const work = mkdtempSync(path.join(os.tmpdir(), 'hangar-llama-server-'));
   try {
     const src = path.join(work, 'src');
-    console.error(`llama-server: building llama.cpp ${release()} (${variant}) in ${work}; this takes several minutes`);
-    run('git', ['clone', '--quiet', path.join(llamaDir, 'gitRelease.bundle'), src], { stdio: ['ignore', 'ignore', 'inherit'] });
-    for (const patch of PATCHES) {
-      const file = path.join(src, patch.file);
-      const text = readFileSync(file, 'utf8');
-      // A new llama.cpp that moved the line must fail here, not build an unpatched server.
-      if (text.split(patch.find).length !== 2) throw new Error(`llama-server: ${patch.file} no longer has the line Hangar patches; update scripts/build-llama-server.mjs`);
-      writeFileSync(file, text.replace(patch.find, patch.replace));
-    }
+    const started = Date.now();
+    console.error(`llama-server: building llama.cpp ${release()} (${variant}, ${fromSource ? 'from source' : 'linked to node-llama-cpp\'s libraries'}) in ${work}; this takes minutes`);
+    run('git', ['-c', 'advice.detachedHead=false', 'clone', '--quiet', path.join(llamaDir, 'gitRelease.bundle'), src], { stdio: ['ignore', 'ignore', 'inherit'] });
+    for (const patch of [...PATCHES, ...(fromSource ? [] : LINK_PREBUILT)]) applyPatch(src, patch);
     const jobs = argValue('--jobs') ?? String(Math.max(1, os.availableParallelism()));
     run('cmake', ['-S', src, '-B', path.join(src, 'build'), ...cmakeFlags], { stdio: ['ignore', 'ignore', 'inherit'] });
     run('cmake', ['--build', path.join(src, 'build'), '--target', 'llama-server', '-j', jobs], { stdio: ['ignore', 'ignore', 'inherit'] });
-    mkdirSync(path.dirname(target), { recursive: true });
-    // Copied then renamed: a run stopped half way never leaves a half-written binary in the cache.
-    const partial = `${target}.partial-${process.pid}`;
-    copyFileSync(path.join(src, 'build', 'bin', 'llama-server'), partial);
-    renameSync(partial, target);
+    // Assembled beside the final folder, then renamed into place: a run stopped half
+    // way never leaves a half-written server in the cache.
+    const folder = path.dirname(target);
+    mkdirSync(path.dirname(folder), { recursive: true });
+    const partial = `${folder}.partial-${process.pid}`;
+    rmSync(partial, { recursive: true, force: true });
+    mkdirSync(partial);
+    copyFileSync(path.join(src, 'build', 'bin', 'llama-server'), path.join(partial, 'llama-server'));
+    chmodSync(path.join(partial, 'llama-server'), 0o755);
+    if (!fromSource) {
+      // ggml loads its CPU (and CUDA) backends from the executable's folder at start.
+      for (const lib of readdirSync(prebuiltDir).filter((f) => f.endsWith('.so') && f !== 'libllama-common.so')) copyFileSync(path.join(prebuiltDir, lib), path.join(partial, lib));
+    }
+    rmSync(folder, { recursive: true, force: true });
+    renameSync(partial, folder);
+    console.error(`llama-server: built in ${Math.round((Date.now() - started) / 1000)} s: ${target}`);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

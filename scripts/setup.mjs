@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 // Set-up, idempotent: compiles the control plane, builds the web UI (web/ → web/dist,
-// again only when its sources change) and makes the runtime's Python
-// environment (python-runtime/.venv) from python-runtime's own requirement files.
-// A second run with nothing changed does no work beyond the compile.
+// again only when its sources change), makes the runtime's Python environment
+// (python-runtime/.venv) from python-runtime's own requirement files, and builds
+// llama.cpp's server for the llama.cpp engine (scripts/build-llama-server.mjs: about 3
+// minutes on 2 cores, once per llama.cpp release; HANGAR_LLAMA_SERVER_BUILD=skip skips
+// it, and node-llama-cpp then serves GGUF models, slower). A second run with nothing
+// changed does no work beyond the compile.
 import { createHash } from 'node:crypto';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -29,14 +32,15 @@ function run(cmd, args, options = {}) {
 }
 
 /**
- * Debian packages the service's engines use (scripts/system-packages.txt) and, with
+ * Debian packages the service's engines use (scripts/system-packages.txt), the tools
+ * that build llama-server (scripts/build-packages.txt) and, with
  * `--with-test-tools`, the ones only the tests use (scripts/system-packages-test.txt).
  * Installed with apt-get when missing and we are root on a Debian-like machine;
  * elsewhere we only say what is missing (the engines that need them then report
  * themselves unavailable in /v1/engines).
  */
 function installSystemPackages() {
-  const lists = ['system-packages.txt'];
+  const lists = ['system-packages.txt', 'build-packages.txt'];
   if (process.argv.includes('--with-test-tools')) lists.push('system-packages-test.txt');
   const wanted = lists
     .map((f) => path.join(root, 'scripts', f))
@@ -111,13 +115,43 @@ function pipEnv() {
   return first ? { ...process.env, PIP_INDEX_URL: first } : process.env;
 }
 
+/**
+ * llama.cpp's server (scripts/build-llama-server.mjs), in the background beside the
+ * rest, at a lower priority so the compile and the web UI come first. A host without
+ * the build tools (and no way to install them) gets a warning: node-llama-cpp serves
+ * GGUF models there. A build that fails stops the set-up, since it is a bug to report.
+ */
+function buildLlamaServer() {
+  if ((process.env.HANGAR_LLAMA_SERVER_BUILD ?? '').trim() === 'skip') {
+    console.log('setup: llama-server not built (HANGAR_LLAMA_SERVER_BUILD=skip): node-llama-cpp serves GGUF models');
+    return Promise.resolve();
+  }
+  const script = path.join(root, 'scripts', 'build-llama-server.mjs');
+  const target = execFileSync(process.execPath, [script, '--print-path'], { encoding: 'utf8' }).trim();
+  if (existsSync(target)) {
+    console.log('setup: llama-server is up to date');
+    return Promise.resolve();
+  }
+  const missing = [['cmake', ['--version']], ['c++', ['--version']], ['git', ['--version']]].filter(([tool, args]) => spawnSync(tool, args).status !== 0).map(([tool]) => tool);
+  if (missing.length > 0) {
+    console.warn(`setup: llama-server not built: ${missing.join(', ')} missing (scripts/build-packages.txt); node-llama-cpp serves GGUF models, slower`);
+    return Promise.resolve();
+  }
+  console.log('setup: building llama-server (about 3 minutes on 2 cores, once)');
+  return runInBackground('nice', ['-n', '10', process.execPath, script], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    failure: 'building llama-server failed: see above; HANGAR_LLAMA_SERVER_BUILD=skip sets up without it',
+  });
+}
+
 /** Like run(), but in the background: resolves when the command succeeded, exits the set-up when it failed. */
 function runInBackground(cmd, args, options = {}) {
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { stdio: 'inherit', ...options });
+    const { failure, ...spawnOptions } = options;
+    const child = spawn(cmd, args, { stdio: 'inherit', ...spawnOptions });
     child.on('close', (code, signal) => {
       if (code !== 0) {
-        console.error(`setup: \`${cmd} ${args.join(' ')}\` failed (exit ${code ?? signal}).`);
+        console.error(`setup: ${failure ?? `\`${cmd} ${args.join(' ')}\` failed`} (exit ${code ?? signal}).`);
         process.exit(1);
       }
       resolve();
@@ -147,10 +181,13 @@ if (installed === digest) {
   environment = runInBackground(venvPython, args, { env: pipEnv() }).then(() => writeFileSync(stampFile, `${digest}\n`));
 }
 
+const llamaServer = buildLlamaServer();
+
 console.log('setup: compiling the control plane (tsc)');
 run(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.build.json')]);
 buildWebUi();
 
 await environment;
+await llamaServer;
 execFileSync(venvPython, ['-c', 'import zmq, msgpack'], { stdio: 'inherit' });
 console.log('setup: done');

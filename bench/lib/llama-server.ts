@@ -5,8 +5,9 @@ import { repoRoot } from './server.js';
 
 /**
  * llama.cpp's own server as a benchmark baseline (issue 39): the binary
- * scripts/build-llama-server.mjs builds from the source node-llama-cpp bundles (built
- * here on first use: several minutes), started on a GGUF file with a thread count and
+ * scripts/build-llama-server.mjs builds wholly from the source node-llama-cpp bundles,
+ * tuned for this CPU, as a user builds it by hand (`--from-source`; built here on first
+ * use: 6-8 minutes on 2 cores), started on a GGUF file with a thread count and
  * as many slots as Hangar's engine has sequences, on a loopback port. Its
  * `/v1/completions` answers the same OpenAI-style request as Hangar's.
  */
@@ -16,7 +17,7 @@ export interface LlamaServer {
 }
 
 export function llamaServerBinary(): string {
-  const out = execFileSync(process.execPath, [path.join(repoRoot, 'scripts', 'build-llama-server.mjs')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 3_600_000 });
+  const out = execFileSync(process.execPath, [path.join(repoRoot, 'scripts', 'build-llama-server.mjs'), '--from-source'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 3_600_000 });
   return out.trim().split('\n').pop()!;
 }
 

@@ -8,7 +8,7 @@ import type { LlamaServerProcess } from '../../src/llama-runtime/engine/llama-se
  * The request llama-server gets for a call (issue 39; docs/runtime-protocol.md, "llama-server
  * as the engine process"): the fields its `/completion` documents, with the defaults that
  * differ from OpenAI's turned off. What the server does with them is
- * test/integration/llama-cpp.test.ts's, run with HANGAR_LLAMA_ENGINE=server.
+ * test/integration/llama-cpp.test.ts's, which runs on llama-server.
  */
 function bodyFor(config: Record<string, unknown>, extra: Partial<GenerationRequest> = {}): Record<string, unknown> {
   const request: GenerationRequest = {

@@ -4,7 +4,7 @@ import { cpuThreadsFor } from './cpu-threads.js';
 import { EmbeddingEngine } from './embedding-engine.js';
 import type { Engine } from './engine.js';
 import { ExitCode } from '../exit-codes.js';
-import { llamaServerBinary } from './llama-server-binary.js';
+import { chooseEngine } from './llama-server-binary.js';
 import { LlamaServerProcess } from './llama-server-process.js';
 import { contextCap, LlmEngine } from './llm-engine.js';
 import { parseLoadSpec } from './load-spec.js';
@@ -29,7 +29,8 @@ export async function loadEngine(raw: Record<string, unknown>, progress: Progres
   log.info(`llama.cpp ${llama.gpu === false ? 'on the CPU' : `on ${llama.gpu}`}, computing with ${threads ?? 'the default number of'} thread(s)`);
   progress(DOWNLOAD_SHARE, 'load', `Loading ${file}`);
   // llama-server holds the weights of an LLM; this process then needs the vocabulary only.
-  const serverBinary = spec.modelType === 'embedding' ? null : llamaServerBinary(process.env);
+  const choice = spec.modelType === 'embedding' ? null : chooseEngine(process.env, gpu);
+  const serverBinary = choice?.binary ?? null;
   let model;
   try {
     model = await llama.loadModel({
@@ -45,7 +46,7 @@ export async function loadEngine(raw: Record<string, unknown>, progress: Progres
   if (serverBinary !== null) {
     const gpuLayers = gpu ? (spec.options.nGpuLayers === null || spec.options.nGpuLayers < 0 ? 999 : spec.options.nGpuLayers) : 0;
     const contextPerSlot = contextCap(model, spec);
-    log.info(`llama.cpp's server (${serverBinary}) holds the weights`);
+    log.info(`llama.cpp's server holds the weights (${serverBinary})`);
     const server = await LlamaServerProcess.start({ binary: serverBinary, file, threads, parallel: spec.options.nParallel, contextPerSlot, gpuLayers, log: (line) => log.warn(line) });
     server.onExit((why) => {
       // The engine process is gone: so is this replica. The control plane restarts it.
@@ -55,6 +56,7 @@ export async function loadEngine(raw: Record<string, unknown>, progress: Progres
     progress(1, 'load', `Loaded ${file}`);
     return LlmEngine.onServer(llama, model, spec, server);
   }
+  if (choice) log.info(`node-llama-cpp holds the weights: ${choice.why}`);
   if (gpu) log.info(`${model.gpuLayers} of ${model.fileInsights.totalLayers} layers offloaded to the GPU`);
   const engine = spec.modelType === 'embedding' ? await EmbeddingEngine.create(model, spec, threads) : await LlmEngine.create(llama, model, spec, threads);
   progress(1, 'load', `Loaded ${file}`);
