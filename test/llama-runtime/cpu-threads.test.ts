@@ -3,9 +3,20 @@ import { cpuThreadsFor } from '../../src/llama-runtime/engine/cpu-threads.js';
 import { parseEngineOptions } from '../../src/llama-runtime/engine/engine-options.js';
 
 describe("the llama.cpp engine's CPU threads", () => {
-  const cpu = (replicas = 1, nThreads: number | null = null) => ({ nThreads, replicas, gpu: false });
+  const cpu = (replicas = 1, nThreads: number | null = null) => ({ nThreads, replicas, gpu: false, inProcess: true });
+  const server = (replicas = 1) => ({ nThreads: null, replicas, gpu: false, inProcess: false });
 
-  it("takes the replica's share of the cores less one for its event loop, at least one", () => {
+  it("in llama-server, takes the replica's whole share of the physical cores", () => {
+    expect(cpuThreadsFor(server(), {}, 2, undefined, 1)).toBe(2);
+    expect(cpuThreadsFor(server(), {}, 16, undefined, 1)).toBe(16);
+    // 16 hardware threads on 8 cores with SMT: 8, as llama.cpp's own default.
+    expect(cpuThreadsFor(server(), {}, 16, undefined, 2)).toBe(8);
+    expect(cpuThreadsFor(server(2), {}, 16, undefined, 2)).toBe(4);
+    expect(cpuThreadsFor(server(8), {}, 2, undefined, 1)).toBe(1);
+    expect(cpuThreadsFor(server(), { HANGAR_RUNTIME_CPU_THREADS: '3' }, 16, undefined, 2)).toBe(3);
+  });
+
+  it("in this process, takes the replica's share of the cores less one for its event loop, at least one", () => {
     expect(cpuThreadsFor(cpu(), {}, 2)).toBe(1);
     expect(cpuThreadsFor(cpu(), {}, 16)).toBe(15);
     expect(cpuThreadsFor(cpu(4), {}, 16)).toBe(3);
@@ -21,7 +32,7 @@ describe("the llama.cpp engine's CPU threads", () => {
     const warnings: string[] = [];
     expect(cpuThreadsFor(cpu(), { HANGAR_RUNTIME_CPU_THREADS: 'many' }, 4, (w) => warnings.push(w))).toBe(3);
     expect(warnings[0]).toContain('HANGAR_RUNTIME_CPU_THREADS="many"');
-    expect(cpuThreadsFor({ nThreads: null, replicas: 1, gpu: true }, {}, 16)).toBeNull();
+    expect(cpuThreadsFor({ nThreads: null, replicas: 1, gpu: true, inProcess: false }, {}, 16)).toBeNull();
   });
 
   it('reads its launch options as numbers or the CLI\'s strings, naming a bad one', () => {

@@ -42,7 +42,14 @@ export class LlamaServerProcess {
   ) {
     // One kept-alive connection per slot and then some: each stream holds one.
     this.agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+    // However this runtime ends (a forced exit past SHUTDOWN's grace included), its
+    // server ends with it: nothing is left holding the weights and a port-less socket.
+    const reap = (): void => {
+      if (!this.exited) child.kill('SIGKILL');
+    };
+    process.once('exit', reap);
     child.once('exit', (code, signal) => {
+      process.removeListener('exit', reap);
       this.exited = true;
       rmSync(folder, { recursive: true, force: true });
       if (!this.stopping) for (const listener of this.exitListeners) listener(`llama-server exited (${signal ?? `code ${code}`})`);

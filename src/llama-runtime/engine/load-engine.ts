@@ -25,12 +25,12 @@ export async function loadEngine(raw: Record<string, unknown>, progress: Progres
   const file = await ggufFile(spec.location, progress);
   const gpu = (process.env.CUDA_VISIBLE_DEVICES ?? '').trim() !== '';
   const llama = await bindingFor(gpu, log);
-  const threads = cpuThreadsFor({ nThreads: spec.options.nThreads, replicas: spec.replicas, gpu }, process.env, undefined, log.warn);
-  log.info(`llama.cpp ${llama.gpu === false ? 'on the CPU' : `on ${llama.gpu}`}, computing with ${threads ?? 'the default number of'} thread(s)`);
-  progress(DOWNLOAD_SHARE, 'load', `Loading ${file}`);
   // llama-server holds the weights of an LLM; this process then needs the vocabulary only.
   const choice = spec.modelType === 'embedding' ? null : chooseEngine(process.env, gpu);
   const serverBinary = choice?.binary ?? null;
+  const threads = cpuThreadsFor({ nThreads: spec.options.nThreads, replicas: spec.replicas, gpu, inProcess: serverBinary === null }, process.env, undefined, log.warn);
+  log.info(`llama.cpp ${llama.gpu === false ? 'on the CPU' : `on ${llama.gpu}`}, computing with ${threads ?? 'the default number of'} thread(s)`);
+  progress(DOWNLOAD_SHARE, 'load', `Loading ${file}`);
   let model;
   try {
     model = await llama.loadModel({
