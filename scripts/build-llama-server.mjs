@@ -11,7 +11,7 @@
 //    compiled; llama.cpp and ggml themselves are the prebuilt libraries node-llama-cpp
 //    ships (@node-llama-cpp/<platform>-<arch>[-cuda]), copied beside the binary. Those
 //    pick the best CPU kernels at run time and, in the CUDA variant, carry the CUDA
-//    backend, so neither needs nvcc. About 3 minutes on 2 cores.
+//    backend, so neither needs nvcc. About 2.5 minutes on 2 cores.
 //  - --from-source: everything from source, tuned for this CPU (GGML_NATIVE), as a user
 //    builds llama-server by hand: the baseline bench/llamacpp.ts compares against. 6-8
 //    minutes on 2 cores.
@@ -98,7 +98,21 @@ const LINK_PREBUILT = [
       '',
     ].join('\n'),
   },
-  { file: 'CMakeLists.txt', find: '#\n# install\n#\n', replace: 'return() # hangar: no install rules (they name the targets that are prebuilt here)\n' },
+  {
+    file: 'CMakeLists.txt',
+    find: '#\n# install\n#\n',
+    replace: [
+      // Off the token path (argument parsing, chat templates, JSON-schema grammars, the
+      // multimodal library, which Hangar does not use): -O1 compiles in a third less time.
+      // The server's own loop, where every token passes, keeps the release -O3.
+      'target_compile_options(llama-common PRIVATE -O1)',
+      'if (TARGET mtmd)',
+      '    target_compile_options(mtmd PRIVATE -O1)',
+      'endif()',
+      'return() # hangar: no install rules (they name the targets that are prebuilt here)',
+      '',
+    ].join('\n'),
+  },
 ];
 
 export function release() {
@@ -166,6 +180,12 @@ function build(target) {
     }
     rmSync(folder, { recursive: true, force: true });
     renameSync(partial, folder);
+    // Builds of this variant for an older release or recipe are never used again (a
+    // runtime still running one keeps its open files until it ends).
+    const sameKind = new RegExp(`^[^-]+-${variant}${fromSource ? '-source' : ''}-[0-9a-f]{12}$`);
+    for (const old of readdirSync(path.dirname(folder))) {
+      if (old !== path.basename(folder) && sameKind.test(old)) rmSync(path.join(path.dirname(folder), old), { recursive: true, force: true });
+    }
     console.error(`llama-server: built in ${Math.round((Date.now() - started) / 1000)} s: ${target}`);
   } finally {
     rmSync(work, { recursive: true, force: true });

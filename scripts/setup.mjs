@@ -2,7 +2,7 @@
 // Set-up, idempotent: compiles the control plane, builds the web UI (web/ → web/dist,
 // again only when its sources change), makes the runtime's Python environment
 // (python-runtime/.venv) from python-runtime's own requirement files, and builds
-// llama.cpp's server for the llama.cpp engine (scripts/build-llama-server.mjs: about 3
+// llama.cpp's server for the llama.cpp engine (scripts/build-llama-server.mjs: about 2.5
 // minutes on 2 cores, once per llama.cpp release; HANGAR_LLAMA_SERVER_BUILD=skip skips
 // it, and node-llama-cpp then serves GGUF models, slower). A second run with nothing
 // changed does no work beyond the compile.
@@ -137,7 +137,7 @@ function buildLlamaServer() {
     console.warn(`setup: llama-server not built: ${missing.join(', ')} missing (scripts/build-packages.txt); node-llama-cpp serves GGUF models, slower`);
     return Promise.resolve();
   }
-  console.log('setup: building llama-server (about 3 minutes on 2 cores, once)');
+  console.log('setup: building llama-server (about 2.5 minutes on 2 cores, once)');
   return runInBackground('nice', ['-n', '10', process.execPath, script], {
     stdio: ['ignore', 'ignore', 'inherit'],
     failure: 'building llama-server failed: see above; HANGAR_LLAMA_SERVER_BUILD=skip sets up without it',
