@@ -141,7 +141,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   await app.register(registrationRoutes, { registry, supervisor });
   await app.register(cacheRoutes, { registry, supervisor });
   await app.register(catalogRoutes, { registry });
-  await app.register(modelRoutes, { supervisor });
+  await app.register(modelRoutes, { supervisor, registry });
   await app.register(requestRoutes, { supervisor });
   await app.register(autostartRoutes, { supervisor });
   await app.register(onDemandRoutes, { supervisor });

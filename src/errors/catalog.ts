@@ -69,6 +69,13 @@ export const catalog = {
   registration_in_use: entry(409, 'conflict_error', 'Model %s cannot be unregistered: it is used by %s; terminate them (or remove them from autostart) first'),
   registration_not_owner: entry(403, 'permission_error', 'Model %s was registered by another user; only its owner or an admin may unregister it'),
   registration_persist_failed: entry(500, 'server_error', 'Could not save the registration of model %s: %s'),
+  // Models on the hub (docs/registry.md, "Launch by hub id", "Hub search")
+  hub_unreachable: entry(503, 'service_unavailable_error', 'The model hub %s could not be reached: %s'),
+  hub_model_not_found: entry(404, 'not_found_error', 'Model %s was not found on the hub %s'),
+  hub_access_denied: entry(403, 'permission_error', 'The hub %s refused access to %s (a gated or private repo): %s'),
+  hub_error: entry(502, 'server_error', 'The hub %s answered %s for %s'),
+  hub_quantization_not_found: entry(404, 'not_found_error', 'Model %s has no GGUF file for %s; it offers %s'),
+  hub_model_unusable: entry(400, 'invalid_request_error', 'Model %s cannot be launched from the hub: %s'),
   model_type_mismatch: entry(400, 'invalid_request_error', 'Model %s is registered as type %s, not %s; launch it with model_type %s'),
 
   // Launch

@@ -1,6 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { HangarError } from '../errors/hangar-error.js';
+import { contextLengthOf, stopsOf, templateInTokenizerConfig } from './config-facts.js';
 
 /**
  * A custom LLM registration built from a local model folder (Xinference's
@@ -29,7 +30,6 @@ export async function buildLlmRegistration(input: AutoRegistrationInput): Promis
   const config = (await readJson(path.join(folder, 'config.json'), true))!;
   const tokenizerConfig = (await readJson(path.join(folder, 'tokenizer_config.json'), false)) ?? {};
   const generationConfig = (await readJson(path.join(folder, 'generation_config.json'), false)) ?? {};
-  const text = (config.text_config as Json | undefined) ?? config;
 
   const chatTemplate = await chatTemplateOf(folder, tokenizerConfig);
   const abilities = ['generate'];
@@ -39,10 +39,8 @@ export async function buildLlmRegistration(input: AutoRegistrationInput): Promis
   if (chatTemplate?.includes('tools') && input.familyAbilities?.includes('tools')) abilities.push('tools');
   if (config.vision_config && input.familyAbilities?.includes('vision')) abilities.push('vision');
 
-  const contextLength = firstNumber(text, ['max_position_embeddings', 'n_positions', 'seq_length', 'max_sequence_length']) ?? 2048;
-  const stopTokenIds = [generationConfig.eos_token_id, config.eos_token_id].flat().filter((v): v is number => typeof v === 'number');
-  const eos = tokenizerConfig.eos_token;
-  const stop = typeof eos === 'string' ? [eos] : typeof (eos as Json | undefined)?.content === 'string' ? [(eos as Json).content as string] : [];
+  const contextLength = contextLengthOf(config) ?? 2048;
+  const stops = stopsOf(config, tokenizerConfig, generationConfig);
 
   return {
     version: 2,
@@ -54,7 +52,7 @@ export async function buildLlmRegistration(input: AutoRegistrationInput): Promis
     model_ability: abilities,
     context_length: contextLength,
     model_specs: [{ model_format: 'pytorch', model_size_in_billions: await sizeInBillions(folder, config), quantization: 'none', model_uri: folder }],
-    ...(chatTemplate ? { chat_template: chatTemplate, stop_token_ids: [...new Set(stopTokenIds)], stop } : {}),
+    ...(chatTemplate ? { chat_template: chatTemplate, ...stops } : {}),
   };
 }
 
@@ -77,21 +75,12 @@ async function readJson(file: string, required: boolean): Promise<Json | null> {
 
 /** tokenizer_config.json's `chat_template` (a string, or a list of named ones), or transformers 5's chat_template.jinja. */
 async function chatTemplateOf(folder: string, tokenizerConfig: Json): Promise<string | null> {
-  const inConfig = tokenizerConfig.chat_template;
-  if (typeof inConfig === 'string') return inConfig;
-  if (Array.isArray(inConfig)) {
-    const named = inConfig as Array<{ name?: string; template?: string }>;
-    return (named.find((t) => t.name === 'default') ?? named[0])?.template ?? null;
-  }
+  const inConfig = templateInTokenizerConfig(tokenizerConfig);
+  if (inConfig) return inConfig;
   const jinja = await readFile(path.join(folder, 'chat_template.jinja'), 'utf8').catch(() => null);
   if (jinja) return jinja;
   const json = await readJson(path.join(folder, 'chat_template.json'), false);
   return typeof json?.chat_template === 'string' ? json.chat_template : null;
-}
-
-function firstNumber(config: Json, keys: string[]): number | null {
-  for (const key of keys) if (typeof config[key] === 'number' && Number.isInteger(config[key])) return config[key];
-  return null;
 }
 
 /** A name the catalog accepts, from the folder's name. */

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { toolParserIsParsed } from './tool-parsers.js';
 import { HangarError } from '../errors/hangar-error.js';
 import { ENGINE_TABLE } from './engine-table.js';
 import { mediaRecord, mediaSpec } from './flatten.js';
@@ -109,7 +110,8 @@ type LlmDefinition = z.output<typeof llmCustomSchema>;
  * takes its `model_family`'s; a `chat_template` naming a built-in family is replaced
  * by that family's template, and its stop words and reasoning tags fill the gaps;
  * `tools` and `vision` need a built-in family that has them, because the parsing of
- * tool calls and images is family-specific.
+ * tool calls and images is family-specific (`tools` may instead name a `tool_parser`
+ * the engines parse).
  */
 function applyFamilyRules(def: LlmDefinition, builtins: BuiltinLlmLookup): LlmDefinition {
   const family = builtins.builtinLlm(def.model_family);
@@ -135,6 +137,8 @@ function applyFamilyRules(def: LlmDefinition, builtins: BuiltinLlmLookup): LlmDe
   }
   for (const ability of ['tools', 'vision'] as const) {
     if (!def.model_ability.includes(ability) || family?.model_ability.includes(ability)) continue;
+    // A tool_parser whose format the engines parse says how to read the calls without a built-in family (a hub registration's, read from its template).
+    if (ability === 'tools' && toolParserIsParsed(result.tool_parser)) continue;
     const able = [...builtins.builtinLlms()].filter((f) => f.model_ability.includes(ability)).map((f) => f.model_name);
     throw invalid(
       'model_ability',

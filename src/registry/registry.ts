@@ -5,7 +5,7 @@ import { specCacheStatus } from './cache-status.js';
 import { parseCustomDefinition, type BuiltinLlmLookup } from './custom-definition.js';
 import { CustomStore } from './custom-store.js';
 import { RegistrationOwners } from './registration-owners.js';
-import { engineTable, type EngineParams } from './engine-matching.js';
+import { candidateEngines, engineMatchesSpec, engineTable, unusableReason, type EngineParams } from './engine-matching.js';
 import { requiredExecutables, requiredNodeModules, requiredPythonModules } from './engine-table.js';
 import { ModelCache } from './model-cache.js';
 import { checkModelDir } from '../config/model-dirs.js';
@@ -221,6 +221,31 @@ export class Registry {
     if (!isModelType(type)) return null;
     const record = this.find(type, name);
     return record ? engineTable(typed(type, record), this.env) : null;
+  }
+
+  /** A custom registration of this name and type, if there is one (hub registrations are found again by name). */
+  custom(type: ModelType, name: string): ModelRecord | undefined {
+    const record = this.customs[type].get(name);
+    return record ? structuredClone(record) : undefined;
+  }
+
+  /** The built-in LLM family whose specs list this hub repository (case-insensitive), if one does. */
+  builtinFamilyOfRepo(repo: string): LlmRecord | undefined {
+    const wanted = repo.toLowerCase();
+    for (const record of this.builtins.LLM.values()) {
+      if (specsOf(record).some((s) => s.model_id?.toLowerCase() === wanted)) return record as LlmRecord;
+    }
+    return undefined;
+  }
+
+  /** The first engine (in ENGINE_TABLE's order) that can run this format of the model here; null if none can. */
+  defaultEngine(type: ModelType, name: string, format: string): string | null {
+    const record = this.find(type, name);
+    if (!record) return null;
+    const t = typed(type, record);
+    const spec = specsOf(record).find((s) => s.model_format === format);
+    if (!spec) return null;
+    return candidateEngines(t).find((e) => engineMatchesSpec(e, t, spec) && unusableReason(e, this.env) === null)?.name ?? null;
   }
 
   /**

@@ -3,6 +3,8 @@ import { needs } from '../auth/route-permission.js';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 import { toLaunchRequest } from './launch-request.js';
+import { hubLaunchBody } from './hub-launch.js';
+import type { Registry } from '../../registry/index.js';
 import { fieldsOfVersion, instancesQuery, launchBody, launchByVersionBody, launchQuery, replicaParams, uidParams } from './schema.js';
 import { codePower } from '../auth/code-power.js';
 import { describeUnrestored, unrestoredInstanceRecord } from '../../supervisor/unrestored-instances.js';
@@ -10,11 +12,13 @@ import { adapterItems } from '../llm/lora-model-id.js';
 import { describeOnDemand } from './on-demand-record.js';
 
 /** Running models (contract §3). Routes stay thin: the supervisor owns the lifecycle. */
-export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async (fastify, { supervisor }) => {
+export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor; registry: Registry }> = async (fastify, { supervisor, registry }) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
 
   app.post('/v1/models', { ...needs('models:start'), schema: { body: launchBody, querystring: launchQuery, tags: ['models'] } }, async (request) => {
-    const uid = await supervisor.launch(toLaunchRequest(request.body), request.query.wait_ready, codePower(request, 'model.launch.code', request.body.model_uid ?? request.body.model_name));
+    // A hub id (`hf.co/<org>/<repo>[:<tag>]`) is registered from the hub first (docs/registry.md, "Launch by hub id").
+    const body = await hubLaunchBody(request.body, registry, request);
+    const uid = await supervisor.launch(toLaunchRequest(body), request.query.wait_ready, codePower(request, 'model.launch.code', body.model_uid ?? body.model_name));
     return { model_uid: uid };
   });
 

@@ -6,7 +6,7 @@ import { engineKwargs } from '../engine-kwargs.js';
 import { followLaunch } from '../launch-progress.js';
 
 export interface LaunchOptions extends ConnectionOptions {
-  modelName: string;
+  modelName?: string;
   modelType: string;
   modelEngine?: string;
   modelUid?: string;
@@ -34,7 +34,7 @@ const positiveInt = (value: string): number => {
 /** `hangar launch`: Xinference's flags (notes §10); unknown `--name value` pairs go to the engine. */
 export function launchCommand(): Command {
   return withConnectionOptions(
-    launchFlags(new Command('launch').description('launch a model and follow its progress until it is ready'))
+    launchFlags(new Command('launch').description('launch a model (a registered name, or a hub id: hangar launch hf.co/<org>/<repo>[:Q4_K_M]) and follow its progress until it is ready'))
       .option('--json', 'print {"model_uid": ...} as JSON when ready'),
   ).action(
     clientAction<LaunchOptions>(async (http, options, command) => {
@@ -50,7 +50,7 @@ export function launchCommand(): Command {
 /** The flags that describe a launch, shared by `launch` and `on-demand add`. */
 export function launchFlags(command: Command): Command {
   return command
-      .requiredOption('-n, --model-name <name>', 'registered model name')
+      .option('-n, --model-name <name>', 'registered model name, or a hub id hf.co/<org>/<repo>[:<quantization>] (also as the first argument)')
       .option('-t, --model-type <type>', 'LLM, embedding, rerank, image, audio, video or flexible', 'LLM')
       .option('--model-engine <engine>', 'engine, also -en (required for LLMs), e.g. Transformers')
       .option('-u, --model-uid <uid>', 'uid for the running model (default: the model name)')
@@ -73,12 +73,18 @@ export function launchFlags(command: Command): Command {
 
 /** The POST /v1/models body (contract §3.1) the flags describe. */
 export function launchBody(options: LaunchOptions, extra: string[]): Record<string, unknown> {
-  if (options.modelType === 'LLM' && !options.modelEngine) {
+  // `hangar launch hf.co/<org>/<repo>:Q4_K_M`, as `ollama run` and `vllm serve` take it.
+  const positional = !options.modelName && extra[0] !== undefined && !extra[0].startsWith('-') ? extra[0] : undefined;
+  const modelName = options.modelName ?? positional;
+  if (!modelName) throw new CliError('a model name is required: -n <name>, or a hub id as the first argument (hf.co/<org>/<repo>)');
+  if (positional !== undefined) extra = extra.slice(1);
+  // A hub id's engine follows from its files (GGUF: llama.cpp); the server picks it.
+  if (options.modelType === 'LLM' && !options.modelEngine && !modelName.includes('/')) {
     throw new CliError('--model-engine (-en) is required for LLM models, e.g. -en Transformers; `hangar engine -n <name>` lists the engines');
   }
   const body: Record<string, unknown> = {
     ...engineKwargs(extra),
-    model_name: options.modelName,
+    model_name: modelName,
     model_type: options.modelType,
     replica: options.replica,
     n_gpu: nGpu(options.nGpu),

@@ -1,0 +1,90 @@
+import type { FastifyRequest } from 'fastify';
+import { allows } from '../../auth/permissions.js';
+import { HangarError } from '../../errors/hangar-error.js';
+import { buildHubRegistration, HubClient, parseHubId, pickQuantization, registrationName, type HubId, type HubModelType, type Registry } from '../../registry/index.js';
+import { hubEnvironment } from '../../supervisor/memory-accounting.js';
+import { codePower } from '../auth/code-power.js';
+import type { LaunchBody } from './schema.js';
+
+/** How long one request to the hub may take before the launch answers 503 (`HANGAR_HUB_TIMEOUT_MS`). */
+export function hubTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
+  const value = Number(env.HANGAR_HUB_TIMEOUT_MS);
+  return Number.isFinite(value) && value > 0 ? value : 10_000;
+}
+
+const HUB_TYPES: readonly string[] = ['LLM', 'embedding', 'rerank'];
+
+/**
+ * A launch whose `model_name` is a hub id (docs/registry.md, "Launch by hub id"):
+ * the repo is registered as a custom model owned by the caller (built from the hub
+ * once; launched again by name later, also with the hub gone), and the body is turned
+ * into an ordinary launch of that registration, with the tag's quantization and, when
+ * the body names none, the format and engine the repo's files call for. Any other
+ * body comes back as it was.
+ */
+export async function hubLaunchBody(body: LaunchBody, registry: Registry, request: FastifyRequest): Promise<LaunchBody> {
+  const id = parseHubId(body.model_name);
+  if (!id) return body;
+  const type = body.model_type;
+  if (!HUB_TYPES.includes(type)) {
+    throw new HangarError('hub_model_unusable', [id.repo, `model_type ${type} is not launched by hub id; LLM, embedding and rerank are`], { param: 'model_type' });
+  }
+  // The launch saves a registration: the caller needs the power to register, as by hand.
+  const principal = request.principal;
+  if (principal && !allows(principal.scopes, 'models:register')) {
+    throw new HangarError('permission_denied', [], { headers: { 'www-authenticate': 'Bearer scope="models:register"' } });
+  }
+  const hub = body.download_hub ?? (id.hub === null ? (process.env.HANGAR_MODEL_SRC ?? null) : null);
+  if (hub !== null && hub !== 'huggingface') {
+    throw new HangarError('invalid_field', [`download_hub: a launch by hub id reads the Hugging Face hub; ${hub} is not supported for it`], { param: 'download_hub' });
+  }
+  const name = registrationName(id);
+  const modelType = type as HubModelType;
+  if (!registry.custom(modelType, name)) {
+    const client = new HubClient({ env: hubEnvironment(body.envs ?? {}), timeoutMs: hubTimeoutMs() });
+    const definition = await buildHubRegistration({ client, id, modelType, builtinFamily: (repo) => registry.builtinFamilyOfRepo(repo) });
+    try {
+      await registry.register(modelType, { model: definition }, true, codePower(request, 'model.register.code', modelType), principal?.username ?? null);
+      request.log.info({ model_name: name, repo: id.repo }, `Registered ${id.repo} from the hub as ${name}`);
+    } catch (err) {
+      // Two launches of one repo at once: the second uses the first's registration.
+      if (!(err instanceof HangarError && err.code === 'registration_conflict' && registry.custom(modelType, name))) throw err;
+    }
+  }
+  return { ...body, model_name: name, ...choice(id, body, registry, modelType, name) };
+}
+
+/** Format, quantization and engine of the launch: the body's where it gives them, else what the tag and files say. */
+function choice(id: HubId, body: LaunchBody, registry: Registry, type: HubModelType, name: string): Pick<LaunchBody, 'model_format' | 'quantization' | 'model_engine'> {
+  const record = registry.custom(type, name)!;
+  const specs = (record as { model_specs: Array<{ model_format: string; quantization: string; model_file_name_template?: string }> }).model_specs;
+  const ggufs = specs.filter((s) => s.model_format === 'ggufv2').map((s) => ({ quantization: s.quantization, files: [s.model_file_name_template ?? ''], bytes: 0, split: null }));
+  let format = body.model_format ?? null;
+  let quantization = body.quantization ?? null;
+  if (id.tag !== null) {
+    const picked = pickQuantization(ggufs, id.tag, id.repo).quantization;
+    if (quantization !== null && quantization.toLowerCase() !== picked.toLowerCase()) {
+      throw new HangarError('invalid_field', [`quantization: ${quantization} contradicts the tag :${id.tag} of model_name; give one of the two`], { param: 'quantization' });
+    }
+    if (format !== null && format !== 'ggufv2') throw new HangarError('invalid_field', [`model_format: a tag picks a GGUF file; model_format ${format} contradicts it`], { param: 'model_format' });
+    return withEngine({ model_format: 'ggufv2', quantization: picked });
+  }
+  if (format === null && body.model_engine) {
+    format = specs.find((s) => engineFits(registry, type, name, s.model_format, body.model_engine!))?.model_format ?? null;
+  }
+  format ??= specs.find((s) => s.model_format !== 'ggufv2')?.model_format ?? 'ggufv2';
+  if (format === 'ggufv2' && ggufs.length > 0) {
+    quantization = quantization === null ? pickQuantization(ggufs, null, id.repo).quantization : (ggufs.find((q) => q.quantization.toLowerCase() === quantization!.toLowerCase())?.quantization ?? quantization);
+  }
+  return withEngine({ model_format: format, quantization });
+
+  function withEngine(picked: { model_format: string; quantization: string | null }): Pick<LaunchBody, 'model_format' | 'quantization' | 'model_engine'> {
+    return { ...picked, model_engine: body.model_engine ?? registry.defaultEngine(type, name, picked.model_format) ?? body.model_engine };
+  }
+}
+
+function engineFits(registry: Registry, type: HubModelType, name: string, format: string, engine: string): boolean {
+  const table = registry.engines(type, name);
+  const entries = table?.[engine];
+  return Array.isArray(entries) && entries.some((e) => e.model_format === format);
+}

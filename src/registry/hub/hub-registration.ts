@@ -1,0 +1,201 @@
+import { HangarError } from '../../errors/hangar-error.js';
+import { contextLengthOf, sizeInBillions, stopsOf, templateInTokenizerConfig, textConfig } from '../config-facts.js';
+import type { LlmRecord } from '../schemas/llm.js';
+import { bitsPerWeight, ggufQuantizations, pickQuantization, type GgufQuantization, type RepoFile } from './gguf-files.js';
+import type { HubClient, RepoInfo } from './hub-client.js';
+import { registrationName, type HubId } from './hub-id.js';
+import { templateAbilities } from './template-abilities.js';
+
+type Json = Record<string, unknown>;
+
+export type HubModelType = 'LLM' | 'embedding' | 'rerank';
+
+export interface HubRegistrationInput {
+  client: HubClient;
+  id: HubId;
+  modelType: HubModelType;
+  /** The built-in LLM family that lists this repo, if one does: its parsers and stops fill what the repo does not say. */
+  builtinFamily: (repo: string) => LlmRecord | undefined;
+  signal?: AbortSignal;
+}
+
+const DTYPE_BYTES: Record<string, number> = { float32: 4, float16: 2, bfloat16: 2, float64: 8, float8_e4m3fn: 1 };
+const OTHER_WEIGHTS = /\.(bin|pt|pth)$/i;
+
+/**
+ * A custom registration built from a hub repository (docs/registry.md, "Launch by hub
+ * id"): the files and sizes the hub lists; for a transformers checkpoint its
+ * config.json (architecture, context length, vision), tokenizer_config.json and
+ * generation_config.json (chat template, stop tokens); for GGUF files the
+ * quantizations their names offer, with the template and context length read from
+ * the GGUF's own metadata over HTTP ranges. Specs pin the commit read, so a launch
+ * fetches those files and a download finished once serves offline.
+ */
+export async function buildHubRegistration(input: HubRegistrationInput): Promise<Json> {
+  const { client, id } = input;
+  const info = await client.repoInfo(id.repo);
+  const ggufs = ggufQuantizations(info.files);
+  const torch = torchWeights(info.files);
+  if (ggufs.length === 0 && torch.length === 0) {
+    throw new HangarError('hub_model_unusable', [id.repo, 'it has no safetensors, PyTorch or GGUF weight files'], { param: 'model_name' });
+  }
+  const config = torch.length > 0 ? await client.fileJson(info.repo, info.sha, 'config.json') : null;
+  if (ggufs.length === 0 && !config) throw new HangarError('hub_model_unusable', [id.repo, 'its weights come without a config.json'], { param: 'model_name' });
+  // One file's header says what all say (template, context); the tag's file, else the default pick.
+  const picked = ggufs.length > 0 ? pickQuantization(ggufs, id.tag, id.repo) : null;
+  const gguf = picked ? await ggufFacts(client, info, picked, input.signal) : null;
+  const specs = [...(config ? torchSpecs(info, torch, config) : []), ...(picked ? ggufSpecs(info, ggufs, gguf, picked) : [])];
+  const name = registrationName(id);
+  const language = cardLanguages(info.raw);
+  const description = `${id.repo} from the hub at ${info.sha.slice(0, 12)}${config?.model_type ? ` (${String(config.model_type)})` : gguf?.architecture ? ` (${gguf.architecture})` : ''}`;
+  if (input.modelType === 'embedding') {
+    const dims = (config ? numberIn(textConfig(config), ['hidden_size', 'd_model', 'n_embd']) : null) ?? gguf?.embeddingLength ?? null;
+    if (!dims) throw new HangarError('hub_model_unusable', [id.repo, 'its config gives no embedding size (hidden_size)'], { param: 'model_name' });
+    return { version: 2, model_name: name, model_description: description, dimensions: dims, max_tokens: (config ? contextLengthOf(config) : null) ?? gguf?.contextLength ?? 512, language, model_specs: specs };
+  }
+  if (input.modelType === 'rerank') {
+    return { version: 2, model_name: name, model_description: description, type: 'normal', max_tokens: (config ? contextLengthOf(config) : null) ?? 512, language, model_specs: specs.filter((s) => s.model_format === 'pytorch') };
+  }
+  return llmDefinition(input, info, config, gguf, specs, name, language, description);
+}
+
+async function llmDefinition(input: HubRegistrationInput, info: RepoInfo, config: Json | null, gguf: GgufFacts | null, specs: Json[], name: string, language: string[], description: string): Promise<Json> {
+  const { client } = input;
+  const family = input.builtinFamily(info.repo);
+  let template = gguf?.template ?? null;
+  let stops = { stop_token_ids: [] as number[], stop: [] as string[] };
+  let contextLength = gguf?.contextLength ?? null;
+  let vision = false;
+  if (config) {
+    const [tokenizerConfig, generationConfig] = await Promise.all([
+      client.fileJson(info.repo, info.sha, 'tokenizer_config.json'),
+      client.fileJson(info.repo, info.sha, 'generation_config.json'),
+    ]);
+    // transformers 5 writes the template beside the tokenizer config.
+    template = templateInTokenizerConfig(tokenizerConfig ?? {}) ?? (hasFile(info, 'chat_template.jinja') ? await client.fileText(info.repo, info.sha, 'chat_template.jinja') : null) ?? template;
+    stops = stopsOf(config, tokenizerConfig ?? {}, generationConfig ?? {});
+    contextLength = contextLengthOf(config) ?? contextLength;
+    vision = Boolean(config.vision_config) && (hasFile(info, 'preprocessor_config.json') || hasFile(info, 'processor_config.json'));
+  }
+  const found = templateAbilities(template);
+  const toolParser = found.tool_parser ?? family?.tool_parser ?? null;
+  const reasoning = found.reasoning ?? (family?.reasoning_start_tag ? { start: family.reasoning_start_tag, end: family.reasoning_end_tag ?? '' } : null);
+  const abilities: string[] = template ? ['chat', 'generate'] : ['generate'];
+  if (template && (found.tools || family?.model_ability.includes('tools'))) abilities.push('tools');
+  // The engines read images per family (docs/vision.md): claimed where a built-in family with vision lists this repo.
+  if (vision && family?.model_ability.includes('vision')) abilities.push('vision');
+  if (template && reasoning) abilities.push('reasoning');
+  if (found.hybrid) abilities.push('hybrid');
+  return {
+    version: 2,
+    model_name: name,
+    model_description: description,
+    // A built-in family that lists the repo shares its parsers; else the architecture, a family of its own.
+    model_family: family?.model_name ?? (config?.model_type ? String(config.model_type) : (gguf?.architecture ?? 'other')),
+    model_lang: language,
+    model_ability: abilities,
+    context_length: contextLength ?? 2048,
+    model_specs: specs,
+    ...(template ? { chat_template: template, stop_token_ids: stops.stop_token_ids.length > 0 ? stops.stop_token_ids : (family?.stop_token_ids ?? []), stop: stops.stop.length > 0 ? stops.stop : (family?.stop ?? []) } : {}),
+    ...(toolParser && template ? { tool_parser: toolParser } : {}),
+    ...(reasoning && template ? { reasoning_start_tag: reasoning.start, reasoning_end_tag: reasoning.end } : {}),
+  };
+}
+
+/** The transformers weights: safetensors (not a Mistral-style `consolidated` copy beside sharded ones), else .bin/.pt. */
+function torchWeights(files: readonly RepoFile[]): RepoFile[] {
+  const safetensors = files.filter((f) => f.path.endsWith('.safetensors') && !f.path.includes('/'));
+  if (safetensors.length > 0) {
+    const sharded = safetensors.filter((f) => !/^consolidated/.test(f.path));
+    return sharded.length > 0 ? sharded : safetensors;
+  }
+  return files.filter((f) => OTHER_WEIGHTS.test(f.path) && !f.path.includes('/') && !/^(training_args|optimizer|scheduler|rng_state)/.test(f.path));
+}
+
+function torchSpecs(info: RepoInfo, weights: RepoFile[], config: Json): Json[] {
+  const bytes = weights.reduce((sum, f) => sum + f.size, 0);
+  const dtype = String(config.torch_dtype ?? config.dtype ?? textConfig(config).torch_dtype ?? 'bfloat16');
+  const total = (info.raw.safetensors as Json | undefined)?.total;
+  const parameters = typeof total === 'number' && total > 0 ? total : bytes / (DTYPE_BYTES[dtype] ?? 2);
+  const quant = (config.quantization_config as Json | undefined) ?? {};
+  const method = typeof quant.quant_method === 'string' ? quant.quant_method.toLowerCase() : null;
+  // Pre-quantized checkpoints are their own formats in Xinference's catalog.
+  const [format, quantization] =
+    method === 'awq' ? ['awq', `Int${Number(quant.bits ?? 4)}`] : method === 'gptq' ? ['gptq', `Int${Number(quant.bits ?? 4)}`] : method === 'fp8' ? ['fp8', 'FP8'] : ['pytorch', 'none'];
+  return [{ model_format: format, model_size_in_billions: sizeInBillions(parameters), quantization, model_id: info.repo, model_hub: 'huggingface', model_revision: info.sha }];
+}
+
+function ggufSpecs(info: RepoInfo, offered: GgufQuantization[], facts: GgufFacts | null, picked: GgufQuantization): Json[] {
+  // One size for every quantization (launches pick a spec by size): the metadata's label, else the picked file's bytes.
+  const size = sizeInBillions(facts?.parameters ?? (picked.bytes * 8) / bitsPerWeight(picked.quantization));
+  return offered.map((q) => ({
+    model_format: 'ggufv2',
+    model_size_in_billions: size,
+    quantization: q.quantization,
+    model_id: info.repo,
+    model_hub: 'huggingface',
+    model_revision: info.sha,
+    model_file_name_template: q.files[0],
+    ...(q.split ? { model_file_name_split_template: q.split.template, quantization_parts: { [q.quantization]: q.split.parts } } : {}),
+  }));
+}
+
+interface GgufFacts {
+  architecture: string | null;
+  template: string | null;
+  contextLength: number | null;
+  embeddingLength: number | null;
+  /** From `general.size_label` (`7B`, `0.5B`, `8x7B`, `135M`). */
+  parameters: number | null;
+}
+
+/** The GGUF's metadata, read over HTTP ranges from the hub (node-llama-cpp reads only the header). */
+async function ggufFacts(client: HubClient, info: RepoInfo, quantization: GgufQuantization, signal?: AbortSignal): Promise<GgufFacts> {
+  const { readGgufFileInfo } = await import('node-llama-cpp');
+  const url = client.fileUrl(info.repo, info.sha, quantization.files[0]!);
+  let parsed;
+  try {
+    parsed = await readGgufFileInfo(url, {
+      sourceType: 'network', readTensorInfo: false, logWarnings: false, spliceSplitFiles: false, fetchHeaders: client.headers,
+      fetchRetryOptions: { retries: 0 }, ...(signal ? { signal } : {}),
+    });
+  } catch (err) {
+    throw new HangarError('hub_model_unusable', [info.repo, `${quantization.files[0]} does not read as GGUF: ${(err as Error).message}`], { param: 'model_name', cause: err });
+  }
+  const meta = parsed.metadata as unknown as Json;
+  const general = (meta.general ?? {}) as Json;
+  const arch = typeof general.architecture === 'string' ? general.architecture : null;
+  const archMeta = ((arch ? meta[arch] : undefined) ?? {}) as Json;
+  const tokenizer = (meta.tokenizer ?? {}) as Json;
+  return {
+    architecture: arch,
+    template: typeof tokenizer.chat_template === 'string' ? tokenizer.chat_template : null,
+    contextLength: numberIn(archMeta, ['context_length']),
+    embeddingLength: numberIn(archMeta, ['embedding_length']),
+    parameters: sizeLabel(general.size_label),
+  };
+}
+
+function sizeLabel(label: unknown): number | null {
+  if (typeof label !== 'string') return null;
+  const m = /^(?:(\d+)x)?(\d+(?:\.\d+)?)([KMBT])$/i.exec(label.trim());
+  if (!m) return null;
+  const scale = { K: 1e3, M: 1e6, B: 1e9, T: 1e12 }[m[3]!.toUpperCase() as 'K' | 'M' | 'B' | 'T'];
+  return Number(m[1] ?? 1) * Number(m[2]) * scale;
+}
+
+function numberIn(json: Json, keys: string[]): number | null {
+  for (const key of keys) if (typeof json[key] === 'number' && Number.isInteger(json[key]) && (json[key] as number) > 0) return json[key] as number;
+  return null;
+}
+
+function hasFile(info: RepoInfo, name: string): boolean {
+  return info.files.some((f) => f.path === name);
+}
+
+/** The model card's `language` list, where it has one; English otherwise (Xinference's registrations need one). */
+function cardLanguages(raw: Json): string[] {
+  const card = (raw.cardData ?? {}) as Json;
+  const langs = [card.language].flat().filter((l): l is string => typeof l === 'string' && l.length > 0 && l.length < 20);
+  return langs.length > 0 ? langs.slice(0, 20) : ['en'];
+}

@@ -1,0 +1,123 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client } from './harness/http.js';
+import { makeHome, removeHome, repoRoot, startServer, venvPython, type TestServer } from './harness/server.js';
+import { tinyGguf, tinyLlm } from './harness/tiny-models.js';
+
+/** test/fixtures/hub_standin.py as a process: the hub's API (info, files, search) over local folders. */
+async function startHub(repos: Record<string, string>, extra: string[] = []): Promise<{ url: string; process: ChildProcess; asked: string[] }> {
+  const args = [path.join(repoRoot, 'test', 'fixtures', 'hub_standin.py'), ...Object.entries(repos).flatMap(([id, dir]) => ['--repo', `${id}=${dir}`]), ...extra];
+  const child = spawn(venvPython, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const asked: string[] = [];
+  const port = await new Promise<number>((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      const found = /^port (\d+)$/.exec(line);
+      if (found) resolve(Number(found[1]));
+      else asked.push(line);
+    });
+    child.once('exit', (code) => reject(new Error(`hub stand-in exited with ${code}`)));
+  });
+  return { url: `http://127.0.0.1:${port}`, process: child, asked };
+}
+
+/**
+ * Launch by hub id (docs/registry.md, "Launch by hub id"): a GGUF repo by
+ * `hf.co/<org>/<repo>:<quantization>` and a transformers repo by `<org>/<repo>`, each
+ * registered from what the hub serves and then served by the real engines; the
+ * refusals (unknown id, unknown quantization, hub out of reach) before any process starts.
+ */
+describe('launch by hub id', () => {
+  let hub: Awaited<ReturnType<typeof startHub>>;
+  let server: TestServer;
+  let api: ReturnType<typeof client>;
+
+  beforeAll(async () => {
+    hub = await startHub({ 'test-org/tiny-GGUF': path.dirname(tinyGguf().files.q8_0!), 'test-org/tiny-llm': tinyLlm().path }, ['--downloads', 'test-org/tiny-GGUF=1200']);
+    server = await startServer({ home: await makeHome('hangar-hub-launch-'), env: { HF_HUB_OFFLINE: '', TRANSFORMERS_OFFLINE: '', HF_ENDPOINT: hub.url } });
+    api = client(server.url);
+  }, 120_000);
+
+  afterAll(async () => {
+    hub?.process.kill();
+    await server?.stop().catch(() => {});
+    if (server) await removeHome(server.home);
+  });
+
+  it('launches a GGUF repo by hf.co/<org>/<repo>:<tag>, registered from the GGUF itself, and serves chat with tools', async () => {
+    const launched = await api.post('/v1/models', { model_name: 'hf.co/test-org/tiny-GGUF:Q8_0' });
+    expect(launched.status, launched.text).toBe(200);
+    expect(launched.body.model_uid).toBe('test-org--tiny-GGUF');
+
+    const registration = await api.get('/v1/model_registrations/LLM/test-org--tiny-GGUF');
+    expect(registration.status).toBe(200);
+    const record = registration.body;
+    // Both files are quantizations of the one registration; the commit read is pinned.
+    expect(record.model_specs.map((s: { quantization: string }) => s.quantization).sort()).toEqual(['f32', 'q8_0']);
+    expect(record.model_specs.every((s: { model_revision: string; model_id: string }) => s.model_revision.length === 40 && s.model_id === 'test-org/tiny-GGUF')).toBe(true);
+    // The template comes from the GGUF's metadata; its <tool_call> blocks say tools, parsed as Hermes/Qwen.
+    expect(record.chat_template).toContain('<tool_call>');
+    expect(record.model_ability).toEqual(expect.arrayContaining(['chat', 'generate', 'tools']));
+    expect(record.tool_parser).toBe('qwen');
+    expect(record.context_length).toBeGreaterThan(0);
+
+    const running = (await api.get('/v1/models/test-org--tiny-GGUF')).body;
+    expect(running.model_engine ?? running.engine ?? JSON.stringify(running)).toMatch(/llama/);
+    expect(running.quantization ?? JSON.stringify(running)).toMatch(/q8_0/i);
+    const chat = await api.post('/v1/chat/completions', { model: 'test-org--tiny-GGUF', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 4 });
+    expect(chat.status, chat.text).toBe(200);
+    expect(chat.body.choices[0].message.role).toBe('assistant');
+    // Only the chosen quantization was downloaded.
+    expect(hub.asked.some((l) => /^GET \/test-org\/tiny-GGUF\/resolve\/[0-9a-f]{40}\/tiny-q8_0\.gguf range=-$/.test(l))).toBe(true);
+    expect(hub.asked.some((l) => l.includes('tiny-f32.gguf range=-'))).toBe(false);
+  }, 180_000);
+
+  it('launches a transformers repo by a bare <org>/<repo>, template and stops from its tokenizer config', async () => {
+    const launched = await api.post('/v1/models', { model_name: 'test-org/tiny-llm', model_uid: 'tf' });
+    expect(launched.status, launched.text).toBe(200);
+    const record = (await api.get('/v1/model_registrations/LLM/test-org--tiny-llm')).body;
+    expect(record.model_specs).toHaveLength(1);
+    expect(record.model_specs[0]).toMatchObject({ model_format: 'pytorch', quantization: 'none', model_id: 'test-org/tiny-llm' });
+    expect(record.chat_template).toContain('<|im_start|>');
+    expect(record.stop_token_ids.length).toBeGreaterThan(0);
+    const running = (await api.get('/v1/models/tf')).body;
+    expect(JSON.stringify(running)).toMatch(/Transformers/);
+    const done = await api.post('/v1/completions', { model: 'tf', prompt: 'Hi', max_tokens: 3 });
+    expect(done.status, done.text).toBe(200);
+    // Launched again by id after a terminate: the saved registration, no new one.
+    expect((await api.delete('/v1/models/tf')).status).toBe(200);
+    const again = await api.post('/v1/models', { model_name: 'hf.co/test-org/tiny-llm', model_uid: 'tf2', model_engine: 'Transformers' });
+    expect(again.status, again.text).toBe(200);
+    expect((await api.delete('/v1/models/tf2')).status).toBe(200);
+  }, 180_000);
+
+  it('refuses an unknown repo with 404 naming it, an unknown tag with what the repo offers, before any process starts', async () => {
+    const before = (await api.get('/v1/models')).body.data.length;
+    const unknown = await api.post('/v1/models', { model_name: 'hf.co/test-org/no-such-model' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.code).toBe('hub_model_not_found');
+    expect(unknown.body.error.message).toContain('test-org/no-such-model');
+    expect(unknown.body.error.param).toBe('model_name');
+    expect((await api.get('/v1/model_registrations/LLM/test-org--no-such-model')).status).toBe(404);
+
+    const tag = await api.post('/v1/models', { model_name: 'hf.co/test-org/tiny-GGUF:Q4_K_M', model_uid: 'q4' });
+    expect(tag.status).toBe(404);
+    expect(tag.body.error.code).toBe('hub_quantization_not_found');
+    expect(tag.body.error.message).toMatch(/Q4_K_M.*offers .*q8_0/);
+
+    const malformed = await api.post('/v1/models', { model_name: 'hf.co/a/b/c' });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error.param).toBe('model_name');
+    expect((await api.get('/v1/models')).body.data.length).toBe(before);
+  }, 60_000);
+
+  it('answers 503 naming the hub when it cannot be reached, and leaves nothing behind', async () => {
+    const down = await api.post('/v1/models', { model_name: 'hf.co/test-org/other', envs: { HF_ENDPOINT: 'http://127.0.0.1:9' } });
+    expect(down.status).toBe(503);
+    expect(down.body.error.code).toBe('hub_unreachable');
+    expect(down.body.error.message).toContain('http://127.0.0.1:9');
+    expect((await api.get('/v1/model_registrations/LLM/test-org--other')).status).toBe(404);
+  }, 60_000);
+});

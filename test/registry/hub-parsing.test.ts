@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { ggufQuantizations, pickQuantization } from '../../src/registry/hub/gguf-files.js';
+import { parseHubId, registrationName } from '../../src/registry/hub/hub-id.js';
+import { templateAbilities } from '../../src/registry/hub/template-abilities.js';
+
+describe('hub ids in a launch', () => {
+  it('reads hf.co, huggingface.co, URLs and bare ids, with and without a tag', () => {
+    expect(parseHubId('hf.co/bartowski/Qwen_Qwen3-4B-GGUF:Q4_K_M')).toEqual({ repo: 'bartowski/Qwen_Qwen3-4B-GGUF', tag: 'Q4_K_M', hub: 'huggingface' });
+    expect(parseHubId('https://huggingface.co/Qwen/Qwen3-8B')).toEqual({ repo: 'Qwen/Qwen3-8B', tag: null, hub: 'huggingface' });
+    expect(parseHubId('Qwen/Qwen2.5-0.5B-Instruct')).toEqual({ repo: 'Qwen/Qwen2.5-0.5B-Instruct', tag: null, hub: null });
+    expect(parseHubId('qwen2.5-instruct')).toBeNull();
+    expect(registrationName(parseHubId('hf.co/unsloth/gpt-oss-20b-GGUF:F16')!)).toBe('unsloth--gpt-oss-20b-GGUF');
+  });
+
+  it.each(['hf.co/a/b/c', 'hf.co/onlyone', 'hf.co/a/b:', '../etc/passwd', 'a/..', 'a/-b', 'a/b c', 'a--b/c'])('refuses %s with a 400 naming model_name', (name) => {
+    expect(() => parseHubId(name)).toThrow(expect.objectContaining({ status: 400, param: 'model_name' }));
+  });
+});
+
+describe('GGUF quantizations from file names', () => {
+  const files = [
+    { path: 'README.md', size: 10 },
+    { path: 'Qwen3-4B-IQ4_XS.gguf', size: 100 },
+    { path: 'Qwen3-4B-Q4_K_M.gguf', size: 110 },
+    { path: 'Qwen3-4B-Q8_0.gguf', size: 200 },
+    { path: 'mmproj-Qwen3-4B-f16.gguf', size: 50 },
+    { path: 'Q6_K/Qwen3-4B-Q6_K-00002-of-00002.gguf', size: 70 },
+    { path: 'Q6_K/Qwen3-4B-Q6_K-00001-of-00002.gguf', size: 80 },
+    { path: 'Qwen3-4B.imatrix.gguf', size: 5 },
+  ];
+
+  it('groups split parts, leaves projectors and imatrix files out', () => {
+    const offered = ggufQuantizations(files);
+    expect(offered.map((q) => q.quantization)).toEqual(['IQ4_XS', 'Q4_K_M', 'Q8_0', 'Q6_K']);
+    const split = offered.find((q) => q.quantization === 'Q6_K')!;
+    expect(split.files).toEqual(['Q6_K/Qwen3-4B-Q6_K-00001-of-00002.gguf', 'Q6_K/Qwen3-4B-Q6_K-00002-of-00002.gguf']);
+    expect(split.bytes).toBe(150);
+    expect(split.split).toEqual({ template: 'Q6_K/Qwen3-4B-Q6_K-{part}.gguf', parts: ['00001-of-00002', '00002-of-00002'] });
+  });
+
+  it('picks by tag case-insensitively or by file name; Q4_K_M, else a Q4, else the first without one', () => {
+    const offered = ggufQuantizations(files);
+    expect(pickQuantization(offered, 'q8_0', 'r').quantization).toBe('Q8_0');
+    expect(pickQuantization(offered, 'Qwen3-4B-IQ4_XS.gguf', 'r').quantization).toBe('IQ4_XS');
+    expect(pickQuantization(offered, null, 'r').quantization).toBe('Q4_K_M');
+    expect(pickQuantization(offered.filter((q) => q.quantization !== 'Q4_K_M'), null, 'r').quantization).toBe('IQ4_XS');
+    expect(pickQuantization(ggufQuantizations([{ path: 'm-Q4_0.gguf', size: 1 }, { path: 'm-Q8_0.gguf', size: 1 }]).reverse(), null, 'r').quantization).toBe('Q4_0');
+    expect(pickQuantization(ggufQuantizations([{ path: 'm-f16.gguf', size: 1 }, { path: 'm-Q8_0.gguf', size: 1 }]), null, 'r').quantization).toBe('f16');
+    expect(() => pickQuantization(offered, 'Q2_K', 'org/repo')).toThrow(/org\/repo has no GGUF file for Q2_K; it offers IQ4_XS, Q4_K_M, Q8_0, Q6_K/);
+  });
+});
+
+describe('abilities read from a chat template', () => {
+  it('knows Hermes/Qwen and Llama 3 tool formats, thinking tags and the thinking switch', () => {
+    const qwen3 = "{%- if tools %}<tools>{{ tools }}</tools> <tool_call>{%- endif %}{%- if enable_thinking is defined and enable_thinking is false %}<think>\n\n</think>{%- endif %}";
+    expect(templateAbilities(qwen3)).toEqual({ tool_parser: 'qwen', tools: true, reasoning: { start: '<think>', end: '</think>' }, hybrid: true });
+    const llama = "{%- if tools is not none %}Given the following functions, please respond with a JSON for a function call{%- endif %}<|python_tag|>";
+    expect(templateAbilities(llama)).toMatchObject({ tool_parser: 'llama3', tools: true, reasoning: null });
+    // A format the engines do not parse yet is recorded, not claimed.
+    expect(templateAbilities('{% if tools %}[AVAILABLE_TOOLS]{{ tools }}[/AVAILABLE_TOOLS]{% endif %}[TOOL_CALLS]')).toMatchObject({ tool_parser: 'mistral', tools: false });
+    expect(templateAbilities('{{ messages }}<tool_call>')).toMatchObject({ tool_parser: null, tools: false });
+    expect(templateAbilities(null).tools).toBe(false);
+  });
+});
