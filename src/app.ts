@@ -31,6 +31,7 @@ import { installMetrics } from './api/metrics/routes.js';
 import { installOpenApi } from './api/openapi/install.js';
 import { installOverheadClock } from './api/overhead.js';
 import { catalogRoutes } from './api/registrations/catalog-routes.js';
+import { hubRoutes } from './api/hub/routes.js';
 import { registrationRoutes } from './api/registrations/routes.js';
 import { rerankRoutes } from './api/rerank/routes.js';
 import { responsesRoutes } from './api/responses/routes.js';
@@ -141,6 +142,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   await app.register(registrationRoutes, { registry, supervisor });
   await app.register(cacheRoutes, { registry, supervisor });
   await app.register(catalogRoutes, { registry });
+  await app.register(hubRoutes, { supervisor, registry });
   await app.register(modelRoutes, { supervisor, registry });
   await app.register(requestRoutes, { supervisor });
   await app.register(autostartRoutes, { supervisor });

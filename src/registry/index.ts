@@ -10,7 +10,7 @@ export type { ResolvedModel, LoadFields } from './resolved-model.js';
 export type { ModelRecord, RecordByType, FlatSpec } from './model-record.js';
 export { ENGINE_TABLE, type EngineDefinition, type Requirement } from './engine-table.js';
 export { MODEL_TYPES, isModelType, registryFolder, type ModelType } from './model-type.js';
-export { estimateMemory, type MemoryEstimate, type EstimateInput } from './memory-estimate.js';
+export { estimateMemory, estimateOfShape, type MemoryEstimate, type EstimateInput } from './memory-estimate.js';
 export { parseHubId, registrationName, type HubId } from './hub/hub-id.js';
 export { HubClient } from './hub/hub-client.js';
 export { buildHubRegistration, type HubModelType } from './hub/hub-registration.js';

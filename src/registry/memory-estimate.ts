@@ -67,6 +67,14 @@ export async function estimateMemory(input: EstimateInput): Promise<MemoryEstima
   return { bytes: weights + kvCache + overhead, weights, kv_cache: kvCache, overhead, basis };
 }
 
+/** The estimate for a shape already known (a hub search reads sizes itself); `basis` says where the shape came from. */
+export function estimateOfShape(shape: ModelShape, basis: MemoryEstimate['basis'], resolved: ResolvedModel, engineKwargs: Record<string, unknown>, onGpu: boolean): MemoryEstimate {
+  const overhead = runtimeOverhead(resolved.runtimeEngine);
+  const weights = inMemoryWeights(shape, resolved.runtimeEngine, engineKwargs, onGpu);
+  const kvCache = resolved.modelType === 'LLM' ? kvCacheBytes(shape, resolved, engineKwargs, onGpu) : 0;
+  return { bytes: weights + kvCache + overhead, weights, kv_cache: kvCache, overhead, basis };
+}
+
 /** The engine's copy of the weights: float32 on CPU for the torch engines unless `torch_dtype` says otherwise. */
 function inMemoryWeights(shape: ModelShape, engine: string, kwargs: Record<string, unknown>, onGpu: boolean): number {
   if (shape.parameters === null || !TORCH_ENGINES.has(engine)) return shape.fileBytes;

@@ -23,7 +23,8 @@ export interface CacheEntry {
 export class ModelCache {
   constructor(private readonly home: string) {}
 
-  private get root(): string {
+  /** `<home>/cache`: the runtimes' download cache. */
+  get root(): string {
     return path.join(this.home, 'cache');
   }
 

@@ -120,4 +120,47 @@ describe('launch by hub id', () => {
     expect(down.body.error.message).toContain('http://127.0.0.1:9');
     expect((await api.get('/v1/model_registrations/LLM/test-org--other')).status).toBe(404);
   }, 60_000);
+
+  it('searches the hub: downloads, sizes per quantization, the memory estimate and whether it fits the budget', async () => {
+    const found = await api.get('/v1/hub/models?search=tiny');
+    expect(found.status, found.text).toBe(200);
+    expect(found.body.hub).toBe(hub.url);
+    const ids = found.body.data.map((r: { id: string }) => r.id);
+    expect(ids).toEqual(['test-org/tiny-GGUF', 'test-org/tiny-llm']); // by downloads
+    const gguf = found.body.data[0];
+    expect(gguf).toMatchObject({ model_name: 'hf.co/test-org/tiny-GGUF', downloads: 1200, default_quantization: 'f32' });
+    const q8 = gguf.gguf.find((q: { quantization: string }) => q.quantization === 'q8_0');
+    expect(q8.files).toEqual(['tiny-q8_0.gguf']);
+    expect(q8.bytes).toBeGreaterThan(100_000);
+    expect(q8.memory_estimate).toBeGreaterThan(q8.bytes);
+    expect(q8).toMatchObject({ fits: true, fits_now: true });
+    const torch = found.body.data[1];
+    expect(torch.gguf).toEqual([]);
+    expect(torch.parameters).toBeGreaterThan(0);
+    expect(torch.pytorch.bytes).toBeGreaterThan(0);
+    // Sized as the launch would be: float32 weights on a CPU host, and the runtime's own memory.
+    expect(torch.pytorch.memory_estimate).toBeGreaterThan(torch.parameters * 4);
+    expect(torch.pytorch.fits).toBe(true);
+
+    const onlyGguf = await api.get('/v1/hub/models?search=TINY&format=gguf&limit=5');
+    expect(onlyGguf.body.data.map((r: { id: string }) => r.id)).toEqual(['test-org/tiny-GGUF']);
+    expect(hub.asked.some((l) => l.startsWith('GET /api/models?') && l.includes('filter=gguf') && l.includes('limit=5'))).toBe(true);
+    for (const bad of ['limit=0', 'limit=51', 'format=onnx', 'task=Text%20Generation', `search=${'x'.repeat(201)}`]) {
+      const refused = await api.get(`/v1/hub/models?${bad}`);
+      expect(refused.status, bad).toBe(400);
+      expect(refused.body.error.param, bad).toBe(`querystring.${bad.split('=')[0]}`);
+    }
+  }, 60_000);
+
+  it('answers a search with 503 naming the hub once the hub is gone', async () => {
+    hub.process.kill();
+    await new Promise((resolve) => hub.process.once('exit', resolve));
+    const down = await api.get('/v1/hub/models?search=tiny');
+    expect(down.status).toBe(503);
+    expect(down.body.error.code).toBe('hub_unreachable');
+    expect(down.body.error.message).toContain(hub.url);
+    // A model registered from the hub launches again without it (its registration and cache are here).
+    const again = await api.post('/v1/models', { model_name: 'hf.co/test-org/tiny-GGUF:q8_0', model_uid: 'offline' });
+    expect(again.status, again.text).toBe(200);
+  }, 60_000);
 });
