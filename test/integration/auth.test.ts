@@ -98,6 +98,17 @@ describe('authentication against the real server (contract §7)', () => {
     expect((await del('/v1/models/embed', ADMIN_KEY)).status).toBe(200);
   });
 
+  it('refuses a launch by hub id to a user who may start models but not register them, before the hub is asked', async () => {
+    // envs point any hub request at a closed loopback port: a check after the hub call would answer 503, not 403.
+    const body = { model_name: 'hf.co/test-org/tiny', envs: { HF_ENDPOINT: 'http://127.0.0.1:9' } };
+    const refused = await post('/v1/models', body, USER3_KEY);
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe('permission_denied');
+    expect(refused.headers.get('www-authenticate')).toContain('models:register');
+    // admin holds models:register: the same launch goes on to the (absent) hub.
+    expect((await post('/v1/models', body, ADMIN_KEY)).status).toBe(503);
+  });
+
   it('logs in with JSON or a form, and the token works like the user', async () => {
     const json = await post('/token', { username: 'user2', password: 'pass2' });
     expect(json.status).toBe(200);
