@@ -117,6 +117,9 @@ function applyFamilyRules(def: LlmDefinition, builtins: BuiltinLlmLookup): LlmDe
   const family = builtins.builtinLlm(def.model_family);
   let chatTemplate = def.chat_template;
   if (def.model_ability.includes('chat') && chatTemplate === null) {
+    if (family && !family.chat_template) {
+      throw invalid('chat_template', `is required: the built-in family ${def.model_family} uses each model's own template (tokenizer_config.json or GGUF metadata) and has no copy to lend; give the model's template`);
+    }
     if (!family?.chat_template) {
       throw invalid(
         'chat_template',

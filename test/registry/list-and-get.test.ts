@@ -25,7 +25,12 @@ afterAll(() => cleanup());
 describe('list', () => {
   it('sorts by lower-cased name and marks built-ins', async () => {
     const items = await registry.list('embedding');
-    expect(items.map((i) => i.model_name)).toEqual(['Aardvark-embed', 'all-MiniLM-L6-v2', 'all-mpnet-base-v2', 'bce-embedding-base_v1', 'bge-base-en-v1.5', 'bge-base-zh-v1.5', 'bge-large-en-v1.5', 'bge-large-zh-v1.5', 'bge-m3', 'bge-small-en-v1.5', 'bge-small-zh-v1.5', 'e5-base-v2', 'e5-large-v2', 'e5-small-v2', 'gte-base', 'gte-large', 'gte-small', 'jina-embeddings-v2-base-en', 'jina-embeddings-v2-small-en', 'multilingual-e5-base', 'multilingual-e5-large', 'multilingual-e5-small', 'nomic-embed-text-v1.5', 'paraphrase-multilingual-MiniLM-L12-v2', 'zz-gone']);
+    const names = items.map((i) => i.model_name);
+    const lower = (n: string) => n.toLowerCase();
+    expect(names).toEqual([...names].sort((a, b) => (lower(a) < lower(b) ? -1 : lower(a) > lower(b) ? 1 : a < b ? -1 : 1)));
+    expect(names[0]).toBe('Aardvark-embed');
+    expect(names.at(-1)).toBe('zz-gone');
+    expect(names).toEqual(expect.arrayContaining(['bge-m3', 'Qwen3-Embedding-0.6B', 'embeddinggemma-300m', 'paraphrase-multilingual-MiniLM-L12-v2']));
     expect(items[0]).toEqual({ model_name: 'Aardvark-embed', is_builtin: false });
     expect(items[1]).toEqual({ model_name: 'all-MiniLM-L6-v2', is_builtin: true });
   });
