@@ -1,3 +1,4 @@
+import { ModelSource } from './config/model-source.js';
 import path from 'node:path';
 import fastifyMultipart from '@fastify/multipart';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -84,6 +85,8 @@ export interface AppParts {
   imageFetch?: ImageFetchSettings;
   /** How long stored Responses API answers are kept, in hours (0: until deleted); absent: 30 days. */
   responsesRetentionHours?: number;
+  /** HANGAR_MODEL_SRC: the hub launches prefer (docs/registry.md, "The hubs"); absent: each family's spec order. */
+  modelSource?: ModelSource;
   /** How long a request (headers and body) may take to arrive; absent: the default of config.ts. */
   requestBodyTimeoutMs?: number;
 }
@@ -143,7 +146,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   await app.register(cacheRoutes, { registry, supervisor });
   await app.register(catalogRoutes, { registry });
   await app.register(hubRoutes, { supervisor, registry });
-  await app.register(modelRoutes, { supervisor, registry });
+  await app.register(modelRoutes, { supervisor, registry, modelSource: parts.modelSource ?? new ModelSource(null) });
   await app.register(requestRoutes, { supervisor });
   await app.register(autostartRoutes, { supervisor });
   await app.register(onDemandRoutes, { supervisor });

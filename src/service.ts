@@ -1,3 +1,4 @@
+import { ModelSource } from './config/model-source.js';
 import { existsSync, statSync } from 'node:fs';
 import os from 'node:os';
 import { mkdir } from 'node:fs/promises';
@@ -98,6 +99,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   logger.info({ on_demand: config.onDemand.enabled, memory_budget: config.onDemand.memoryBudgetBytes ?? 'default' }, 'memory budget and on-demand loading set');
   const app = await buildApp({ logger, registry, supervisor, access, gpuCount, version, startedAt, streaming: config.streaming, corsOrigins: config.corsOrigins, imageFetch: config.imageFetch,
     responsesRetentionHours: config.responsesRetentionHours,
+    modelSource: new ModelSource(config.modelSource),
     requestBodyTimeoutMs: config.lifecycle.requestBodyTimeoutMs,
     // The same path as a SIGTERM: main.ts's handler drains, stops every model and exits.
     shutdown: () => process.kill(process.pid, 'SIGTERM') });

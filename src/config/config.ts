@@ -1,3 +1,4 @@
+import { modelSourceFromEnv, type ModelSourceSetting } from './model-source.js';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,6 +47,8 @@ export interface Config {
   imageFetch: ImageFetchSettings;
   /** HANGAR_RESPONSES_RETENTION_HOURS: how long stored Responses API answers are kept (default 720, 30 days; 0: until deleted). */
   responsesRetentionHours: number;
+  /** HANGAR_MODEL_SRC: the hub launches prefer (model-source.ts); null: each family's spec order. */
+  modelSource: ModelSourceSetting;
   /** On-demand loading, idle unload and the memory budget (on-demand-settings.ts). */
   onDemand: OnDemandConfig;
 }
@@ -254,6 +257,7 @@ export function resolveConfig(overrides: Partial<Config> = {}, env: NodeJS.Proce
     modelDirs: overrides.modelDirs !== undefined ? overrides.modelDirs : parseModelDirs(env.HANGAR_MODEL_DIRS),
     imageFetch: overrides.imageFetch ?? imageFetchFromEnv(env),
     responsesRetentionHours: overrides.responsesRetentionHours ?? responsesRetentionFromEnv(env),
+    modelSource: overrides.modelSource !== undefined ? overrides.modelSource : modelSourceFromEnv(env),
     onDemand: overrides.onDemand ?? onDemandFromEnv(env),
   };
 }

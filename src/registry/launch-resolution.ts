@@ -19,6 +19,8 @@ export interface LaunchSelection {
   quantization?: string | null;
   /** Xinference's `download_hub`: prefer the spec from this hub. */
   download_hub?: string | null;
+  /** HANGAR_MODEL_SRC's hub: this hub's spec first where the family has one, else the others. */
+  preferred_hub?: string | null;
   /** The launch's extra fields, checked against the engine's options where it lists them. */
   engine_kwargs?: Record<string, unknown>;
 }
@@ -95,6 +97,9 @@ function pickSpec(typed: TypedRecord, selection: LaunchSelection, engine: Engine
       throw new HangarError('model_spec_not_found', [name, shown(model_format), shown(model_size_in_billions), shown(quantization)], { param });
     }
   }
+  // Stable: the preferred hub's specs first, each hub's in the family's order.
+  const preferred = selection.preferred_hub;
+  if (preferred && !download_hub) specs = [...specs.filter((s) => s.model_hub === preferred), ...specs.filter((s) => s.model_hub !== preferred)];
   if (!quantization) {
     const plain = specs.filter((s) => s.model_format !== 'pytorch' || s.quantization === 'none');
     if (plain.length > 0) specs = plain;

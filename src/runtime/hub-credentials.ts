@@ -8,6 +8,9 @@ const TOKEN_VARIABLES = ['HF_TOKEN', 'HUGGING_FACE_HUB_TOKEN'] as const;
  * the caller chose. Values are undefined to unset what the process would inherit.
  */
 export function hubTokenOverrides(envs: Record<string, string>): Record<string, string | undefined> {
-  if (envs.HF_ENDPOINT === undefined) return {};
-  return Object.fromEntries(TOKEN_VARIABLES.map((key) => [key, envs[key]]));
+  const out: Record<string, string | undefined> = {};
+  if (envs.HF_ENDPOINT !== undefined) for (const key of TOKEN_VARIABLES) out[key] = envs[key];
+  // The same for ModelScope: its token goes only to the ModelScope the service names.
+  if (envs.MODELSCOPE_ENDPOINT !== undefined || envs.HANGAR_MODELSCOPE_ENDPOINT !== undefined) out.MODELSCOPE_API_TOKEN = envs.MODELSCOPE_API_TOKEN;
+  return out;
 }

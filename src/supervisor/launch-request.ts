@@ -17,6 +17,10 @@ export interface LaunchRequest {
   request_limits?: number | null | undefined;
   worker_ip?: string | undefined;
   model_path?: string | undefined;
+  /** Take the spec from this hub, or fail (Xinference's `download_hub`). */
+  download_hub?: 'huggingface' | 'modelscope' | undefined;
+  /** HANGAR_MODEL_SRC's hub: its spec where the family has one, else another. */
+  preferred_hub?: 'huggingface' | 'modelscope' | undefined;
   envs: Record<string, string>;
   peft_model_config?: unknown;
   /** Unload after this long idle (docs/on-demand.md): ms, or null for never; absent: the server's default. */
@@ -34,7 +38,7 @@ export interface LaunchRequest {
  */
 export function launchKey(request: LaunchRequest): string {
   // Neither changes what runs: a second launch that differs only in them is the same launch.
-  const { model_uid: _uid, keep_alive: _keepAlive, force: _force, ...rest } = request;
+  const { model_uid: _uid, keep_alive: _keepAlive, force: _force, preferred_hub: _preferred, ...rest } = request;
   return stableStringify(rest);
 }
 

@@ -8,6 +8,8 @@ export interface ModelQuery {
   model_format?: string | undefined;
   model_size_in_billions?: number | string | undefined;
   quantization?: string | undefined;
+  download_hub?: string | undefined;
+  preferred_hub?: string | undefined;
   /** The launch's extra fields: an engine that lists its options has them checked here. */
   engine_kwargs?: Record<string, unknown>;
 }

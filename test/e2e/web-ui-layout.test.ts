@@ -182,7 +182,7 @@ describe('the web UI by keyboard on a laptop (auth off)', () => {
 
   it('keeps favourites in the browser and filters by them', async () => {
     await page.goto(`${server.url}/ui/launch/LLM`);
-    const star = page.getByRole('button', { name: 'Favourite qwen3' });
+    const star = page.getByRole('button', { name: 'Favourite qwen3', exact: true });
     expect(await star.getAttribute('aria-pressed')).toBe('false');
     await star.click();
     expect(await star.getAttribute('aria-pressed')).toBe('true');

@@ -277,18 +277,28 @@ describe('llama.cpp engine: GGUF models', () => {
   });
 
   it('stops generating for a client that goes away mid-stream', async () => {
-    const controller = new AbortController();
     const body = { model: 'q8', messages: [{ role: 'user' as const, content: 'Go on forever' }], max_tokens: 400, stream: true as const, ...greedy };
-    // vLLM's ignore_eos keeps the tiny model from ending on its own before the client leaves.
-    const stream = await sdk.chat.completions.create({ ...body, ignore_eos: true } as typeof body, { signal: controller.signal });
-    let seen = 0;
-    try {
-      for await (const _chunk of stream) if (++seen === 3) controller.abort();
-    } catch {
-      // The SDK may end the loop with an abort error; either way the client is gone.
+    const abortedCalls = () => server.logs.filter((l) => l.model_uid === 'q8' && l.source === 'runtime' && String(l.msg).includes('aborted')).length;
+    const before = abortedCalls();
+    // On llama-server the tiny model writes its 400 tokens in well under a second: on a
+    // loaded machine the whole reply may be generated before the client's leaving reaches
+    // the runtime (then there is nothing left to stop). So the client leaves at its first
+    // chunk, and a few tries are allowed for that race; a runtime that never stops a call
+    // fails every one.
+    let aborted = false;
+    for (let attempt = 0; attempt < 4 && !aborted; attempt++) {
+      const controller = new AbortController();
+      // vLLM's ignore_eos keeps the tiny model from ending on its own before the client leaves.
+      const stream = await sdk.chat.completions.create({ ...body, ignore_eos: true } as typeof body, { signal: controller.signal });
+      let seen = 0;
+      try {
+        for await (const _chunk of stream) if (++seen === 1) controller.abort();
+      } catch {
+        // The SDK may end the loop with an abort error; either way the client is gone.
+      }
+      expect(seen).toBeGreaterThanOrEqual(1);
+      aborted = await waitFor(() => abortedCalls() > before, 3_000);
     }
-    expect(seen).toBeGreaterThanOrEqual(3);
-    const aborted = await waitFor(() => server.logs.some((l) => l.model_uid === 'q8' && l.source === 'runtime' && String(l.msg).includes('aborted')), 10_000);
     expect(aborted).toBe(true);
     const freed = await waitFor(async () => (await api.get('/v1/models/q8/replicas')).body[0].in_flight === 0, 10_000);
     expect(freed).toBe(true);

@@ -59,6 +59,9 @@ describe('abilities read from a chat template', () => {
     // A format the engines do not parse yet is recorded, not claimed.
     expect(templateAbilities('{% if tools %}[AVAILABLE_TOOLS]{{ tools }}[/AVAILABLE_TOOLS]{% endif %}[TOOL_CALLS]')).toMatchObject({ tool_parser: 'mistral', tools: false });
     expect(templateAbilities('{{ messages }}<tool_call>')).toMatchObject({ tool_parser: null, tools: false });
+    // <tool_call> around XML, not JSON: not read as Hermes.
+    expect(templateAbilities('{% if tools %}<tool_call>\n<function=name>\n<parameter=x>1</parameter></function></tool_call>{% endif %}')).toMatchObject({ tool_parser: 'qwen3_coder', tools: false });
+    expect(templateAbilities('{% if tools %}<tool_call>{{ name }}<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>{% endif %}')).toMatchObject({ tool_parser: 'glm4', tools: false });
     expect(templateAbilities(null).tools).toBe(false);
   });
 });

@@ -97,6 +97,11 @@ describe('resolve: LLM spec selection', () => {
       model_id: 'qwen/Qwen2.5-7B-Instruct',
       model_hub: 'modelscope',
     });
+    // HANGAR_MODEL_SRC's hub is a preference: its spec where the family has one, else another hub's.
+    const preferred = (name: string, size: number | string) => registry.resolve({ model_name: name, model_engine: 'Transformers', model_size_in_billions: size, preferred_hub: 'modelscope' }).load;
+    expect(preferred('qwen2.5-instruct', 7)).toMatchObject({ model_hub: 'modelscope' });
+    expect(registry.resolve({ model_name: 'qwen2.5-instruct', model_engine: 'Transformers', model_size_in_billions: 7 }).load).toMatchObject({ model_hub: 'huggingface' });
+    expect(preferred('smollm3', 3)).toMatchObject({ model_hub: 'huggingface' });
   });
 
   it('picks the spec the engine reads: gguf for llama.cpp, quantization matched case-insensitively', async () => {

@@ -1,6 +1,6 @@
 """Where the model files are: a local folder (`model_uri`), or a Hugging Face hub
 repository (`model_id`) downloaded into `<cache_dir>/huggingface` with PROGRESS
-0-0.8 on the way. Shared by the engines that load from the hub (transformers LLMs,
+0-0.8 on the way (a ModelScope one by modelscope_download.py). Shared by the engines that load from the hub (transformers LLMs,
 sentence-transformers).
 
 A hub that cannot be reached must fail the launch in seconds, not after minutes
@@ -38,8 +38,15 @@ def model_folder(spec: dict, progress: Progress, ignore_patterns: list[str] | No
     if not isinstance(model_id, str) or not model_id:
         raise InvalidModel("The load spec has neither model_uri nor model_id")
     hub = spec.get("model_hub") or "huggingface"
+    if hub == "modelscope":
+        from . import modelscope_download
+
+        if not spec.get("cache_dir"):
+            raise InvalidModel(f"Cannot download {model_id} from ModelScope: the load spec has no cache_dir")
+        return modelscope_download.model_folder(model_id, spec.get("model_revision") or None, spec["cache_dir"],
+                                                progress, ignore_patterns)
     if hub != "huggingface":
-        raise InvalidModel(f"Cannot download {model_id}: this runtime downloads from huggingface only, "
+        raise InvalidModel(f"Cannot download {model_id}: this runtime downloads from huggingface and modelscope, "
                            f"not {hub}. {_LOCAL_HINT}")
     cache_dir = os.path.join(spec["cache_dir"], "huggingface") if spec.get("cache_dir") else None
     return download(model_id, spec.get("model_revision") or None, cache_dir, progress, ignore_patterns)

@@ -34,7 +34,8 @@ export async function hubLaunchBody(body: LaunchBody, registry: Registry, reques
   if (principal && !allows(principal.scopes, 'models:register')) {
     throw new HangarError('permission_denied', [], { headers: { 'www-authenticate': 'Bearer scope="models:register"' } });
   }
-  const hub = body.download_hub ?? (id.hub === null ? (process.env.HANGAR_MODEL_SRC ?? null) : null);
+  // A bare id follows HANGAR_MODEL_SRC where it names ModelScope; `auto` keeps the Hugging Face hub.
+  const hub = body.download_hub ?? (id.hub === null && process.env.HANGAR_MODEL_SRC?.trim().toLowerCase() === 'modelscope' ? 'modelscope' : null);
   if (hub !== null && hub !== 'huggingface') {
     throw new HangarError('invalid_field', [`download_hub: a launch by hub id reads the Hugging Face hub; ${hub} is not supported for it`], { param: 'download_hub' });
   }

@@ -3,6 +3,7 @@ import { HangarError } from '../../errors/hangar-error.js';
 import { isModelType } from '../../registry/index.js';
 import type { LaunchRequest } from '../../supervisor/launch-request.js';
 import type { LaunchBody } from './schema.js';
+import type { ModelSource } from '../../config/model-source.js';
 
 /** Fields the launch itself uses; everything else in the body goes to the engine. */
 const LAUNCH_FIELDS = new Set([
@@ -37,11 +38,22 @@ export function toLaunchRequest(body: LaunchBody): LaunchRequest {
     request_limits: body.request_limits ?? undefined,
     worker_ip: body.worker_ip ?? undefined,
     model_path: body.model_path ?? undefined,
+    download_hub: body.download_hub ?? undefined,
     envs: body.envs ?? {},
     peft_model_config: body.peft_model_config ?? undefined,
     ...launchPolicy(body as Record<string, unknown>),
     engine_kwargs: engineKwargs,
   };
+}
+
+/**
+ * The hub HANGAR_MODEL_SRC prefers, for a launch that names no `download_hub`: the
+ * family's spec on that hub where it has one (docs/registry.md, "The hubs").
+ */
+export async function withPreferredHub(request: LaunchRequest, source: ModelSource): Promise<LaunchRequest> {
+  if (request.download_hub) return request;
+  const hub = await source.preferred();
+  return hub ? { ...request, preferred_hub: hub } : request;
 }
 
 /** `keep_alive` and `force` (docs/on-demand.md), checked here so a bad one names its field. */

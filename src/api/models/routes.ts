@@ -2,7 +2,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import { needs } from '../auth/route-permission.js';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Supervisor } from '../../supervisor/supervisor.js';
-import { toLaunchRequest } from './launch-request.js';
+import { toLaunchRequest, withPreferredHub } from './launch-request.js';
+import type { ModelSource } from '../../config/model-source.js';
 import { hubLaunchBody } from './hub-launch.js';
 import type { Registry } from '../../registry/index.js';
 import { fieldsOfVersion, instancesQuery, launchBody, launchByVersionBody, launchQuery, replicaParams, uidParams } from './schema.js';
@@ -12,20 +13,20 @@ import { adapterItems } from '../llm/lora-model-id.js';
 import { describeOnDemand } from './on-demand-record.js';
 
 /** Running models (contract §3). Routes stay thin: the supervisor owns the lifecycle. */
-export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor; registry: Registry }> = async (fastify, { supervisor, registry }) => {
+export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor; registry: Registry; modelSource: ModelSource }> = async (fastify, { supervisor, registry, modelSource }) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
 
   app.post('/v1/models', { ...needs('models:start'), schema: { body: launchBody, querystring: launchQuery, tags: ['models'] } }, async (request) => {
     // A hub id (`hf.co/<org>/<repo>[:<tag>]`) is registered from the hub first (docs/registry.md, "Launch by hub id").
     const body = await hubLaunchBody(request.body, registry, request);
-    const uid = await supervisor.launch(toLaunchRequest(body), request.query.wait_ready, codePower(request, 'model.launch.code', body.model_uid ?? body.model_name));
+    const uid = await supervisor.launch(await withPreferredHub(toLaunchRequest(body), modelSource), request.query.wait_ready, codePower(request, 'model.launch.code', body.model_uid ?? body.model_name));
     return { model_uid: uid };
   });
 
   app.post('/v1/models/instance', { ...needs('models:start'), schema: { body: launchByVersionBody, querystring: launchQuery, tags: ['models'] } }, async (request) => {
     const { model_version: version, ...rest } = request.body;
     const body = launchBody.parse({ ...rest, ...fieldsOfVersion(rest.model_type, version) });
-    const uid = await supervisor.launch(toLaunchRequest(body), request.query.wait_ready, codePower(request, 'model.launch.code', body.model_uid ?? body.model_name));
+    const uid = await supervisor.launch(await withPreferredHub(toLaunchRequest(body), modelSource), request.query.wait_ready, codePower(request, 'model.launch.code', body.model_uid ?? body.model_name));
     return { model_uid: uid };
   });
 

@@ -32,7 +32,8 @@ export const launchBody = z.looseObject({
     .loose()
     .nullish(),
   n_worker: z.int().min(1).nullish(),
-  download_hub: z.string().nullish(),
+  // The hubs the runtimes download from; Xinference's openmind_hub and csghub are not among them.
+  download_hub: z.enum(['huggingface', 'modelscope'], { error: 'must be huggingface or modelscope' }).nullish(),
   // docs/on-demand.md: unload after this long idle ("5m", seconds, 0, -1 for never), and launch past the memory budget.
   keep_alive: z.union([z.string(), z.number()]).nullish(),
   force: z.boolean({ error: 'must be true or false' }).nullish(),

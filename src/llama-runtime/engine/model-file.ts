@@ -95,11 +95,13 @@ function hubOf(spec: GgufLocation): Hub {
   const cacheDir = text(spec.cache_dir) ?? path.join(process.cwd(), 'cache');
   const revision = text(spec.model_revision);
   if (text(spec.model_hub) === 'modelscope') {
-    const endpoint = (process.env.MODELSCOPE_ENDPOINT ?? 'https://www.modelscope.cn').replace(/\/+$/, '');
+    // HANGAR_MODELSCOPE_ENDPOINT (MODELSCOPE_ENDPOINT, the modelscope package's, also works); the file
+    // download of ModelScope's HTTP API (docs/registry.md, "The hubs"), which takes Range.
+    const endpoint = (process.env.HANGAR_MODELSCOPE_ENDPOINT || process.env.MODELSCOPE_ENDPOINT || 'https://www.modelscope.cn').replace(/\/+$/, '');
     return {
       name: 'modelscope',
       endpoint,
-      url: (id, file) => `${endpoint}/models/${id}/resolve/${encodeURIComponent(revision ?? 'master')}/${encodeURIComponent(file)}`,
+      url: (id, file) => `${endpoint}/api/v1/models/${id.split('/').map(encodeURIComponent).join('/')}/repo?${new URLSearchParams({ Revision: revision ?? 'master', FilePath: file }).toString()}`,
       // ModelScope's own layout (MODELSCOPE_CACHE=<cache>/modelscope), which the cache routes read.
       cacheFolder: (id) => path.join(cacheDir, 'modelscope', 'models', ...id.split('/')),
     };
@@ -108,7 +110,8 @@ function hubOf(spec: GgufLocation): Hub {
   return {
     name: 'huggingface',
     endpoint,
-    url: (id, file) => `${endpoint}/${id}/resolve/${encodeURIComponent(revision ?? 'main')}/${encodeURIComponent(file)}`,
+    // Each path segment encoded: a GGUF file may sit in a quantization's folder.
+    url: (id, file) => `${endpoint}/${id}/resolve/${encodeURIComponent(revision ?? 'main')}/${file.split('/').map(encodeURIComponent).join('/')}`,
     // huggingface_hub's layout under the runtime's cache_dir, so the cache routes list it.
     cacheFolder: (id) => path.join(cacheDir, 'huggingface', `models--${id.split('/').join('--')}`, 'snapshots', revision ?? 'main'),
   };

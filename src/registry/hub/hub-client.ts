@@ -91,6 +91,10 @@ export class HubClient {
   }
 
   private async get(url: string, what: string): Promise<Response> {
+    // Offline mode (huggingface_hub's switch) means no request leaves the machine.
+    if (/^(1|true|yes|on)$/i.test(this.options.env.HF_HUB_OFFLINE?.trim() ?? '')) {
+      throw new HangarError('hub_offline', [this.endpoint, what]);
+    }
     try {
       return await fetch(url, { headers: this.headers, signal: AbortSignal.timeout(this.options.timeoutMs), redirect: 'follow' });
     } catch (err) {

@@ -20,8 +20,12 @@ export interface TemplateAbilities {
 const TOOL_FORMATS: ReadonlyArray<[string, RegExp]> = [
   ['gpt-oss', /<\|channel\|>[\s\S]*<\|call\|>|<\|call\|>[\s\S]*<\|channel\|>/],
   ['deepseek-v3', /tool▁calls▁begin|tool▁call▁begin/],
+  // Two that also write <tool_call>, with XML inside rather than JSON (llama.cpp's
+  // common/chat.cpp tells them apart the same way): Qwen3-Coder's and GLM-4.5's.
+  ['qwen3_coder', /<function=[\s\S]*<parameter=/],
+  ['glm4', /<arg_key>/],
   ['mistral', /\[TOOL_CALLS\]/],
-  ['llama3', /<\|python_tag\|>|respond with a JSON for a function call/],
+  ['llama3', /<\|python_tag\|>|respond with a JSON for a function call|<\|start_header_id\|>ipython<\|end_header_id\|>/],
   ['qwen', /<tool_call>/],
 ];
 
