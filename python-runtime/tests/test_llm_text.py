@@ -100,7 +100,8 @@ def test_json_format_plain_text_or_other_json_is_no_tool_call():
 
 
 def test_tool_parser_or_else_family_picks_the_format():
-    assert tool_call_format("llama3", None) == tool_call_format("mistral", "anything") == "json"
+    assert tool_call_format("llama3", None) == "json"
+    assert tool_call_format("mistral", "anything") == "mistral"
     assert tool_call_format("qwen", "llama-3.1-instruct") == "hermes"
     assert tool_call_format(None, "llama-3.1-instruct") == tool_call_format(None, "Llama-3.3-instruct") == "json"
     assert tool_call_format(None, "qwen2.5-instruct") == tool_call_format("unknown", None) == "hermes"

@@ -18,6 +18,7 @@ function bodyFor(config: Record<string, unknown>, extra: Partial<GenerationReque
     stop: [],
     stopTokenIds: new Set(),
     toolFormat: null,
+    keepTokens: new Set(),
     reasoningTags: null,
     reasoningOpen: false,
     echo: '',

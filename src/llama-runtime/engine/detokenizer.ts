@@ -17,7 +17,12 @@ export class Detokenizer {
   private prefix = 0;
   private read: number;
 
-  constructor(private readonly model: LlamaModel, promptIds: readonly Token[]) {
+  /** `keep`: special tokens whose text is output (a tool format's markup, reasoning tags that are special tokens). */
+  constructor(
+    private readonly model: LlamaModel,
+    promptIds: readonly Token[],
+    private readonly keep: ReadonlySet<Token> = new Set(),
+  ) {
     this.ids = promptIds.slice(-PROMPT_CONTEXT);
     this.read = this.ids.length;
   }
@@ -49,6 +54,21 @@ export class Detokenizer {
   }
 
   private decode(start: number, end: number): string {
-    return end > start ? this.model.detokenize(this.ids.slice(start, end), false) : '';
+    if (end <= start) return '';
+    const ids = this.ids.slice(start, end);
+    if (this.keep.size === 0 || !ids.some((id) => this.keep.has(id))) return this.model.detokenize(ids, false);
+    // Runs of ordinary tokens decode together (spacing, multi-byte characters); a kept token as its special text.
+    let text = '';
+    let run: Token[] = [];
+    for (const id of ids) {
+      if (!this.keep.has(id)) {
+        run.push(id);
+        continue;
+      }
+      if (run.length > 0) text += this.model.detokenize(run, false);
+      run = [];
+      text += this.model.detokenize([id], true);
+    }
+    return run.length > 0 ? text + this.model.detokenize(run, false) : text;
   }
 }

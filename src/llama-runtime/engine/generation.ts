@@ -20,6 +20,8 @@ export interface GenerationRequest {
   /** The request's own stop token ids; the model's end tokens stop too unless `ignore_eos`. */
   stopTokenIds: ReadonlySet<number>;
   toolFormat: ToolFormat | null;
+  /** Special tokens whose text the reply keeps: the tool format's markup, special reasoning tags. */
+  keepTokens: ReadonlySet<Token>;
   reasoningTags: [string, string] | null;
   reasoningOpen: boolean;
   /** generate with echo: the prompt text, sent before the completion. */
@@ -65,7 +67,7 @@ export class Generation {
     readonly request: GenerationRequest,
     private readonly sink: ChunkSink,
   ) {
-    this.detok = new Detokenizer(model, request.promptIds);
+    this.detok = new Detokenizer(model, request.promptIds, request.keepTokens);
     this.stops = new StopScanner(request.stop);
     this.tools = request.toolFormat ? new ToolCallText(request.toolFormat) : null;
     this.reasoning = request.reasoningTags ? new ReasoningSplitter(...request.reasoningTags, request.reasoningOpen) : null;

@@ -10,7 +10,7 @@ import { ServerCompletion } from './server-generation.js';
 import type { LlamaLoadSpec } from './load-spec.js';
 import { SequencePool } from './sequence-pool.js';
 import { StructuredOutput, grammarStops } from './structured-output.js';
-import type { ToolFormat } from './tool-calls.js';
+import { PRESERVED_TOKENS, type ToolFormat } from './tool-calls.js';
 import { longPrefix, maxTokenBytes, unfittingPrompt, vocabularySize } from './vocabulary.js';
 
 /**
@@ -36,6 +36,7 @@ export class LlmEngine implements Engine {
   private readonly grammars: StructuredOutput;
   private readonly reasoningTags: [string, string] | null;
   private readonly vocabulary: number;
+  private readonly kept = new Map<string, ReadonlySet<Token>>();
   /** The longest token text in bytes, for the size check before tokenizing (vocabulary.ts). */
   private readonly longestToken: number;
 
@@ -111,6 +112,7 @@ export class LlmEngine implements Engine {
       promptIds: this.tokenize(text),
       config,
       toolFormat,
+      keepTokens: this.keptTokens(toolFormat, tags),
       reasoningTags: tags,
       // DeepSeek-R1's template ends the prompt inside the reasoning.
       reasoningOpen: tags !== null && text.trimEnd().endsWith(tags[0]),
@@ -132,11 +134,31 @@ export class LlmEngine implements Engine {
       promptIds: ids,
       config,
       toolFormat: null,
+      keepTokens: new Set(),
       reasoningTags: null,
       reasoningOpen: false,
       echo: config.echo ? prompt : '',
       grammar: config.guide ? await this.grammars.forGuide(config.guide) : null,
     });
+  }
+
+  /**
+   * The special tokens a chat reply must keep as text, or its parsers would not see them
+   * (detokenizing drops special tokens): the tool format's markup (`[TOOL_CALLS]`,
+   * `<｜tool▁call▁begin｜>`) and reasoning tags that are special tokens (`[THINK]`).
+   * Strings this vocabulary does not hold as one special token are left out.
+   */
+  private keptTokens(format: ToolFormat | null, tags: [string, string] | null): ReadonlySet<Token> {
+    const key = `${format ?? ''}\n${tags?.join('\n') ?? ''}`;
+    const known = this.kept.get(key);
+    if (known) return known;
+    const kept = new Set<Token>();
+    for (const text of [...(format ? PRESERVED_TOKENS[format] : []), ...(tags ?? [])]) {
+      const ids = this.model.tokenize(text, true);
+      if (ids.length === 1 && this.model.detokenize(ids, false) === '') kept.add(ids[0]!);
+    }
+    this.kept.set(key, kept);
+    return kept;
   }
 
   private tokenize(text: string): Token[] {

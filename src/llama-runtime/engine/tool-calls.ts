@@ -1,31 +1,49 @@
-import { randomBytes } from 'node:crypto';
 import { splitHeld } from './holdback.js';
+import { callFromValue, jsonSequence, DEEPSEEK_CALL, DEEPSEEK_CALLS, MISTRAL_CALLS, parseDeepseek, parseMistral, type ToolCall } from './tool-call-markup.js';
+
+export type { ToolCall } from './tool-call-markup.js';
 
 /**
  * Tool calls in a model's text, turned into OpenAI `tool_calls` (the Python
- * runtime's tool_calls.py, the same two formats):
+ * runtime's tool_calls.py, the same formats):
  * - "hermes" (Qwen, Hermes and most open templates): `<tool_call>{"name", "arguments"}</tool_call>` blocks;
- * - "json" (Llama 3.1, Mistral): the whole reply is one JSON object `{"name", "parameters"}` or a list of them.
+ * - "json" (Llama 3.x): the whole reply is one JSON object `{"name", "parameters"}` or a list of them;
+ * - "mistral": `[TOOL_CALLS]` and what follows it, in either of Mistral's forms;
+ * - "deepseek": DeepSeek V3/R1/V3.1's `<｜tool▁call▁begin｜>` blocks (tool-call-markup.ts).
  * From where a tool call may begin the text is held back; at the end it becomes
  * tool_calls, or plain text after all if it does not parse.
  */
-export type ToolFormat = 'hermes' | 'json';
+export type ToolFormat = 'hermes' | 'json' | 'mistral' | 'deepseek';
 
-export interface ToolCall {
-  id: string;
-  type: 'function';
-  function: { name: string; arguments: string };
-}
+/** The formats whose calls open with a marker; the held text goes to their parser at the end. */
+const MARKED: Record<Exclude<ToolFormat, 'json'>, { opens: string[]; parse: (text: string) => [string, ToolCall[]] }> = {
+  hermes: { opens: ['<tool_call>'], parse: parseHermes },
+  mistral: { opens: [MISTRAL_CALLS], parse: parseMistral },
+  deepseek: { opens: [DEEPSEEK_CALLS, DEEPSEEK_CALL], parse: parseDeepseek },
+};
 
-const HERMES_OPEN = '<tool_call>';
+/**
+ * The special tokens a format's markup is made of: detokenizers drop special tokens, so
+ * these are kept (llama-server's `preserved_tokens`, the Transformers detokenizer's keep list).
+ */
+export const PRESERVED_TOKENS: Record<ToolFormat, string[]> = {
+  hermes: [],
+  json: ['<|python_tag|>'],
+  mistral: ['[TOOL_CALLS]', '[ARGS]', '[CALL_ID]', '[THINK]', '[/THINK]'],
+  deepseek: ['<｜tool▁calls▁begin｜>', '<｜tool▁calls▁end｜>', '<｜tool▁call▁begin｜>', '<｜tool▁call▁end｜>', '<｜tool▁sep｜>'],
+};
+
+// Llama 3.1's marker before a call (a special token, kept by PRESERVED_TOKENS).
+const PYTHON_TAG = '<|python_tag|>';
 const HERMES_BLOCK = /<tool_call>([\s\S]*?)<\/tool_call>/g;
 const HERMES_UNCLOSED = /<tool_call>((?:(?!<tool_call>)[\s\S])*)$/;
-const MISTRAL_MARKER = '[TOOL_CALLS]';
 
 /** Without a known tool_parser: Llama 3.x families call tools in bare JSON, every other family in Hermes blocks. */
 export function toolCallFormat(toolParser: string | null, modelFamily: string | null): ToolFormat {
-  if (toolParser === 'llama3' || toolParser === 'mistral') return 'json';
+  if (toolParser === 'llama3') return 'json';
+  if (toolParser === 'mistral') return 'mistral';
   if (toolParser === 'qwen' || toolParser === 'hermes') return 'hermes';
+  if (toolParser !== null && /^deepseek[-_](v3|r1)/.test(toolParser) && toolParser !== 'deepseek-v3.2') return 'deepseek';
   return modelFamily?.toLowerCase().includes('llama-3') ? 'json' : 'hermes';
 }
 
@@ -45,15 +63,11 @@ export function parseHermes(text: string): [string, ToolCall[]] {
 
 export function parseJsonCalls(text: string): [string, ToolCall[]] {
   let body = text.trim();
-  if (body.startsWith(MISTRAL_MARKER)) body = body.slice(MISTRAL_MARKER.length).trimStart();
+  for (const marker of [MISTRAL_CALLS, PYTHON_TAG]) if (body.startsWith(marker)) body = body.slice(marker.length).trimStart();
   if (!body.startsWith('{') && !body.startsWith('[')) return [text, []];
-  let value: unknown;
-  try {
-    value = JSON.parse(body);
-  } catch {
-    return [text, []];
-  }
-  const calls = (Array.isArray(value) ? value : [value]).map(callFromValue);
+  const values = jsonSequence(body);
+  if (values === null) return [text, []];
+  const calls = values.flatMap((value) => (Array.isArray(value) ? value : [value])).map(callFromValue);
   if (calls.length === 0 || calls.some((c) => c === null)) return [text, []];
   return ['', calls as ToolCall[]];
 }
@@ -61,12 +75,14 @@ export function parseJsonCalls(text: string): [string, ToolCall[]] {
 /** Passes text through until a tool call may have begun, then holds the rest until finish() says what it was. */
 export class ToolCallText {
   private readonly json: boolean;
+  private readonly marked: (typeof MARKED)[keyof typeof MARKED] | null;
   private held = '';
   private holding = false;
   private seenText = false; // json: a reply that does not open with JSON is plain text
 
   constructor(format: ToolFormat) {
     this.json = format === 'json';
+    this.marked = format === 'json' ? null : MARKED[format];
   }
 
   feed(piece: string): string {
@@ -76,7 +92,7 @@ export class ToolCallText {
     }
     const text = this.held + piece;
     this.held = '';
-    return this.json ? this.feedJson(text) : this.feedHermes(text);
+    return this.json ? this.feedJson(text) : this.feedMarked(text);
   }
 
   /** [text still to hand out, tool_calls]. */
@@ -84,18 +100,20 @@ export class ToolCallText {
     const held = this.held;
     this.held = '';
     if (!this.holding) return [held, []];
-    return this.json ? parseJsonCalls(held) : parseHermes(held);
+    return this.json ? parseJsonCalls(held) : this.marked!.parse(held);
   }
 
-  private feedHermes(text: string): string {
-    const start = text.indexOf(HERMES_OPEN);
-    if (start >= 0) {
+  private feedMarked(text: string): string {
+    const { opens } = this.marked!;
+    const found = opens.map((o) => text.indexOf(o)).filter((i) => i >= 0);
+    if (found.length > 0) {
+      const start = Math.min(...found);
       this.holding = true;
       this.held = text.slice(start);
       return text.slice(0, start);
     }
     let safe: string;
-    [safe, this.held] = splitHeld(text, [HERMES_OPEN]);
+    [safe, this.held] = splitHeld(text, opens);
     return safe;
   }
 
@@ -106,9 +124,13 @@ export class ToolCallText {
       this.held = text; // only whitespace so far: the JSON may still come
       return '';
     }
-    if (stripped.startsWith('{') || stripped.startsWith('[')) {
+    if (stripped.startsWith('{') || stripped.startsWith('[') || stripped.startsWith(PYTHON_TAG)) {
       this.holding = true;
       this.held = text;
+      return '';
+    }
+    if (PYTHON_TAG.startsWith(stripped)) {
+      this.held = text; // the marker may be arriving in pieces
       return '';
     }
     this.seenText = true;
@@ -122,15 +144,4 @@ function callFromJson(raw: string): ToolCall | null {
   } catch {
     return null;
   }
-}
-
-function callFromValue(value: unknown): ToolCall | null {
-  const v = value as { name?: unknown; arguments?: unknown; parameters?: unknown } | null;
-  if (typeof v !== 'object' || v === null || Array.isArray(v) || typeof v.name !== 'string' || !v.name) return null;
-  const args = v.arguments ?? v.parameters ?? {};
-  return {
-    id: `call_${randomBytes(12).toString('hex')}`,
-    type: 'function',
-    function: { name: v.name, arguments: typeof args === 'string' ? args : JSON.stringify(args) },
-  };
 }

@@ -14,8 +14,11 @@ _REPLACEMENT = "\ufffd"
 
 
 class Detokenizer:
-    def __init__(self, tokenizer, prompt_ids: list[int]):
+    def __init__(self, tokenizer, prompt_ids: list[int], keep: frozenset[int] = frozenset()):
+        """keep: special tokens whose text is output (a tool format's markup, reasoning
+        tags that are special tokens); every other special token is not text."""
         self._tokenizer = tokenizer
+        self._keep = keep
         self._ids = list(prompt_ids[-_PROMPT_CONTEXT:])
         self._prefix = 0  # window start
         self._read = len(self._ids)  # end of what has been handed out
@@ -41,4 +44,18 @@ class Detokenizer:
             return ""
         # Special tokens (end-of-turn and the like) are not text; cleanup would
         # change text already handed out as more tokens arrive.
-        return self._tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+        if not self._keep or not any(i in self._keep for i in ids):
+            return self._tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+        # Runs of ordinary tokens decode together; a kept token as its special text.
+        text, run = "", []
+        for i in ids:
+            if i not in self._keep:
+                run.append(i)
+                continue
+            if run:
+                text += self._tokenizer.decode(run, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+                run = []
+            text += self._tokenizer.decode([i], skip_special_tokens=False, clean_up_tokenization_spaces=False)
+        if run:
+            text += self._tokenizer.decode(run, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+        return text

@@ -8,6 +8,7 @@ from ...errors import field_error
 from .chat_format import render_chat
 from .generate_config import DEFAULT_MAX_TOKENS, GenerateConfig, parse_generate_config
 from .sequence import Request
+from .tool_calls import PRESERVED_TOKENS
 from .vision_inputs import TEXT_ONLY, has_images, processed_inputs, split_images
 
 
@@ -19,7 +20,7 @@ class ModelFacts:
     eos_token_ids: frozenset[int]
     chat_template: str | None  # the registration's, overriding the tokenizer's
     stop: list[str]  # the registration's stop strings
-    tool_format: str  # "hermes" or "json" (tool_calls.tool_call_format)
+    tool_format: str  # tool_calls.tool_call_format's
     reasoning_tags: tuple[str, str] | None  # set when the model has the reasoning ability
     abilities: tuple[str, ...]
     # The longest token's text in UTF-8 bytes (0: unknown), for the cheap size check.
@@ -83,6 +84,7 @@ def max_token_bytes(tokenizer) -> int:
 class RequestBuilder:
     def __init__(self, facts: ModelFacts):
         self._facts = facts
+        self._kept: dict[tuple, frozenset[int]] = {}
 
     def chat(self, messages, generate_config=None, tools=None, tool_choice=None, chat_template_kwargs=None) -> Request:
         config = parse_generate_config(generate_config)
@@ -107,12 +109,29 @@ class RequestBuilder:
         parse_tools = bool(tools) and "tools" in self._facts.abilities
         tags = self._facts.reasoning_tags
         # The template already wrote any BOS token; the tokenizer must not add another.
+        tool_format = self._facts.tool_format if parse_tools else None
         return self._request(prompt, config, add_special_tokens=False,
-                             tool_format=self._facts.tool_format if parse_tools else None,
+                             tool_format=tool_format,
+                             keep_ids=self._kept_ids(tool_format, tags),
                              reasoning_tags=tags,
                              # DeepSeek-R1's template ends the prompt inside the reasoning.
                              reasoning_open=bool(tags) and prompt.rstrip().endswith(tags[0]),
                              images=images)
+
+    def _kept_ids(self, tool_format: str | None, tags: tuple[str, str] | None) -> frozenset[int]:
+        """The special tokens a chat reply must keep as text, or its parsers would not see
+        them: the tool format's markup and reasoning tags that are special tokens
+        (`[THINK]`). Strings the vocabulary does not hold as one special token are left out."""
+        key = (tool_format, tags)
+        if key not in self._kept:
+            tokenizer = self._facts.tokenizer
+            kept = set()
+            for text in (*(PRESERVED_TOKENS.get(tool_format, ()) if tool_format else ()), *(tags or ())):
+                ids = tokenizer.encode(text, add_special_tokens=False)
+                if len(ids) == 1 and tokenizer.decode(ids, skip_special_tokens=True) == "":
+                    kept.add(ids[0])
+            self._kept[key] = frozenset(kept)
+        return self._kept[key]
 
     def generate(self, prompt, generate_config=None) -> Request:
         if not isinstance(prompt, str):

@@ -28,7 +28,8 @@ class Request:
     max_tokens: int  # already capped by the context
     stop: list[str]  # the registration's and the request's
     stop_token_ids: frozenset[int]  # the model's end tokens and the request's
-    tool_format: str | None = None  # "hermes" or "json"; None: no tool-call parsing
+    tool_format: str | None = None  # tool_calls.tool_call_format's; None: no tool-call parsing
+    keep_ids: frozenset[int] = frozenset()  # special tokens whose text the reply keeps (Detokenizer)
     reasoning_tags: tuple[str, str] | None = None  # (start, end); None: no reasoning split
     reasoning_open: bool = False  # the prompt already opened the reasoning
     echo: str = ""  # generate with echo: the prompt text, sent before the completion
@@ -54,7 +55,7 @@ class Sequence:
         self.rope_delta = 0
         self.generated = 0
         self._finished = False
-        self._detok = Detokenizer(tokenizer, request.prompt_ids)
+        self._detok = Detokenizer(tokenizer, request.prompt_ids, request.keep_ids)
         self._stops = StopScanner(request.stop)
         self._tools = ToolCallText(request.tool_format) if request.tool_format else None
         self._reasoning = (ReasoningSplitter(*request.reasoning_tags, starts_inside=request.reasoning_open)

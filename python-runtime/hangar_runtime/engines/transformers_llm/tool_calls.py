@@ -1,12 +1,14 @@
 """Tool calls in a model's text, turned into OpenAI `tool_calls`.
 
-Two formats, picked by the registration's `tool_parser` or else the model family:
+The formats, picked by the registration's `tool_parser` or else the model family:
 - "hermes" (Qwen, Hermes and most open templates):
   `<tool_call>{"name": ..., "arguments": {...}}</tool_call>` blocks, anywhere in
   the text, any number of them;
-- "json" (Llama 3.1, Mistral): the whole reply is one JSON object
-  `{"name": ..., "parameters": {...}}` or a list of them (Mistral's opens with
-  `[TOOL_CALLS]`, usually a special token that decoding already removed).
+- "json" (Llama 3.x): the whole reply is JSON objects `{"name": ..., "parameters": {...}}`
+  (a list, or several separated by `;`), perhaps after `<|python_tag|>`;
+- "mistral": `[TOOL_CALLS]` and what follows, in either of Mistral's forms;
+- "deepseek": DeepSeek V3/R1/V3.1's `<｜tool▁call▁begin｜>` blocks (tool_call_markup.py).
+The special tokens of the markup are kept by the detokenizer (PRESERVED_TOKENS).
 
 A stream must not show the markup as text and then again as tool_calls, so from
 where a tool call may begin the text is held back; at the end it becomes
@@ -14,19 +16,39 @@ tool_calls, or, if it does not parse, plain text after all."""
 
 import json
 import re
-import secrets
 
 from ...errors import field_error
 from .holdback import split_held
+from .tool_call_markup import (DEEPSEEK_CALL, DEEPSEEK_CALLS, MISTRAL_CALLS, call_from_value, json_sequence,
+                               parse_deepseek, parse_mistral, tool_call)
 
 _HERMES_OPEN = "<tool_call>"
 _HERMES_BLOCK = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 _HERMES_UNCLOSED = re.compile(r"<tool_call>((?:(?!<tool_call>).)*)$", re.DOTALL)
 
 
-_JSON_PARSERS = ("llama3", "mistral")
+_JSON_PARSERS = ("llama3",)
 _HERMES_PARSERS = ("qwen", "hermes")
-_MISTRAL_MARKER = "[TOOL_CALLS]"
+_DEEPSEEK_PARSERS = ("deepseek-v3", "deepseek_v3", "deepseek-v3.1", "deepseek-r1")
+# Llama 3.1's marker before a call (a special token, kept by PRESERVED_TOKENS).
+_PYTHON_TAG = "<|python_tag|>"
+
+# The formats whose calls open with a marker: (markers, parser of the held text).
+_MARKED = {
+    "hermes": ((_HERMES_OPEN,), None),  # parse_hermes, bound below
+    "mistral": ((MISTRAL_CALLS,), parse_mistral),
+    "deepseek": ((DEEPSEEK_CALLS, DEEPSEEK_CALL), parse_deepseek),
+}
+
+# The special tokens each format's markup is made of: decoding drops special tokens, so
+# these are kept (src/llama-runtime/engine/tool-calls.ts has the same list).
+PRESERVED_TOKENS = {
+    "hermes": (),
+    "json": (_PYTHON_TAG,),
+    "mistral": ("[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[THINK]", "[/THINK]"),
+    "deepseek": ("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>",
+                 "<｜tool▁sep｜>"),
+}
 
 
 def tool_call_format(tool_parser, model_family) -> str:
@@ -35,6 +57,10 @@ def tool_call_format(tool_parser, model_family) -> str:
     chat templates with tool support have adopted."""
     if tool_parser in _JSON_PARSERS:
         return "json"
+    if tool_parser == "mistral":
+        return "mistral"
+    if tool_parser in _DEEPSEEK_PARSERS:
+        return "deepseek"
     if tool_parser in _HERMES_PARSERS:
         return "hermes"
     if isinstance(model_family, str) and "llama-3" in model_family.lower():
@@ -62,16 +88,16 @@ def parse_hermes(text: str) -> tuple[str, list[dict]]:
 
 def parse_json_calls(text: str) -> tuple[str, list[dict]]:
     body = text.strip()
-    if body.startswith(_MISTRAL_MARKER):
-        body = body[len(_MISTRAL_MARKER):].lstrip()
+    for marker in (MISTRAL_CALLS, _PYTHON_TAG):
+        if body.startswith(marker):
+            body = body[len(marker):].lstrip()
     if not body.startswith(("{", "[")):
         return text, []
-    try:
-        value = json.loads(body)
-    except ValueError:
+    values = json_sequence(body)
+    if values is None:
         return text, []
-    items = value if isinstance(value, list) else [value]
-    calls = [_call_from_value(item) for item in items]
+    items = [item for value in values for item in (value if isinstance(value, list) else [value])]
+    calls = [call_from_value(item) for item in items]
     if not calls or any(c is None for c in calls):
         return text, []
     return "", calls
@@ -83,6 +109,8 @@ class ToolCallText:
 
     def __init__(self, tool_format: str):
         self._json = tool_format == "json"
+        opens, parse = _MARKED.get(tool_format, _MARKED["hermes"])
+        self._opens, self._parse = opens, parse or parse_hermes
         self._held = ""
         self._holding = False
         self._seen_text = False  # json: a reply that does not open with JSON is plain text
@@ -93,23 +121,24 @@ class ToolCallText:
             return ""
         text = self._held + text
         self._held = ""
-        return self._feed_json(text) if self._json else self._feed_hermes(text)
+        return self._feed_json(text) if self._json else self._feed_marked(text)
 
     def finish(self) -> tuple[str, list[dict]]:
         """(text still to hand out, tool_calls)."""
         held, self._held = self._held, ""
         if not self._holding:
             return held, []
-        rest, calls = parse_json_calls(held) if self._json else parse_hermes(held)
+        rest, calls = parse_json_calls(held) if self._json else self._parse(held)
         return rest, calls
 
-    def _feed_hermes(self, text: str) -> str:
-        start = text.find(_HERMES_OPEN)
-        if start >= 0:
+    def _feed_marked(self, text: str) -> str:
+        found = [i for i in (text.find(o) for o in self._opens) if i >= 0]
+        if found:
+            start = min(found)
             self._holding = True
             self._held = text[start:]
             return text[:start]
-        safe, self._held = split_held(text, [_HERMES_OPEN])
+        safe, self._held = split_held(text, list(self._opens))
         return safe
 
     def _feed_json(self, text: str) -> str:
@@ -119,9 +148,12 @@ class ToolCallText:
         if not stripped:
             self._held = text  # only whitespace so far: the JSON may still come
             return ""
-        if stripped.startswith(("{", "[")):
+        if stripped.startswith(("{", "[", _PYTHON_TAG)):
             self._holding = True
             self._held = text
+            return ""
+        if _PYTHON_TAG.startswith(stripped):
+            self._held = text  # the marker may be arriving in pieces
             return ""
         self._seen_text = True
         return text
@@ -129,22 +161,9 @@ class ToolCallText:
 
 def _call_from_json(raw: str) -> dict | None:
     try:
-        return _call_from_value(json.loads(raw.strip()))
+        return call_from_value(json.loads(raw.strip()))
     except ValueError:
         return None
-
-
-def _call_from_value(value) -> dict | None:
-    if not isinstance(value, dict) or not isinstance(value.get("name"), str) or not value["name"]:
-        return None
-    return tool_call(value["name"], value.get("arguments", value.get("parameters", {})))
-
-
-def tool_call(name: str, arguments) -> dict:
-    """One OpenAI tool call; arguments that are not yet a JSON string are encoded."""
-    if not isinstance(arguments, str):
-        arguments = json.dumps(arguments, ensure_ascii=False)
-    return {"id": f"call_{secrets.token_hex(12)}", "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
 def forced_function(tools, choice) -> tuple[list[dict], dict | None]:
