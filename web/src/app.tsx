@@ -6,6 +6,7 @@ import { ClusterPage } from './pages/cluster-page';
 import { KeysPage } from './pages/keys-page';
 import { UsersPage } from './pages/users-page';
 import { LaunchPage } from './pages/launch-page';
+import { HubPage } from './pages/hub-page';
 import { LoginPage } from './pages/login-page';
 import { RegisterPage } from './pages/register-page';
 import { RunningPage } from './pages/running-page';
@@ -56,6 +57,7 @@ export function App() {
 
 function Page({ path }: { path: string }) {
   let params: Record<string, string> | null;
+  if (match('/ui/launch/hub', path)) return <HubPage />;
   if ((params = match('/ui/launch/:type', path)) && isModelType(params.type)) return <LaunchPage type={params.type} />;
   if ((params = match('/ui/running/:type?', path))) return <RunningPage type={isModelType(params.type) ? params.type : null} />;
   if ((params = match('/ui/register/:type/:name?', path)) && isModelType(params.type)) return <RegisterPage type={params.type} editing={params.name ?? null} />;

@@ -2,9 +2,10 @@ import { useMemo, useState } from 'react';
 import { ErrorBanner } from '../components/error-banner';
 import { useFavourites } from '../favourites';
 import { Tabs } from '../components/tabs';
-import { MODEL_TYPES, type ModelType } from '../model-types';
+import type { ModelType } from '../model-types';
 import { useFetch } from '../use-fetch';
 import { LaunchDrawer } from './launch-drawer';
+import { LAUNCH_TABS } from './hub-page';
 
 /** One item of `GET /v1/model_registrations/<type>?detailed=true`. */
 export interface Registration {
@@ -44,7 +45,7 @@ export function LaunchPage({ type }: { type: ModelType }) {
   return (
     <section>
       <h1>Launch a model</h1>
-      <Tabs label="Model types" current={type} items={MODEL_TYPES.map((t) => ({ key: t.type, label: t.label, to: `/ui/launch/${t.type}` }))} />
+      <Tabs label="Model types" current={type} items={LAUNCH_TABS} />
       <div className="filters">
         <label>
           Search
