@@ -13,6 +13,7 @@ import pytest
 from conftest import tiny_models_module
 
 from hangar_runtime.engines.transformers_llm.detokenizer import Detokenizer
+from hangar_runtime.engines.transformers_llm.harmony import HarmonyText
 from hangar_runtime.engines.transformers_llm.reasoning import ReasoningSplitter
 from hangar_runtime.engines.transformers_llm.tool_calls import ToolCallText, tool_call_format
 
@@ -26,11 +27,13 @@ FORMATS = {
     "mistral-args": ("mistral", ("[THINK]", "[/THINK]")),
     "deepseek-v3": ("deepseek", ("<think>", "</think>")),
     "deepseek-v31": ("deepseek", ("<think>", "</think>")),
+    "harmony": ("harmony", None),
 }
 # What the engines do not read, and why (the TypeScript test lists the same):
 # Hermes 2 Pro's Python-quoted arguments are not JSON; Llama's built-in tool call is not a function call;
-# vLLM's Llama 3 parser takes a JSON call from the middle of prose, where here such a reply is text.
-UNREAD_VARIANTS = {"python-literal-args", "python_tag+eom"}
+# vLLM's Llama 3 parser takes a JSON call from the middle of prose, where here such a reply is text;
+# gpt-oss decoded without its special tokens (as Xinference does) cannot be read, and the engines keep them.
+UNREAD_VARIANTS = {"python-literal-args", "python_tag+eom", "special-tokens-stripped"}
 END_TOKENS = re.compile(r"(<\|im_end\|>|<\|eot_id\|>|<\|eom_id\|>|<\|return\|>|<\|call\|>)\s*$")
 
 
@@ -43,6 +46,8 @@ READABLE = [c for c in CASES if _readable(c)]
 
 
 def _run(text: str, tool_format: str, tags, pieces: list[int]) -> dict:
+    if tool_format == "harmony":
+        return _run_harmony(text, pieces)
     starts_inside = tags is not None and tags[0] not in text and tags[1] in text
     reasoning = ReasoningSplitter(*tags, starts_inside=starts_inside) if tags else None
     tools = ToolCallText(tool_format)
@@ -59,7 +64,22 @@ def _run(text: str, tool_format: str, tags, pieces: list[int]) -> dict:
         answer += tools.feed(a)
     rest, calls = tools.finish()
     answer += rest
+    return _outcome(answer, thought, calls)
 
+
+def _run_harmony(text: str, pieces: list[int]) -> dict:
+    harmony = HarmonyText()
+    thought, answer, at, i = "", "", 0, 0
+    while at < len(text):
+        piece = text[at:at + pieces[i % len(pieces)]]
+        at, i = at + len(piece), i + 1
+        t, a = harmony.feed(piece)
+        thought, answer = thought + t, answer + a
+    t, a, calls = harmony.finish()
+    return _outcome(answer + a, thought + t, calls)
+
+
+def _outcome(answer: str, thought: str, calls: list[dict]) -> dict:
     def or_none(s):
         return s.strip() or None
 
@@ -89,6 +109,7 @@ def test_tool_parsers_pick_their_formats():
     assert tool_call_format("deepseek-v3.1", None) == "deepseek"
     assert tool_call_format("deepseek-r1", None) == "deepseek"
     assert tool_call_format("llama3", None) == "json"
+    assert tool_call_format("gpt-oss", None) == "harmony"
     assert tool_call_format("deepseek-v3.2", None) == "hermes"  # its DSML markup is not read
 
 

@@ -5,7 +5,7 @@
  * is not a built-in one: a registration from the hub, whose template shows the format
  * (docs/registry.md, "Tool parsers").
  */
-export const PARSED_TOOL_FORMATS: Readonly<Record<string, 'hermes' | 'json' | 'mistral' | 'deepseek'>> = {
+export const PARSED_TOOL_FORMATS: Readonly<Record<string, 'hermes' | 'json' | 'mistral' | 'deepseek' | 'harmony'>> = {
   qwen: 'hermes',
   hermes: 'hermes',
   llama3: 'json',
@@ -15,6 +15,8 @@ export const PARSED_TOOL_FORMATS: Readonly<Record<string, 'hermes' | 'json' | 'm
   deepseek_v3: 'deepseek',
   'deepseek-v3.1': 'deepseek',
   'deepseek-r1': 'deepseek',
+  // gpt-oss's harmony channels: reasoning, answer and calls in one.
+  'gpt-oss': 'harmony',
 };
 
 export function toolParserIsParsed(name: string | null | undefined): boolean {

@@ -19,6 +19,7 @@ function bodyFor(config: Record<string, unknown>, extra: Partial<GenerationReque
     stopTokenIds: new Set(),
     toolFormat: null,
     keepTokens: new Set(),
+    harmony: false,
     reasoningTags: null,
     reasoningOpen: false,
     echo: '',

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ReasoningSplitter } from '../../src/llama-runtime/engine/reasoning.js';
-import { ToolCallText, type ToolFormat } from '../../src/llama-runtime/engine/tool-calls.js';
+import { HarmonyText } from '../../src/llama-runtime/engine/harmony.js';
+import { ToolCallText, type ToolCall, type ToolFormat } from '../../src/llama-runtime/engine/tool-calls.js';
 
 /**
  * Each tool-call format on model outputs recorded by others (test/fixtures/tool-call-outputs.json:
@@ -31,14 +32,16 @@ const FORMATS: Record<string, { tool: ToolFormat; tags: [string, string] | null 
   'mistral-args': { tool: 'mistral', tags: ['[THINK]', '[/THINK]'] },
   'deepseek-v3': { tool: 'deepseek', tags: ['<think>', '</think>'] },
   'deepseek-v31': { tool: 'deepseek', tags: ['<think>', '</think>'] },
+  harmony: { tool: 'harmony', tags: null },
 };
 
 /**
  * What the engines do not read, by the case's variant, and why:
  * - python-literal-args: Hermes 2 Pro's own example with Python-quoted arguments; not JSON (vLLM refuses it too);
- * - python_tag+eom: Llama's built-in tool call, `<|python_tag|>` + an object with `"type"` and `<|eom_id|>`.
+ * - python_tag+eom: Llama's built-in tool call, `<|python_tag|>` + an object with `"type"` and `<|eom_id|>`;
+ * - special-tokens-stripped: gpt-oss decoded without its special tokens (as Xinference does); the engines keep them.
  */
-const UNREAD_VARIANTS = new Set(['python-literal-args', 'python_tag+eom']);
+const UNREAD_VARIANTS = new Set(['python-literal-args', 'python_tag+eom', 'special-tokens-stripped']);
 /**
  * vLLM's Llama 3 parser takes a JSON call from the middle of prose and drops the prose;
  * here a reply that does not open with the call is text (an answer that quotes JSON is
@@ -48,7 +51,9 @@ const UNREAD = (c: Case) => c.format === 'llama3' && c.text.startsWith('Here is 
 /** The end-of-turn tokens some recorded texts still hold: the engines stop at them before any parsing. */
 const END_TOKENS = /(<\|im_end\|>|<\|eot_id\|>|<\|eom_id\|>|<\|return\|>|<\|call\|>)\s*$/;
 
+/** Text and calls of a reply fed in pieces: a harmony reply through HarmonyText, others through the reasoning split and ToolCallText. */
 function run(text: string, format: { tool: ToolFormat; tags: [string, string] | null }, pieces: number[]) {
+  if (format.tool === 'harmony') return runHarmony(text, pieces);
   // A reply that closes the reasoning it never opened began inside it (R1's and QwQ's templates open it).
   const startsInside = format.tags !== null && !text.includes(format.tags[0]) && text.includes(format.tags[1]);
   const reasoning = format.tags ? new ReasoningSplitter(format.tags[0], format.tags[1], startsInside) : null;
@@ -70,6 +75,26 @@ function run(text: string, format: { tool: ToolFormat; tags: [string, string] | 
   }
   const [rest, calls] = tools.finish();
   answer += rest;
+  return outcome(answer, thought, calls);
+}
+
+function runHarmony(text: string, pieces: number[]) {
+  const harmony = new HarmonyText();
+  let thought = '';
+  let answer = '';
+  let at = 0;
+  for (let i = 0; at < text.length; i++) {
+    const piece = text.slice(at, at + pieces[i % pieces.length]!);
+    at += piece.length;
+    const [t, a] = harmony.feed(piece);
+    thought += t;
+    answer += a;
+  }
+  const [t, a, calls] = harmony.finish();
+  return outcome(answer + a, thought + t, calls);
+}
+
+function outcome(answer: string, thought: string, calls: ToolCall[]) {
   const orNull = (s: string) => (s.trim() === '' ? null : s.trim());
   return {
     content: orNull(answer),

@@ -58,7 +58,7 @@ describe('abilities read from a chat template', () => {
     expect(templateAbilities(llama)).toMatchObject({ tool_parser: 'llama3', tools: true, reasoning: null });
     // A format the engines do not parse yet is recorded, not claimed.
     expect(templateAbilities('{% if tools %}[AVAILABLE_TOOLS]{{ tools }}[/AVAILABLE_TOOLS]{% endif %}[TOOL_CALLS]')).toMatchObject({ tool_parser: 'mistral', tools: true });
-    expect(templateAbilities('{% if tools %}<|channel|>commentary<|call|>{% endif %}')).toMatchObject({ tool_parser: 'gpt-oss', tools: false });
+    expect(templateAbilities('{% if tools %}<|channel|>commentary<|call|>{% endif %}')).toMatchObject({ tool_parser: 'gpt-oss', tools: true });
     expect(templateAbilities('{{ messages }}<tool_call>')).toMatchObject({ tool_parser: null, tools: false });
     // <tool_call> around XML, not JSON: not read as Hermes.
     expect(templateAbilities('{% if tools %}<tool_call>\n<function=name>\n<parameter=x>1</parameter></function></tool_call>{% endif %}')).toMatchObject({ tool_parser: 'qwen3_coder', tools: false });

@@ -129,7 +129,7 @@ describe('built-in LLM families', () => {
   });
 
   // Xinference's tool_parser names (its llm_family.json); the engines parse qwen and llama3 (src/registry/tool-parsers.ts).
-  const TOOL_PARSER_NAMES = /^(qwen|llama3|mistral|glm4|minimax|gemma|deepseek-r1|deepseek_v3|deepseek-v3\.1|deepseek-v3\.2)$/;
+  const TOOL_PARSER_NAMES = /^(qwen|llama3|mistral|glm4|minimax|gemma|gpt-oss|deepseek-r1|deepseek_v3|deepseek-v3\.1|deepseek-v3\.2)$/;
 
   it('have specs, integer stop token ids, a template only where the family overrides the model\'s own, and the keys their abilities need', () => {
     for (const record of llms) {

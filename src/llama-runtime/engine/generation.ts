@@ -3,6 +3,7 @@ import { CallAborted } from '../invalid-input.js';
 import { Detokenizer } from './detokenizer.js';
 import type { GenerateConfig } from './generate-config.js';
 import { ReasoningSplitter } from './reasoning.js';
+import { HarmonyText } from './harmony.js';
 import { StopScanner } from './stop-scanner.js';
 import { ToolCallText, type ToolCall, type ToolFormat } from './tool-calls.js';
 
@@ -24,6 +25,8 @@ export interface GenerationRequest {
   keepTokens: ReadonlySet<Token>;
   reasoningTags: [string, string] | null;
   reasoningOpen: boolean;
+  /** A harmony model's chat (gpt-oss): its messages carry reasoning, answer and calls (harmony.ts). */
+  harmony: boolean;
   /** generate with echo: the prompt text, sent before the completion. */
   echo: string;
   /** A grammar the output must follow (response_format, a forced tool call). */
@@ -55,6 +58,7 @@ export class Generation {
   private readonly detok: Detokenizer;
   private readonly stops: StopScanner;
   private readonly tools: ToolCallText | null;
+  private readonly harmony: HarmonyText | null;
   private readonly reasoning: ReasoningSplitter | null;
   private readonly generatedIds: Token[] = [];
   private logprobs: LogprobEntry[] = [];
@@ -69,7 +73,8 @@ export class Generation {
   ) {
     this.detok = new Detokenizer(model, request.promptIds, request.keepTokens);
     this.stops = new StopScanner(request.stop);
-    this.tools = request.toolFormat ? new ToolCallText(request.toolFormat) : null;
+    this.harmony = request.harmony ? new HarmonyText() : null;
+    this.tools = request.toolFormat && !this.harmony ? new ToolCallText(request.toolFormat) : null;
     this.reasoning = request.reasoningTags ? new ReasoningSplitter(...request.reasoningTags, request.reasoningOpen) : null;
     this.echo = request.echo;
   }
@@ -170,6 +175,12 @@ export class Generation {
       this.send(this.tools ? this.tools.feed(answer) : answer, thought);
     }
     let toolCalls: ToolCall[] = [];
+    if (this.harmony) {
+      const [thought, answer, calls] = this.harmony.finish();
+      this.send(answer, thought);
+      // Calls count where the request gave tools; without them a call is not the answer asked for.
+      if (this.request.toolFormat) toolCalls = calls;
+    }
     if (this.tools) {
       let rest: string;
       [rest, toolCalls] = this.tools.finish();
@@ -191,6 +202,7 @@ export class Generation {
   /** Generated text, through the reasoning split and the tool-call filter. */
   private emit(text: string): void {
     let thought = '';
+    if (this.harmony) [thought, text] = this.harmony.feed(text);
     if (this.reasoning) [thought, text] = this.reasoning.feed(text);
     if (this.tools) text = this.tools.feed(text);
     this.send(text, thought);

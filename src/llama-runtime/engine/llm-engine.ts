@@ -106,14 +106,17 @@ export class LlmEngine implements Engine {
     let toolFormat: ToolFormat | null = usesTools ? this.spec.toolFormat : null;
     // A forced call is written as bare JSON, whatever the family's own markup.
     if (forced) toolFormat = 'json';
-    const tags = this.reasoningTags;
+    // gpt-oss writes every reply as harmony messages, with tools or without.
+    const harmony = this.spec.toolFormat === 'harmony' && !forced;
+    const tags = harmony ? null : this.reasoningTags;
     return this.run(call, {
       // The template already wrote any BOS token.
       promptIds: this.tokenize(text),
       config,
       toolFormat,
-      keepTokens: this.keptTokens(toolFormat, tags),
+      keepTokens: this.keptTokens(harmony ? 'harmony' : toolFormat, tags),
       reasoningTags: tags,
+      harmony,
       // DeepSeek-R1's template ends the prompt inside the reasoning.
       reasoningOpen: tags !== null && text.trimEnd().endsWith(tags[0]),
       echo: '',
@@ -136,6 +139,7 @@ export class LlmEngine implements Engine {
       toolFormat: null,
       keepTokens: new Set(),
       reasoningTags: null,
+      harmony: false,
       reasoningOpen: false,
       echo: config.echo ? prompt : '',
       grammar: config.guide ? await this.grammars.forGuide(config.guide) : null,

@@ -13,10 +13,10 @@ export type { ToolCall } from './tool-call-markup.js';
  * From where a tool call may begin the text is held back; at the end it becomes
  * tool_calls, or plain text after all if it does not parse.
  */
-export type ToolFormat = 'hermes' | 'json' | 'mistral' | 'deepseek';
+export type ToolFormat = 'hermes' | 'json' | 'mistral' | 'deepseek' | 'harmony';
 
 /** The formats whose calls open with a marker; the held text goes to their parser at the end. */
-const MARKED: Record<Exclude<ToolFormat, 'json'>, { opens: string[]; parse: (text: string) => [string, ToolCall[]] }> = {
+const MARKED: Record<Exclude<ToolFormat, 'json' | 'harmony'>, { opens: string[]; parse: (text: string) => [string, ToolCall[]] }> = {
   hermes: { opens: ['<tool_call>'], parse: parseHermes },
   mistral: { opens: [MISTRAL_CALLS], parse: parseMistral },
   deepseek: { opens: [DEEPSEEK_CALLS, DEEPSEEK_CALL], parse: parseDeepseek },
@@ -31,6 +31,8 @@ export const PRESERVED_TOKENS: Record<ToolFormat, string[]> = {
   json: ['<|python_tag|>'],
   mistral: ['[TOOL_CALLS]', '[ARGS]', '[CALL_ID]', '[THINK]', '[/THINK]'],
   deepseek: ['<｜tool▁calls▁begin｜>', '<｜tool▁calls▁end｜>', '<｜tool▁call▁begin｜>', '<｜tool▁call▁end｜>', '<｜tool▁sep｜>'],
+  // gpt-oss: a reply is harmony messages, read by harmony.ts rather than ToolCallText.
+  harmony: ['<|start|>', '<|channel|>', '<|message|>', '<|end|>', '<|constrain|>'],
 };
 
 // Llama 3.1's marker before a call (a special token, kept by PRESERVED_TOKENS).
@@ -42,6 +44,7 @@ const HERMES_UNCLOSED = /<tool_call>((?:(?!<tool_call>)[\s\S])*)$/;
 export function toolCallFormat(toolParser: string | null, modelFamily: string | null): ToolFormat {
   if (toolParser === 'llama3') return 'json';
   if (toolParser === 'mistral') return 'mistral';
+  if (toolParser === 'gpt-oss') return 'harmony';
   if (toolParser === 'qwen' || toolParser === 'hermes') return 'hermes';
   if (toolParser !== null && /^deepseek[-_](v3|r1)/.test(toolParser) && toolParser !== 'deepseek-v3.2') return 'deepseek';
   return modelFamily?.toLowerCase().includes('llama-3') ? 'json' : 'hermes';
@@ -82,6 +85,7 @@ export class ToolCallText {
 
   constructor(format: ToolFormat) {
     this.json = format === 'json';
+    if (format === 'harmony') throw new Error('harmony replies are read by HarmonyText');
     this.marked = format === 'json' ? null : MARKED[format];
   }
 

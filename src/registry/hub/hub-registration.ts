@@ -84,7 +84,8 @@ async function llmDefinition(input: HubRegistrationInput, info: RepoInfo, config
   if (template && (found.tools || family?.model_ability.includes('tools'))) abilities.push('tools');
   // The engines read images per family (docs/vision.md): claimed where a built-in family with vision lists this repo.
   if (vision && family?.model_ability.includes('vision')) abilities.push('vision');
-  if (template && reasoning) abilities.push('reasoning');
+  // Harmony (gpt-oss) reasons on its analysis channel, without tags.
+  if (template && (reasoning || toolParser === 'gpt-oss')) abilities.push('reasoning');
   if (found.hybrid) abilities.push('hybrid');
   return {
     version: 2,

@@ -107,12 +107,14 @@ class RequestBuilder:
         prompt = render_chat(processor or self._facts.tokenizer, messages, template=self._facts.chat_template,
                              tools=tools, chat_template_kwargs=chat_template_kwargs, parts=processor is not None)
         parse_tools = bool(tools) and "tools" in self._facts.abilities
-        tags = self._facts.reasoning_tags
+        # gpt-oss writes every reply as harmony messages, with tools or without.
+        harmony = self._facts.tool_format == "harmony"
+        tags = None if harmony else self._facts.reasoning_tags
         # The template already wrote any BOS token; the tokenizer must not add another.
         tool_format = self._facts.tool_format if parse_tools else None
         return self._request(prompt, config, add_special_tokens=False,
-                             tool_format=tool_format,
-                             keep_ids=self._kept_ids(tool_format, tags),
+                             tool_format=tool_format, harmony=harmony,
+                             keep_ids=self._kept_ids("harmony" if harmony else tool_format, tags),
                              reasoning_tags=tags,
                              # DeepSeek-R1's template ends the prompt inside the reasoning.
                              reasoning_open=bool(tags) and prompt.rstrip().endswith(tags[0]),

@@ -18,6 +18,7 @@ from .generate_config import GenerateConfig
 from .reasoning import ReasoningSplitter
 from .sampling import Sampler
 from .stopping import StopScanner
+from .harmony import HarmonyText
 from .tool_calls import ToolCallText
 
 
@@ -32,6 +33,7 @@ class Request:
     keep_ids: frozenset[int] = frozenset()  # special tokens whose text the reply keeps (Detokenizer)
     reasoning_tags: tuple[str, str] | None = None  # (start, end); None: no reasoning split
     reasoning_open: bool = False  # the prompt already opened the reasoning
+    harmony: bool = False  # a harmony model's chat (gpt-oss): its messages carry reasoning, answer and calls
     echo: str = ""  # generate with echo: the prompt text, sent before the completion
     lora_name: str | None = None  # the LoRA adapter that answers; None: the base model
     # A vision model's image inputs for the prefill (pixel values, ...: vision_inputs.py).
@@ -57,7 +59,8 @@ class Sequence:
         self._finished = False
         self._detok = Detokenizer(tokenizer, request.prompt_ids, request.keep_ids)
         self._stops = StopScanner(request.stop)
-        self._tools = ToolCallText(request.tool_format) if request.tool_format else None
+        self._harmony = HarmonyText() if request.harmony else None
+        self._tools = ToolCallText(request.tool_format) if request.tool_format and not request.harmony else None
         self._reasoning = (ReasoningSplitter(*request.reasoning_tags, starts_inside=request.reasoning_open)
                            if request.reasoning_tags else None)
         self._echo = request.echo
@@ -124,6 +127,12 @@ class Sequence:
             thought, answer = self._reasoning.finish()
             self._send(self._tools.feed(answer) if self._tools else answer, thought)
         tool_calls: list[dict] = []
+        if self._harmony is not None:
+            thought, answer, calls = self._harmony.finish()
+            self._send(answer, thought)
+            # Calls count where the request gave tools; without them a call is not the answer asked for.
+            if self.request.tool_format:
+                tool_calls = calls
         if self._tools is not None:
             rest, tool_calls = self._tools.finish()
             self._send(rest)
@@ -149,6 +158,8 @@ class Sequence:
     def _emit(self, text: str) -> None:
         """Generated text, through the reasoning split and the tool-call filter."""
         thought = ""
+        if self._harmony is not None:
+            thought, text = self._harmony.feed(text)
         if self._reasoning is not None:
             thought, text = self._reasoning.feed(text)
         if self._tools is not None:

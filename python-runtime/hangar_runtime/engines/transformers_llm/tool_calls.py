@@ -48,6 +48,8 @@ PRESERVED_TOKENS = {
     "mistral": ("[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[THINK]", "[/THINK]"),
     "deepseek": ("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>",
                  "<｜tool▁sep｜>"),
+    # gpt-oss: a reply is harmony messages, read by harmony.py rather than ToolCallText.
+    "harmony": ("<|start|>", "<|channel|>", "<|message|>", "<|end|>", "<|constrain|>"),
 }
 
 
@@ -59,6 +61,8 @@ def tool_call_format(tool_parser, model_family) -> str:
         return "json"
     if tool_parser == "mistral":
         return "mistral"
+    if tool_parser == "gpt-oss":
+        return "harmony"
     if tool_parser in _DEEPSEEK_PARSERS:
         return "deepseek"
     if tool_parser in _HERMES_PARSERS:
