@@ -4,7 +4,8 @@ import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
 import { makeHome, removeHome, repoRoot, startServer, venvPython, type TestServer } from './harness/server.js';
-import { tinyGguf, tinyLlm } from './harness/tiny-models.js';
+import { tinyEmbedder, tinyGguf, tinyLlm } from './harness/tiny-models.js';
+import { runCli } from './harness/cli.js';
 
 /** test/fixtures/hub_standin.py as a process: the hub's API (info, files, search) over local folders. */
 async function startHub(repos: Record<string, string>, extra: string[] = []): Promise<{ url: string; process: ChildProcess; asked: string[] }> {
@@ -35,7 +36,7 @@ describe('launch by hub id', () => {
   let api: ReturnType<typeof client>;
 
   beforeAll(async () => {
-    hub = await startHub({ 'test-org/tiny-GGUF': path.dirname(tinyGguf().files.q8_0!), 'test-org/tiny-llm': tinyLlm().path }, ['--downloads', 'test-org/tiny-GGUF=1200']);
+    hub = await startHub({ 'test-org/tiny-GGUF': path.dirname(tinyGguf().files.q8_0!), 'test-org/tiny-llm': tinyLlm().path, 'test-org/tiny-embedder': tinyEmbedder().path }, ['--downloads', 'test-org/tiny-GGUF=1200', '--downloads', 'test-org/tiny-embedder=7', '--pipeline', 'test-org/tiny-embedder=feature-extraction']);
     server = await startServer({ home: await makeHome('hangar-hub-launch-'), env: { HF_HUB_OFFLINE: '', TRANSFORMERS_OFFLINE: '', HF_ENDPOINT: hub.url } });
     api = client(server.url);
   }, 120_000);
@@ -121,12 +122,28 @@ describe('launch by hub id', () => {
     expect((await api.get('/v1/model_registrations/LLM/test-org--other')).status).toBe(404);
   }, 60_000);
 
+  it('launches by hub id from the CLI (the id as its first argument) and an embedding model by id', async () => {
+    const launched = await runCli(['launch', 'hf.co/test-org/tiny-GGUF:Q8_0', '-u', 'from-cli', '-e', server.url, '--json'], { env: {} });
+    expect(launched.code, launched.stderr).toBe(0);
+    expect(JSON.parse(launched.stdout)).toEqual({ model_uid: 'from-cli' });
+    expect((await api.delete('/v1/models/from-cli')).status).toBe(200);
+
+    const embedder = await api.post('/v1/models', { model_name: 'hf.co/test-org/tiny-embedder', model_type: 'embedding', model_uid: 'emb' });
+    expect(embedder.status, embedder.text).toBe(200);
+    const record = (await api.get('/v1/model_registrations/embedding/test-org--tiny-embedder')).body;
+    expect(record).toMatchObject({ dimensions: tinyEmbedder().dimensions, model_specs: [{ model_format: 'pytorch', model_id: 'test-org/tiny-embedder' }] });
+    const vectors = await api.post('/v1/embeddings', { model: 'emb', input: ['a hub model'] });
+    expect(vectors.status, vectors.text).toBe(200);
+    expect(vectors.body.data[0].embedding).toHaveLength(tinyEmbedder().dimensions);
+    expect((await api.delete('/v1/models/emb')).status).toBe(200);
+  }, 120_000);
+
   it('searches the hub: downloads, sizes per quantization, the memory estimate and whether it fits the budget', async () => {
     const found = await api.get('/v1/hub/models?search=tiny');
     expect(found.status, found.text).toBe(200);
     expect(found.body.hub).toBe(hub.url);
     const ids = found.body.data.map((r: { id: string }) => r.id);
-    expect(ids).toEqual(['test-org/tiny-GGUF', 'test-org/tiny-llm']); // by downloads
+    expect(ids).toEqual(['test-org/tiny-GGUF', 'test-org/tiny-embedder', 'test-org/tiny-llm']); // by downloads
     const gguf = found.body.data[0];
     expect(gguf).toMatchObject({ model_name: 'hf.co/test-org/tiny-GGUF', downloads: 1200, default_quantization: 'f32' });
     const q8 = gguf.gguf.find((q: { quantization: string }) => q.quantization === 'q8_0');
@@ -134,7 +151,7 @@ describe('launch by hub id', () => {
     expect(q8.bytes).toBeGreaterThan(100_000);
     expect(q8.memory_estimate).toBeGreaterThan(q8.bytes);
     expect(q8).toMatchObject({ fits: true, fits_now: true });
-    const torch = found.body.data[1];
+    const torch = found.body.data[2];
     expect(torch.gguf).toEqual([]);
     expect(torch.parameters).toBeGreaterThan(0);
     expect(torch.pytorch.bytes).toBeGreaterThan(0);
