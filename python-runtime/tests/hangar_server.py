@@ -16,13 +16,14 @@ START_TIMEOUT_S = 60.0
 
 
 class HangarServer:
-    def __init__(self, args=()):
+    def __init__(self, args=(), env=None):
+        """env: variables over the defaults (the hub offline), e.g. a stand-in hub's HF_ENDPOINT."""
         node = os.environ.get("HANGAR_TEST_NODE") or shutil.which("node")
         if not node:
             raise RuntimeError("node is not on PATH; the client tests start the real server binary")
         # Short: runtime sockets live under the home folder, and Unix socket paths are limited.
         self.home = tempfile.mkdtemp(prefix="hcl", dir="/tmp")
-        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **(env or {})}
         self.process = subprocess.Popen(
             [node, str(REPO_ROOT / "bin" / "hangar.js"), "start", "--host", "127.0.0.1", "--port", "0", "--home", self.home, *args],
             cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
