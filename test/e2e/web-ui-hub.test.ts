@@ -1,10 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from '../integration/harness/http.js';
-import { makeHome, removeHome, repoRoot, startServer, venvPython, type TestServer } from '../integration/harness/server.js';
+import { makeHome, removeHome, startServer, type TestServer } from '../integration/harness/server.js';
+import { startStandin, type Standin } from '../integration/harness/hub-standins.js';
 import { tinyGguf, tinyLlm } from '../integration/harness/tiny-models.js';
 import { ConsoleWatch, launchBrowser, screenshot, screenshotDir, type Browser } from './browser.js';
 
@@ -17,23 +16,14 @@ const shots = screenshotDir('web-ui-hub');
  * followed to READY.
  */
 describe('the web UI launches a model from the hub', () => {
-  let hub: { url: string; process: ChildProcess };
+  let hub: Standin;
   let server: TestServer;
   let browser: Browser;
   let page: Page;
   let watch: ConsoleWatch;
 
   beforeAll(async () => {
-    const args = [path.join(repoRoot, 'test', 'fixtures', 'hub_standin.py'), '--repo', `test-org/tiny-GGUF=${path.dirname(tinyGguf().files.q8_0!)}`, '--repo', `test-org/tiny-llm=${tinyLlm().path}`, '--downloads', 'test-org/tiny-GGUF=50'];
-    const child = spawn(venvPython, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-    const port = await new Promise<number>((resolve, reject) => {
-      createInterface({ input: child.stdout! }).on('line', (line) => {
-        const found = /^port (\d+)$/.exec(line);
-        if (found) resolve(Number(found[1]));
-      });
-      child.once('exit', (code) => reject(new Error(`hub stand-in exited with ${code}`)));
-    });
-    hub = { url: `http://127.0.0.1:${port}`, process: child };
+    hub = await startStandin('hub_standin.py', { 'test-org/tiny-GGUF': path.dirname(tinyGguf().files.q8_0!), 'test-org/tiny-llm': tinyLlm().path }, ['--downloads', 'test-org/tiny-GGUF=50']);
     server = await startServer({ home: await makeHome('hangar-web-hub-'), env: { HF_HUB_OFFLINE: '', TRANSFORMERS_OFFLINE: '', HF_ENDPOINT: hub.url } });
     browser = await launchBrowser();
     page = await browser.context.newPage();

@@ -1,28 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
-import { makeHome, removeHome, repoRoot, startServer, venvPython, type TestServer } from './harness/server.js';
+import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
+import { startStandin } from './harness/hub-standins.js';
 import { tinyEmbedder, tinyGguf, tinyLlm } from './harness/tiny-models.js';
 import { runCli } from './harness/cli.js';
 
-/** test/fixtures/hub_standin.py as a process: the hub's API (info, files, search) over local folders. */
-async function startHub(repos: Record<string, string>, extra: string[] = []): Promise<{ url: string; process: ChildProcess; asked: string[] }> {
-  const args = [path.join(repoRoot, 'test', 'fixtures', 'hub_standin.py'), ...Object.entries(repos).flatMap(([id, dir]) => ['--repo', `${id}=${dir}`]), ...extra];
-  const child = spawn(venvPython, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  const asked: string[] = [];
-  const port = await new Promise<number>((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout! });
-    lines.on('line', (line) => {
-      const found = /^port (\d+)$/.exec(line);
-      if (found) resolve(Number(found[1]));
-      else asked.push(line);
-    });
-    child.once('exit', (code) => reject(new Error(`hub stand-in exited with ${code}`)));
-  });
-  return { url: `http://127.0.0.1:${port}`, process: child, asked };
-}
+const startHub = (repos: Record<string, string>, extra: string[] = []) => startStandin('hub_standin.py', repos, extra);
 
 /**
  * Launch by hub id (docs/registry.md, "Launch by hub id"): a GGUF repo by

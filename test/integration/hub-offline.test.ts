@@ -1,29 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
 import { waitFor } from './harness/processes.js';
-import { makeHome, removeHome, repoRoot, startServer, venvPython, type TestServer } from './harness/server.js';
+import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
+import { startStandin } from './harness/hub-standins.js';
 import { tinyGguf, tinyLlm } from './harness/tiny-models.js';
 
-/** test/fixtures/hub_standin.py as a process: the hub's API as huggingface_hub and the GGUF downloader call it. */
-async function startHub(repos: Record<string, string>, cutOnce: string[] = []): Promise<{ url: string; process: ChildProcess; asked: string[] }> {
-  const args = [path.join(repoRoot, 'test', 'fixtures', 'hub_standin.py'), ...Object.entries(repos).flatMap(([id, dir]) => ['--repo', `${id}=${dir}`]), ...cutOnce.flatMap((c) => ['--cut-once', c])];
-  const child = spawn(venvPython, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  const asked: string[] = [];
-  const port = await new Promise<number>((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout! });
-    lines.on('line', (line) => {
-      const found = /^port (\d+)$/.exec(line);
-      if (found) resolve(Number(found[1]));
-      else asked.push(line);
-    });
-    child.once('exit', (code) => reject(new Error(`hub stand-in exited with ${code}`)));
-  });
-  return { url: `http://127.0.0.1:${port}`, process: child, asked };
-}
+const startHub = (repos: Record<string, string>, cutOnce: string[] = []) => startStandin('hub_standin.py', repos, cutOnce.flatMap((c) => ['--cut-once', c]));
 
 const TF_MODEL = {
   version: 2, model_name: 'tiny-hub-tf', model_family: 'llama-2', model_lang: ['en'], model_ability: ['generate'], context_length: 512,

@@ -1,27 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
-import { makeHome, removeHome, repoRoot, startServer, venvPython, type TestServer } from './harness/server.js';
+import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
+import { startStandin, type Standin } from './harness/hub-standins.js';
 import { tinyGguf, tinyLlm } from './harness/tiny-models.js';
-
-/** A stand-in hub as a process (test/fixtures/<script>), with what it was asked. */
-async function startStandin(script: string, repos: Record<string, string>, extra: string[] = []): Promise<{ url: string; process: ChildProcess; asked: string[] }> {
-  const args = [path.join(repoRoot, 'test', 'fixtures', script), ...Object.entries(repos).flatMap(([id, dir]) => ['--repo', `${id}=${dir}`]), ...extra];
-  const child = spawn(venvPython, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  const asked: string[] = [];
-  const port = await new Promise<number>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const found = /^port (\d+)$/.exec(line);
-      if (found) resolve(Number(found[1]));
-      else asked.push(line);
-    });
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
-  });
-  return { url: `http://127.0.0.1:${port}`, process: child, asked };
-}
 
 const spec = (hub: string, extra: Record<string, unknown> = {}) => ({ model_format: 'pytorch', model_size_in_billions: 1, quantization: 'none', model_id: 'test-org/tiny-llm', model_hub: hub, ...extra });
 
@@ -32,8 +15,8 @@ const spec = (hub: string, extra: Record<string, unknown> = {}) => ({ model_form
  * serves from the cache once ModelScope is gone.
  */
 describe('downloads from ModelScope', () => {
-  let hf: Awaited<ReturnType<typeof startStandin>>;
-  let ms: Awaited<ReturnType<typeof startStandin>>;
+  let hf: Standin;
+  let ms: Standin;
   let server: TestServer;
   let api: ReturnType<typeof client>;
 
