@@ -238,14 +238,19 @@ export class Registry {
     return undefined;
   }
 
-  /** The first engine (in ENGINE_TABLE's order) that can run this format of the model here; null if none can. */
+  /**
+   * The first engine (in ENGINE_TABLE's order) that can run this format of the model here;
+   * where none can, the first that reads the format (the launch then says why it cannot
+   * run); null when no engine reads it.
+   */
   defaultEngine(type: ModelType, name: string, format: string): string | null {
     const record = this.find(type, name);
     if (!record) return null;
     const t = typed(type, record);
     const spec = specsOf(record).find((s) => s.model_format === format);
     if (!spec) return null;
-    return candidateEngines(t).find((e) => engineMatchesSpec(e, t, spec) && unusableReason(e, this.env) === null)?.name ?? null;
+    const reading = candidateEngines(t).filter((e) => engineMatchesSpec(e, t, spec));
+    return (reading.find((e) => unusableReason(e, this.env) === null) ?? reading[0])?.name ?? null;
   }
 
   /**

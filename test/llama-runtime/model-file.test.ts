@@ -47,6 +47,10 @@ describe('which GGUF file a launch loads', () => {
     expect(await ggufFile({ model_uri: dir, quantization: 'q4_k_m' }, onProgress)).toBe(path.join(dir, 'm-q4_k_m-00001-of-00002.gguf'));
     await expect(ggufFile({ model_uri: dir, quantization: 'none' }, onProgress)).rejects.toThrow(/holds 4 GGUF files .* does not pick one/);
     await expect(ggufFile({ model_uri: path.join(dir, 'nope') }, onProgress)).rejects.toThrow(/does not exist/);
+    // Names that would leave the cache folder are refused before anything is fetched.
+    for (const bad of [{ model_id: 'org/repo', model_file_name_template: '../../escape.gguf' }, { model_id: '../../x', model_file_name_template: 'a.gguf' }, { model_id: 'org/repo', model_file_name_template: '/etc/a.gguf' }]) {
+      await expect(ggufFile({ ...bad, quantization: 'q8_0', cache_dir: dir }, onProgress)).rejects.toThrow(/is not a path inside the model's repository/);
+    }
     const single = path.join(dir, 'single');
     await mkdir(single);
     await writeFile(path.join(single, 'only.gguf'), 'x');

@@ -27,6 +27,8 @@ describe('GGUF quantizations from file names', () => {
     { path: 'Q6_K/Qwen3-4B-Q6_K-00002-of-00002.gguf', size: 70 },
     { path: 'Q6_K/Qwen3-4B-Q6_K-00001-of-00002.gguf', size: 80 },
     { path: 'Qwen3-4B.imatrix.gguf', size: 5 },
+    { path: '../../outside-Q2_K.gguf', size: 5 },
+    { path: '/etc/abs-Q3_K_M.gguf', size: 5 },
   ];
 
   it('groups split parts, leaves projectors and imatrix files out', () => {

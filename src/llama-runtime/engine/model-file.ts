@@ -45,6 +45,9 @@ export async function ggufFile(spec: GgufLocation, progress: Progress, lookupTim
   const modelId = text(spec.model_id);
   if (!modelId) throw new InvalidInput('The load spec has neither model_uri nor model_id');
   const files = wantedFiles(spec);
+  // Names from a registration or a hub's listing become paths in the cache: none may leave it.
+  const outside = [modelId, ...files].find((name) => path.isAbsolute(name) || name.split(/[\\/]/).some((part) => part === '..' || part === ''));
+  if (outside !== undefined) throw new InvalidInput(`${JSON.stringify(outside)} is not a path inside the model's repository`);
   if (files.length === 0) {
     throw new InvalidInput(`${modelId} names no GGUF file for quantization ${String(spec.quantization)}: the spec needs model_file_name_template. ${LOCAL_HINT}`);
   }

@@ -33,6 +33,8 @@ export function ggufQuantizations(files: readonly RepoFile[]): GgufQuantization[
   const found = new Map<string, GgufQuantization>();
   for (const file of files) {
     if (!file.path.toLowerCase().endsWith('.gguf') || NOT_A_MODEL.test(file.path)) continue;
+    // A listing's paths become cache paths: one that would leave the repo's folder is not a model of it.
+    if (file.path.startsWith('/') || file.path.split('/').some((part) => part === '..' || part === '')) continue;
     const split = SPLIT.exec(file.path);
     const stem = split ? file.path.slice(0, split.index) : file.path.slice(0, -'.gguf'.length);
     const base = stem.slice(stem.lastIndexOf('/') + 1);
