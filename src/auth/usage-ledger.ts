@@ -21,6 +21,17 @@ export interface UsageQuery {
   model?: string;
 }
 
+export type UsageGroup = 'key' | 'user' | 'model';
+export type UsageBucket = 'hour' | 'day';
+
+/** One bucket of a summary: its start, the groups asked for, and the counts summed. */
+export interface UsageSummaryRow extends UsageCounts {
+  bucket: string;
+  key_id?: number;
+  user?: string;
+  model?: string;
+}
+
 /**
  * Usage per key, model and hour (docs/auth.md, "Usage"). Counts gather in memory and
  * are added to the table in one transaction per flush (every second, and at stop), so
@@ -74,20 +85,49 @@ export class UsageLedger {
   /** Hours in [from, to), oldest first. */
   query(query: UsageQuery): UsageRow[] {
     this.flush();
-    const where: string[] = [];
-    const args: unknown[] = [];
-    if (query.from) (where.push('hour >= ?'), args.push(hourOf(new Date(query.from))));
-    if (query.to) (where.push('hour < ?'), args.push(new Date(query.to).toISOString()));
-    if (query.model) (where.push('model = ?'), args.push(query.model));
-    if (query.keyIds) {
-      if (query.keyIds.length === 0) return [];
-      where.push(`key_id IN (${query.keyIds.map(() => '?').join(', ')})`);
-      args.push(...query.keyIds);
-    }
-    const sql = `SELECT key_id, model, hour, requests, prompt_tokens, completion_tokens, errors FROM usage_hourly
-      ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY hour, key_id, model`;
-    return this.db.prepare(sql).all(...args) as UsageRow[];
+    const filter = whereOf(query);
+    if (!filter) return [];
+    const sql = `SELECT key_id, model, hour, requests, prompt_tokens, completion_tokens, errors FROM usage_hourly u
+      ${filter.sql} ORDER BY hour, key_id, model`;
+    return this.db.prepare(sql).all(...filter.args) as UsageRow[];
   }
+
+  /**
+   * The same rows summed per bucket (an hour, or a UTC day) and per the groups asked for
+   * (a key, its owner, a model), oldest bucket first; a key no longer in the database
+   * counts under the user `(deleted key)`.
+   */
+  summary(query: UsageQuery, groupBy: readonly UsageGroup[], bucket: UsageBucket): UsageSummaryRow[] {
+    this.flush();
+    const filter = whereOf(query);
+    if (!filter) return [];
+    const bucketSql = bucket === 'day' ? `substr(u.hour, 1, 10) || 'T00:00:00.000Z'` : 'u.hour';
+    const columns: Record<UsageGroup, string> = { key: 'u.key_id AS key_id', user: `COALESCE(k.owner_username, '(deleted key)') AS user`, model: 'u.model AS model' };
+    const names: Record<UsageGroup, string> = { key: 'key_id', user: 'user', model: 'model' };
+    const groups = (['key', 'user', 'model'] as const).filter((g) => groupBy.includes(g));
+    const sql = `SELECT ${bucketSql} AS bucket${groups.map((g) => `, ${columns[g]}`).join('')},
+        SUM(u.requests) AS requests, SUM(u.prompt_tokens) AS prompt_tokens, SUM(u.completion_tokens) AS completion_tokens, SUM(u.errors) AS errors
+      FROM usage_hourly u LEFT JOIN api_keys k ON k.id = u.key_id
+      ${filter.sql}
+      GROUP BY bucket${groups.map((g) => `, ${names[g]}`).join('')}
+      ORDER BY bucket${groups.map((g) => `, ${names[g]}`).join('')}`;
+    return this.db.prepare(sql).all(...filter.args) as UsageSummaryRow[];
+  }
+}
+
+/** The WHERE clause of a query over `usage_hourly u`; null when it can match nothing (no keys allowed). */
+function whereOf(query: UsageQuery): { sql: string; args: unknown[] } | null {
+  const where: string[] = [];
+  const args: unknown[] = [];
+  if (query.from) (where.push('u.hour >= ?'), args.push(hourOf(new Date(query.from))));
+  if (query.to) (where.push('u.hour < ?'), args.push(new Date(query.to).toISOString()));
+  if (query.model) (where.push('u.model = ?'), args.push(query.model));
+  if (query.keyIds) {
+    if (query.keyIds.length === 0) return null;
+    where.push(`u.key_id IN (${query.keyIds.map(() => '?').join(', ')})`);
+    args.push(...query.keyIds);
+  }
+  return { sql: where.length ? `WHERE ${where.join(' AND ')}` : '', args };
 }
 
 const HOUR_MS = 3_600_000;

@@ -245,6 +245,49 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
     for (const key of clearKeys) expect(metrics.text).not.toContain(key);
   });
 
+  it('sums usage per hour or day and per key, user or model, and exports the same as CSV', async () => {
+    const created = await newKey({ name: 'usage-sum' });
+    clearKeys.push(created.key);
+    for (let i = 0; i < 2; i++) expect((await chat(created.key, { max_tokens: 4 })).status).toBe(200);
+    expect((await embed(created.key)).status).toBe(200);
+    const raw = (await get(`/v1/admin/usage?key_id=${created.id}`)).body as Array<Record<string, number>>;
+    const total = (rows: Array<Record<string, number>>, field: string) => rows.reduce((sum, r) => sum + r[field]!, 0);
+
+    const byDay = await get(`/v1/admin/usage?key_id=${created.id}&group_by=model&bucket=day`);
+    expect(byDay.status).toBe(200);
+    for (const row of byDay.body) expect(row.bucket).toMatch(/T00:00:00\.000Z$/);
+    expect(byDay.body.find((r: { model: string }) => r.model === 'sim')).toMatchObject({ requests: 2, completion_tokens: 8 });
+    expect(byDay.body.find((r: { model: string }) => r.model === 'embed')).toMatchObject({ requests: 1 });
+    const byUser = (await get(`/v1/admin/usage?key_id=${created.id}&group_by=user,key`)).body as Array<Record<string, number | string>>;
+    expect(new Set(byUser.map((r) => `${r.user}/${r.key_id}`))).toEqual(new Set([`user1/${created.id}`]));
+    for (const field of ['requests', 'prompt_tokens', 'completion_tokens', 'errors']) {
+      expect(total(byDay.body, field), field).toBe(total(raw, field));
+      expect(total(byUser as Array<Record<string, number>>, field), field).toBe(total(raw, field));
+    }
+
+    const csv = await get(`/v1/admin/usage?key_id=${created.id}&group_by=model&bucket=day&format=csv`);
+    expect(csv.status).toBe(200);
+    expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
+    const [header, ...lines] = csv.text.trim().split('\n');
+    expect(header).toBe('bucket,model,requests,prompt_tokens,completion_tokens,errors');
+    expect(lines.map((l) => l.split(','))).toEqual(byDay.body.map((r: Record<string, unknown>) => [r.bucket, r.model, r.requests, r.prompt_tokens, r.completion_tokens, r.errors].map(String)));
+    expect((await get(`/v1/admin/usage?key_id=${created.id}&format=csv`)).text.split('\n')[0]).toBe('key_id,model,hour,requests,prompt_tokens,completion_tokens,errors');
+    // A model uid a spreadsheet would run as a formula is written as text.
+    const formula = '=HYPERLINK("x")';
+    const launched = await post("/v1/models", { model_name: "simulator", model_type: "LLM", model_engine: "simulator", model_uid: formula, step_ms: 1, ttft_ms: 0 });
+    expect(launched.status, launched.text).toBe(200);
+    expect((await post('/v1/chat/completions', { model: formula, messages: [{ role: 'user', content: 'x' }], max_tokens: 2 }, created.key)).status).toBe(200);
+    const escaped = (await get(`/v1/admin/usage?key_id=${created.id}&group_by=model&format=csv`)).text;
+    expect(escaped).toContain(`"'=HYPERLINK(""x"")"`);
+    expect(escaped.split('\n').some((line) => line.includes(',=HYPERLINK'))).toBe(false);
+    expect((await del(`/v1/models/${encodeURIComponent(formula)}`)).status).toBe(200);
+    for (const bad of ['group_by=owner', 'bucket=week', 'format=xml']) {
+      const refused = await get(`/v1/admin/usage?${bad}`);
+      expect(refused.status, bad).toBe(400);
+      expect(refused.body.error.param, bad).toContain(bad.split('=')[0]);
+    }
+  });
+
   it('counts every choice of an n > 1 stream, the prompt once', async () => {
     const created = await newKey({ name: 'usage-n' });
     clearKeys.push(created.key);

@@ -63,11 +63,22 @@ export const keysQuery = z.object({
   owner: z.string().min(1).max(64).optional(),
 });
 
+const USAGE_GROUPS = ['key', 'user', 'model'] as const;
+
 export const usageQuery = z.object({
   from: z.iso.datetime({ offset: true }).optional(),
   to: z.iso.datetime({ offset: true }).optional(),
   key_id: z.coerce.number().int().positive().optional(),
   model: z.string().min(1).max(256).optional(),
+  // docs/auth.md, "Usage": sums per bucket and group, and CSV.
+  group_by: z
+    .string()
+    .max(64)
+    .transform((v) => v.split(',').map((g) => g.trim()).filter(Boolean))
+    .pipe(z.array(z.enum(USAGE_GROUPS, { error: 'must be key, user or model, comma-separated' })))
+    .optional(),
+  bucket: z.enum(['hour', 'day'], { error: 'must be hour or day' }).optional(),
+  format: z.enum(['json', 'csv'], { error: 'must be json or csv' }).default('json'),
 });
 
 export const auditQuery = z.object({
