@@ -8,7 +8,8 @@ export interface UsageCounts {
 }
 
 export interface UsageRow extends UsageCounts {
-  key_id: number;
+  /** null: requests without a database key (auth off, a login token, an auth-config key), stored as key 0. */
+  key_id: number | null;
   model: string;
   /** The hour's start, ISO 8601 UTC (`2026-11-25T14:00:00.000Z`). */
   hour: string;
@@ -27,7 +28,7 @@ export type UsageBucket = 'hour' | 'day';
 /** One bucket of a summary: its start, the groups asked for, and the counts summed. */
 export interface UsageSummaryRow extends UsageCounts {
   bucket: string;
-  key_id?: number;
+  key_id?: number | null;
   user?: string;
   model?: string;
 }
@@ -87,7 +88,7 @@ export class UsageLedger {
     this.flush();
     const filter = whereOf(query);
     if (!filter) return [];
-    const sql = `SELECT key_id, model, hour, requests, prompt_tokens, completion_tokens, errors FROM usage_hourly u
+    const sql = `SELECT NULLIF(key_id, 0) AS key_id, model, hour, requests, prompt_tokens, completion_tokens, errors FROM usage_hourly u
       ${filter.sql} ORDER BY hour, key_id, model`;
     return this.db.prepare(sql).all(...filter.args) as UsageRow[];
   }
@@ -102,7 +103,11 @@ export class UsageLedger {
     const filter = whereOf(query);
     if (!filter) return [];
     const bucketSql = bucket === 'day' ? `substr(u.hour, 1, 10) || 'T00:00:00.000Z'` : 'u.hour';
-    const columns: Record<UsageGroup, string> = { key: 'u.key_id AS key_id', user: `COALESCE(k.owner_username, '(deleted key)') AS user`, model: 'u.model AS model' };
+    const columns: Record<UsageGroup, string> = {
+      key: 'NULLIF(u.key_id, 0) AS key_id',
+      user: `CASE WHEN u.key_id = 0 THEN 'anonymous' ELSE COALESCE(k.owner_username, '(deleted key)') END AS user`,
+      model: 'u.model AS model',
+    };
     const names: Record<UsageGroup, string> = { key: 'key_id', user: 'user', model: 'model' };
     const groups = (['key', 'user', 'model'] as const).filter((g) => groupBy.includes(g));
     const sql = `SELECT ${bucketSql} AS bucket${groups.map((g) => `, ${columns[g]}`).join('')},

@@ -281,6 +281,13 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
     expect(escaped).toContain(`"'=HYPERLINK(""x"")"`);
     expect(escaped.split('\n').some((line) => line.includes(',=HYPERLINK'))).toBe(false);
     expect((await del(`/v1/models/${encodeURIComponent(formula)}`)).status).toBe(200);
+    // A request without a database key (here the auth config file's key) counts as anonymous, seen by admins only.
+    const before = (await get('/v1/admin/usage?group_by=user&model=sim')).body as Array<{ user: string; requests: number }>;
+    expect((await chat(ADMIN_KEY)).status).toBe(200);
+    const after = (await get('/v1/admin/usage?group_by=user&model=sim')).body as Array<{ user: string; requests: number }>;
+    const anonymous = (rows: typeof before) => rows.filter((r) => r.user === 'anonymous').reduce((sum, r) => sum + r.requests, 0);
+    expect(anonymous(after)).toBe(anonymous(before) + 1);
+    expect(((await get('/v1/admin/usage?model=sim')).body as Array<{ key_id: number | null }>).some((r) => r.key_id === null)).toBe(true);
     for (const bad of ['group_by=owner', 'bucket=week', 'format=xml']) {
       const refused = await get(`/v1/admin/usage?${bad}`);
       expect(refused.status, bad).toBe(400);

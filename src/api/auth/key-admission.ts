@@ -11,6 +11,12 @@ declare module 'fastify' {
   }
 }
 
+/** The usage ledger's key id for requests without a database key (ids of real keys start at 1). */
+export const ANONYMOUS_KEY_ID = 0;
+
+/** An anonymous request's ticket: no limit to charge against, no slot to give back. */
+const UNLIMITED: Ticket = { headers: {}, charge: () => true, release: () => {} };
+
 /** Turns a request's model (a uid) into the name it was launched from; null when no such instance runs. */
 export type ModelLookup = (uid: string) => string | null;
 
@@ -100,7 +106,8 @@ export class KeyMeter {
     const ok = statusCode < 400 && !this.failed;
     const completion = this.settlements > 0 ? this.completionTokens : this.streamedTokens;
     this.access.usage.add(this.keyId, this.model, this.access.now(), { requests: 1, errors: ok ? 0 : 1, prompt_tokens: this.promptTokens, completion_tokens: completion });
-    this.request.server.metrics.keys.answered(this.keyId, this.model, ok, this.promptTokens, completion);
+    // The per-key series are for database keys; anonymous use is in the other series already.
+    if (this.keyId !== ANONYMOUS_KEY_ID) this.request.server.metrics.keys.answered(this.keyId, this.model, ok, this.promptTokens, completion);
   }
 }
 
@@ -117,7 +124,7 @@ export function installKeyAdmission(app: FastifyInstance, access: AccessControl,
   app.decorate('modelLookup', lookup);
   // Callback-style hooks: they run on every request, and an async hook costs a promise each.
   app.addHook('preHandler', (request, reply, done) => {
-    const body = request.principal?.key ? inferenceBody(request) : null;
+    const body = inferenceBody(request);
     if (!body) return done();
     try {
       admitKeyedCall(request, reply, body.model, wantedTokens(body));
@@ -141,12 +148,22 @@ declare module 'fastify' {
   }
 }
 
-/** Admits one model call of a keyed request, or throws 403/429. Does nothing for other requests. */
+/**
+ * Admits one model call of a keyed request, or throws 403/429. A request without a
+ * database key (auth off, a login token, a key of the auth config file) has no limits;
+ * its usage is counted per model as `anonymous`.
+ */
 export function admitKeyedCall(request: FastifyRequest, reply: FastifyReply, model: string, maxTokens: number | null): void {
+  if (request.meter) return;
   const key = request.principal?.key;
-  if (!key || request.meter) return;
   const { access, modelLookup: lookup } = request.server;
   const name = lookup(model);
+  if (!key) {
+    const meter = new KeyMeter(access, request, ANONYMOUS_KEY_ID, name === null ? '(unknown)' : model, UNLIMITED);
+    request.meter = meter;
+    reply.raw.on('close', () => meter.finish(reply.raw.statusCode));
+    return;
+  }
   if (key.model_permissions.length > 0 && !key.model_permissions.some((m) => m === model || m === name)) {
     throw new HangarError('key_model_denied', [model], { param: 'model' });
   }
