@@ -45,16 +45,23 @@ def _readable(case) -> bool:
 READABLE = [c for c in CASES if _readable(c)]
 
 
+def _pieces(text: str, pieces: list[int]):
+    """`text` cut into pieces of the given lengths, in turn: how a stream hands it over."""
+    at, i = 0, 0
+    while at < len(text):
+        piece = text[at:at + pieces[i % len(pieces)]]
+        at, i = at + len(piece), i + 1
+        yield piece
+
+
 def _run(text: str, tool_format: str, tags, pieces: list[int]) -> dict:
     if tool_format == "harmony":
         return _run_harmony(text, pieces)
     starts_inside = tags is not None and tags[0] not in text and tags[1] in text
     reasoning = ReasoningSplitter(*tags, starts_inside=starts_inside) if tags else None
     tools = ToolCallText(tool_format)
-    thought, answer, at, i = "", "", 0, 0
-    while at < len(text):
-        piece = text[at:at + pieces[i % len(pieces)]]
-        at, i = at + len(piece), i + 1
+    thought = answer = ""
+    for piece in _pieces(text, pieces):
         t, a = reasoning.feed(piece) if reasoning else ("", piece)
         thought += t
         answer += tools.feed(a)
@@ -69,10 +76,8 @@ def _run(text: str, tool_format: str, tags, pieces: list[int]) -> dict:
 
 def _run_harmony(text: str, pieces: list[int]) -> dict:
     harmony = HarmonyText()
-    thought, answer, at, i = "", "", 0, 0
-    while at < len(text):
-        piece = text[at:at + pieces[i % len(pieces)]]
-        at, i = at + len(piece), i + 1
+    thought = answer = ""
+    for piece in _pieces(text, pieces):
         t, a = harmony.feed(piece)
         thought, answer = thought + t, answer + a
     t, a, calls = harmony.finish()

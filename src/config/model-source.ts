@@ -6,6 +6,8 @@
  * - `auto`: Hugging Face when its endpoint (`HF_ENDPOINT`) answers within 3 s, else
  *   ModelScope, as Xinference probes; the answer is kept for five minutes.
  */
+import { hubOffline } from './hub-settings.js';
+
 export type HubName = 'huggingface' | 'modelscope';
 export type ModelSourceSetting = HubName | 'auto' | null;
 
@@ -32,7 +34,7 @@ export class ModelSource {
   async preferred(): Promise<HubName | null> {
     if (this.setting !== 'auto') return this.setting;
     // Offline, no request leaves the machine: the cache has whatever was downloaded, from either hub.
-    if (/^(1|true|yes|on)$/i.test(this.env.HF_HUB_OFFLINE?.trim() ?? '')) return null;
+    if (hubOffline(this.env)) return null;
     if (this.probed && this.probed.until > this.now()) return this.probed.hub;
     const endpoint = (this.env.HF_ENDPOINT || 'https://huggingface.co').replace(/\/+$/, '');
     // Any answer, even an error status, means the hub can be reached.

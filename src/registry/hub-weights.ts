@@ -1,3 +1,4 @@
+import { hubOffline } from '../config/hub-settings.js';
 import type { ResolvedModel } from './resolved-model.js';
 import { configShape, type ModelShape } from './weight-files.js';
 
@@ -35,7 +36,7 @@ export async function hubShape(resolved: ResolvedModel, access: HubAccess): Prom
   const { model_id: id, model_hub: hub } = resolved.load;
   if (!id || (hub !== undefined && hub !== 'huggingface')) return null;
   const { env } = access;
-  if (truthy(env.HF_HUB_OFFLINE)) return null;
+  if (hubOffline(env)) return null;
   const endpoint = (env.HF_ENDPOINT || 'https://huggingface.co').replace(/\/+$/, '');
   const revision = resolved.load.model_revision ?? 'main';
   const key = `${endpoint} ${id} ${revision} ${resolved.runtimeEngine} ${resolved.load.quantization ?? ''}`;
@@ -95,8 +96,4 @@ function ggufBytes(files: Array<{ path: string; size: number }>, resolved: Resol
   const split = matching.filter((f) => /-\d+-of-\d+\.gguf$/i.test(f.path));
   if (split.length > 0) return split.reduce((sum, f) => sum + f.size, 0);
   return matching[0]?.size ?? 0;
-}
-
-function truthy(value: string | undefined): boolean {
-  return value !== undefined && /^(1|true|yes|on)$/i.test(value.trim());
 }

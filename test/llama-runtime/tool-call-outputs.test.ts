@@ -52,6 +52,15 @@ const UNREAD = (c: Case) => c.format === 'llama3' && c.text.startsWith('Here is 
 const END_TOKENS = /(<\|im_end\|>|<\|eot_id\|>|<\|eom_id\|>|<\|return\|>|<\|call\|>)\s*$/;
 
 /** Text and calls of a reply fed in pieces: a harmony reply through HarmonyText, others through the reasoning split and ToolCallText. */
+/** `text` cut into pieces of the given lengths, in turn: how a stream hands it over. */
+function* inPieces(text: string, pieces: number[]): Generator<string> {
+  for (let at = 0, i = 0; at < text.length; i++) {
+    const piece = text.slice(at, at + pieces[i % pieces.length]!);
+    at += piece.length;
+    yield piece;
+  }
+}
+
 function run(text: string, format: { tool: ToolFormat; tags: [string, string] | null }, pieces: number[]) {
   if (format.tool === 'harmony') return runHarmony(text, pieces);
   // A reply that closes the reasoning it never opened began inside it (R1's and QwQ's templates open it).
@@ -60,10 +69,7 @@ function run(text: string, format: { tool: ToolFormat; tags: [string, string] | 
   const tools = new ToolCallText(format.tool);
   let thought = '';
   let answer = '';
-  let at = 0;
-  for (let i = 0; at < text.length; i++) {
-    const piece = text.slice(at, at + pieces[i % pieces.length]!);
-    at += piece.length;
+  for (const piece of inPieces(text, pieces)) {
     const [t, a] = reasoning ? reasoning.feed(piece) : ['', piece];
     thought += t;
     answer += tools.feed(a);
@@ -74,18 +80,14 @@ function run(text: string, format: { tool: ToolFormat; tags: [string, string] | 
     answer += tools.feed(a);
   }
   const [rest, calls] = tools.finish();
-  answer += rest;
-  return outcome(answer, thought, calls);
+  return outcome(answer + rest, thought, calls);
 }
 
 function runHarmony(text: string, pieces: number[]) {
   const harmony = new HarmonyText();
   let thought = '';
   let answer = '';
-  let at = 0;
-  for (let i = 0; at < text.length; i++) {
-    const piece = text.slice(at, at + pieces[i % pieces.length]!);
-    at += piece.length;
+  for (const piece of inPieces(text, pieces)) {
     const [t, a] = harmony.feed(piece);
     thought += t;
     answer += a;

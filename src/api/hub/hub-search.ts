@@ -39,7 +39,14 @@ export interface HubSearchResult {
  * and sizes from its listing, and the memory estimate of the launch it would be with
  * "fits" against the memory budget. A hub out of reach is a 503 naming it.
  */
-export async function searchHub(query: HubSearchQuery, deps: { env: Record<string, string | undefined>; timeoutMs: number; cacheDir: string; devices: DeviceUse[] }): Promise<{ hub: string; data: HubSearchResult[] }> {
+interface SearchDeps {
+  env: Record<string, string | undefined>;
+  timeoutMs: number;
+  cacheDir: string;
+  devices: DeviceUse[];
+}
+
+export async function searchHub(query: HubSearchQuery, deps: SearchDeps): Promise<{ hub: string; data: HubSearchResult[] }> {
   const client = new HubClient({ env: deps.env, timeoutMs: deps.timeoutMs });
   const params = new URLSearchParams({ search: query.search, sort: 'downloads', direction: '-1', limit: String(query.limit) });
   if (query.format === 'gguf') params.append('filter', 'gguf');
@@ -52,7 +59,7 @@ export async function searchHub(query: HubSearchQuery, deps: { env: Record<strin
   return { hub: client.endpoint, data };
 }
 
-async function describe(item: Record<string, unknown>, client: HubClient, query: HubSearchQuery, deps: { cacheDir: string; devices: DeviceUse[] }, onGpu: boolean): Promise<HubSearchResult> {
+async function describe(item: Record<string, unknown>, client: HubClient, query: HubSearchQuery, deps: SearchDeps, onGpu: boolean): Promise<HubSearchResult> {
   const id = item.id as string;
   const total = (item.safetensors as { total?: unknown } | undefined)?.total;
   const result: HubSearchResult = {
@@ -73,7 +80,7 @@ async function describe(item: Record<string, unknown>, client: HubClient, query:
     result.default_quantization = offered.length > 0 ? pickQuantization(offered, null, id).quantization : null;
     const weights = info.files.filter((f) => f.path.endsWith('.safetensors') && !f.path.includes('/'));
     if (query.format !== 'gguf' && weights.length > 0) {
-      const estimate = await estimateMemory({ resolved: torchModel(id, info.sha), engineKwargs: {}, onGpu, cacheDir: deps.cacheDir, hub: { env: { HF_ENDPOINT: client.endpoint, ...tokenEnv(client) }, timeoutMs: 5_000 } });
+      const estimate = await estimateMemory({ resolved: torchModel(id, info.sha), engineKwargs: {}, onGpu, cacheDir: deps.cacheDir, hub: { env: deps.env, timeoutMs: deps.timeoutMs } });
       result.pytorch = { bytes: weights.reduce((sum, f) => sum + f.size, 0), ...fit(estimate, deps.devices) };
     }
   } catch (err) {
@@ -94,11 +101,6 @@ function torchModel(id: string, sha: string): ResolvedModel {
     modelType: 'LLM', modelName: id, engine: 'Transformers', runtimeEngine: 'transformers', cpuBound: true, abilities: [],
     load: { model_id: id, model_hub: 'huggingface', model_revision: sha, model_format: 'pytorch', quantization: 'none', launcher_args: {} }, description: {},
   };
-}
-
-function tokenEnv(client: HubClient): Record<string, string> {
-  const auth = client.headers.authorization;
-  return auth ? { HF_TOKEN: auth.slice('Bearer '.length) } : {};
 }
 
 function fit(estimate: MemoryEstimate, devices: DeviceUse[]): Fit {

@@ -5,7 +5,7 @@ import type { Registry } from '../../registry/index.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 import { hubEnvironment } from '../../supervisor/memory-accounting.js';
 import { needs } from '../auth/route-permission.js';
-import { hubTimeoutMs } from '../models/hub-launch.js';
+import { hubTimeoutMs } from '../../config/hub-settings.js';
 import { searchHub } from './hub-search.js';
 
 const searchQuery = z.object({

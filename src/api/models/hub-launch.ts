@@ -1,16 +1,11 @@
 import type { FastifyRequest } from 'fastify';
 import { allows } from '../../auth/permissions.js';
+import { hubTimeoutMs } from '../../config/hub-settings.js';
 import { HangarError } from '../../errors/hangar-error.js';
 import { buildHubRegistration, HubClient, parseHubId, pickQuantization, registrationName, type HubId, type HubModelType, type Registry } from '../../registry/index.js';
 import { hubEnvironment } from '../../supervisor/memory-accounting.js';
 import { codePower } from '../auth/code-power.js';
 import type { LaunchBody } from './schema.js';
-
-/** How long one request to the hub may take before the launch answers 503 (`HANGAR_HUB_TIMEOUT_MS`). */
-export function hubTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
-  const value = Number(env.HANGAR_HUB_TIMEOUT_MS);
-  return Number.isFinite(value) && value > 0 ? value : 10_000;
-}
 
 const HUB_TYPES: readonly string[] = ['LLM', 'embedding', 'rerank'];
 
@@ -52,12 +47,11 @@ export async function hubLaunchBody(body: LaunchBody, registry: Registry, reques
       if (!(err instanceof HangarError && err.code === 'registration_conflict' && registry.custom(modelType, name))) throw err;
     }
   }
-  return { ...body, model_name: name, ...choice(id, body, registry, modelType, name) };
+  return { ...body, model_name: name, ...choice(id, body, registry, modelType, name, registry.custom(modelType, name)!) };
 }
 
 /** Format, quantization and engine of the launch: the body's where it gives them, else what the tag and files say. */
-function choice(id: HubId, body: LaunchBody, registry: Registry, type: HubModelType, name: string): Pick<LaunchBody, 'model_format' | 'quantization' | 'model_engine'> {
-  const record = registry.custom(type, name)!;
+function choice(id: HubId, body: LaunchBody, registry: Registry, type: HubModelType, name: string, record: object): Pick<LaunchBody, 'model_format' | 'quantization' | 'model_engine'> {
   const specs = (record as { model_specs: Array<{ model_format: string; quantization: string; model_file_name_template?: string }> }).model_specs;
   const ggufs = specs.filter((s) => s.model_format === 'ggufv2').map((s) => ({ quantization: s.quantization, files: [s.model_file_name_template ?? ''], bytes: 0, split: null }));
   let format = body.model_format ?? null;

@@ -1,3 +1,4 @@
+import { hubOffline } from '../../config/hub-settings.js';
 import { HangarError } from '../../errors/hangar-error.js';
 import type { RepoFile } from './gguf-files.js';
 
@@ -92,7 +93,7 @@ export class HubClient {
 
   private async get(url: string, what: string): Promise<Response> {
     // Offline mode (huggingface_hub's switch) means no request leaves the machine.
-    if (/^(1|true|yes|on)$/i.test(this.options.env.HF_HUB_OFFLINE?.trim() ?? '')) {
+    if (hubOffline(this.options.env)) {
       throw new HangarError('hub_offline', [this.endpoint, what]);
     }
     try {
