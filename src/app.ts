@@ -29,6 +29,9 @@ import { onDemandRoutes } from './api/models/on-demand-routes.js';
 import { memoryRoutes } from './api/models/memory-routes.js';
 import { modelRoutes } from './api/models/routes.js';
 import { installMetrics } from './api/metrics/routes.js';
+import { installModelStats, statsRoutes } from './api/stats/routes.js';
+import { ModelStats } from './api/stats/model-stats.js';
+import { DEFAULT_STATS, type StatsSettings } from './config/stats-settings.js';
 import { installOpenApi } from './api/openapi/install.js';
 import { installOverheadClock } from './api/overhead.js';
 import { catalogRoutes } from './api/registrations/catalog-routes.js';
@@ -89,6 +92,8 @@ export interface AppParts {
   modelSource?: ModelSource;
   /** How long a request (headers and body) may take to arrive; absent: the default of config.ts. */
   requestBodyTimeoutMs?: number;
+  /** The models' series (docs/monitoring.md); absent: a sample every 5 s over the last hour. */
+  stats?: StatsSettings;
 }
 
 /** Builds the HTTP app from its parts. The only importer of api/. */
@@ -122,6 +127,8 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   await installCors(app, parts.corsOrigins === undefined ? '*' : parts.corsOrigins);
   installAuthGuard(app, access.authenticator);
   installMetrics(app, parts.supervisor);
+  const stats = new ModelStats(parts.supervisor, parts.stats ?? DEFAULT_STATS);
+  installModelStats(app, stats);
   installRequestTracking(app);
   installLoraModelIds(app, parts.supervisor);
   installKeyAdmission(app, access, (uid) => parts.supervisor.modelNameOf(uid));
@@ -151,6 +158,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   await app.register(autostartRoutes, { supervisor });
   await app.register(onDemandRoutes, { supervisor });
   await app.register(memoryRoutes, { supervisor });
+  await app.register(statsRoutes, { supervisor, stats, access });
   await app.register(flexibleRoutes, { supervisor });
   const images = parts.imageFetch ?? DEFAULT_IMAGE_FETCH;
   await app.register(chatRoutes, { supervisor, streaming: parts.streaming, images });

@@ -1,3 +1,4 @@
+import { statsSettings } from './config/stats-settings.js';
 import { ModelSource } from './config/model-source.js';
 import { existsSync, statSync } from 'node:fs';
 import os from 'node:os';
@@ -101,6 +102,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     responsesRetentionHours: config.responsesRetentionHours,
     modelSource: new ModelSource(config.modelSource),
     requestBodyTimeoutMs: config.lifecycle.requestBodyTimeoutMs,
+    stats: statsSettings(),
     // The same path as a SIGTERM: main.ts's handler drains, stops every model and exits.
     shutdown: () => process.kill(process.pid, 'SIGTERM') });
   if (authConfig) logger.info({ auth_config: config.authConfigFile }, 'authentication is on');

@@ -16,6 +16,8 @@ export const PERMISSIONS = [
   'keys:create',
   'keys:manage',
   'users:manage',
+  // The stats routes and the web UI's dashboards (docs/monitoring.md): throughput, latency, memory of every model.
+  'monitor:view',
   'admin',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];

@@ -23,7 +23,16 @@ export interface UsageQuery {
 }
 
 export type UsageGroup = 'key' | 'user' | 'model';
-export type UsageBucket = 'hour' | 'day';
+export type UsageBucket = 'hour' | 'day' | 'week' | 'month';
+
+/** Each bucket's start from the stored hour: UTC days, ISO weeks (from Monday) and calendar months. */
+const BUCKET_SQL: Record<UsageBucket, string> = {
+  hour: 'u.hour',
+  day: `substr(u.hour, 1, 10) || 'T00:00:00.000Z'`,
+  // SQLite's 'weekday 0' moves to the next Sunday (or stays on one); six days back is that week's Monday.
+  week: `date(substr(u.hour, 1, 10), 'weekday 0', '-6 days') || 'T00:00:00.000Z'`,
+  month: `substr(u.hour, 1, 7) || '-01T00:00:00.000Z'`,
+};
 
 /** One bucket of a summary: its start, the groups asked for, and the counts summed. */
 export interface UsageSummaryRow extends UsageCounts {
@@ -94,7 +103,7 @@ export class UsageLedger {
   }
 
   /**
-   * The same rows summed per bucket (an hour, or a UTC day) and per the groups asked for
+   * The same rows summed per bucket (an hour, a UTC day, ISO week or month) and per the groups asked for
    * (a key, its owner, a model), oldest bucket first; a key no longer in the database
    * counts under the user `(deleted key)`.
    */
@@ -102,7 +111,7 @@ export class UsageLedger {
     this.flush();
     const filter = whereOf(query);
     if (!filter) return [];
-    const bucketSql = bucket === 'day' ? `substr(u.hour, 1, 10) || 'T00:00:00.000Z'` : 'u.hour';
+    const bucketSql = BUCKET_SQL[bucket];
     const columns: Record<UsageGroup, string> = {
       key: 'NULLIF(u.key_id, 0) AS key_id',
       user: `CASE WHEN u.key_id = 0 THEN 'anonymous' ELSE COALESCE(k.owner_username, '(deleted key)') END AS user`,

@@ -21,6 +21,30 @@ export async function gpuMemoryByPid(): Promise<Map<number, number>> {
   return out;
 }
 
+/** One GPU as nvidia-smi reports it now. */
+export interface GpuDeviceReading {
+  index: number;
+  name: string;
+  memoryTotalBytes: number;
+  memoryUsedBytes: number;
+  /** Percent of the last sample period in which a kernel ran (nvidia-smi's `utilization.gpu`); null when not supported. */
+  utilizationPercent: number | null;
+}
+
+/** Every GPU's memory and utilization, from nvidia-smi; empty without one. */
+export async function gpuDeviceReadings(): Promise<GpuDeviceReading[]> {
+  const result = await execa('nvidia-smi', ['--query-gpu=index,name,memory.total,memory.used,utilization.gpu', '--format=csv,noheader,nounits'], { reject: false, timeout: 10_000 });
+  if (result.failed || result.exitCode !== 0) return [];
+  const out: GpuDeviceReading[] = [];
+  for (const line of result.stdout.split('\n')) {
+    const [index, name, total, used, utilization] = line.split(',').map((v) => v.trim());
+    if (!index || !Number.isInteger(Number(index)) || !Number.isFinite(Number(total))) continue;
+    const util = Number(utilization);
+    out.push({ index: Number(index), name: name ?? '', memoryTotalBytes: Number(total) * MIB, memoryUsedBytes: Number(used) * MIB, utilizationPercent: utilization !== '' && Number.isFinite(util) ? util : null });
+  }
+  return out;
+}
+
 /** `key, MiB` rows (nvidia-smi's csv without header or units) into key to bytes, summing repeated keys. */
 export function parseRows(text: string): Record<number, number> {
   const out: Record<number, number> = {};

@@ -1,15 +1,18 @@
-import { gpuMemoryByPid } from '../runtime/gpu-memory.js';
+import { gpuDeviceReadings, gpuMemoryByPid, type GpuDeviceReading } from '../runtime/gpu-memory.js';
 import type { ModelInstance } from './model-instance.js';
 
 const READ_EVERY_MS = 5000;
 
 /**
  * Each GPU replica's GPU memory as nvidia-smi reports its runtime's process, every few
- * seconds (`replica_memory[].gpu_memory_bytes` of GET /v1/models/{uid}). Only on hosts
- * with GPUs: elsewhere there is nothing to read.
+ * seconds (`replica_memory[].gpu_memory_bytes` of GET /v1/models/{uid}), and each GPU's
+ * memory and utilization (the stats routes, docs/monitoring.md). Only on hosts with
+ * GPUs: elsewhere there is nothing to read.
  */
 export class GpuMemoryReadings {
   private readonly timer: NodeJS.Timeout;
+  /** The last reading of every GPU. */
+  devices: GpuDeviceReading[] = [];
 
   constructor(private readonly instances: () => Iterable<ModelInstance>) {
     this.timer = setInterval(() => void this.read(), READ_EVERY_MS);
@@ -17,7 +20,8 @@ export class GpuMemoryReadings {
   }
 
   private async read(): Promise<void> {
-    const byPid = await gpuMemoryByPid().catch(() => new Map<number, number>());
+    const [byPid, devices] = await Promise.all([gpuMemoryByPid().catch(() => new Map<number, number>()), gpuDeviceReadings().catch(() => [])]);
+    this.devices = devices;
     for (const instance of this.instances()) {
       for (const replica of instance.replicas) {
         if (replica.gpuIndexes.length > 0 && replica.runtime) replica.gpuMemoryBytes = byPid.get(replica.runtime.pid) ?? null;

@@ -47,6 +47,11 @@ export interface ReplicaSnapshot {
   modelType: ModelType;
   replica: string;
   pid: number;
+  /** Whether the runtime runs on this host (its pid is ours to read in /proc), not on a cluster node. */
+  local: boolean;
+  gpuIndexes: number[];
+  /** What nvidia-smi last reported for its process; null without GPUs. */
+  gpuMemoryBytes: number | null;
   /** Calls the control plane has sent and not yet had answered. */
   pendingCalls: number;
   /** The runtime's own report (docs/runtime-protocol.md, "Stats"); null before its first. */

@@ -14,6 +14,9 @@ export function replicaSnapshots(instances: Iterable<ModelInstance>): ReplicaSna
         modelType: instance.resolved.modelType,
         replica: replica.uid,
         pid: runtime.pid,
+        local: runtime.node === undefined,
+        gpuIndexes: replica.gpuIndexes,
+        gpuMemoryBytes: replica.gpuMemoryBytes,
         pendingCalls: runtime.pendingCalls,
         stats: runtime.stats,
       });

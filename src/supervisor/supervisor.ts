@@ -32,6 +32,7 @@ import { MemoryAccounting } from './memory-accounting.js';
 import { OnDemandModels, type ModelLease, type OnDemandSettings } from './on-demand.js';
 import { IdleUnload } from './idle-unload.js';
 import { GpuMemoryReadings } from './gpu-memory-readings.js';
+import type { GpuDeviceReading } from '../runtime/gpu-memory.js';
 import { SleepMode } from './sleep-mode.js';
 import type { EventLog } from './event-log.js';
 
@@ -40,6 +41,7 @@ export type { LaunchEvent, LifecycleListener, ReplicaSnapshot, RestartEvent, Unl
 export type { ClusterView, ClusterWorker } from './cluster-workers.js';
 export type { ModelLease, OnDemandSettings } from './on-demand.js';
 export type { DeviceUse, MemoryBudgets } from './memory-budget.js';
+export type { GpuDeviceReading } from '../runtime/gpu-memory.js';
 
 /** What the supervisor needs from the registry: turn a launch into a runnable model. */
 export interface ModelResolver {
@@ -390,6 +392,11 @@ export class Supervisor {
   /** Every replica with a runtime now, for gauges read at scrape time. */
   replicaSnapshots(): ReplicaSnapshot[] {
     return replicaSnapshots(this.instances.values());
+  }
+
+  /** Each GPU's memory and utilization as last read (every few seconds); empty on a host without GPUs. */
+  gpuDevices(): GpuDeviceReading[] {
+    return this.gpuReadings?.devices ?? [];
   }
 
   /** Whether a uid names an instance (any state), without the 404 of `require`. */

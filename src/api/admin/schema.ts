@@ -77,7 +77,7 @@ export const usageQuery = z.object({
     .transform((v) => v.split(',').map((g) => g.trim()).filter(Boolean))
     .pipe(z.array(z.enum(USAGE_GROUPS, { error: 'must be key, user or model, comma-separated' })))
     .optional(),
-  bucket: z.enum(['hour', 'day'], { error: 'must be hour or day' }).optional(),
+  bucket: z.enum(['hour', 'day', 'week', 'month'], { error: 'must be hour, day, week or month' }).optional(),
   format: z.enum(['json', 'csv'], { error: 'must be json or csv' }).default('json'),
 });
 

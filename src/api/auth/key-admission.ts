@@ -3,6 +3,8 @@ import type { AccessControl } from '../../auth/access-control.js';
 import { isRefusal, type Ticket } from '../../auth/rate-limiter.js';
 import { HangarError } from '../../errors/hangar-error.js';
 import { inferenceBody, wantedTokens } from '../inference-body.js';
+import { finishReasonOf, type FinishReason } from '../stats/finish-reason.js';
+import type { InferenceOutcome } from '../stats/model-series.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -28,13 +30,17 @@ interface UsageValue {
 }
 
 /**
- * One keyed inference request's account: the limiter's ticket, the tokens charged as
- * they come, and, when the response has gone, one usage record and the slot given back.
+ * One inference request's account: the limiter's ticket, the tokens charged as they
+ * come, and, when the response has gone, one usage record, the slot given back and
+ * the request's outcome in its model's series (docs/monitoring.md).
  */
 export class KeyMeter {
   private promptTokens = 0;
   private completionTokens = 0;
   private streamedTokens = 0;
+  /** When the first text of a stream was relayed (performance.now()); null before, and for non-streams. */
+  private firstTextAt: number | null = null;
+  private finishReason: FinishReason | null = null;
   /** Every token charged to the key so far (streamed one by one, then settled). */
   private charged = 0;
   /** Usage reports seen: one per choice (n > 1 streams report one per choice). */
@@ -57,19 +63,27 @@ export class KeyMeter {
    * stream with that error as its last event.
    */
   observe(values: readonly unknown[]): void {
-    for (const value of values) {
-      const v = value as UsageValue | null;
-      if (v?.usage) {
-        this.settle(v);
-        continue;
+    const before = this.streamedTokens;
+    try {
+      for (const value of values) {
+        const v = value as UsageValue | null;
+        if (v?.usage) {
+          this.settle(v);
+          continue;
+        }
+        if (!v?.text && !v?.reasoning_content) continue;
+        this.firstTextAt ??= performance.now();
+        this.streamedTokens++;
+        this.charged++;
+        if (!this.ticket.charge(1)) {
+          this.request.server.metrics.keys.limited(this.keyId, 'tokens');
+          throw new HangarError('key_rate_limited', ['tokens', 'the stream ran over the tokens per minute of this API key and was stopped']);
+        }
       }
-      if (!v?.text && !v?.reasoning_content) continue;
-      this.streamedTokens++;
-      this.charged++;
-      if (!this.ticket.charge(1)) {
-        this.request.server.metrics.keys.limited(this.keyId, 'tokens');
-        throw new HangarError('key_rate_limited', ['tokens', 'the stream ran over the tokens per minute of this API key and was stopped']);
-      }
+    } finally {
+      // Once per relayed step, not per token: the model's live tokens per second.
+      const tokens = this.streamedTokens - before;
+      if (tokens > 0) this.request.server.modelStats.generated(this.model, tokens);
     }
   }
 
@@ -79,6 +93,7 @@ export class KeyMeter {
    * did not already charge is charged now.
    */
   settle(value: UsageValue): void {
+    this.finishReason ??= finishReasonOf(value);
     if (!value.usage) return;
     const u = value.usage;
     const prompt = typeof u.prompt_tokens === 'number' ? u.prompt_tokens : typeof u.input_tokens === 'number' ? u.input_tokens : 0;
@@ -101,13 +116,33 @@ export class KeyMeter {
   }
 
   /** The response has gone (or the client has): one usage record, the slot given back. */
-  finish(statusCode: number): void {
+  finish(statusCode: number, completed: boolean): void {
     this.ticket.release();
     const ok = statusCode < 400 && !this.failed;
     const completion = this.settlements > 0 ? this.completionTokens : this.streamedTokens;
     this.access.usage.add(this.keyId, this.model, this.access.now(), { requests: 1, errors: ok ? 0 : 1, prompt_tokens: this.promptTokens, completion_tokens: completion });
     // The per-key series are for database keys; anonymous use is in the other series already.
     if (this.keyId !== ANONYMOUS_KEY_ID) this.request.server.metrics.keys.answered(this.keyId, this.model, ok, this.promptTokens, completion);
+    const outcome = this.outcome(ok, completed, completion);
+    this.request.server.modelStats.answered(this.model, outcome);
+    this.request.server.metrics.inferred(this.model, outcome);
+  }
+
+  private outcome(ok: boolean, completed: boolean, completion: number): InferenceOutcome {
+    const now = performance.now();
+    const first = this.firstTextAt;
+    // A client that left before the end, or an abort through the API, is vLLM's `abort`.
+    const aborted = !completed || this.request.tracking?.abortedByApi === true;
+    const finishReason: FinishReason = aborted ? 'abort' : !ok ? 'error' : (this.finishReason ?? 'stop');
+    return {
+      ok: ok && !aborted,
+      promptTokens: this.promptTokens,
+      uncountedTokens: Math.max(0, completion - this.streamedTokens),
+      e2eMs: now - this.request.arrivedAt,
+      ttftMs: first === null ? null : first - this.request.arrivedAt,
+      tpotMs: first !== null && completion > 1 ? (now - first) / (completion - 1) : null,
+      finishReason,
+    };
   }
 }
 
@@ -161,7 +196,7 @@ export function admitKeyedCall(request: FastifyRequest, reply: FastifyReply, mod
   if (!key) {
     const meter = new KeyMeter(access, request, ANONYMOUS_KEY_ID, name === null ? '(unknown)' : model, UNLIMITED);
     request.meter = meter;
-    reply.raw.on('close', () => meter.finish(reply.raw.statusCode));
+    reply.raw.on('close', () => meter.finish(reply.raw.statusCode, reply.raw.writableFinished));
     return;
   }
   if (key.model_permissions.length > 0 && !key.model_permissions.some((m) => m === model || m === name)) {
@@ -179,5 +214,5 @@ export function admitKeyedCall(request: FastifyRequest, reply: FastifyReply, mod
   const meter = new KeyMeter(access, request, key.id, counted, outcome);
   request.meter = meter;
   // 'close', not 'finish' (what onResponse waits for): a client gone mid-stream must give its slot back too.
-  reply.raw.on('close', () => meter.finish(reply.raw.statusCode));
+  reply.raw.on('close', () => meter.finish(reply.raw.statusCode, reply.raw.writableFinished));
 }

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { KeyMetrics } from './key-metrics.js';
+import type { InferenceOutcome } from '../stats/model-series.js';
 import type { LaunchEvent, UnloadEvent, ReplicaSnapshot, RestartEvent, Supervisor, WakeEvent } from '../../supervisor/supervisor.js';
 
 // Seconds. Inference through a tiny model takes a millisecond; a big LLM call a minute.
@@ -7,6 +8,8 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 // The control plane's own share of a request: well under a millisecond when healthy.
 const OVERHEAD_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1];
 const TTFT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+// Seconds per output token: 1 ms (a tiny model on a GPU) to a second (a big one on a CPU).
+const TPOT_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.25, 0.5, 1];
 const LAUNCH_BUCKETS = [0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900];
 
 /**
@@ -24,6 +27,9 @@ export class ServiceMetrics {
   private readonly overhead: Histogram<'route'>;
   private readonly tokens: Counter<'model'>;
   private readonly ttft: Histogram<'model'>;
+  private readonly promptTokens: Counter<'model'>;
+  private readonly tpot: Histogram<'model'>;
+  private readonly finished: Counter<'model' | 'finish_reason'>;
   private readonly launches: Counter<'model_type' | 'model_name' | 'outcome'>;
   private readonly launchSeconds: Histogram<'model_type' | 'outcome'>;
   private readonly restarts: Counter<'model' | 'replica'>;
@@ -70,6 +76,25 @@ export class ServiceMetrics {
       help: 'Streams: time from the request arriving to its first generated text',
       labelNames: ['model'] as const,
       buckets: TTFT_BUCKETS,
+      registers,
+    });
+    this.promptTokens = new Counter({
+      name: 'hangar_prompt_tokens_total',
+      help: 'Prompt tokens of answered inference requests, as the runtime counted them',
+      labelNames: ['model'] as const,
+      registers,
+    });
+    this.tpot = new Histogram({
+      name: 'hangar_time_per_output_token_seconds',
+      help: 'Streams of two tokens or more: the mean time per output token after the first',
+      labelNames: ['model'] as const,
+      buckets: TPOT_BUCKETS,
+      registers,
+    });
+    this.finished = new Counter({
+      name: 'hangar_request_finished_total',
+      help: 'Inference requests that ended, by model and finish reason (stop, length, tool_calls, abort: the client left or the request was aborted, error, other)',
+      labelNames: ['model', 'finish_reason'] as const,
       registers,
     });
     this.launches = new Counter({
@@ -137,7 +162,7 @@ export class ServiceMetrics {
    * are rebuilt at each scrape and need nothing.)
    */
   private async forgetModel(uid: string): Promise<void> {
-    for (const metric of [this.requests, this.duration, this.tokens, this.ttft, this.restarts] as Array<Counter<string> | Histogram<string>>) {
+    for (const metric of [this.requests, this.duration, this.tokens, this.ttft, this.promptTokens, this.tpot, this.finished, this.restarts] as Array<Counter<string> | Histogram<string>>) {
       const seen = new Set<string>();
       for (const { labels } of (await metric.get()).values) {
         if (labels.model !== uid) continue;
@@ -163,6 +188,14 @@ export class ServiceMetrics {
 
   firstToken(model: string, seconds: number): void {
     this.ttft.observe({ model }, seconds);
+  }
+
+  /** An inference request of a running model has ended (api/auth/key-admission.ts); others are not labelled. */
+  inferred(model: string, outcome: InferenceOutcome): void {
+    if (model === '(unknown)') return;
+    if (outcome.promptTokens > 0) this.promptTokens.inc({ model }, outcome.promptTokens);
+    if (outcome.tpotMs !== null) this.tpot.observe({ model }, outcome.tpotMs / 1000);
+    this.finished.inc({ model, finish_reason: outcome.finishReason });
   }
 }
 
