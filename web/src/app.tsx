@@ -1,4 +1,4 @@
-import { useEffect, useState, useSyncExternalStore } from 'react';
+import { lazy, Suspense, useEffect, useState, useSyncExternalStore } from 'react';
 import { getJson } from './api/client';
 import { session } from './api/session';
 import { Layout } from './layout';
@@ -11,6 +11,11 @@ import { LoginPage } from './pages/login-page';
 import { RegisterPage } from './pages/register-page';
 import { RunningPage } from './pages/running-page';
 import { TryPage } from './pages/try-page';
+
+// The dashboards carry the charting library (ECharts): loaded when first opened, not with every page.
+const OverviewPage = lazy(() => import('./dashboard/overview-page').then((m) => ({ default: m.OverviewPage })));
+const ModelStatsPage = lazy(() => import('./dashboard/model-page').then((m) => ({ default: m.ModelStatsPage })));
+const UsagePage = lazy(() => import('./dashboard/usage-page').then((m) => ({ default: m.UsagePage })));
 import { isModelType } from './model-types';
 import { match, navigate, useLocation } from './router';
 
@@ -50,7 +55,9 @@ export function App() {
   if (needsLogin) return path.startsWith('/ui/login') ? <LoginPage /> : null;
   return (
     <Layout authEnabled={auth}>
-      <Page path={path} />
+      <Suspense fallback={<p className="loading">Loading…</p>}>
+        <Page path={path} />
+      </Suspense>
     </Layout>
   );
 }
@@ -62,6 +69,9 @@ function Page({ path }: { path: string }) {
   if ((params = match('/ui/running/:type?', path))) return <RunningPage type={isModelType(params.type) ? params.type : null} />;
   if ((params = match('/ui/register/:type/:name?', path)) && isModelType(params.type)) return <RegisterPage type={params.type} editing={params.name ?? null} />;
   if (match('/ui/cluster', path)) return <ClusterPage />;
+  if (match('/ui/dashboard', path)) return <OverviewPage />;
+  if ((params = match('/ui/dashboard/models/:uid', path))) return <ModelStatsPage uid={params.uid!} window={new URLSearchParams(location.search).get('window') ?? '15m'} />;
+  if (match('/ui/usage', path)) return <UsagePage />;
   if (match('/ui/keys', path)) return <KeysPage />;
   if (match('/ui/users', path)) return <UsersPage />;
   if ((params = match('/ui/try/:uid', path))) return <TryPage uid={params.uid!} />;

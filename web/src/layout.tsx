@@ -6,6 +6,8 @@ const SECTIONS = [
   { to: '/ui/launch/LLM', prefix: '/ui/launch', label: 'Launch model' },
   { to: '/ui/running', prefix: '/ui/running', label: 'Running models' },
   { to: '/ui/register/LLM', prefix: '/ui/register', label: 'Register model' },
+  { to: '/ui/dashboard', prefix: '/ui/dashboard', label: 'Dashboard' },
+  { to: '/ui/usage', prefix: '/ui/usage', label: 'Usage' },
   { to: '/ui/cluster', prefix: '/ui/cluster', label: 'Cluster' },
 ];
 // Only with authentication on: without it there is nobody to give a key to.

@@ -1,0 +1,54 @@
+import type { EChartsCoreOption } from 'echarts/core';
+import { formatNumber } from '../components/chart';
+import type { UsageSummaryRow } from './stats-types';
+
+export type UsageGroup = 'key' | 'user' | 'model';
+
+/** How a summary row's group is shown: a key by id (`anonymous` for requests without one), a user, a model. */
+export function groupName(row: UsageSummaryRow, group: UsageGroup): string {
+  if (group === 'key') return row.key_id === null || row.key_id === undefined ? 'anonymous' : `key ${row.key_id}`;
+  if (group === 'user') return row.user ?? '(none)';
+  return row.model ?? '(none)';
+}
+
+/** A bucket's start as a label: the hour for hourly buckets, the date otherwise (UTC, as stored). */
+export function bucketLabel(bucket: string, size: string): string {
+  return size === 'hour' ? `${bucket.slice(0, 10)} ${bucket.slice(11, 16)}` : size === 'month' ? bucket.slice(0, 7) : bucket.slice(0, 10);
+}
+
+/** Tokens (prompt + completion) per bucket, one stacked bar series per group. */
+export function stackedTokens(rows: UsageSummaryRow[], group: UsageGroup, size: string): EChartsCoreOption {
+  const buckets = [...new Set(rows.map((r) => r.bucket))].sort();
+  const index = new Map(buckets.map((b, i) => [b, i]));
+  const groups = new Map<string, number[]>();
+  for (const row of rows) {
+    const name = groupName(row, group);
+    let data = groups.get(name);
+    if (!data) groups.set(name, (data = buckets.map(() => 0)));
+    data[index.get(row.bucket)!]! += row.prompt_tokens + row.completion_tokens;
+  }
+  return {
+    animation: false,
+    grid: { left: 64, right: 16, top: 36, bottom: 28 },
+    legend: { top: 0, type: 'scroll' },
+    tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, valueFormatter: (v: unknown) => (typeof v === 'number' ? `${formatNumber(v)} tokens` : '–') },
+    xAxis: { type: 'category', data: buckets.map((b) => bucketLabel(b, size)) },
+    yAxis: { type: 'value', name: 'tokens', nameGap: 8 },
+    series: [...groups].sort(([a], [b]) => a.localeCompare(b)).map(([name, data]) => ({ name, type: 'bar', stack: 'tokens', data })),
+  };
+}
+
+/** Totals per group over all buckets, largest first. */
+export function totalsByGroup(rows: UsageSummaryRow[], group: UsageGroup): Array<{ name: string; requests: number; prompt_tokens: number; completion_tokens: number; errors: number }> {
+  const totals = new Map<string, { name: string; requests: number; prompt_tokens: number; completion_tokens: number; errors: number }>();
+  for (const row of rows) {
+    const name = groupName(row, group);
+    const t = totals.get(name) ?? { name, requests: 0, prompt_tokens: 0, completion_tokens: 0, errors: 0 };
+    t.requests += row.requests;
+    t.prompt_tokens += row.prompt_tokens;
+    t.completion_tokens += row.completion_tokens;
+    t.errors += row.errors;
+    totals.set(name, t);
+  }
+  return [...totals.values()].sort((a, b) => b.prompt_tokens + b.completion_tokens - (a.prompt_tokens + a.completion_tokens));
+}
