@@ -23,6 +23,8 @@ export type ModelColumn = (typeof MODEL_COLUMNS)[number];
 export const REPLICA_COLUMNS = ['cpu_percent', 'rss_bytes', 'gpu_memory_bytes', 'gpu_utilization_percent'] as const;
 export type ReplicaColumn = (typeof REPLICA_COLUMNS)[number];
 
+const ANSWERS_KEPT = 4;
+
 type FinishColumn = `finish_${FinishReason}`;
 const FINISH_COLUMNS = FINISH_REASONS.map((r) => `finish_${r}` as FinishColumn);
 
@@ -70,6 +72,10 @@ export class ModelSeries {
   private requests = 0;
   private errors = 0;
   private readonly finishes = new Map<FinishReason, number>();
+  /** The last sample's time; windows end there, so an answer changes only when a sample is taken. */
+  private lastSampleMs = 0;
+  /** Answers as JSON by window, valid until the next sample (dashboards poll the same few windows). */
+  private readonly answers = new Map<number, string>();
   private readonly ttft = new WindowQuantiles();
   private readonly tpot = new WindowQuantiles();
   private readonly e2e = new WindowQuantiles();
@@ -103,7 +109,10 @@ export class ModelSeries {
    * exact count (a tick a few milliseconds late moves nothing between windows that matters).
    */
   sample(timeMs: number, seconds: number, gauges: { inFlight: number; queued: number }, replicas: readonly ReplicaReading[]): void {
-    const rate = (n: number) => n / seconds;
+    // Rounded when stored: an hour of 17-digit floats would triple the answer's size
+    // (and the time to serialize and compress it) for digits nobody reads.
+    const rate = (n: number) => round(n / seconds, 1000);
+    const ms = (v: number | null) => (v === null ? null : round(v, 100));
     const ttft = this.ttft.take();
     const tpot = this.tpot.take();
     const e2e = this.e2e.take();
@@ -114,22 +123,24 @@ export class ModelSeries {
       errors_per_s: rate(this.errors),
       in_flight: gauges.inFlight,
       queued: gauges.queued,
-      ttft_p50_ms: ttft.p50,
-      ttft_p95_ms: ttft.p95,
-      tpot_p50_ms: tpot.p50,
-      tpot_p95_ms: tpot.p95,
-      e2e_p50_ms: e2e.p50,
-      e2e_p95_ms: e2e.p95,
+      ttft_p50_ms: ms(ttft.p50),
+      ttft_p95_ms: ms(ttft.p95),
+      tpot_p50_ms: ms(tpot.p50),
+      tpot_p95_ms: ms(tpot.p95),
+      e2e_p50_ms: ms(e2e.p50),
+      e2e_p95_ms: ms(e2e.p95),
     };
     for (const reason of FINISH_REASONS) values[`finish_${reason}`] = this.finishes.get(reason) ?? 0;
     this.ring.push(timeMs, values);
+    this.lastSampleMs = timeMs;
+    this.answers.clear();
     this.generatedTokens = this.promptTokens = this.requests = this.errors = 0;
     this.finishes.clear();
 
     for (const r of replicas) {
       let entry = this.replicaRings.get(r.replica);
       if (!entry) this.replicaRings.set(r.replica, (entry = { ring: new SeriesRing<ReplicaColumn>(this.capacity, REPLICA_COLUMNS), lastMs: timeMs }));
-      entry.ring.push(timeMs, { cpu_percent: r.cpuPercent, rss_bytes: r.rssBytes, gpu_memory_bytes: r.gpuMemoryBytes, gpu_utilization_percent: r.gpuUtilizationPercent });
+      entry.ring.push(timeMs, { cpu_percent: r.cpuPercent === null ? null : round(r.cpuPercent, 10), rss_bytes: r.rssBytes, gpu_memory_bytes: r.gpuMemoryBytes, gpu_utilization_percent: r.gpuUtilizationPercent });
       entry.lastMs = timeMs;
     }
     // A replica removed (or restarting for longer than the ring spans) has nothing left to show.
@@ -140,6 +151,22 @@ export class ModelSeries {
   /** The last sample's value of a model column (for the overview's cards). */
   last(column: ModelColumn): number | null {
     return this.ring.last(column);
+  }
+
+  /**
+   * `read` over the last `windowS` seconds up to the last sample, as JSON, built once
+   * per sample and window: an hour of one model is ~90 kB, and serializing it for every
+   * poll of every open dashboard would cost more than taking the samples.
+   */
+  readJson(windowS: number): string {
+    let json = this.answers.get(windowS);
+    if (json === undefined) {
+      json = JSON.stringify(this.read(this.lastSampleMs - windowS * 1000));
+      // Bounded: a dashboard asks for three windows; anything past a few is dropped.
+      if (this.answers.size >= ANSWERS_KEPT) this.answers.delete(this.answers.keys().next().value!);
+      this.answers.set(windowS, json);
+    }
+    return json;
   }
 
   /** The samples after `sinceMs`, timestamps in Unix seconds. */
@@ -155,6 +182,10 @@ export class ModelSeries {
     });
     return { timestamps: own.times.map(toSeconds), series, finish_reasons: finishes, replicas };
   }
+}
+
+function round(v: number, per: number): number {
+  return Math.round(v * per) / per;
 }
 
 function toSeconds(ms: number): number {

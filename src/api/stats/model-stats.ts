@@ -19,6 +19,8 @@ export class ModelStats {
   private lastDue = 0;
   /** Microseconds of this process's CPU spent sampling, for the benchmark (bench/stats-series.ts). */
   samplerCpuMicros = 0;
+  /** Samples taken (each of every running model). */
+  samplerTicks = 0;
 
   constructor(
     private readonly supervisor: Supervisor,
@@ -87,6 +89,7 @@ export class ModelStats {
     for (const replica of this.cpuReadings.keys()) if (!seenReplicas.has(replica)) this.cpuReadings.delete(replica);
     const spent = process.cpuUsage(cpuBefore);
     this.samplerCpuMicros += spent.user + spent.system;
+    this.samplerTicks++;
   }
 
   private readReplica(s: ReplicaSnapshot, seconds: number, devices: ReturnType<Supervisor['gpuDevices']>): ReplicaReading {
