@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const benches = ['gateway-overhead.ts', 'auth-limits.ts', 'footprint.ts', 'launch.ts', 'llm-streaming.ts', 'llm-relay.ts', 'embeddings-batching.ts', 'cpu-replicas.ts', 'llamacpp.ts', 'on-demand.ts'];
+const benches = ['gateway-overhead.ts', 'auth-limits.ts', 'footprint.ts', 'launch.ts', 'llm-streaming.ts', 'llm-relay.ts', 'embeddings-batching.ts', 'cpu-replicas.ts', 'llamacpp.ts', 'on-demand.ts', 'stats-series.ts'];
 let failed = 0;
 for (const bench of benches) {
   console.log(`\n== ${bench}`);

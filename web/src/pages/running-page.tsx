@@ -154,6 +154,11 @@ export function RunningPage({ type }: { type: ModelType | null }) {
                           Try it
                         </Link>
                       )}
+                      {i.status === 'READY' && (
+                        <Link to={`/ui/dashboard/models/${encodeURIComponent(i.model_uid)}`} className="button" aria-label={`Charts of ${i.model_uid}`}>
+                          Charts
+                        </Link>
+                      )}
                       <button type="button" aria-expanded={open === i.model_uid} onClick={() => setOpen(open === i.model_uid ? null : i.model_uid)}>
                         Details
                       </button>
