@@ -38,7 +38,8 @@ export async function gpuDeviceReadings(): Promise<GpuDeviceReading[]> {
   const out: GpuDeviceReading[] = [];
   for (const line of result.stdout.split('\n')) {
     const [index, name, total, used, utilization] = line.split(',').map((v) => v.trim());
-    if (!index || !Number.isInteger(Number(index)) || !Number.isFinite(Number(total))) continue;
+    // A field nvidia-smi cannot read is `[N/A]`: such a GPU is left out rather than shown as empty.
+    if (!index || !Number.isInteger(Number(index)) || !Number.isFinite(Number(total)) || !Number.isFinite(Number(used))) continue;
     const util = Number(utilization);
     out.push({ index: Number(index), name: name ?? '', memoryTotalBytes: Number(total) * MIB, memoryUsedBytes: Number(used) * MIB, utilizationPercent: utilization !== '' && Number.isFinite(util) ? util : null });
   }

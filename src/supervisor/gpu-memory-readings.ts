@@ -24,7 +24,8 @@ export class GpuMemoryReadings {
     this.devices = devices;
     for (const instance of this.instances()) {
       for (const replica of instance.replicas) {
-        if (replica.gpuIndexes.length > 0 && replica.runtime) replica.gpuMemoryBytes = byPid.get(replica.runtime.pid) ?? null;
+        // A cluster node's runtime is not in this host's nvidia-smi (its pid may be another process's here).
+        if (replica.gpuIndexes.length > 0 && replica.runtime && !replica.runtime.node) replica.gpuMemoryBytes = byPid.get(replica.runtime.pid) ?? null;
       }
     }
   }

@@ -43,7 +43,24 @@ describe.skipIf(!image)('compose files', () => {
       expect(result.stdout, file).toContain('127.0.0.1:9997:9997');
     }
     const open = spawnSync('docker-compose', ['-f', path.join(repoRoot, 'docker', 'compose.yaml'), 'config'], { encoding: 'utf8', env: { ...process.env, HANGAR_PUBLISH: '9997' } });
-    expect(open.stdout).not.toContain('127.0.0.1');
+    expect(serviceBlock(open.stdout, 'hangar')).not.toContain('127.0.0.1');
+    // The monitoring profile's Prometheus (no login of its own) and Grafana stay on loopback.
+    expect(serviceBlock(open.stdout, 'prometheus')).toContain('127.0.0.1:9090:9090');
+    expect(serviceBlock(open.stdout, 'grafana')).toContain('127.0.0.1:3000:3000');
+  });
+
+  it('has a monitoring profile: Prometheus with the shipped scrape configuration and a key file, Grafana with the dashboard', () => {
+    const result = composeConfig(path.join(repoRoot, 'docker', 'compose.yaml'));
+    expect(result.status, result.stderr).toBe(0);
+    const prometheus = serviceBlock(result.stdout, 'prometheus');
+    expect(prometheus).toMatch(/profiles:\n\s+- monitoring/);
+    expect(prometheus).toContain(path.join(repoRoot, 'docker', 'monitoring', 'prometheus.yml'));
+    expect(prometheus).toContain('/etc/prometheus/hangar-key');
+    const grafana = serviceBlock(result.stdout, 'grafana');
+    expect(grafana).toMatch(/profiles:\n\s+- monitoring/);
+    expect(grafana).toContain(path.join(repoRoot, 'docker', 'monitoring', 'grafana', 'dashboards'));
+    // Hangar itself is in no profile: `up` without --profile starts it alone.
+    expect(serviceBlock(result.stdout, 'hangar')).not.toContain('profiles:');
   });
 
   it('passes the users file as a Compose secret with the auth override', async () => {
@@ -85,3 +102,12 @@ describe.skipIf(!image)('compose files', () => {
     expect(result.stderr).toContain('gpus_please');
   });
 });
+
+/** One service's block of `docker-compose config` output (two-space indented under `services:`). */
+function serviceBlock(config: string, name: string): string {
+  const start = config.indexOf(`\n  ${name}:\n`);
+  if (start < 0) return '';
+  const rest = config.slice(start + 1);
+  const end = rest.slice(1).search(/\n  [a-z][\w-]*:\n|\n[a-z]/);
+  return end < 0 ? rest : rest.slice(0, end + 1);
+}

@@ -288,7 +288,7 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
     const anonymous = (rows: typeof before) => rows.filter((r) => r.user === 'anonymous').reduce((sum, r) => sum + r.requests, 0);
     expect(anonymous(after)).toBe(anonymous(before) + 1);
     expect(((await get('/v1/admin/usage?model=sim')).body as Array<{ key_id: number | null }>).some((r) => r.key_id === null)).toBe(true);
-    for (const bad of ['group_by=owner', 'bucket=week', 'format=xml']) {
+    for (const bad of ['group_by=owner', 'bucket=fortnight', 'format=xml']) {
       const refused = await get(`/v1/admin/usage?${bad}`);
       expect(refused.status, bad).toBe(400);
       expect(refused.body.error.param, bad).toContain(bad.split('=')[0]);

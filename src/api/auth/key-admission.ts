@@ -131,16 +131,20 @@ export class KeyMeter {
   private outcome(ok: boolean, completed: boolean, completion: number): InferenceOutcome {
     const now = performance.now();
     const first = this.firstTextAt;
-    // A client that left before the end, or an abort through the API, is vLLM's `abort`.
+    // A client that left before the end, or an abort through the API, is vLLM's `abort`;
+    // whether it is also an error is what the usage ledger says (an error event, a 4xx/5xx).
     const aborted = !completed || this.request.tracking?.abortedByApi === true;
     const finishReason: FinishReason = aborted ? 'abort' : !ok ? 'error' : (this.finishReason ?? 'stop');
+    // n > 1 choices are generated side by side: a token's time is per choice.
+    const perChoice = completion / Math.max(1, this.settlements);
     return {
-      ok: ok && !aborted,
+      ok,
       promptTokens: this.promptTokens,
-      uncountedTokens: Math.max(0, completion - this.streamedTokens),
+      // Negative when the stream relayed more text chunks than the runtime counted tokens.
+      uncountedTokens: completion - this.streamedTokens,
       e2eMs: now - this.request.arrivedAt,
       ttftMs: first === null ? null : first - this.request.arrivedAt,
-      tpotMs: first !== null && completion > 1 ? (now - first) / (completion - 1) : null,
+      tpotMs: first !== null && perChoice > 1 ? (now - first) / (perChoice - 1) : null,
       finishReason,
     };
   }

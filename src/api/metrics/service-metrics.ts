@@ -37,7 +37,7 @@ export class ServiceMetrics {
   private readonly loadSeconds: Histogram<'model_name' | 'trigger'>;
   private readonly evictions: Counter<'model_name' | 'reason'>;
 
-  constructor(supervisor: Supervisor) {
+  constructor(private readonly supervisor: Supervisor) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'hangar_' });
     // Gauges that prom-client names `_total`, a counter's suffix (promtool flags them);
@@ -192,7 +192,8 @@ export class ServiceMetrics {
 
   /** An inference request of a running model has ended (api/auth/key-admission.ts); others are not labelled. */
   inferred(model: string, outcome: InferenceOutcome): void {
-    if (model === '(unknown)') return;
+    // A request that ends after its model was terminated must not bring its series back.
+    if (model === '(unknown)' || !this.supervisor.has(model)) return;
     if (outcome.promptTokens > 0) this.promptTokens.inc({ model }, outcome.promptTokens);
     if (outcome.tpotMs !== null) this.tpot.observe({ model }, outcome.tpotMs / 1000);
     this.finished.inc({ model, finish_reason: outcome.finishReason });

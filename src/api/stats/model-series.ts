@@ -32,7 +32,7 @@ const FINISH_COLUMNS = FINISH_REASONS.map((r) => `finish_${r}` as FinishColumn);
 export interface InferenceOutcome {
   ok: boolean;
   promptTokens: number;
-  /** Completion tokens not already counted as they streamed (`ModelSeries.generated`). */
+  /** Completion tokens not already counted as they streamed (`ModelSeries.generated`); negative corrects an over-count. */
   uncountedTokens: number;
   e2eMs: number;
   /** Streams only: from arrival to the first text. */

@@ -13,9 +13,8 @@ export class ModelStats {
   readonly capacity: number;
   private readonly series = new Map<string, ModelSeries>();
   /** Each local replica's last CPU reading, to turn ticks into a share of a core. */
-  private readonly cpuReadings = new Map<string, { pid: number; usage: TreeUsage }>();
+  private readonly cpuReadings = new Map<string, { pid: number; usage: TreeUsage; atMs: number }>();
   private timer: NodeJS.Timeout | null = null;
-  private lastSampleMs = 0;
   private lastDue = 0;
   /** Microseconds of this process's CPU spent sampling, for the benchmark (bench/stats-series.ts). */
   samplerCpuMicros = 0;
@@ -32,7 +31,6 @@ export class ModelStats {
 
   start(): void {
     if (this.timer) return;
-    this.lastSampleMs = Date.now();
     this.schedule();
   }
 
@@ -55,11 +53,9 @@ export class ModelStats {
     return this.series.get(uid);
   }
 
-  /** Closes the window now: one sample of every running model. */
+  /** Closes the window now: one sample of every running model (and of every model with series that is not ready now). */
   sample(nowMs = Date.now()): void {
     const cpuBefore = process.cpuUsage();
-    const seconds = Math.max(0.001, (nowMs - this.lastSampleMs) / 1000);
-    this.lastSampleMs = nowMs;
     const byModel = new Map<string, ReplicaSnapshot[]>();
     for (const s of this.supervisor.replicaSnapshots()) {
       let list = byModel.get(s.modelUid);
@@ -69,40 +65,47 @@ export class ModelStats {
     const devices = this.supervisor.gpuDevices();
     const seenReplicas = new Set<string>();
     for (const instance of this.supervisor.listReady()) {
-      const snapshots = byModel.get(instance.uid) ?? [];
+      if (!this.series.has(instance.uid)) this.series.set(instance.uid, new ModelSeries(instance.uid, this.capacity));
+    }
+    for (const [uid, series] of this.series) {
+      // A uid the supervisor no longer knows has no history to keep.
+      if (!this.supervisor.has(uid)) {
+        this.series.delete(uid);
+        continue;
+      }
+      // A model that is not ready now (restarting, failed) still gets its sample: the
+      // requests that failed meanwhile belong to this window, not to the one after it recovers.
       let inFlight = 0;
       let queued = 0;
       const readings: ReplicaReading[] = [];
-      for (const s of snapshots) {
+      for (const s of byModel.get(uid) ?? []) {
         inFlight += s.pendingCalls;
         queued += queuedOf(s);
         seenReplicas.add(s.replica);
-        readings.push(this.readReplica(s, seconds, devices));
+        readings.push(this.readReplica(s, devices));
       }
-      let series = this.series.get(instance.uid);
-      if (!series) this.series.set(instance.uid, (series = new ModelSeries(instance.uid, this.capacity)));
       series.sample(nowMs, this.settings.intervalMs / 1000, { inFlight, queued }, readings);
     }
-    // Models that stopped being ready without a terminated event (failed, restarting all replicas) keep
-    // their history until they are terminated; a uid the supervisor no longer knows has none to keep.
-    for (const uid of this.series.keys()) if (!this.supervisor.has(uid)) this.series.delete(uid);
     for (const replica of this.cpuReadings.keys()) if (!seenReplicas.has(replica)) this.cpuReadings.delete(replica);
     const spent = process.cpuUsage(cpuBefore);
     this.samplerCpuMicros += spent.user + spent.system;
     this.samplerTicks++;
   }
 
-  private readReplica(s: ReplicaSnapshot, seconds: number, devices: ReturnType<Supervisor['gpuDevices']>): ReplicaReading {
-    const gpus = devices.filter((d) => s.gpuIndexes.includes(d.index) && d.utilizationPercent !== null);
-    const gpuUtilizationPercent = gpus.length > 0 ? gpus.reduce((sum, d) => sum + d.utilizationPercent!, 0) / gpus.length : null;
-    const reading: ReplicaReading = { replica: s.replica, cpuPercent: null, rssBytes: s.stats?.rssBytes ?? null, gpuMemoryBytes: s.gpuMemoryBytes, gpuUtilizationPercent };
+  private readReplica(s: ReplicaSnapshot, devices: ReturnType<Supervisor['gpuDevices']>): ReplicaReading {
+    const reading: ReplicaReading = { replica: s.replica, cpuPercent: null, rssBytes: s.stats?.rssBytes ?? null, gpuMemoryBytes: s.gpuMemoryBytes, gpuUtilizationPercent: null };
+    // /proc and nvidia-smi are this host's: a cluster node's runtime keeps what it reports itself.
     if (!s.local) return reading;
+    const gpus = devices.filter((d) => s.gpuIndexes.includes(d.index) && d.utilizationPercent !== null);
+    if (gpus.length > 0) reading.gpuUtilizationPercent = gpus.reduce((sum, d) => sum + d.utilizationPercent!, 0) / gpus.length;
     const usage = treeUsage(s.pid);
     if (!usage) return reading;
+    const atMs = performance.now();
     const before = this.cpuReadings.get(s.replica);
-    this.cpuReadings.set(s.replica, { pid: s.pid, usage });
-    // The first reading of a process (or of a restarted one) has nothing to compare with.
-    if (before && before.pid === s.pid) reading.cpuPercent = cpuPercent(before.usage, usage, seconds);
+    this.cpuReadings.set(s.replica, { pid: s.pid, usage, atMs });
+    // Over the time that really passed between the two readings (a tick can be late); the
+    // first reading of a process (or of a restarted one) has nothing to compare with.
+    if (before && before.pid === s.pid && atMs > before.atMs) reading.cpuPercent = cpuPercent(before.usage, usage, (atMs - before.atMs) / 1000);
     reading.rssBytes = usage.rssBytes;
     return reading;
   }
@@ -124,13 +127,19 @@ export class ModelStats {
     const interval = this.settings.intervalMs;
     const now = Date.now();
     // The sample is stamped with the boundary it was due at: a timer fires a little late
-    // (or, against the wall clock, a millisecond early), and samples must line up.
+    // (or, against the wall clock, a millisecond early), and samples must line up, never
+    // twice on one boundary, never going back. A wall clock set back (NTP) does not stop
+    // the samples until the old time comes round: they go on every interval, stamped
+    // on from the last one, until the clock catches up.
     const due = Math.max(now - (now % interval) + interval, this.lastDue + interval);
     this.lastDue = due;
     this.timer = setTimeout(() => {
-      this.sample(due);
-      this.schedule();
-    }, due - now);
+      try {
+        this.sample(due);
+      } finally {
+        this.schedule();
+      }
+    }, Math.min(due - now, interval));
     this.timer.unref();
   }
 }

@@ -84,7 +84,8 @@ export const statsRoutes: FastifyPluginAsync<{ supervisor: Supervisor; stats: Mo
           total_bytes: d.memoryTotalBytes,
           used_bytes: d.memoryUsedBytes,
           utilization_percent: d.utilizationPercent,
-          models_bytes: snapshots.filter((s) => s.gpuIndexes.includes(d.index)).reduce((sum, s) => sum + (s.gpuMemoryBytes ?? 0) / Math.max(1, s.gpuIndexes.length), 0),
+          // This host's GPUs: a cluster node's replicas hold memory on their own node's.
+          models_bytes: snapshots.filter((s) => s.local && s.gpuIndexes.includes(d.index)).reduce((sum, s) => sum + (s.gpuMemoryBytes ?? 0) / Math.max(1, s.gpuIndexes.length), 0),
         })),
       },
       running,

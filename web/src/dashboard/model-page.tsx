@@ -35,13 +35,13 @@ const REPLICA_CHARTS: ReadonlyArray<{ name: string; title: string; unit: string;
 /** One model's charts over 5 min, 15 min or 1 h, reloaded at every sample. */
 export function ModelStatsPage({ uid, window }: { uid: string; window: string }) {
   const chosen = WINDOWS.some((w) => w.key === window) ? window : '15m';
-  const series = useFetch<SeriesAnswer>(`/v1/stats/models/${encodeURIComponent(uid)}/series?window=${chosen}`);
-  usePolling(series.reload, series.data?.interval_s ?? 5);
+  const series = useFetch<SeriesAnswer>(`/v1/stats/models/${encodeURIComponent(uid)}/series?window=${chosen}`, { keepOnError: true });
+  usePolling(series.reload, series.data?.interval_s ?? 5, series.error);
   const s = series.data;
   const options = useMemo(() => (s ? chartOptions(s) : []), [s]);
 
   return (
-    <section>
+    <section data-window={s?.window_s}>
       <p>
         <Link to="/ui/dashboard">← Overview</Link>
       </p>

@@ -17,8 +17,8 @@ const DAY_MS = 86_400_000;
  * and the last 30 days' tokens by model and by user. Live: it reloads every sample.
  */
 export function OverviewPage() {
-  const overview = useFetch<Overview>('/v1/stats/overview');
-  usePolling(overview.reload, overview.data?.interval_s ?? 5);
+  const overview = useFetch<Overview>('/v1/stats/overview', { keepOnError: true });
+  usePolling(overview.reload, overview.data?.interval_s ?? 5, overview.error);
   // The 30 days are fixed when the page opens: a day's bars do not move while it is read.
   const [since] = useState(() => new Date(Math.floor((Date.now() - 29 * DAY_MS) / DAY_MS) * DAY_MS).toISOString());
   const byModel = useFetch<UsageSummaryRow[]>(`/v1/admin/usage?from=${encodeURIComponent(since)}&bucket=day&group_by=model`);

@@ -19,6 +19,8 @@ const DAY_MS = 86_400_000;
 const isoDate = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const startOf = (date: string) => `${date}T00:00:00.000Z`;
 const endOf = (date: string) => new Date(Date.parse(startOf(date)) + DAY_MS).toISOString();
+/** A date input's value that names a real day (an input being edited may hold '' or a year like 20261). */
+const validDate = (date: string) => /^\d{4}-\d{2}-\d{2}$/.test(date) && Number.isFinite(Date.parse(startOf(date)));
 
 /**
  * Tokens over time, stacked by key, user or model, per hour, day, week or month, over
@@ -31,8 +33,9 @@ export function UsagePage() {
   const [from, setFrom] = useState(() => isoDate(Date.now() - 6 * DAY_MS));
   const [to, setTo] = useState(() => isoDate(Date.now()));
   const [downloadError, setDownloadError] = useState<unknown>(null);
-  const query = `from=${encodeURIComponent(startOf(from))}&to=${encodeURIComponent(endOf(to))}&bucket=${bucket}&group_by=${group}`;
-  const usage = useFetch<UsageSummaryRow[]>(from && to ? `/v1/admin/usage?${query}` : null);
+  const rangeOk = validDate(from) && validDate(to) && from <= to;
+  const query = rangeOk ? `from=${encodeURIComponent(startOf(from))}&to=${encodeURIComponent(endOf(to))}&bucket=${bucket}&group_by=${group}` : null;
+  const usage = useFetch<UsageSummaryRow[]>(query === null ? null : `/v1/admin/usage?${query}`);
   const rows = usage.data ?? [];
   const option = useMemo(() => stackedTokens(rows, group, bucket), [rows, group, bucket]);
   const totals = useMemo(() => totalsByGroup(rows, group), [rows, group]);
@@ -40,6 +43,7 @@ export function UsagePage() {
 
   const download = async (format: 'csv' | 'json') => {
     setDownloadError(null);
+    if (query === null) return;
     try {
       // Through the API client: the credential is a header, which a plain link cannot carry.
       const response = await send(`/v1/admin/usage?${query}${format === 'csv' ? '&format=csv' : ''}`);
@@ -87,13 +91,18 @@ export function UsagePage() {
           <input id="usage-to" type="date" value={to} min={from} onChange={(e) => setTo(e.target.value)} />
         </div>
       </div>
+      {!rangeOk && (
+        <p className="banner warn" role="status">
+          Choose a start and an end date, the start not after the end.
+        </p>
+      )}
       <UsageOrWhy error={usage.error}>
         <Chart name="usage" label={`Tokens per ${bucket} by ${group}`} option={option} height={300} />
         <div className="actions">
-          <button type="button" onClick={() => void download('csv')}>
+          <button type="button" disabled={!rangeOk} onClick={() => void download('csv')}>
             Download CSV
           </button>
-          <button type="button" onClick={() => void download('json')}>
+          <button type="button" disabled={!rangeOk} onClick={() => void download('json')}>
             Download JSON
           </button>
         </div>
