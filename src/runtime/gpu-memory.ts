@@ -35,15 +35,32 @@ export interface GpuDeviceReading {
 export async function gpuDeviceReadings(): Promise<GpuDeviceReading[]> {
   const result = await execa('nvidia-smi', ['--query-gpu=index,name,memory.total,memory.used,utilization.gpu', '--format=csv,noheader,nounits'], { reject: false, timeout: 10_000 });
   if (result.failed || result.exitCode !== 0) return [];
+  return parseDeviceRows(result.stdout);
+}
+
+/**
+ * nvidia-smi's `index, name, memory.total, memory.used, utilization.gpu` rows (csv, no
+ * header, no units). A field it cannot read is `[N/A]` (or `[Not Supported]`): a GPU
+ * without its memory figures is left out rather than shown as empty; one without a
+ * utilization figure has it null.
+ */
+export function parseDeviceRows(text: string): GpuDeviceReading[] {
   const out: GpuDeviceReading[] = [];
-  for (const line of result.stdout.split('\n')) {
-    const [index, name, total, used, utilization] = line.split(',').map((v) => v.trim());
-    // A field nvidia-smi cannot read is `[N/A]`: such a GPU is left out rather than shown as empty.
-    if (!index || !Number.isInteger(Number(index)) || !Number.isFinite(Number(total)) || !Number.isFinite(Number(used))) continue;
-    const util = Number(utilization);
-    out.push({ index: Number(index), name: name ?? '', memoryTotalBytes: Number(total) * MIB, memoryUsedBytes: Number(used) * MIB, utilizationPercent: utilization !== '' && Number.isFinite(util) ? util : null });
+  for (const line of text.split('\n')) {
+    const fields = line.split(',').map((v) => v.trim());
+    if (fields.length < 5) continue;
+    // A GPU's name may itself hold a comma: the numbers are the last three fields.
+    const [index, ...rest] = fields;
+    const [total, used, utilization] = rest.splice(-3);
+    const name = rest.join(', ');
+    if (!index || !Number.isInteger(Number(index)) || !isNumber(total) || !isNumber(used)) continue;
+    out.push({ index: Number(index), name, memoryTotalBytes: Number(total) * MIB, memoryUsedBytes: Number(used) * MIB, utilizationPercent: isNumber(utilization) ? Number(utilization) : null });
   }
   return out;
+}
+
+function isNumber(field: string | undefined): boolean {
+  return field !== undefined && field !== '' && Number.isFinite(Number(field));
 }
 
 /** `key, MiB` rows (nvidia-smi's csv without header or units) into key to bytes, summing repeated keys. */

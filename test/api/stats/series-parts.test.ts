@@ -140,3 +140,16 @@ describe('usage buckets', () => {
     }
   });
 });
+
+describe('nvidia-smi device rows', () => {
+  it('reads each GPU, leaves out one whose memory it cannot read, and keeps a missing utilization as null', async () => {
+    const { parseDeviceRows } = await import('../../../src/runtime/gpu-memory.js');
+    const text = ['0, NVIDIA H100 80GB HBM3, 81559, 1024, 87', '1, NVIDIA A100-SXM4-40GB, 40960, [N/A], 3', '2, Tesla T4, 15360, 2048, [Not Supported]', '3, NVIDIA GeForce RTX 4090, D, 24564, 100, 0', ''].join('\n');
+    expect(parseDeviceRows(text)).toEqual([
+      { index: 0, name: 'NVIDIA H100 80GB HBM3', memoryTotalBytes: 81559 * 2 ** 20, memoryUsedBytes: 1024 * 2 ** 20, utilizationPercent: 87 },
+      { index: 2, name: 'Tesla T4', memoryTotalBytes: 15360 * 2 ** 20, memoryUsedBytes: 2048 * 2 ** 20, utilizationPercent: null },
+      { index: 3, name: 'NVIDIA GeForce RTX 4090, D', memoryTotalBytes: 24564 * 2 ** 20, memoryUsedBytes: 100 * 2 ** 20, utilizationPercent: 0 },
+    ]);
+    expect(parseDeviceRows('')).toEqual([]);
+  });
+});
