@@ -23,8 +23,9 @@ export function OverviewPage() {
   const [since] = useState(() => new Date(Math.floor((Date.now() - 29 * DAY_MS) / DAY_MS) * DAY_MS).toISOString());
   const byModel = useFetch<UsageSummaryRow[]>(`/v1/admin/usage?from=${encodeURIComponent(since)}&bucket=day&group_by=model`);
   const byUser = useFetch<UsageSummaryRow[]>(`/v1/admin/usage?from=${encodeURIComponent(since)}&bucket=day&group_by=user`);
-  const modelOption = useMemo(() => stackedTokens(byModel.data ?? [], 'model', 'day'), [byModel.data]);
-  const userOption = useMemo(() => stackedTokens(byUser.data ?? [], 'user', 'day'), [byUser.data]);
+  const [until] = useState(() => new Date(Math.floor(Date.now() / DAY_MS) * DAY_MS + DAY_MS).toISOString());
+  const modelOption = useMemo(() => stackedTokens(byModel.data ?? [], 'model', 'day', { from: since, to: until }), [byModel.data, since, until]);
+  const userOption = useMemo(() => stackedTokens(byUser.data ?? [], 'user', 'day', { from: since, to: until }), [byUser.data, since, until]);
   const o = overview.data;
 
   return (

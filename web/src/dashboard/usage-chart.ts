@@ -16,9 +16,34 @@ export function bucketLabel(bucket: string, size: string): string {
   return size === 'hour' ? `${bucket.slice(0, 10)} ${bucket.slice(11, 16)}` : size === 'month' ? bucket.slice(0, 7) : bucket.slice(0, 10);
 }
 
-/** Tokens (prompt + completion) per bucket, one stacked bar series per group. */
-export function stackedTokens(rows: UsageSummaryRow[], group: UsageGroup, size: string): EChartsCoreOption {
-  const buckets = [...new Set(rows.map((r) => r.bucket))].sort();
+/**
+ * Every bucket's start in [from, to) as the API writes it (`2026-11-27T07:00:00.000Z`):
+ * hours, UTC days, ISO weeks from Monday, months. Bounded: at most 2,000 buckets.
+ */
+export function bucketsBetween(from: string, to: string, size: string): string[] {
+  const start = new Date(from);
+  const end = Date.parse(to);
+  if (size === 'hour') start.setUTCMinutes(0, 0, 0);
+  else start.setUTCHours(0, 0, 0, 0);
+  if (size === 'week') start.setUTCDate(start.getUTCDate() - ((start.getUTCDay() + 6) % 7));
+  if (size === 'month') start.setUTCDate(1);
+  const out: string[] = [];
+  for (const at = start; at.getTime() < end && out.length < 2000; ) {
+    out.push(at.toISOString());
+    if (size === 'hour') at.setUTCHours(at.getUTCHours() + 1);
+    else if (size === 'day') at.setUTCDate(at.getUTCDate() + 1);
+    else if (size === 'week') at.setUTCDate(at.getUTCDate() + 7);
+    else at.setUTCMonth(at.getUTCMonth() + 1);
+  }
+  return out;
+}
+
+/**
+ * Tokens (prompt + completion) per bucket, one stacked bar series per group. With a
+ * range, every bucket of it is on the axis (a quiet day shows as a gap, not as nothing).
+ */
+export function stackedTokens(rows: UsageSummaryRow[], group: UsageGroup, size: string, range?: { from: string; to: string }): EChartsCoreOption {
+  const buckets = [...new Set([...(range ? bucketsBetween(range.from, range.to, size) : []), ...rows.map((r) => r.bucket)])].sort();
   const index = new Map(buckets.map((b, i) => [b, i]));
   const groups = new Map<string, number[]>();
   for (const row of rows) {

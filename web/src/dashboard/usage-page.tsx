@@ -37,7 +37,7 @@ export function UsagePage() {
   const query = rangeOk ? `from=${encodeURIComponent(startOf(from))}&to=${encodeURIComponent(endOf(to))}&bucket=${bucket}&group_by=${group}` : null;
   const usage = useFetch<UsageSummaryRow[]>(query === null ? null : `/v1/admin/usage?${query}`);
   const rows = usage.data ?? [];
-  const option = useMemo(() => stackedTokens(rows, group, bucket), [rows, group, bucket]);
+  const option = useMemo(() => stackedTokens(rows, group, bucket, rangeOk ? { from: startOf(from), to: endOf(to) } : undefined), [rows, group, bucket, rangeOk, from, to]);
   const totals = useMemo(() => totalsByGroup(rows, group), [rows, group]);
   const sum = totals.reduce((a, t) => ({ requests: a.requests + t.requests, prompt: a.prompt + t.prompt_tokens, completion: a.completion + t.completion_tokens, errors: a.errors + t.errors }), { requests: 0, prompt: 0, completion: 0, errors: 0 });
 
