@@ -15,12 +15,12 @@
  *    Target: the series answer within 5 ms.
  */
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { resolveConfig } from '../src/config/config.js';
 import { startService } from '../src/service.js';
 import type { ModelStats } from '../src/api/stats/model-stats.js';
+import { cpuSeconds } from './lib/cpu-time.js';
 import { report, writeResults } from './lib/report.js';
 import { makeHome, removeHome } from './lib/server.js';
 
@@ -31,13 +31,6 @@ const REQUESTS = 300;
 
 process.env.HF_HUB_OFFLINE = '1';
 process.env.HANGAR_WARM_SPARE = '0';
-
-/** This process's CPU seconds, all threads: /proc/self/stat fields 14 and 15. */
-function ownCpuSeconds(): number {
-  const stat = readFileSync('/proc/self/stat', 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 const execFileAsync = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -77,9 +70,9 @@ async function samplerCost(stats: ModelStats): Promise<void> {
     else stats.stop();
     await sleep(500);
     const t0 = performance.now();
-    const c0 = ownCpuSeconds();
+    const c0 = cpuSeconds(process.pid);
     await sleep(TURN_S * 1000);
-    (on ? share.on : share.off).push((ownCpuSeconds() - c0) / ((performance.now() - t0) / 1000));
+    (on ? share.on : share.off).push((cpuSeconds(process.pid) - c0) / ((performance.now() - t0) / 1000));
   };
   const tickCpuBefore = stats.samplerCpuMicros;
   const ticksBefore = stats.samplerTicks;

@@ -22,7 +22,9 @@ export const statsRoutes: FastifyPluginAsync<{ supervisor: Supervisor; stats: Mo
   app.get('/v1/stats/models/:uid/series', { ...needs('monitor:view'), schema: { params: seriesParams, querystring: seriesQuery, tags } }, async (request, reply) => {
     const { uid } = request.params as { uid: string };
     const { window } = request.query as { window?: number };
-    const instance = supervisor.listReady().find((i) => i.uid === uid);
+    // One lookup, not the sorted list: dashboards poll this route.
+    const known = supervisor.has(uid) ? supervisor.require(uid) : undefined;
+    const instance = known?.state === 'READY' ? known : undefined;
     const series = stats.get(uid);
     if (!instance && !series) throw new HangarError('model_not_found', [uid], { param: 'uid' });
     const windowS = window ?? DEFAULT_WINDOW_S;
