@@ -55,6 +55,35 @@ const PATCHES = [
   },
 ];
 
+/**
+ * Changes for the engine process only, not the --from-source baseline (which is
+ * llama-server as a user builds it): the cost of work Hangar's runtime does itself.
+ * llama-server parses the text generated so far with the model's chat format on
+ * every streamed token, for `/completion` too, whose answers never carry the parse:
+ * the whole text again per token (and, when the text does not follow the format, a
+ * warning line with all of it on stderr, which the runtime then reads). The runtime
+ * asks `/completion` only and parses tool calls and reasoning itself, so the server
+ * skips the parse for it.
+ */
+const ENGINE_PATCHES = [
+  {
+    file: 'tools/server/server-task.cpp',
+    find: '    if (is_begin) {\n        return; // begin marker only flushes headers, skip parsing\n    }\n    state.update_chat_msg(content, true, oaicompat_msg_diffs);',
+    replace:
+      '    if (is_begin) {\n        return; // begin marker only flushes headers, skip parsing\n    }\n' +
+      '    if (res_type == TASK_RESPONSE_TYPE_NONE) {\n        return; // hangar: /completion answers carry no parsed message\n    }\n' +
+      '    state.update_chat_msg(content, true, oaicompat_msg_diffs);',
+  },
+  {
+    file: 'tools/server/server-task.h',
+    find: '        is_updated = true;\n        oaicompat_msg = state.update_chat_msg(content, false, oaicompat_msg_diffs);',
+    replace:
+      '        is_updated = true;\n' +
+      '        if (res_type == TASK_RESPONSE_TYPE_NONE) {\n            return; // hangar: /completion answers carry no parsed message\n        }\n' +
+      '        oaicompat_msg = state.update_chat_msg(content, false, oaicompat_msg_diffs);',
+  },
+];
+
 const cuda = process.argv.includes('--cuda');
 const fromSource = process.argv.includes('--from-source');
 const variant = cuda ? 'cuda' : 'cpu';
@@ -131,7 +160,7 @@ export function serverPath() {
   const nodeLlamaCpp = JSON.parse(readFileSync(path.join(root, 'node_modules', 'node-llama-cpp', 'package.json'), 'utf8')).version;
   // A native build fits this CPU only; a linked one runs wherever the prebuilt libraries do.
   const recipe = createHash('sha256')
-    .update(JSON.stringify({ PATCHES, cmakeFlags: cmakeFlags.filter((f) => !f.startsWith('-DHANGAR_PREBUILT=')), nodeLlamaCpp, ...(fromSource ? { cpu: os.cpus()[0]?.model ?? '' } : { LINK_PREBUILT }) }))
+    .update(JSON.stringify({ PATCHES, cmakeFlags: cmakeFlags.filter((f) => !f.startsWith('-DHANGAR_PREBUILT=')), nodeLlamaCpp, ...(fromSource ? { cpu: os.cpus()[0]?.model ?? '' } : { LINK_PREBUILT, ENGINE_PATCHES }) }))
     .digest('hex')
     .slice(0, 12);
   return path.join(cacheRoot(), `${release()}-${variant}${fromSource ? '-source' : ''}-${recipe}`, 'llama-server');
@@ -161,7 +190,7 @@ function build(target) {
     const started = Date.now();
     console.error(`llama-server: building llama.cpp ${release()} (${variant}, ${fromSource ? 'from source' : 'linked to node-llama-cpp\'s libraries'}) in ${work}; this takes minutes`);
     run('git', ['-c', 'advice.detachedHead=false', 'clone', '--quiet', path.join(llamaDir, 'gitRelease.bundle'), src], { stdio: ['ignore', 'ignore', 'inherit'] });
-    for (const patch of [...PATCHES, ...(fromSource ? [] : LINK_PREBUILT)]) applyPatch(src, patch);
+    for (const patch of [...PATCHES, ...(fromSource ? [] : [...ENGINE_PATCHES, ...LINK_PREBUILT])]) applyPatch(src, patch);
     const jobs = argValue('--jobs') ?? String(Math.max(1, os.availableParallelism()));
     run('cmake', ['-S', src, '-B', path.join(src, 'build'), ...cmakeFlags], { stdio: ['ignore', 'ignore', 'inherit'] });
     run('cmake', ['--build', path.join(src, 'build'), '--target', 'llama-server', '-j', jobs], { stdio: ['ignore', 'ignore', 'inherit'] });

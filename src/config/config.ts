@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { type ImageFetchSettings, imageFetchFromEnv } from './image-fetch.js';
 import { parseModelDirs } from './model-dirs.js';
 import { onDemandFromEnv, type OnDemandConfig } from './on-demand-settings.js';
+import { relayPaceMs } from './relay-pace-setting.js';
 
 /**
  * Everything the service reads from its command line and environment, resolved once
@@ -99,6 +100,8 @@ export interface StreamingSettings {
    * bench/llm-relay.ts; the runtime reads the same variable.
    */
   perToken: boolean;
+  /** HANGAR_RELAY_PACE_MS (relay-pace-setting.ts): llama.cpp runtimes read it; checked here at start. */
+  relayPaceMs: number;
 }
 
 export function streamingFromEnv(env: NodeJS.ProcessEnv, interval: number | null = null): StreamingSettings {
@@ -113,7 +116,7 @@ export function streamingFromEnv(env: NodeJS.ProcessEnv, interval: number | null
   if (relay !== '' && relay !== 'batched' && relay !== 'per-token') {
     throw new Error(`HANGAR_TOKEN_RELAY must be "batched" (the default) or "per-token" (the benchmark's baseline), got ${JSON.stringify(relay)}`);
   }
-  return { interval: value, perToken: relay === 'per-token' };
+  return { interval: value, perToken: relay === 'per-token', relayPaceMs: relayPaceMs(env) };
 }
 
 /** Cluster mode (docs/cluster.md). */

@@ -10,10 +10,19 @@ import { loadEngine } from './engine/load-engine.js';
 import { ExitCode } from './exit-codes.js';
 import { RuntimeLog } from './runtime-log.js';
 import { RuntimeSockets } from './runtime-sockets.js';
+import { relayPaceMs } from '../config/relay-pace-setting.js';
+import { RelayPace } from './relay-pace.js';
 import { StepOutbox } from './step-outbox.js';
 import { startWatchdog } from './watchdog.js';
 
 const args = parseArguments(process.argv.slice(2));
+let pace: RelayPace;
+try {
+  pace = new RelayPace(relayPaceMs(process.env));
+} catch (err) {
+  process.stderr.write(`${(err as Error).message}\n`);
+  process.exit(2);
+}
 // First, before any model code runs: the keys leave the environment here.
 const curve = takeCurveKeys(process.env);
 // Ctrl-C in a terminal reaches the whole process group; the control plane stops its
@@ -42,8 +51,8 @@ const sockets: RuntimeSockets = new RuntimeSockets(args, curve, {
   },
   stats: () => server.stats(),
 }, log);
-const outbox = new StepOutbox((frame) => sockets.sendFrame(frame));
-const server = new CallServer(sockets, outbox, (spec, progress) => loadEngine(spec, progress, log), log, (code, linger) => void exit(code, linger));
+const outbox = new StepOutbox((frame) => sockets.sendFrame(frame), pace);
+const server = new CallServer(sockets, outbox, (spec, progress) => loadEngine(spec, progress, log, pace), log, (code, linger) => void exit(code, linger));
 
 process.on('uncaughtException', (err) => {
   log.error(`work loop died: ${err.stack ?? String(err)}`);

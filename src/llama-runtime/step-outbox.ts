@@ -1,13 +1,15 @@
 import { MessageType, encodeMessage, type MessageTypeCode } from '../runtime/wire.js';
+import type { RelayPace } from './relay-pace.js';
 
 /**
  * Data messages of calls (RESULT, CHUNK, END, ERROR) gathered over one turn of the
  * event loop and sent as one frame: the messages of every sequence whose token came
  * in during that turn leave as one BATCH (docs/runtime-protocol.md, "Batches"); a
  * turn with one message sends it as an ordinary frame. Node has one thread, so the
- * turn is the runtime's step: the frame goes out before the next token is waited for.
- * `HANGAR_TOKEN_RELAY=per-token` sends every message at once, the relay benchmark's
- * baseline.
+ * turn is the runtime's step: the frame goes out before the next token is waited for,
+ * or, while tokens come faster than the relay's pace (relay-pace.ts), once the
+ * interval since the last frame is over. `HANGAR_TOKEN_RELAY=per-token` sends every
+ * message at once, the relay benchmark's baseline.
  */
 export class StepOutbox {
   private items: Array<[number, Record<string, unknown>]> = [];
@@ -17,7 +19,11 @@ export class StepOutbox {
   steps = 0;
   stepCalls = 0;
 
-  constructor(private readonly sendFrame: (frame: Buffer) => void, env: NodeJS.ProcessEnv = process.env) {
+  constructor(
+    private readonly sendFrame: (frame: Buffer) => void,
+    private readonly pace: RelayPace,
+    env: NodeJS.ProcessEnv = process.env,
+  ) {
     this.perToken = env.HANGAR_TOKEN_RELAY === 'per-token';
   }
 
@@ -30,7 +36,9 @@ export class StepOutbox {
     this.items.push([type, body]);
     if (!this.scheduled) {
       this.scheduled = true;
-      setImmediate(() => this.flush());
+      const wait = this.pace.wait();
+      if (wait > 0) setTimeout(() => this.flush(), wait);
+      else setImmediate(() => this.flush());
     }
   }
 
@@ -43,6 +51,7 @@ export class StepOutbox {
     this.count(items);
     const [first] = items;
     this.sendFrame(items.length === 1 ? encodeMessage(first![0] as MessageTypeCode, first![1]) : encodeMessage(MessageType.BATCH, { items }));
+    this.pace.stepSent();
   }
 
   private count(items: Array<[number, Record<string, unknown>]>): void {

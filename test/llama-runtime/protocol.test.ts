@@ -99,11 +99,16 @@ describe('the llama.cpp runtime speaks runtime protocol v3', () => {
 
   const load = (uri: string) => ({ model_type: 'LLM', model_name: 'tiny', model_uid: 'tiny', replica_uid: 'tiny-0', engine: 'llama_cpp', model_uri: uri, launcher_args: {}, engine_kwargs: { n_parallel: 2 }, context_length: 512, stop: ['<|im_end|>'], model_ability: ['chat', 'generate'], chat_template: gguf.chat_template });
 
-  it('exits with code 2 on a bad command line', async () => {
+  it('exits with code 2 on a bad command line or relay pace', async () => {
     const child = spawn(process.execPath, [ENTRY, '--data', 'ipc:///tmp/x', '--control', 'ipc:///tmp/y'], { stdio: 'ignore' });
     expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(2);
     const curve = spawn(process.execPath, [ENTRY, '--data', 'ipc:///tmp/x', '--control', 'ipc:///tmp/y', '--replica', 'r'], { stdio: 'ignore', env: { ...process.env, HANGAR_CURVE_SERVER_KEY: 'short' } });
     expect(await new Promise((resolve) => curve.on('exit', resolve))).toBe(2);
+    const pace = spawn(process.execPath, [ENTRY, '--data', 'ipc:///tmp/x', '--control', 'ipc:///tmp/y', '--replica', 'r'], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, HANGAR_RELAY_PACE_MS: 'fast' } });
+    let said = '';
+    pace.stderr!.on('data', (part: Buffer) => (said += part.toString()));
+    expect(await new Promise((resolve) => pace.on('exit', resolve))).toBe(2);
+    expect(said).toContain('HANGAR_RELAY_PACE_MS must be an integer from 0 to 100 (milliseconds), got "fast"');
   });
 
   it('says HELLO, loads with progress, serves calls, batches, aborts, reports stats and shuts down with code 0', async () => {

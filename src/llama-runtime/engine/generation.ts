@@ -10,6 +10,9 @@ import { ToolCallText, type ToolCall, type ToolFormat } from './tool-calls.js';
 /** Below this a temperature means greedy, as vLLM has it (a tiny one would divide the logits into infinities). */
 const GREEDY_BELOW = 1e-5;
 
+/** A generated token, with its candidates' probabilities when log-probabilities were asked for. */
+type Step = Token | { token: Token; probabilities?: Map<Token, number> };
+
 /** One call's generation, settled before it runs (the Python runtime's Request). */
 export interface GenerationRequest {
   promptIds: Token[];
@@ -93,16 +96,19 @@ export class Generation {
    * asked for) from any source, node-llama-cpp's sequence or llama-server's stream
    * (server-generation.ts), until one ends the answer or the source ends.
    */
-  async consume(steps: AsyncGenerator<Token | { token: Token; probabilities?: Map<Token, number> }>, signal: AbortSignal, ended: () => 'stop' | 'length' = () => 'stop'): Promise<Record<string, unknown>> {
+  async consume(steps: AsyncGenerator<Step | Step[]>, signal: AbortSignal, ended: () => 'stop' | 'length' = () => 'stop'): Promise<Record<string, unknown>> {
     const wantsLogprobs = this.request.config.topLogprobs !== null;
     let reason: 'stop' | 'length' | null = null;
     try {
-      for await (const step of steps) {
+      read: for await (const taken of steps) {
         if (signal.aborted) throw new CallAborted();
-        const token = typeof step === 'number' ? step : step.token;
-        if (wantsLogprobs && typeof step !== 'number' && step.probabilities) this.logprobs.push(this.logprobEntry(token, step.probabilities));
-        reason = this.accept(token);
-        if (reason) break;
+        // A source may hand over several tokens at once (llama-server's stream, a read at a time).
+        for (const step of Array.isArray(taken) ? taken : [taken]) {
+          const token = typeof step === 'number' ? step : step.token;
+          if (wantsLogprobs && typeof step !== 'number' && step.probabilities) this.logprobs.push(this.logprobEntry(token, step.probabilities));
+          reason = this.accept(token);
+          if (reason) break read;
+        }
       }
     } finally {
       // Ending the generator stops the evaluation; the sequence keeps its cache for the next call.

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { errorText, streamEvents, type ReadGate, type ServerEvent } from './server-stream.js';
 
 /** How the runtime starts llama.cpp's server for one replica. */
 export interface LlamaServerOptions {
@@ -14,11 +15,10 @@ export interface LlamaServerOptions {
   /** Context per slot; llama-server's `-c` is the total, shared by the slots. */
   contextPerSlot: number;
   gpuLayers: number | null;
+  /** Holds the streams' reads between the relay's steps (relay-pace.ts); null: never held. */
+  pace: ReadGate | null;
   log: (line: string) => void;
 }
-
-/** One server-sent event of a streamed completion, as llama-server sends it. */
-export type ServerEvent = Record<string, unknown>;
 
 /**
  * llama.cpp's `llama-server` as the engine process of a replica (issue 39; docs/decisions.md,
@@ -39,8 +39,9 @@ export class LlamaServerProcess {
     private readonly child: ChildProcess,
     private readonly folder: string,
     readonly socketPath: string,
+    private readonly pace: ReadGate | null,
   ) {
-    // One kept-alive connection per slot and then some: each stream holds one.
+    // Kept-alive connections for the short calls (health, tokenize, embeddings); streams open their own.
     this.agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
     // However this runtime ends (a forced exit past SHUTDOWN's grace included), its
     // server ends with it: nothing is left holding the weights and a port-less socket.
@@ -72,7 +73,7 @@ export class LlamaServerProcess {
       ...(options.gpuLayers !== null && options.gpuLayers > 0 ? ['-ngl', String(options.gpuLayers)] : []),
     ];
     const child = spawn(options.binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    const server = new LlamaServerProcess(child, folder, socketPath);
+    const server = new LlamaServerProcess(child, folder, socketPath, options.pace);
     let tail = '';
     child.stderr!.setEncoding('utf8');
     child.stderr!.on('data', (part: string) => {
@@ -115,43 +116,12 @@ export class LlamaServerProcess {
   }
 
   /**
-   * A streamed POST: each server-sent event's JSON, in order. Leaving the loop early
-   * (or `signal`) closes the connection, which stops the generation in the server.
+   * A streamed POST: each read's server-sent events, in order (server-stream.ts).
+   * Leaving the loop early (or `signal`) closes the connection, which stops the
+   * generation in the server.
    */
-  async *stream(route: string, body: unknown, signal: AbortSignal): AsyncGenerator<ServerEvent> {
-    const res = await this.request(route, body, signal);
-    if (res.statusCode !== 200) {
-      const text = await readAll(res);
-      let detail = text;
-      try {
-        detail = errorText(JSON.parse(text) as Record<string, unknown>);
-      } catch {
-        // not JSON: the text as it is
-      }
-      throw new Error(`llama-server ${route}: ${res.statusCode} ${detail}`);
-    }
-    res.setEncoding('utf8');
-    let buffer = '';
-    try {
-      for await (const part of res as AsyncIterable<string>) {
-        buffer += part;
-        let cut: number;
-        while ((cut = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, cut);
-          buffer = buffer.slice(cut + 2);
-          for (const line of block.split('\n')) {
-            if (!line.startsWith('data: ')) continue;
-            const data = line.slice(6);
-            if (data === '[DONE]') return;
-            const event = JSON.parse(data) as ServerEvent;
-            if (event.error) throw new Error(`llama-server ${route}: ${errorText(event)}`);
-            yield event;
-          }
-        }
-      }
-    } finally {
-      res.destroy();
-    }
+  stream(route: string, body: unknown, signal: AbortSignal): AsyncGenerator<ServerEvent[]> {
+    return streamEvents(this.socketPath, route, body, signal, this.pace);
   }
 
   private request(route: string, body: unknown, signal?: AbortSignal): Promise<http.IncomingMessage> {
@@ -185,11 +155,3 @@ async function readAll(res: http.IncomingMessage): Promise<string> {
   for await (const part of res as AsyncIterable<string>) text += part;
   return text;
 }
-
-function errorText(value: Record<string, unknown>): string {
-  const error = value.error as { message?: unknown } | string | undefined;
-  if (typeof error === 'string') return error;
-  if (error && typeof error.message === 'string') return error.message;
-  return JSON.stringify(value).slice(0, 500);
-}
-

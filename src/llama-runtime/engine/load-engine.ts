@@ -9,6 +9,7 @@ import { LlamaServerProcess } from './llama-server-process.js';
 import { contextCap, LlmEngine } from './llm-engine.js';
 import { parseLoadSpec } from './load-spec.js';
 import { DOWNLOAD_SHARE, ggufFile, type Progress } from './model-file.js';
+import type { ReadGate } from './server-stream.js';
 
 export interface EngineLog {
   info(message: string): void;
@@ -18,9 +19,10 @@ export interface EngineLog {
 /**
  * Loads the LOAD's model: finds (or downloads) the GGUF file, picks llama.cpp's
  * prebuilt binding (CUDA when the replica was given GPUs, the CPU one otherwise;
- * never a build), sizes its threads, and loads the weights with progress.
+ * never a build), sizes its threads, and loads the weights with progress. `pace`
+ * holds llama-server's streams between the relay's steps (relay-pace.ts).
  */
-export async function loadEngine(raw: Record<string, unknown>, progress: Progress, log: EngineLog): Promise<Engine> {
+export async function loadEngine(raw: Record<string, unknown>, progress: Progress, log: EngineLog, pace: ReadGate | null = null): Promise<Engine> {
   const spec = parseLoadSpec(raw);
   const file = await ggufFile(spec.location, progress);
   const gpu = (process.env.CUDA_VISIBLE_DEVICES ?? '').trim() !== '';
@@ -47,7 +49,7 @@ export async function loadEngine(raw: Record<string, unknown>, progress: Progres
     const gpuLayers = gpu ? (spec.options.nGpuLayers === null || spec.options.nGpuLayers < 0 ? 999 : spec.options.nGpuLayers) : 0;
     const contextPerSlot = contextCap(model, spec);
     log.info(`llama.cpp's server holds the weights (${serverBinary})`);
-    const server = await LlamaServerProcess.start({ binary: serverBinary, file, threads, parallel: spec.options.nParallel, contextPerSlot, gpuLayers, log: (line) => log.warn(line) });
+    const server = await LlamaServerProcess.start({ binary: serverBinary, file, threads, parallel: spec.options.nParallel, contextPerSlot, gpuLayers, pace, log: (line) => log.warn(line) });
     server.onExit((why) => {
       // The engine process is gone: so is this replica. The control plane restarts it.
       log.warn(`${why}; the runtime exits`);

@@ -1,6 +1,7 @@
 import type { Token } from 'node-llama-cpp';
 import type { GenerationRequest } from './generation.js';
-import type { LlamaServerProcess, ServerEvent } from './llama-server-process.js';
+import type { LlamaServerProcess } from './llama-server-process.js';
+import type { ServerEvent } from './server-stream.js';
 
 /** Below this a temperature means greedy, as in generation.ts. */
 const GREEDY_BELOW = 1e-5;
@@ -62,17 +63,24 @@ export class ServerCompletion {
     };
   }
 
-  /** The streamed tokens; ends when the server stops, or when the consumer stops reading (which cancels it there). */
-  async *steps(signal: AbortSignal): AsyncGenerator<ServerStep> {
+  /** The streamed tokens, as many as each read of the stream brought; ends when the server stops, or when the consumer stops reading (which cancels it there). */
+  async *steps(signal: AbortSignal): AsyncGenerator<ServerStep[]> {
     const wantsLogprobs = this.request.config.topLogprobs !== null;
-    for await (const event of this.server.stream('/completion', this.body(), signal)) {
-      const tokens = Array.isArray(event.tokens) ? (event.tokens as Token[]) : [];
-      const probabilities = wantsLogprobs ? candidates(event) : [];
-      for (const [i, token] of tokens.entries()) yield probabilities[i] ? { token, probabilities: probabilities[i] } : { token };
-      if (event.stop === true) {
-        this.stoppedFor = event.stop_type === 'limit' ? 'length' : 'stop';
-        return;
+    for await (const events of this.server.stream('/completion', this.body(), signal)) {
+      const steps: ServerStep[] = [];
+      let stopped = false;
+      for (const event of events) {
+        const tokens = Array.isArray(event.tokens) ? (event.tokens as Token[]) : [];
+        const probabilities = wantsLogprobs ? candidates(event) : [];
+        for (const [i, token] of tokens.entries()) steps.push(probabilities[i] ? { token, probabilities: probabilities[i] } : { token });
+        if (event.stop === true) {
+          this.stoppedFor = event.stop_type === 'limit' ? 'length' : 'stop';
+          stopped = true;
+          break;
+        }
       }
+      if (steps.length > 0) yield steps;
+      if (stopped) return;
     }
   }
 }
