@@ -9,9 +9,10 @@ import type { ReadGate } from './engine/server-stream.js';
  * out a step at a time, at most one step per interval: after a step leaves, every
  * stream's socket to llama-server stops being read (in the kernel: no wake-up at all)
  * until the interval is over, then what came meanwhile is read, parsed and sent as
- * one frame. A token that comes after a quiet interval (the first of an answer, or
- * any token of a model slower than the pace) goes out at once, so the pace adds
- * nothing to the time to first token and, at most, the interval to a later token.
+ * one frame. A token that comes after a quiet interval (any token of a model slower
+ * than the pace) goes out at once, and so do an answer's first token and its end
+ * (StepOutbox), so the pace adds nothing to the time to first token or to the whole
+ * answer's, and at most the interval to a token in between.
  */
 export class RelayPace implements ReadGate {
   private readonly streams = new Set<Socket>();
@@ -34,10 +35,9 @@ export class RelayPace implements ReadGate {
     this.timer = setTimeout(() => this.open(), this.intervalMs);
   }
 
+  /** A stream whose first token went out: its later reads wait for the pace. */
   add(socket: Socket): void {
     this.streams.add(socket);
-    // A stream that starts during a held interval waits for it like the others.
-    if (this.timer) socket.pause();
   }
 
   remove(socket: Socket): void {

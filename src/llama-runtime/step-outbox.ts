@@ -8,12 +8,18 @@ import type { RelayPace } from './relay-pace.js';
  * turn with one message sends it as an ordinary frame. Node has one thread, so the
  * turn is the runtime's step: the frame goes out before the next token is waited for,
  * or, while tokens come faster than the relay's pace (relay-pace.ts), once the
- * interval since the last frame is over. `HANGAR_TOKEN_RELAY=per-token` sends every
- * message at once, the relay benchmark's baseline.
+ * interval since the last frame is over; a call's first CHUNK and every RESULT, END
+ * and ERROR never wait for the pace (the time to first token, and an answer's end).
+ * `HANGAR_TOKEN_RELAY=per-token` sends every message at once, the relay benchmark's
+ * baseline.
  */
 export class StepOutbox {
   private items: Array<[number, Record<string, unknown>]> = [];
   private scheduled = false;
+  /** A flush set for when the pace allows it. */
+  private held: NodeJS.Timeout | null = null;
+  /** Calls that have sent a CHUNK: their next ones may wait for the pace. */
+  private readonly streaming = new Set<unknown>();
   private readonly perToken: boolean;
   /** Steps that sent call messages, and the calls they carried (the PONG stats). */
   steps = 0;
@@ -34,10 +40,21 @@ export class StepOutbox {
       return;
     }
     this.items.push([type, body]);
+    let urgent = type !== MessageType.CHUNK;
+    if (urgent) this.streaming.delete(body.id);
+    else if (!this.streaming.has(body.id)) {
+      this.streaming.add(body.id);
+      urgent = true;
+    }
+    if (urgent && this.held) {
+      clearTimeout(this.held);
+      this.held = null;
+      this.scheduled = false;
+    }
     if (!this.scheduled) {
       this.scheduled = true;
-      const wait = this.pace.wait();
-      if (wait > 0) setTimeout(() => this.flush(), wait);
+      const wait = urgent ? 0 : this.pace.wait();
+      if (wait > 0) this.held = setTimeout(() => this.flush(), wait);
       else setImmediate(() => this.flush());
     }
   }
@@ -45,6 +62,8 @@ export class StepOutbox {
   /** Sends what is waiting now (before a message that must not pass it, or at exit). */
   flush(): void {
     this.scheduled = false;
+    if (this.held) clearTimeout(this.held);
+    this.held = null;
     const items = this.items;
     if (items.length === 0) return;
     this.items = [];

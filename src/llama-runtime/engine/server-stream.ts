@@ -71,7 +71,7 @@ export async function* streamEvents(socketPath: string, route: string, body: unk
   });
   socket.write(`POST ${route} HTTP/1.1\r\nHost: llama-server\r\nContent-Type: application/json\r\nContent-Length: ${payload.length}\r\nConnection: close\r\n\r\n`);
   socket.write(payload);
-  gate?.add(socket);
+  let paced = false;
   try {
     for (;;) {
       if (queue.length > 0) {
@@ -81,6 +81,11 @@ export async function* streamEvents(socketPath: string, route: string, body: unk
         const failed = events.find((event) => event.error);
         if (failed) throw new Error(`llama-server ${route}: ${errorText(failed)}`);
         yield events;
+        // Held only from its second read on: the first token goes out with no wait.
+        if (!paced && gate) {
+          gate.add(socket);
+          paced = true;
+        }
         continue;
       }
       if (failure) throw failure;
@@ -92,7 +97,7 @@ export async function* streamEvents(socketPath: string, route: string, body: unk
     }
   } finally {
     signal.removeEventListener('abort', onAbort);
-    gate?.remove(socket);
+    if (paced) gate?.remove(socket);
     socket.destroy();
   }
 }
