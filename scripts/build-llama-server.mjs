@@ -57,13 +57,13 @@ const PATCHES = [
 
 /**
  * Changes for the engine process only, not the --from-source baseline (which is
- * llama-server as a user builds it): the cost of work Hangar's runtime does itself.
- * llama-server parses the text generated so far with the model's chat format on
- * every streamed token, for `/completion` too, whose answers never carry the parse:
- * the whole text again per token (and, when the text does not follow the format, a
- * warning line with all of it on stderr, which the runtime then reads). The runtime
- * asks `/completion` only and parses tool calls and reasoning itself, so the server
- * skips the parse for it.
+ * llama-server as a user builds it). First, the cost of work the runtime does itself:
+ * llama-server parses the text generated so far with the model's chat format on every
+ * streamed token, for `/completion` too, whose answers never carry the parse: the whole
+ * text again per token (and, when the text does not follow the format, a warning line
+ * with all of it on stderr, which the runtime then read). The runtime asks
+ * `/completion` only and parses tool calls and reasoning itself, so the server skips
+ * the parse for it. Second, the server ends with its runtime (below).
  */
 const ENGINE_PATCHES = [
   {
@@ -81,6 +81,36 @@ const ENGINE_PATCHES = [
       '        is_updated = true;\n' +
       '        if (res_type == TASK_RESPONSE_TYPE_NONE) {\n            return; // hangar: /completion answers carry no parsed message\n        }\n' +
       '        oaicompat_msg = state.update_chat_msg(content, false, oaicompat_msg_diffs);',
+  },
+  {
+    // The server ends with its runtime, however the runtime ends: a runtime killed by a
+    // signal runs no exit handler, and if the control plane died with it nobody would
+    // kill the group; the kernel's parent-death signal always comes. The runtime names
+    // itself in HANGAR_LLAMA_SERVER_PARENT; a server whose parent is already another
+    // process (the runtime died before this line) exits at once.
+    file: 'tools/server/main.cpp',
+    find: 'int main(int argc, char ** argv) {\n    return llama_server(argc, argv);\n}',
+    replace: [
+      '#ifdef __linux__',
+      '#include <csignal>',
+      '#include <cstdlib>',
+      '#include <sys/prctl.h>',
+      '#include <unistd.h>',
+      '#endif',
+      '',
+      'int main(int argc, char ** argv) {',
+      '#ifdef __linux__',
+      '    // hangar: end with the runtime that started this server (scripts/build-llama-server.mjs)',
+      '    if (const char * parent = std::getenv("HANGAR_LLAMA_SERVER_PARENT")) {',
+      '        prctl(PR_SET_PDEATHSIG, SIGKILL);',
+      '        if (getppid() != (pid_t) std::atol(parent)) {',
+      '            return 1;',
+      '        }',
+      '    }',
+      '#endif',
+      '    return llama_server(argc, argv);',
+      '}',
+    ].join('\n'),
   },
 ];
 

@@ -337,6 +337,25 @@ describe('llama.cpp engine: GGUF models', () => {
     expect(events.some((e: string) => e.includes('died') && e.includes('SIGKILL'))).toBe(true);
   }, 90_000);
 
+  it("ends a runtime's llama-server with the runtime, even when the control plane cannot stop it", async () => {
+    const [runtime] = await llamaRuntimePids('--replica q8-0');
+    expect(runtime).toBeTruthy();
+    const [engine] = await processPids(({ pid, cmdline, ppid }) => ppid === runtime && cmdline.includes('llama-server') && isAlive(pid));
+    // Under HANGAR_LLAMA_ENGINE=binding the runtime computes in-process: no engine process to leave behind.
+    if (engine === undefined) return;
+    // The control plane, frozen, cannot kill the runtime's group: only the kernel's
+    // parent-death signal (an engine patch) can end the server now.
+    process.kill(server.process.pid!, 'SIGSTOP');
+    try {
+      process.kill(runtime!, 'SIGKILL');
+      expect(await waitFor(async () => !isAlive(engine), 10_000)).toBe(true);
+    } finally {
+      process.kill(server.process.pid!, 'SIGCONT');
+    }
+    const back = await waitFor(async () => (await api.post('/v1/completions', { model: 'q8', prompt: 'Hi', max_tokens: 2 })).status === 200, 60_000);
+    expect(back).toBe(true);
+  }, 90_000);
+
   it('downloads only the quantization a launch names from the hub, with progress, and says what to do when the hub is out of reach', async () => {
     // A loopback stand-in for the hub's `resolve` route, serving the tiny files.
     const asked: string[] = [];

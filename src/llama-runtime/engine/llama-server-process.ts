@@ -72,7 +72,10 @@ export class LlamaServerProcess {
       // A CPU build warns about -ngl at all; only a GPU replica passes it.
       ...(options.gpuLayers !== null && options.gpuLayers > 0 ? ['-ngl', String(options.gpuLayers)] : []),
     ];
-    const child = spawn(options.binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    // It ends with this runtime, however the runtime ends: the kernel's parent-death
+    // signal, set by an engine patch (scripts/build-llama-server.mjs) for this pid.
+    const env = { ...process.env, HANGAR_LLAMA_SERVER_PARENT: String(process.pid) };
+    const child = spawn(options.binary, args, { stdio: ['ignore', 'ignore', 'pipe'], env });
     const server = new LlamaServerProcess(child, folder, socketPath, options.pace);
     let tail = '';
     child.stderr!.setEncoding('utf8');
