@@ -26,13 +26,17 @@ export class RelayPace implements ReadGate {
     return Math.max(0, this.lastStep + this.intervalMs - now);
   }
 
-  /** A step left: the streams' reads stop until the interval is over. */
+  /**
+   * A step left: the streams' reads stop until the interval is over. Steps that do not
+   * wait for the pace (a first token, an end) may come closer together than that; they
+   * hold the streams until the interval that is already running ends, never longer, so
+   * a busy replica's many short answers cannot keep a long one waiting.
+   */
   stepSent(now = performance.now()): void {
     this.lastStep = now;
     if (this.intervalMs <= 0 || this.streams.size === 0) return;
     for (const socket of this.streams) socket.pause();
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.open(), this.intervalMs);
+    this.timer ??= setTimeout(() => this.open(), this.intervalMs);
   }
 
   /** A stream whose first token went out: its later reads wait for the pace. */

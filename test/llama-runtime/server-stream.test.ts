@@ -40,6 +40,19 @@ describe("llama-server's streamed answer, parsed as it is read", () => {
     expect(parseInPieces(split, 4).events).toEqual([{ tokens: [9] }, { tokens: [10] }]);
   });
 
+  it('takes a body framed by the end of the connection whole when the connection closes', () => {
+    const parser = new ResponseParser();
+    const events = parser.feed(Buffer.from(`HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: {"tokens":[5]}\n\n`));
+    expect(events).toEqual([{ tokens: [5] }]);
+    expect(parser.done).toBe(false);
+    parser.endOfInput();
+    expect(parser.done).toBe(true);
+    const cut = new ResponseParser();
+    cut.feed(Buffer.from(OK_HEAD + chunk('data: {"tokens":[1]}\n\n')));
+    cut.endOfInput();
+    expect(cut.done).toBe(false); // a chunked answer without its last chunk was cut
+  });
+
   it('reads an error answer with a Content-Length as its message, and stops at its length', () => {
     const body = JSON.stringify({ error: { code: 400, message: 'the prompt is too long', type: 'invalid_request_error' } });
     const { parser, events } = parseInPieces(`HTTP/1.1 400 Bad Request\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`, 5);
@@ -119,6 +132,27 @@ describe('a stream read over a Unix socket, held by the relay pace', () => {
     expect(reads.length).toBeLessThanOrEqual(Math.floor(elapsed / 25) + 2);
     expect(reads.length).toBeLessThan(30);
   });
+
+  it('holds a stream one interval at most, however often other answers send steps of their own', async () => {
+    const { socketPath } = await tokenServer(40, 2);
+    const pace = new RelayPace(30);
+    const readsAt: number[] = [];
+    // Other calls' first tokens and ends leave every 5 ms without waiting for the pace.
+    const others = setInterval(() => pace.stepSent(), 5);
+    try {
+      for await (const events of streamEvents(socketPath, '/completion', {}, new AbortController().signal, pace)) {
+        void events;
+        readsAt.push(performance.now());
+        pace.stepSent();
+      }
+    } finally {
+      clearInterval(others);
+    }
+    expect(readsAt.length).toBeGreaterThan(1);
+    // Each read after the first came when its interval ran out, not when the steps stopped.
+    const gaps = readsAt.slice(1).map((at, i) => at - readsAt[i]!);
+    expect(Math.max(...gaps)).toBeLessThan(30 * 4);
+  }, 10_000); // a stream starved by the other steps would never end: fail in bounded time
 
   it('ends with the reason when the answer stops early, and closes the connection when aborted', async () => {
     const { socketPath } = await tokenServer(1000, 5);

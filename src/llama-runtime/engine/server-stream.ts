@@ -4,7 +4,7 @@ import { StringDecoder } from 'node:string_decoder';
 /** One server-sent event of a streamed completion, as llama-server sends it. */
 export type ServerEvent = Record<string, unknown>;
 
-/** Who decides when a stream's socket may be read (relay-pacing.ts). */
+/** Who decides when a stream's socket may be read (relay-pace.ts). */
 export interface ReadGate {
   add(socket: net.Socket): void;
   remove(socket: net.Socket): void;
@@ -16,7 +16,7 @@ const CRLF2 = Buffer.from('\r\n\r\n');
  * A streamed POST to llama-server over its private Unix socket, on a connection of its
  * own (llama-server closes a stream's connection when the stream ends anyway), read
  * with `onread` so that pausing the socket stops the reads in the kernel: the relay's
- * pacing (relay-pacing.ts) holds every stream's socket between two steps, and the
+ * pace (relay-pace.ts) holds every stream's socket between two steps, and the
  * tokens that came meanwhile are read, parsed and relayed together in one wake-up.
  * Node's http client cannot do that: its parser resumes the socket whenever its own
  * buffer drains, so every token woke the runtime (docs/decisions.md, "llama.cpp: the
@@ -65,6 +65,7 @@ export async function* streamEvents(socketPath: string, route: string, body: unk
     notify();
   });
   socket.on('close', () => {
+    parser.endOfInput();
     if (!parser.done) failure ??= new Error(`llama-server ${route}: the connection closed before the answer ended`);
     finished = true;
     notify();
@@ -139,6 +140,11 @@ export class ResponseParser {
     const out: ServerEvent[] = [];
     for (const piece of this.unframe(body)) this.take(piece, out);
     return out;
+  }
+
+  /** The connection closed: the end of a body framed by the close, a cut answer otherwise. */
+  endOfInput(): void {
+    if (this.head === null && this.framing.kind === 'close') this.done = true;
   }
 
   errorDetail(): string {
