@@ -1,4 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { repoRoot } from './server.js';
@@ -23,11 +24,14 @@ export function llamaServerBinary(): string {
 
 export async function startLlamaServer(binary: string, file: string, options: { threads: number; parallel: number; contextPerSlot: number }): Promise<LlamaServer> {
   const port = await freePort();
-  const child = spawn(
-    binary,
-    ['-m', file, '--host', '127.0.0.1', '--port', String(port), '-t', String(options.threads), '-tb', String(options.threads), '-np', String(options.parallel), '-c', String(options.contextPerSlot * options.parallel), '--no-webui', '--log-disable'],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+  // The baseline is the unpatched server, which does not end with its parent by itself:
+  // util-linux's setpriv gives it the parent-death signal, so a bench stopped half way
+  // (Ctrl-C, a crash) leaves no server behind.
+  const args = [
+    '-m', file, '--host', '127.0.0.1', '--port', String(port), '-t', String(options.threads), '-tb', String(options.threads), '-np', String(options.parallel), '-c', String(options.contextPerSlot * options.parallel), '--no-webui', '--log-disable',
+  ];
+  const withParent = existsSync('/usr/bin/setpriv') ? ['/usr/bin/setpriv', ['--pdeathsig', 'KILL', '--', binary, ...args]] as const : [binary, args] as const;
+  const child = spawn(withParent[0], [...withParent[1]], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (part: Buffer) => (stderr = (stderr + part.toString()).slice(-4000)));
   const url = `http://127.0.0.1:${port}`;
