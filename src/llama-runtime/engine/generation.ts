@@ -100,13 +100,21 @@ export class Generation {
     const wantsLogprobs = this.request.config.topLogprobs !== null;
     let reason: 'stop' | 'length' | null = null;
     try {
+      const take = (step: Step): 'stop' | 'length' | null => {
+        const token = typeof step === 'number' ? step : step.token;
+        if (wantsLogprobs && typeof step !== 'number' && step.probabilities) this.logprobs.push(this.logprobEntry(token, step.probabilities));
+        return this.accept(token);
+      };
       read: for await (const taken of steps) {
         if (signal.aborted) throw new CallAborted();
         // A source may hand over several tokens at once (llama-server's stream, a read at a time).
-        for (const step of Array.isArray(taken) ? taken : [taken]) {
-          const token = typeof step === 'number' ? step : step.token;
-          if (wantsLogprobs && typeof step !== 'number' && step.probabilities) this.logprobs.push(this.logprobEntry(token, step.probabilities));
-          reason = this.accept(token);
+        if (!Array.isArray(taken)) {
+          reason = take(taken);
+          if (reason) break;
+          continue;
+        }
+        for (const step of taken) {
+          reason = take(step);
           if (reason) break read;
         }
       }

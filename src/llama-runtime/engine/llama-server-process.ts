@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { errorText, streamEvents, type ReadGate, type ServerEvent } from './server-stream.js';
+import { streamEvents, type ReadGate, type ServerEvent } from './server-stream.js';
 
 /** How the runtime starts llama.cpp's server for one replica. */
 export interface LlamaServerOptions {
@@ -41,8 +41,8 @@ export class LlamaServerProcess {
     readonly socketPath: string,
     private readonly pace: ReadGate | null,
   ) {
-    // Kept-alive connections for the short calls (health, tokenize, embeddings); streams open their own.
-    this.agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+    // A kept-alive connection for the health checks while the server starts; streams open their own.
+    this.agent = new http.Agent({ keepAlive: true });
     // However this runtime ends (a forced exit past SHUTDOWN's grace included), its
     // server ends with it: nothing is left holding the weights and a port-less socket.
     const reap = (): void => {
@@ -109,15 +109,6 @@ export class LlamaServerProcess {
     });
   }
 
-  /** A POST whose answer is JSON. */
-  async post(route: string, body: unknown, signal?: AbortSignal): Promise<Record<string, unknown>> {
-    const res = await this.request(route, body, signal);
-    const text = await readAll(res);
-    const value = JSON.parse(text) as Record<string, unknown>;
-    if (res.statusCode !== 200) throw new Error(`llama-server ${route}: ${res.statusCode} ${errorText(value)}`);
-    return value;
-  }
-
   /**
    * A streamed POST: each read's server-sent events, in order (server-stream.ts).
    * Leaving the loop early (or `signal`) closes the connection, which stops the
@@ -125,18 +116,6 @@ export class LlamaServerProcess {
    */
   stream(route: string, body: unknown, signal: AbortSignal): AsyncGenerator<ServerEvent[]> {
     return streamEvents(this.socketPath, route, body, signal, this.pace);
-  }
-
-  private request(route: string, body: unknown, signal?: AbortSignal): Promise<http.IncomingMessage> {
-    const payload = Buffer.from(JSON.stringify(body));
-    return new Promise((resolve, reject) => {
-      const req = http.request(
-        { socketPath: this.socketPath, path: route, method: 'POST', agent: this.agent, signal, headers: { 'content-type': 'application/json', 'content-length': payload.length } },
-        resolve,
-      );
-      req.on('error', reject);
-      req.end(payload);
-    });
   }
 
   async stop(): Promise<void> {
@@ -150,11 +129,4 @@ export class LlamaServerProcess {
     });
     rmSync(this.folder, { recursive: true, force: true });
   }
-}
-
-async function readAll(res: http.IncomingMessage): Promise<string> {
-  res.setEncoding('utf8');
-  let text = '';
-  for await (const part of res as AsyncIterable<string>) text += part;
-  return text;
 }

@@ -31,7 +31,7 @@ export async function* streamEvents(socketPath: string, route: string, body: unk
   const parser = new ResponseParser();
   let queue: ServerEvent[] = [];
   let failure: Error | null = null;
-  let finished = false;
+  let closed = false;
   let wake: (() => void) | null = null;
   const notify = (): void => {
     const resolve = wake;
@@ -45,7 +45,6 @@ export async function* streamEvents(socketPath: string, route: string, body: unk
       callback: (bytes, buffer) => {
         try {
           for (const event of parser.feed(Buffer.from(buffer.buffer, buffer.byteOffset, bytes))) queue.push(event);
-          if (parser.done) finished = true;
         } catch (err) {
           failure = err as Error;
         }
@@ -67,7 +66,7 @@ export async function* streamEvents(socketPath: string, route: string, body: unk
   socket.on('close', () => {
     parser.endOfInput();
     if (!parser.done) failure ??= new Error(`llama-server ${route}: the connection closed before the answer ended`);
-    finished = true;
+    closed = true;
     notify();
   });
   socket.write(`POST ${route} HTTP/1.1\r\nHost: llama-server\r\nContent-Type: application/json\r\nContent-Length: ${payload.length}\r\nConnection: close\r\n\r\n`);
@@ -90,7 +89,7 @@ export async function* streamEvents(socketPath: string, route: string, body: unk
         continue;
       }
       if (failure) throw failure;
-      if (finished || parser.done) {
+      if (closed || parser.done) {
         if (parser.status !== 200) throw new Error(`llama-server ${route}: ${parser.status} ${parser.errorDetail()}`);
         return;
       }
