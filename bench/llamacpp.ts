@@ -18,7 +18,7 @@ import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { llamaServerBinary, startLlamaServer } from './lib/llama-server.js';
+import { engineServerBinary, llamaServerBinary, startLlamaServer } from './lib/llama-server.js';
 import { report, writeResults } from './lib/report.js';
 import { readSse } from './lib/sse.js';
 import { client, makeHome, removeHome, repoRoot, startServer, venvPython } from './lib/server.js';
@@ -118,45 +118,63 @@ async function main(): Promise<void> {
 
     /**
      * Item 7: Hangar's llama.cpp engine against llama-server, each at its best thread
-     * count. Both are up at once (an idle llama.cpp computes nothing) and measured in
-     * turns, ours then theirs, ROUNDS times, each side keeping its best: the rates on a
-     * shared VM drift by 10% and more over a minute, which a side measured only
-     * before the other would take as its own.
+     * count, and Hangar's own build of the server alone (the engine without the relay).
+     * Every side and thread count is up at once (an idle llama.cpp computes nothing) and
+     * measured in turns, ROUNDS times, the order turned each round: the rates on a shared
+     * VM drift by 10% and more over a minute. Each round takes each side's best thread
+     * count and the ratio of the two; the figures are the medians over rounds, and the
+     * ratio printed beside is the median of the rounds' own ratios, which drift cancels.
      */
     async function againstLlamaServer(): Promise<void> {
-      const binary = llamaServerBinary();
-      const ROUNDS = 3;
-      const ours = { stream: 0, concurrent: 0, ttft: Infinity, threads: 0 };
-      const theirs = { stream: 0, concurrent: 0, ttft: Infinity, threads: 0 };
-      for (const threads of [1, 2]) {
-        await launch(`q8t${threads}`, { model_engine: 'llama.cpp', quantization: 'q8_0', n_threads: threads });
-        const baseline = await startLlamaServer(binary, model.files.q8_0, { threads, parallel: 8, contextPerSlot: 512 });
-        const at = `${baseline.url}/v1/completions`;
-        const mine = { stream: 0, concurrent: 0, ttft: Infinity };
-        const their = { stream: 0, concurrent: 0, ttft: Infinity };
-        try {
-          for (let round = 0; round < ROUNDS; round++) {
-            for (const [side, uid, where] of [[mine, `q8t${threads}`, url], [their, 'bench-gguf', at]] as const) {
-              side.stream = Math.max(side.stream, await streamRate(uid, where));
-              side.concurrent = Math.max(side.concurrent, await concurrentRate(uid, where));
-              side.ttft = Math.min(side.ttft, await firstText(uid, where));
-            }
+      const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+      const binaries = { theirs: llamaServerBinary(), engine: engineServerBinary() };
+      type Side = 'ours' | 'theirs' | 'engine';
+      type Sample = { stream: number; concurrent: number; ttft: number };
+      const targets: Array<{ side: Side; threads: number; uid: string; at: string }> = [];
+      const servers: Array<{ stop(): Promise<void> }> = [];
+      try {
+        for (const threads of [1, 2]) {
+          await launch(`q8t${threads}`, { model_engine: 'llama.cpp', quantization: 'q8_0', n_threads: threads });
+          targets.push({ side: 'ours', threads, uid: `q8t${threads}`, at: url });
+          for (const side of ['theirs', 'engine'] as const) {
+            const started = await startLlamaServer(binaries[side], model.files.q8_0, { threads, parallel: 8, contextPerSlot: 512 });
+            servers.push(started);
+            targets.push({ side, threads, uid: 'bench-gguf', at: `${started.url}/v1/completions` });
           }
-        } finally {
-          await baseline.stop();
-          await api.delete(`/v1/models/q8t${threads}`);
         }
-        console.log(`Hangar, ${threads} thread(s): ${mine.stream.toFixed(0)} tok/s one stream, ${mine.concurrent.toFixed(0)} tok/s 8 streams, first text ${mine.ttft.toFixed(1)} ms`);
-        console.log(`llama-server, ${threads} thread(s): ${their.stream.toFixed(0)} tok/s one stream, ${their.concurrent.toFixed(0)} tok/s 8 streams, first text ${their.ttft.toFixed(1)} ms`);
-        for (const [total, side] of [[ours, mine], [theirs, their]] as const) {
-          if (side.stream > total.stream) Object.assign(total, { stream: side.stream, threads });
-          total.concurrent = Math.max(total.concurrent, side.concurrent);
-          total.ttft = Math.min(total.ttft, side.ttft);
+        const rounds: Array<Record<Side, Sample & { threads: number }>> = [];
+        for (let round = 0; round < ROUNDS; round++) {
+          const samples = new Map<(typeof targets)[number], Sample>();
+          for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
+            samples.set(target, { stream: await streamRate(target.uid, target.at), concurrent: await concurrentRate(target.uid, target.at), ttft: await firstText(target.uid, target.at) });
+          }
+          const best = (side: Side) => {
+            const mine = targets.filter((t) => t.side === side).map((t) => ({ threads: t.threads, ...samples.get(t)! }));
+            const top = mine.reduce((a, b) => (b.stream > a.stream ? b : a));
+            return { threads: top.threads, stream: top.stream, concurrent: Math.max(...mine.map((m) => m.concurrent)), ttft: Math.min(...mine.map((m) => m.ttft)) };
+          };
+          rounds.push({ ours: best('ours'), theirs: best('theirs'), engine: best('engine') });
+          const r = rounds[round]!;
+          console.log(`round ${round + 1}: one stream ${r.ours.stream.toFixed(0)} / ${r.theirs.stream.toFixed(0)} / ${r.engine.stream.toFixed(0)} tok/s, 8 streams ${r.ours.concurrent.toFixed(0)} / ${r.theirs.concurrent.toFixed(0)} / ${r.engine.concurrent.toFixed(0)} tok/s, first text ${r.ours.ttft.toFixed(1)} / ${r.theirs.ttft.toFixed(1)} / ${r.engine.ttft.toFixed(1)} ms (Hangar / llama-server / Hangar's server alone)`);
         }
+        const of = (side: Side, key: keyof Sample) => median(rounds.map((r) => r[side][key]));
+        const paired = (key: keyof Sample, a: Side, b: Side) => median(rounds.map((r) => (key === 'ttft' ? r[b][key] / r[a][key] : r[a][key] / r[b][key])));
+        const threadsOf = (side: Side) => median(rounds.map((r) => r[side].threads));
+        const names = { stream: 'stream_tokens_per_s', concurrent: '8_concurrent_tokens_per_s', ttft: 'ttft_ms' } as const;
+        for (const key of ['stream', 'concurrent', 'ttft'] as const) {
+          const unit = key === 'ttft' ? 'ms' : 'tok/s';
+          const lowerIsBetter = key === 'ttft';
+          const where = `${size} Q8_0, median of ${ROUNDS} rounds, best threads: ours ${threadsOf('ours')}, theirs ${threadsOf('theirs')}`;
+          report(`llamacpp_vs_llama_server_${names[key]} (${where})`, of('ours', key), of('theirs', key), unit, { lowerIsBetter, target: key === 'ttft' ? '<= baseline' : '>= 0.95' });
+          console.log(`  paired: the rounds' own ratios have median ${paired(key, 'ours', 'theirs').toFixed(2)}x`);
+          // The relay's cost alone: the same engine binary, asked directly.
+          report(`llamacpp_vs_own_server_alone_${names[key]} (${where})`, of('ours', key), of('engine', key), unit, { lowerIsBetter });
+          report(`own_server_alone_vs_llama_server_${names[key]} (${where})`, of('engine', key), of('theirs', key), unit, { lowerIsBetter });
+        }
+      } finally {
+        for (const started of servers) await started.stop();
+        for (const threads of [1, 2]) await api.delete(`/v1/models/q8t${threads}`);
       }
-      report(`llamacpp_vs_llama_server_stream_tokens_per_s (${size} Q8_0, best threads: ours ${ours.threads}, theirs ${theirs.threads})`, ours.stream, theirs.stream, 'tok/s', { target: '>= 0.95' });
-      report(`llamacpp_vs_llama_server_8_concurrent_tokens_per_s (${size} Q8_0, best of 1 and 2 threads each)`, ours.concurrent, theirs.concurrent, 'tok/s', { target: '>= 0.95' });
-      report(`llamacpp_vs_llama_server_ttft_ms (${size} Q8_0, best of 1 and 2 threads each)`, ours.ttft, theirs.ttft, 'ms', { lowerIsBetter: true, target: '<= baseline' });
     }
 
     if (process.argv.includes('--only-llama-server')) {

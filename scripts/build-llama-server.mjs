@@ -24,95 +24,10 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSyn
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ENGINE_PATCHES, PATCHES } from './llama-server-patches.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const llamaDir = path.join(root, 'node_modules', 'node-llama-cpp', 'llama');
-
-/**
- * Our changes to llama.cpp's server, each applied to exactly one place or the build
- * stops. First: it parses every answer with the model's chat format and answers 500
- * when the text does not follow it ("The model produced output that does not match
- * the expected ... format"). Hangar parses tool calls and reasoning itself, from the
- * raw text, so the text is given back as content instead.
- */
-const PATCHES = [
-  {
-    file: 'common/chat.cpp',
-    find: 'throw std::runtime_error(std::string("The model produced output that does not match the expected ") + common_chat_format_name(params.format) + " format");',
-    replace: '{ common_chat_msg raw; raw.role = "assistant"; raw.content = effective_input; return raw; } // hangar: raw text, parsed by the runtime',
-  },
-  {
-    // A streamed token whose text ends inside a UTF-8 character was not sent at all (its
-    // text goes out with a later one), so a client that reads token ids lost it: the
-    // runtime decodes the ids itself and must see every one.
-    file: 'tools/server/server-context.cpp',
-    find: '        if (incomplete) {\n            slot.has_next_token = true;\n        }',
-    replace:
-      '        if (incomplete) {\n            slot.has_next_token = true;\n' +
-      '            // hangar: the token goes out now, with no text yet (the runtime decodes the ids)\n' +
-      '            result.text_to_send = "";\n            slot.add_token(result);\n' +
-      '            if (slot.task->params.stream) {\n                send_partial_response(slot, result, false);\n            }\n        }',
-  },
-];
-
-/**
- * Changes for the engine process only, not the --from-source baseline (which is
- * llama-server as a user builds it). First, the cost of work the runtime does itself:
- * llama-server parses the text generated so far with the model's chat format on every
- * streamed token, for `/completion` too, whose answers never carry the parse: the whole
- * text again per token (and, when the text does not follow the format, a warning line
- * with all of it on stderr, which the runtime then read). The runtime asks
- * `/completion` only and parses tool calls and reasoning itself, so the server skips
- * the parse for it. Second, the server ends with its runtime (below).
- */
-const ENGINE_PATCHES = [
-  {
-    file: 'tools/server/server-task.cpp',
-    find: '    if (is_begin) {\n        return; // begin marker only flushes headers, skip parsing\n    }\n    state.update_chat_msg(content, true, oaicompat_msg_diffs);',
-    replace:
-      '    if (is_begin) {\n        return; // begin marker only flushes headers, skip parsing\n    }\n' +
-      '    if (res_type == TASK_RESPONSE_TYPE_NONE) {\n        return; // hangar: /completion answers carry no parsed message\n    }\n' +
-      '    state.update_chat_msg(content, true, oaicompat_msg_diffs);',
-  },
-  {
-    file: 'tools/server/server-task.h',
-    find: '        is_updated = true;\n        oaicompat_msg = state.update_chat_msg(content, false, oaicompat_msg_diffs);',
-    replace:
-      '        is_updated = true;\n' +
-      '        if (res_type == TASK_RESPONSE_TYPE_NONE) {\n            return; // hangar: /completion answers carry no parsed message\n        }\n' +
-      '        oaicompat_msg = state.update_chat_msg(content, false, oaicompat_msg_diffs);',
-  },
-  {
-    // The server ends with its runtime, however the runtime ends: a runtime killed by a
-    // signal runs no exit handler, and if the control plane died with it nobody would
-    // kill the group; the kernel's parent-death signal always comes. The runtime names
-    // itself in HANGAR_LLAMA_SERVER_PARENT; a server whose parent is already another
-    // process (the runtime died before this line) exits at once.
-    file: 'tools/server/main.cpp',
-    find: 'int main(int argc, char ** argv) {\n    return llama_server(argc, argv);\n}',
-    replace: [
-      '#ifdef __linux__',
-      '#include <csignal>',
-      '#include <cstdlib>',
-      '#include <sys/prctl.h>',
-      '#include <unistd.h>',
-      '#endif',
-      '',
-      'int main(int argc, char ** argv) {',
-      '#ifdef __linux__',
-      '    // hangar: end with the runtime that started this server (scripts/build-llama-server.mjs)',
-      '    if (const char * parent = std::getenv("HANGAR_LLAMA_SERVER_PARENT")) {',
-      '        prctl(PR_SET_PDEATHSIG, SIGKILL);',
-      '        if (getppid() != (pid_t) std::atol(parent)) {',
-      '            return 1;',
-      '        }',
-      '    }',
-      '#endif',
-      '    return llama_server(argc, argv);',
-      '}',
-    ].join('\n'),
-  },
-];
 
 const cuda = process.argv.includes('--cuda');
 const fromSource = process.argv.includes('--from-source');

@@ -22,6 +22,16 @@ export function llamaServerBinary(): string {
   return out.trim().split('\n').pop()!;
 }
 
+/**
+ * Hangar's own build of the server (scripts/build-llama-server.mjs, the linked recipe with
+ * the engine patches): the binary its runtimes run, started alone here to tell the relay's
+ * cost from the engine's.
+ */
+export function engineServerBinary(): string {
+  const out = execFileSync(process.execPath, [path.join(repoRoot, 'scripts', 'build-llama-server.mjs')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 3_600_000 });
+  return out.trim().split('\n').pop()!;
+}
+
 export async function startLlamaServer(binary: string, file: string, options: { threads: number; parallel: number; contextPerSlot: number }): Promise<LlamaServer> {
   const port = await freePort();
   // The baseline is the unpatched server, which does not end with its parent by itself:

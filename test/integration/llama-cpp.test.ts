@@ -251,6 +251,36 @@ describe('llama.cpp engine: GGUF models', () => {
     expect(together).toEqual(solo);
   });
 
+  it('runs eight streams at once, one cut short by its client, and gives each of the others the text it gets alone', async () => {
+    // llama-server hands each result to the one thread waiting for its task (an engine
+    // patch, scripts/llama-server-patches.mjs): a result given to the wrong stream, or
+    // lost, or a stream left waiting after another's end, shows here.
+    const prompts = Array.from({ length: 7 }, (_, i) => `Count the stars, number ${i}`);
+    const solo: string[] = [];
+    for (const prompt of prompts) solo.push((await api.post('/v1/completions', { model: 'q8', prompt, max_tokens: 16, temperature: 0 })).body.choices[0].text);
+    const controller = new AbortController();
+    const cut = (async () => {
+      const stream = await sdk.completions.create({ model: 'q8', prompt: 'Go on forever', max_tokens: 400, stream: true, temperature: 0, ignore_eos: true } as OpenAI.CompletionCreateParamsStreaming, { signal: controller.signal });
+      let seen = 0;
+      try {
+        for await (const _chunk of stream) if (++seen === 2) controller.abort();
+      } catch {
+        // The SDK may end the loop with an abort error; either way the client is gone.
+      }
+      return seen;
+    })();
+    const together = await Promise.all(
+      prompts.map(async (prompt) => {
+        const res = await readSse(server.url, '/v1/completions', { model: 'q8', prompt, max_tokens: 16, temperature: 0, stream: true });
+        return jsonEvents(res).map((e) => e.choices?.[0]?.text ?? '').join('');
+      }),
+    );
+    expect(together).toEqual(solo);
+    expect(await cut).toBeGreaterThanOrEqual(1);
+    const freed = await waitFor(async () => (await api.get('/v1/models/q8/replicas')).body[0].in_flight === 0, 10_000);
+    expect(freed).toBe(true);
+  });
+
   it('refuses a prompt that leaves no room in the context', async () => {
     const res = await api.post('/v1/completions', { model: 'q8', prompt: 'the fox '.repeat(500), max_tokens: 4 });
     expect(res.status).toBe(400);

@@ -68,6 +68,9 @@ export class LlamaServerProcess {
       '-np', String(options.parallel),
       '-c', String(options.contextPerSlot * options.parallel),
       '--no-webui',
+      // Warnings and errors only: its info lines (several per request, each a wake-up of
+      // its log thread and of this runtime reading the pipe) land on the first token's path.
+      '--log-verbosity', '2',
       ...(options.threads !== null ? ['-t', String(options.threads), '-tb', String(options.threads)] : []),
       // A CPU build warns about -ngl at all; only a GPU replica passes it.
       ...(options.gpuLayers !== null && options.gpuLayers > 0 ? ['-ngl', String(options.gpuLayers)] : []),
