@@ -10,7 +10,9 @@
  *  6. the thread count: the floor with 1 and 2 threads, and the engine's default;
  *  7. llama.cpp's own server (issue 39) on the same file, same client, same request,
  *     each side at its best of 1 and 2 threads: single stream and 8 concurrent
- *     streams (targets >= 0.95), and time to first text (target: no worse).
+ *     streams (targets >= 0.95), and time to first text (target: no worse); medians
+ *     of paired rounds (BENCH_ROUNDS, default 7), with Hangar's own build of the
+ *     server asked directly as a third side, which tells the relay's cost apart.
  *     `--only-llama-server` runs just this part; `--large` runs it on a ~200M model.
  * Figures go to bench/results/llamacpp.json and docs/performance.md.
  */

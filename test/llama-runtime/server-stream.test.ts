@@ -82,18 +82,19 @@ describe('a stream read over a Unix socket, held by the relay pace', () => {
   });
 
   /** A stand-in for llama-server's stream: a token every `everyMs`, `count` of them, then the end. */
-  async function tokenServer(count: number, everyMs: number): Promise<{ socketPath: string; requests: string[] }> {
+  async function tokenServer(count: number, everyMs: number, head = OK_HEAD): Promise<{ socketPath: string; requests: string[] }> {
     folder = mkdtempSync(path.join(os.tmpdir(), 'hangar-stream-'));
     const socketPath = path.join(folder, 's.sock');
     const requests: string[] = [];
+    const responseHead = head;
     server = net.createServer((socket) => {
       // A client that went away (the abort test) leaves writes failing with EPIPE: the stream just stops.
       let gone = false;
       socket.on('error', () => (gone = true));
       socket.on('close', () => (gone = true));
-      socket.once('data', (head) => {
-        requests.push(head.toString());
-        socket.write(OK_HEAD);
+      socket.once('data', (request) => {
+        requests.push(request.toString());
+        socket.write(responseHead);
         let sent = 0;
         const timer = setInterval(() => {
           if (gone || socket.destroyed) return clearInterval(timer);
@@ -157,6 +158,21 @@ describe('a stream read over a Unix socket, held by the relay pace', () => {
     const gaps = readsAt.slice(1).map((at, i) => at - readsAt[i]!);
     expect(Math.max(...gaps)).toBeLessThan(30 * 4);
   }, 10_000); // a stream starved by the other steps would never end: fail in bounded time
+
+  it('never holds a stream llama-server paces itself (its answer says so): its end is read as it comes', async () => {
+    const pacedHead = OK_HEAD.replace('\r\n\r\n', '\r\nX-Hangar-Stream-Pace: 10\r\n\r\n');
+    const { socketPath } = await tokenServer(12, 2, pacedHead);
+    // A pace far longer than the test may run: a stream held by it would never end.
+    const pace = new RelayPace(600_000);
+    const tokens: number[] = [];
+    for await (const events of streamEvents(socketPath, '/completion', {}, new AbortController().signal, pace)) {
+      tokens.push(...events.flatMap((e) => e.tokens as number[]));
+      pace.stepSent();
+    }
+    expect(tokens).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    // A step now waits only for the rest of its tick's writes, not for the interval.
+    expect(pace.wait()).toBeLessThanOrEqual(2);
+  }, 10_000);
 
   it('ends with the reason when the answer stops early, and closes the connection when aborted', async () => {
     const { socketPath } = await tokenServer(1000, 5);

@@ -77,7 +77,9 @@ export class LlamaServerProcess {
     ];
     // It ends with this runtime, however the runtime ends: the kernel's parent-death
     // signal, set by an engine patch (scripts/build-llama-server.mjs) for this pid.
-    const env = { ...process.env, HANGAR_LLAMA_SERVER_PARENT: String(process.pid) };
+    // The relay's pace, kept by the server itself (another engine patch): a stream's
+    // tokens are written at the pace's ticks, its end at once (relay-pace.ts).
+    const env = { ...process.env, HANGAR_LLAMA_SERVER_PARENT: String(process.pid), HANGAR_STREAM_PACE_MS: String(options.pace?.intervalMs ?? 0) };
     const child = spawn(options.binary, args, { stdio: ['ignore', 'ignore', 'pipe'], env });
     const server = new LlamaServerProcess(child, folder, socketPath, options.pace);
     let tail = '';

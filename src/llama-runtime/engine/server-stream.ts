@@ -6,8 +6,12 @@ export type ServerEvent = Record<string, unknown>;
 
 /** Who decides when a stream's socket may be read (relay-pace.ts). */
 export interface ReadGate {
+  /** The relay's pace, which llama-server keeps itself when it can (an engine patch); 0: none. */
+  readonly intervalMs: number;
   add(socket: net.Socket): void;
   remove(socket: net.Socket): void;
+  /** A stream's answer said llama-server writes it at the pace's ticks: its socket is read as it comes. */
+  pacedByServer(): void;
 }
 
 const CRLF2 = Buffer.from('\r\n\r\n');
@@ -71,7 +75,8 @@ export async function* streamEvents(socketPath: string, route: string, body: unk
   });
   socket.write(`POST ${route} HTTP/1.1\r\nHost: llama-server\r\nContent-Type: application/json\r\nContent-Length: ${payload.length}\r\nConnection: close\r\n\r\n`);
   socket.write(payload);
-  let paced = false;
+  let seen = false;
+  let gated = false;
   try {
     for (;;) {
       if (queue.length > 0) {
@@ -81,10 +86,17 @@ export async function* streamEvents(socketPath: string, route: string, body: unk
         const failed = events.find((event) => event.error);
         if (failed) throw new Error(`llama-server ${route}: ${errorText(failed)}`);
         yield events;
-        // Held only from its second read on: the first token goes out with no wait.
-        if (!paced && gate) {
-          gate.add(socket);
-          paced = true;
+        // Held only from its second read on: the first token goes out with no wait. A
+        // server that paces the stream itself (it says so in a header) writes only at the
+        // pace's ticks, and an end at once: its socket is never held, so an end is read
+        // as it comes.
+        if (!seen && gate) {
+          seen = true;
+          if (parser.pacedByServer) gate.pacedByServer();
+          else {
+            gate.add(socket);
+            gated = true;
+          }
         }
         continue;
       }
@@ -97,7 +109,7 @@ export async function* streamEvents(socketPath: string, route: string, body: unk
     }
   } finally {
     signal.removeEventListener('abort', onAbort);
-    if (paced) gate?.remove(socket);
+    if (gated) gate?.remove(socket);
     socket.destroy();
   }
 }
@@ -111,6 +123,8 @@ type Framing = { kind: 'chunked' } | { kind: 'length'; left: number } | { kind: 
 export class ResponseParser {
   status = 0;
   done = false;
+  /** The answer carries `X-Hangar-Stream-Pace`: llama-server paces the stream itself (an engine patch). */
+  pacedByServer = false;
   private head: Buffer | null = Buffer.alloc(0);
   private framing: Framing = { kind: 'close' };
   /** Bytes of the body not yet decoded (a chunk-size line or chunk cut by a read). */
@@ -165,6 +179,7 @@ export class ResponseParser {
       const colon = line.indexOf(':');
       if (colon > 0) headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
     }
+    this.pacedByServer = headers.has('x-hangar-stream-pace');
     if (/chunked/i.test(headers.get('transfer-encoding') ?? '')) this.framing = { kind: 'chunked' };
     else if (headers.has('content-length')) {
       const left = Number(headers.get('content-length'));
