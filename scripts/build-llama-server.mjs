@@ -120,7 +120,7 @@ function applyPatch(src, patch) {
   const file = path.join(src, patch.file);
   const text = readFileSync(file, 'utf8');
   // A new llama.cpp that moved the line must fail here, not build an unpatched server.
-  if (text.split(patch.find).length !== 2) throw new Error(`${patch.file} no longer has the text Hangar patches; update scripts/build-llama-server.mjs`);
+  if (text.split(patch.find).length !== 2) throw new Error(`${patch.file} no longer has the text Hangar patches; update scripts/llama-server-patches.mjs`);
   writeFileSync(file, text.replace(patch.find, patch.replace));
 }
 

@@ -76,7 +76,7 @@ export class LlamaServerProcess {
       ...(options.gpuLayers !== null && options.gpuLayers > 0 ? ['-ngl', String(options.gpuLayers)] : []),
     ];
     // It ends with this runtime, however the runtime ends: the kernel's parent-death
-    // signal, set by an engine patch (scripts/build-llama-server.mjs) for this pid.
+    // signal, set by an engine patch (scripts/llama-server-patches.mjs) for this pid.
     // The relay's pace, kept by the server itself (another engine patch): a stream's
     // tokens are written at the pace's ticks, its end at once (relay-pace.ts).
     const env = { ...process.env, HANGAR_LLAMA_SERVER_PARENT: String(process.pid), HANGAR_STREAM_PACE_MS: String(options.pace?.intervalMs ?? 0) };
