@@ -37,7 +37,9 @@ export const PATCHES = [
  * text again per token (and, when the text does not follow the format, a warning line
  * with all of it on stderr, which the runtime then read). The runtime asks
  * `/completion` only and parses tool calls and reasoning itself, so the server skips
- * the parse for it. Second, the server ends with its runtime (below).
+ * the parse for it. Then, each with its reason below: the server ends with its runtime;
+ * a result wakes only the thread waiting for its task; and the server keeps the relay's
+ * pace itself (docs/decisions.md, "llama.cpp: one wake-up per result in llama-server").
  */
 export const ENGINE_PATCHES = [
   {
