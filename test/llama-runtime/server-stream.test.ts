@@ -86,7 +86,6 @@ describe('a stream read over a Unix socket, held by the relay pace', () => {
     folder = mkdtempSync(path.join(os.tmpdir(), 'hangar-stream-'));
     const socketPath = path.join(folder, 's.sock');
     const requests: string[] = [];
-    const responseHead = head;
     server = net.createServer((socket) => {
       // A client that went away (the abort test) leaves writes failing with EPIPE: the stream just stops.
       let gone = false;
@@ -94,7 +93,7 @@ describe('a stream read over a Unix socket, held by the relay pace', () => {
       socket.on('close', () => (gone = true));
       socket.once('data', (request) => {
         requests.push(request.toString());
-        socket.write(responseHead);
+        socket.write(head);
         let sent = 0;
         const timer = setInterval(() => {
           if (gone || socket.destroyed) return clearInterval(timer);
