@@ -120,6 +120,25 @@ function readJson(file) {
 const timingsOf = (run) => path.join(out, `vitest-files-${run}.json`);
 const VITEST_RUNS = ['unit', 'parallel', 'serial', 'container'];
 
+/** [file, test, error] of every vitest test that failed (test/timings-reporter.ts). */
+function vitestFailures() {
+  const rows = [];
+  for (const run of VITEST_RUNS) {
+    for (const file of readJson(timingsOf(run)) ?? []) for (const f of file.failed ?? []) rows.push([file.file, f.test, f.error]);
+  }
+  return rows;
+}
+
+/** [test, message] of every pytest test that failed or erred, from its JUnit XML. */
+function pytestFailures(xml) {
+  const rows = [];
+  for (const m of xml.matchAll(/<testcase classname="([^"]*)" name="([^"]*)"[^>]*>\s*<(failure|error) message="([^"]*)"/g)) {
+    const message = m[4].split('&#10;')[0].replace(/&(quot|apos|lt|gt|amp);/g, (_, e) => ({ quot: '"', apos: "'", lt: '<', gt: '>', amp: '&' })[e]);
+    rows.push([`${m[1].replace(/^tests\./, '')}::${m[2]}`, message.slice(0, 300)]);
+  }
+  return rows;
+}
+
 /** [seconds, file] of every vitest file this run timed. */
 function vitestFiles() {
   const rows = [];
@@ -129,14 +148,16 @@ function vitestFiles() {
   return rows.sort((a, b) => b[0] - a[0]);
 }
 
-/** [seconds, test] of every pytest test (set-up, call and tear-down together) from its JUnit XML. */
-function pytestTests() {
-  let xml = '';
+function pytestXml() {
   try {
-    xml = readFileSync(path.join(out, 'pytest.xml'), 'utf8');
+    return readFileSync(path.join(out, 'pytest.xml'), 'utf8');
   } catch {
-    return [];
+    return '';
   }
+}
+
+/** [seconds, test] of every pytest test (set-up, call and tear-down together) from its JUnit XML. */
+function pytestTests(xml) {
   const rows = [];
   for (const m of xml.matchAll(/<testcase classname="([^"]*)" name="([^"]*)"[^>]*? time="([\d.]+)"/g)) {
     rows.push([Number(m[3]), `${m[1].replace(/^tests\./, '')}::${m[2]}`]);
@@ -155,11 +176,15 @@ function printTable() {
     lines.push('', `15 slowest vitest files (of ${files.length}):`);
     for (const [s, f] of files.slice(0, 15)) lines.push(`${fmt(s)}  ${f}`);
   }
-  const tests = pytestTests();
+  const xml = pytestXml();
+  const tests = pytestTests(xml);
   if (tests.length > 0) {
     lines.push('', `15 slowest pytest tests (of ${tests.length}):`);
     for (const [s, t] of tests.slice(0, 15)) lines.push(`${fmt(s)}  ${t}`);
   }
+  // What failed, last, where a CI log's tail shows it (the parts' own output is far above).
+  const failures = [...vitestFailures().map(([file, test, error]) => `  ${file} > ${test}\n      ${error}`), ...pytestFailures(xml).map(([test, error]) => `  pytest ${test}\n      ${error}`)];
+  if (failures.length > 0) lines.push('', `failed tests (${failures.length}):`, ...failures);
   lines.push(`machine: ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.cpus()[0]?.model ?? 'unknown CPU'}`);
   const text = lines.join('\n');
   console.log(text);

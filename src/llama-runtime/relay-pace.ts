@@ -30,6 +30,14 @@ const GATHER_MS = 2;
  */
 export class RelayPace implements ReadGate {
   private readonly streams = new Set<Socket>();
+  /**
+   * Streams the last interval's end resumed that have not been read since. A step that
+   * leaves before their read (another call's first token, an end, or the outbox's own
+   * timer, due in the same turn as ours) must not pause them again: they would wait a
+   * whole further interval, and a busy replica could keep one waiting many (seen: 124 ms
+   * on a 30 ms pace).
+   */
+  private readonly owed = new Set<Socket>();
   private lastStep = -Infinity;
   private timer: NodeJS.Timeout | null = null;
   private serverPaces = false;
@@ -51,8 +59,13 @@ export class RelayPace implements ReadGate {
   stepSent(now = performance.now()): void {
     this.lastStep = now;
     if (this.intervalMs <= 0 || this.streams.size === 0) return;
-    for (const socket of this.streams) socket.pause();
+    for (const socket of this.streams) if (!this.owed.has(socket)) socket.pause();
     this.timer ??= setTimeout(() => this.open(), this.intervalMs);
+  }
+
+  /** A stream's socket was read: one owed its read is held again until the running interval ends. */
+  read(socket: Socket): void {
+    if (this.owed.delete(socket) && this.timer) socket.pause();
   }
 
   /** A stream whose first token went out: its later reads wait for the pace. */
@@ -62,6 +75,7 @@ export class RelayPace implements ReadGate {
 
   remove(socket: Socket): void {
     this.streams.delete(socket);
+    this.owed.delete(socket);
   }
 
   pacedByServer(): void {
@@ -70,6 +84,9 @@ export class RelayPace implements ReadGate {
 
   private open(): void {
     this.timer = null;
-    for (const socket of this.streams) socket.resume();
+    for (const socket of this.streams) {
+      socket.resume();
+      this.owed.add(socket);
+    }
   }
 }

@@ -140,22 +140,29 @@ describe('a stream read over a Unix socket, held by the relay pace', () => {
   it('holds a stream one interval at most, however often other answers send steps of their own', async () => {
     const { socketPath } = await tokenServer(40, 2);
     const pace = new RelayPace(30);
-    const readsAt: number[] = [];
     // Other calls' first tokens and ends leave every 5 ms without waiting for the pace.
-    const others = setInterval(() => pace.stepSent(), 5);
+    // Counted rather than timed: a stalled machine delays both the steps and the reads,
+    // so the count between two reads measures the hold in intervals whatever the load.
+    let othersSteps = 0;
+    const stepsAtRead: number[] = [];
+    const others = setInterval(() => {
+      othersSteps++;
+      pace.stepSent();
+    }, 5);
     try {
       for await (const events of streamEvents(socketPath, '/completion', {}, new AbortController().signal, pace)) {
         void events;
-        readsAt.push(performance.now());
+        stepsAtRead.push(othersSteps);
         pace.stepSent();
       }
     } finally {
       clearInterval(others);
     }
-    expect(readsAt.length).toBeGreaterThan(1);
-    // Each read after the first came when its interval ran out, not when the steps stopped.
-    const gaps = readsAt.slice(1).map((at, i) => at - readsAt[i]!);
-    expect(Math.max(...gaps)).toBeLessThan(30 * 4);
+    expect(stepsAtRead.length).toBeGreaterThan(1);
+    // One interval is about 6 of those steps. A read that the steps had paused again
+    // before it happened would wait a second interval or more (seen before the fix: 25).
+    const between = stepsAtRead.slice(1).map((n, i) => n - stepsAtRead[i]!);
+    expect(Math.max(...between)).toBeLessThan(12);
   }, 10_000); // a stream starved by the other steps would never end: fail in bounded time
 
   it('never holds a stream llama-server paces itself (its answer says so): its end is read as it comes', async () => {

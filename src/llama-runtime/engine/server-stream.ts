@@ -10,6 +10,8 @@ export interface ReadGate {
   readonly intervalMs: number;
   add(socket: net.Socket): void;
   remove(socket: net.Socket): void;
+  /** The socket was read (a held stream's read after its interval). */
+  read(socket: net.Socket): void;
   /** A stream's answer said llama-server writes it at the pace's ticks: its socket is read as it comes. */
   pacedByServer(): void;
 }
@@ -36,6 +38,7 @@ export async function* streamEvents(socketPath: string, route: string, body: unk
   let queue: ServerEvent[] = [];
   let failure: Error | null = null;
   let closed = false;
+  let gated = false;
   let wake: (() => void) | null = null;
   const notify = (): void => {
     const resolve = wake;
@@ -47,6 +50,7 @@ export async function* streamEvents(socketPath: string, route: string, body: unk
     onread: {
       buffer: Buffer.allocUnsafe(64 * 1024),
       callback: (bytes, buffer) => {
+        if (gated) gate?.read(socket);
         try {
           for (const event of parser.feed(Buffer.from(buffer.buffer, buffer.byteOffset, bytes))) queue.push(event);
         } catch (err) {
@@ -76,7 +80,6 @@ export async function* streamEvents(socketPath: string, route: string, body: unk
   socket.write(`POST ${route} HTTP/1.1\r\nHost: llama-server\r\nContent-Type: application/json\r\nContent-Length: ${payload.length}\r\nConnection: close\r\n\r\n`);
   socket.write(payload);
   let seen = false;
-  let gated = false;
   try {
     for (;;) {
       if (queue.length > 0) {
