@@ -20,7 +20,7 @@ export class InvalidInput extends Error {
 const FIELDS = new Set([
   'max_tokens', 'temperature', 'top_p', 'top_k', 'min_p', 'seed', 'stop', 'stop_token_ids', 'repetition_penalty',
   'frequency_penalty', 'presence_penalty', 'logit_bias', 'logprobs', 'top_logprobs', 'response_format', 'echo',
-  'ignore_eos', 'min_tokens', 'messages', 'tools', 'tool_calls', 'tool_choice', 'chat_template_kwargs', 'dimensions', 'truncate', 'input',
+  'ignore_eos', 'min_tokens', 'grammar', 'messages', 'tools', 'tool_calls', 'tool_choice', 'chat_template_kwargs', 'dimensions', 'truncate', 'input',
 ]);
 
 /**

@@ -213,6 +213,45 @@ describe('llama.cpp engine: GGUF models', () => {
     expect(bounded.body.error.message).toMatch(/minimum .*cannot be enforced by a llama.cpp grammar/);
   });
 
+  it("holds the answer to a client's own GBNF grammar (llama-server's grammar field), streamed or not, and refuses one it cannot parse", async () => {
+    // Random weights: only the grammar makes these answers take this shape.
+    const grammar = 'root ::= ("yes" | "no") "." " " word\nword ::= [a-z]{2,5}';
+    const shape = /^(yes|no)\. [a-z]{2,5}$/;
+    const hello = [{ role: 'user', content: 'Well?' }];
+    for (const seed of [1, 2, 3]) {
+      const chat = await api.post('/v1/chat/completions', { model: 'q8', messages: hello, grammar, max_tokens: 30, temperature: 0.9, seed });
+      expect(chat.status, chat.text).toBe(200);
+      expect(chat.body.choices[0].message.content).toMatch(shape);
+      // Done when the grammar is: the only tokens it then allows end the answer.
+      expect(chat.body.choices[0].finish_reason).toBe('stop');
+    }
+    const completion = await api.post('/v1/completions', { model: 'q8', prompt: 'Answer:', grammar, max_tokens: 30, temperature: 0.9, seed: 4 });
+    expect(completion.status, completion.text).toBe(200);
+    expect(completion.body.choices[0].text).toMatch(shape);
+    // Through the OpenAI SDK, as its users send an extra field, and streamed.
+    const stream = await sdk.chat.completions.create({ model: 'q8', messages: [{ role: 'user', content: 'Well?' }], max_tokens: 30, temperature: 0.9, seed: 5, stream: true, grammar } as never);
+    let text = '';
+    for await (const chunk of stream as unknown as AsyncIterable<OpenAI.ChatCompletionChunk>) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toMatch(shape);
+    // An empty grammar asks for nothing, as in llama-server.
+    expect((await api.post('/v1/chat/completions', { model: 'q8', messages: hello, grammar: '', max_tokens: 2 })).status).toBe(200);
+    const refusals: Array<[Record<string, unknown>, RegExp]> = [
+      [{ grammar: 'root ::= word' }, /grammar: llama.cpp could not parse this GBNF grammar/],
+      [{ grammar: 'answer ::= "a"' }, /could not parse/],
+      [{ grammar: 5 }, /grammar: Invalid input: expected string/],
+      [{ grammar, response_format: { type: 'json_object' } }, /grammar and response_format cannot both shape one answer/],
+      [{ grammar, tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }], tool_choice: 'required' }, /grammar and a forced tool_choice/],
+    ];
+    for (const [fields, message] of refusals) {
+      const res = await api.post('/v1/chat/completions', { model: 'q8', messages: hello, max_tokens: 5, ...fields });
+      expect(res.status, `${JSON.stringify(fields)}: ${res.text}`).toBe(400);
+      expect(res.body.error).toMatchObject({ param: 'grammar', type: 'invalid_request_error' });
+      expect(res.body.error.message).toMatch(message);
+    }
+    // The replica is none the worse: the next answer is as before.
+    expect((await api.post('/v1/chat/completions', { model: 'q8', messages: hello, grammar, max_tokens: 30, temperature: 0.9, seed: 1 })).body.choices[0].message.content).toMatch(shape);
+  });
+
   it('forces a tool call for tool_choice "required" and for a named function, with arguments that fit its parameters', async () => {
     // Short tools: the tiny model's context is 512 tokens, and the template lists them all.
     const tools = [

@@ -89,7 +89,10 @@ const VLLM_EXTRAS: Array<[field: string, value: unknown, transformers: Outcome, 
  * The llama.cpp engine answers every field as the Transformers engine does, except
  * these: its grammars do structured output.
  */
-const LLAMA_CPP_DIFFERS: Record<string, Outcome> = { response_format: 'honoured' };
+const LLAMA_CPP_DIFFERS: Record<string, Outcome> = { response_format: 'honoured', grammar: 'honoured' };
+
+/** llama-server's own fields, which Xinference's llama.cpp engine hands to it: llama.cpp's alone (LLAMA_CPP_DIFFERS). */
+const LLAMA_SERVER_EXTRAS: Array<[field: string, value: unknown, transformers: Outcome, simulator: Outcome]> = [['grammar', 'root ::= "a"', 'refused', 'refused']];
 
 const VLLM_CHAT_EXTRAS: Array<[field: string, value: unknown, transformers: Outcome, simulator: Outcome]> = [
   ['echo', true, 'refused', 'refused'],
@@ -128,7 +131,7 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
 
   it('walks every chat field', async () => {
     await walk('/v1/chat/completions', { messages: [{ role: 'user', content: 'hi' }], max_tokens: 3 }, CHAT);
-    await walk('/v1/chat/completions', { messages: [{ role: 'user', content: 'hi' }], max_tokens: 3 }, [...VLLM_EXTRAS, ...VLLM_CHAT_EXTRAS]);
+    await walk('/v1/chat/completions', { messages: [{ role: 'user', content: 'hi' }], max_tokens: 3 }, [...VLLM_EXTRAS, ...VLLM_CHAT_EXTRAS, ...LLAMA_SERVER_EXTRAS]);
   }, 120_000);
 
   it('refuses image parts and LoRA adapters a model does not have, naming the field', async () => {
@@ -176,7 +179,7 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
 
   it('walks every completions field', async () => {
     await walk('/v1/completions', { prompt: 'hello', max_tokens: 3 }, COMPLETIONS);
-    await walk('/v1/completions', { prompt: 'hello', max_tokens: 3 }, VLLM_EXTRAS);
+    await walk('/v1/completions', { prompt: 'hello', max_tokens: 3 }, [...VLLM_EXTRAS, ...LLAMA_SERVER_EXTRAS]);
   }, 120_000);
 
   it("refuses vLLM's stream_options.continuous_usage_stats by name and accepts OpenAI's include_obfuscation", async () => {

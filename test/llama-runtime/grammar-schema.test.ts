@@ -41,7 +41,21 @@ describe('JSON schemas for llama.cpp grammars', () => {
       [{ $ref: 'https://example.com/schema.json' }, /must point into the schema's own \$defs/],
       [{ type: 'array', items: false }, /false \(nothing matches it\)/],
       ['nope', /must be a map/],
+      // Malformed, not just beyond a grammar: a grammar made from them would hold the answer to something else.
+      [{ type: 'nope' }, /f\.type must be one of string, number, integer, boolean, null, object, array/],
+      [{ type: ['string', 'date'] }, /f\.type must be one of/],
+      [{ type: [] }, /f\.type must be one of/],
+      [{ type: 'object', properties: { a: { type: 3 } } }, /f\.properties\.a\.type must be one of/],
+      [{ enum: [] }, /f\.enum must be a non-empty list/],
+      [{ type: 'object', required: 'a' }, /f\.required must be a list of property names/],
+      [{ type: 'object', properties: { a: { type: 'string' } }, required: ['a', 'b'] }, /f\.required names "b", not among f\.properties/],
+      [{ type: 'string', maxLength: -1 }, /f\.maxLength must be a whole number/],
+      [{ type: 'array', minItems: 1.5 }, /f\.minItems must be a whole number/],
     ];
     for (const [schema, message] of cases) expect(() => grammarSchema(schema, 'f'), JSON.stringify(schema)).toThrow(message);
+  });
+
+  it('takes a list of types, as JSON Schema allows', () => {
+    expect(grammarSchema({ type: ['string', 'null'], maxLength: 3 }, 'f')).toEqual({ type: ['string', 'null'], maxLength: 3 });
   });
 });

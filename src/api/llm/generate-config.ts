@@ -25,6 +25,9 @@ export const samplingShape = {
   frequency_penalty: z.number().min(-2).max(2).nullish(),
   presence_penalty: z.number().min(-2).max(2).nullish(),
   logit_bias: z.record(z.string().regex(/^\d+$/, 'keys must be token ids'), z.number().min(-100).max(100)).nullish(),
+  // llama-server's (and Xinference's llama.cpp engine's, which hands the body to it): a
+  // GBNF grammar the answer must follow. The llama.cpp engine parses it.
+  grammar: z.string().max(256 * 1024).nullish(),
   // Xinference's: the LoRA adapter that answers (also `model: "<uid>:<lora_name>"`, vLLM's way).
   lora_name: z.string().nullish(),
   // Checked against the engine (parameter-support.ts): none does n > 1 yet.
@@ -64,6 +67,7 @@ export function toGenerateConfig(body: Sampling, maxTokens: number | null | unde
   copy('presence_penalty', body.presence_penalty);
   copy('logit_bias', body.logit_bias);
   if (body.lora_name) config.lora_name = body.lora_name;
+  if (body.grammar) config.grammar = body.grammar;
   return config;
 }
 

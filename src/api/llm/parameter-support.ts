@@ -50,6 +50,8 @@ const SHARED: Record<string, Rule> = {
   prompt_logprobs: { asks: set, engines: [] },
   allowed_token_ids: { asks: notEmpty, engines: [], hint: 'logit_bias can make other tokens unlikely' },
   bad_words: { asks: notEmpty, engines: [] },
+  // llama-server's own: a GBNF grammar (an empty one asks for nothing, as there).
+  grammar: { asks: (v) => typeof v === 'string' && v.length > 0, engines: ['llama.cpp'], hint: 'a GBNF grammar is llama.cpp\'s; on other engines use response_format (json_object, json_schema)' },
   guided_json: { asks: set, engines: [], hint: GUIDED },
   guided_regex: { asks: set, engines: [], hint: GUIDED },
   guided_choice: { asks: set, engines: [], hint: GUIDED },

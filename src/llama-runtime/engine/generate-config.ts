@@ -30,6 +30,8 @@ export interface GenerateConfig {
   /** null: no log-probabilities; else this many alternatives per token. */
   topLogprobs: number | null;
   guide: Guide | null;
+  /** A GBNF grammar of the client's own (llama-server's `grammar` field), or null. */
+  grammar: string | null;
 }
 
 type Raw = Record<string, unknown>;
@@ -59,7 +61,9 @@ export function parseGenerateConfig(raw: unknown): GenerateConfig {
     ignoreEos: bool(get('ignore_eos') ?? false, 'ignore_eos'),
     topLogprobs: topLogprobs(get('logprobs'), get('top_logprobs')),
     guide: guide(get('response_format')),
+    grammar: grammarText(get('grammar')),
   };
+  if (config.grammar !== null && config.guide) throw new InvalidInput('grammar and response_format cannot both shape one answer: use one');
   if (config.topK < 0) config.topK = 0;
   for (const name of ['frequencyPenalty', 'presencePenalty'] as const) {
     if (config[name] > 2) throw new InvalidInput(`${snake(name)} must be from -2 to 2, got ${config[name]}`);
@@ -147,6 +151,13 @@ function topLogprobs(asked: unknown, top: unknown): number | null {
   const count = integer(asked === true ? (top ?? 0) : asked, 'top_logprobs', 0)!;
   if (count > 20) throw new InvalidInput(`top_logprobs must be an integer from 0 to 20, got ${count}`);
   return count;
+}
+
+/** llama-server's own `grammar` (GBNF text); an empty one asks for nothing, as there. */
+function grammarText(value: unknown): string | null {
+  if (value === undefined || value === '') return null;
+  if (typeof value !== 'string') throw new InvalidInput(`grammar must be a GBNF grammar (a string), got ${shown(value)}`);
+  return value;
 }
 
 function guide(value: unknown): Guide | null {

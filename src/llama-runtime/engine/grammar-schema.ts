@@ -10,6 +10,8 @@ const SUPPORTED = new Set([
   'items', 'prefixItems', 'minItems', 'maxItems', 'minLength', 'maxLength', 'format', '$ref', '$defs',
 ]);
 const FORMATS = new Set(['date-time', 'time', 'date']);
+const TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null', 'object', 'array']);
+const COUNTS = new Set(['minProperties', 'maxProperties', 'minItems', 'maxItems', 'minLength', 'maxLength']);
 
 /**
  * A client's JSON schema in the form node-llama-cpp makes a llama.cpp grammar from,
@@ -76,7 +78,27 @@ function rewrite(node: unknown, at: string, field: string): unknown {
         }
         out.format = value;
         break;
+      case 'type': {
+        // A type the grammar does not know is not an error to it: it would hold the answer to something else.
+        const types = Array.isArray(value) ? value : [value];
+        if (types.length === 0 || types.some((t) => typeof t !== 'string' || !TYPES.has(t))) {
+          throw new InvalidInput(`${field}: ${here} must be one of ${[...TYPES].join(', ')}, or a non-empty list of them; got ${JSON.stringify(value)}`);
+        }
+        out.type = value;
+        break;
+      }
+      case 'enum':
+        if (!Array.isArray(value) || value.length === 0) throw new InvalidInput(`${field}: ${here} must be a non-empty list of values`);
+        out.enum = value;
+        break;
+      case 'required':
+        if (!Array.isArray(value) || value.some((name) => typeof name !== 'string')) throw new InvalidInput(`${field}: ${here} must be a list of property names`);
+        out.required = value;
+        break;
       default:
+        if (COUNTS.has(key) && !(Number.isInteger(value) && (value as number) >= 0)) {
+          throw new InvalidInput(`${field}: ${here} must be a whole number, 0 or more; got ${JSON.stringify(value)}`);
+        }
         if (!SUPPORTED.has(key)) {
           throw new InvalidInput(
             `${field}: ${key} (at ${at}) cannot be enforced by a llama.cpp grammar. It enforces type, const, enum, oneOf/anyOf, properties, ` +
@@ -86,6 +108,9 @@ function rewrite(node: unknown, at: string, field: string): unknown {
         out[key] = value;
     }
   }
+  // The grammar writes the listed properties and no other name it is told is needed.
+  const missing = ((out.required as string[] | undefined) ?? []).filter((name) => !Object.hasOwn((out.properties as Schema | undefined) ?? {}, name));
+  if (missing.length > 0) throw new InvalidInput(`${field}: ${at}.required names ${missing.map((n) => JSON.stringify(n)).join(', ')}, not among ${at}.properties, so no answer held to the grammar would have it`);
   return out;
 }
 

@@ -1,4 +1,4 @@
-import type { Llama, LlamaContext, LlamaModel, Token } from 'node-llama-cpp';
+import type { Llama, LlamaContext, LlamaGrammar, LlamaModel, Token } from 'node-llama-cpp';
 import { InvalidInput } from '../invalid-input.js';
 import { ChatPrompt } from './chat-prompt.js';
 import { onlyKwargs, type CallContext, type Engine, type Method } from './engine.js';
@@ -103,6 +103,7 @@ export class LlmEngine implements Engine {
     const usesTools = Array.isArray(tools) && tools.length > 0 && this.abilities.includes('tools');
     const forced = usesTools ? this.grammars.forToolChoice(tools, choice) : null;
     if (forced && config.guide) throw new InvalidInput('response_format and a forced tool_choice cannot both shape one answer');
+    if (forced && config.grammar !== null) throw new InvalidInput('grammar and a forced tool_choice cannot both shape one answer');
     let toolFormat: ToolFormat | null = usesTools ? this.spec.toolFormat : null;
     // A forced call is written as bare JSON, whatever the family's own markup.
     if (forced) toolFormat = 'json';
@@ -120,7 +121,7 @@ export class LlmEngine implements Engine {
       // DeepSeek-R1's template ends the prompt inside the reasoning.
       reasoningOpen: tags !== null && text.trimEnd().endsWith(tags[0]),
       echo: '',
-      grammar: forced ? await forced : config.guide ? await this.grammars.forGuide(config.guide) : null,
+      grammar: forced ? await forced : await this.grammarOf(config),
     });
   }
 
@@ -142,8 +143,14 @@ export class LlmEngine implements Engine {
       harmony: false,
       reasoningOpen: false,
       echo: config.echo ? prompt : '',
-      grammar: config.guide ? await this.grammars.forGuide(config.guide) : null,
+      grammar: await this.grammarOf(config),
     });
+  }
+
+  /** The grammar the request's response_format or own `grammar` holds the answer to (never both: parseGenerateConfig). */
+  private grammarOf(config: GenerateConfig): Promise<LlamaGrammar> | null {
+    if (config.guide) return this.grammars.forGuide(config.guide);
+    return config.grammar !== null ? this.grammars.forGrammar(config.grammar) : null;
   }
 
   /**

@@ -30,6 +30,20 @@ export class StructuredOutput {
     return this.forSchema(guide.schema, 'response_format.json_schema.schema');
   }
 
+  /** A client's own GBNF grammar (the `grammar` field), parsed by llama.cpp; a 400 when it cannot be. */
+  forGrammar(text: string): Promise<LlamaGrammar> {
+    return this.cached(`gbnf:${text}`, async () => {
+      try {
+        return await this.llama.createGrammar({ grammar: text });
+      } catch (err) {
+        // llama.cpp's parser says why only in its log (stderr); the message names the usual causes.
+        throw new InvalidInput(
+          `grammar: llama.cpp could not parse this GBNF grammar (${(err as Error).message}): it needs a root rule, every rule it uses defined, and GBNF syntax`,
+        );
+      }
+    });
+  }
+
   /** The grammar a tool_choice forces, or null when the model may answer freely ("auto", "none", absent). */
   forToolChoice(tools: unknown, toolChoice: unknown): Promise<LlamaGrammar> | null {
     if (toolChoice === undefined || toolChoice === null || toolChoice === 'auto' || toolChoice === 'none') return null;
