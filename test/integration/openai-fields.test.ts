@@ -248,5 +248,12 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
     expect(content.every((c) => c.logprob <= 0 && c.top_logprobs.length === 2)).toBe(true);
     const legacy = await api.post('/v1/completions', { model: 'tf', prompt: 'hello', max_tokens: 4, temperature: 0, logprobs: 1 });
     expect(legacy.body.choices[0].logprobs.tokens).toHaveLength(legacy.body.usage.completion_tokens);
+    // top_logprobs alone would be dropped: refused by name, as vLLM's server does.
+    for (const logprobs of [undefined, false]) {
+      const alone = await api.post('/v1/chat/completions', { model: 'tf', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2, top_logprobs: 2, logprobs });
+      expect(alone.status, alone.text).toBe(400);
+      expect(alone.body.error).toMatchObject({ param: 'top_logprobs', code: 'invalid_field' });
+      expect(alone.body.error.message).toContain('top_logprobs needs logprobs: true');
+    }
   });
 });

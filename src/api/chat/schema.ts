@@ -29,5 +29,9 @@ export const chatBody = z.looseObject({
     ])
     .nullish(),
   top_logprobs: z.int().min(0).max(20).nullish(),
+}).refine((body) => body.top_logprobs === undefined || body.top_logprobs === null || body.logprobs === true, {
+  // As vLLM's server answers, and OpenAI's: alternatives come only with each token's own log-probability.
+  message: 'top_logprobs needs logprobs: true (the alternatives are listed beside each token\'s own log-probability)',
+  path: ['top_logprobs'],
 });
 export type ChatBody = z.infer<typeof chatBody>;
