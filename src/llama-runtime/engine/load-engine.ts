@@ -43,7 +43,9 @@ export async function loadEngine(raw: Record<string, unknown>, progress: Progres
     });
   } catch (err) {
     // A file llama.cpp cannot read (not GGUF, truncated, an unknown architecture) is the model's fault.
-    throw new InvalidInput(`llama.cpp cannot load ${file}: ${(err as Error).message}`);
+    // Its parser quotes a wrong magic's bytes: the start of whatever file model_path named (say /etc/passwd), which is not the caller's to read.
+    const reason = (err as Error).message.replace(/Invalid GGUF magic\..*$/s, 'it is not a GGUF file (it does not start with "GGUF")');
+    throw new InvalidInput(`llama.cpp cannot load ${file}: ${reason}`);
   }
   if (serverBinary !== null) {
     const gpuLayers = gpu ? (spec.options.nGpuLayers === null || spec.options.nGpuLayers < 0 ? 999 : spec.options.nGpuLayers) : 0;
