@@ -11,6 +11,7 @@ from hangar_runtime.engines.transformers_llm.reasoning import ReasoningSplitter
 from hangar_runtime.engines.transformers_llm.stopping import StopScanner
 from hangar_runtime.engines.transformers_llm.tool_calls import (
     ToolCallText, parse_hermes, parse_json_calls, tool_call_format)
+from hangar_runtime.errors import error_param
 
 
 def feed_all(scanner, pieces):
@@ -202,3 +203,9 @@ def test_text_parts_are_joined_and_tool_call_arguments_decoded():
 def test_bad_messages_are_invalid(messages):
     with pytest.raises(ValueError):
         normalize_messages(messages)
+
+
+def test_a_text_part_without_text_is_named_as_such():
+    with pytest.raises(ValueError, match=r"messages\[0\]\.content\[1\]\.text must be a string") as caught:
+        normalize_messages([{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text"}]}])
+    assert error_param(caught.value) == "messages.0.content.1.text"

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ChatPrompt } from '../../src/llama-runtime/engine/chat-prompt.js';
+import { fieldOf, type InvalidInput } from '../../src/llama-runtime/invalid-input.js';
 import { repoRoot, venvPython } from '../integration/harness/server.js';
 
 const SPECIAL = { bos_token: '<s>', eos_token: '</s>' };
@@ -89,6 +90,16 @@ describe('chat prompts: the llama.cpp engine renders what the Transformers engin
     expect(() => prompt.render([])).toThrow(/non-empty list/);
     expect(() => prompt.render([{ content: 'no role' }])).toThrow(/string role/);
     expect(() => prompt.render([{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }])).toThrow(/text only, not image_url/);
+    const textless = (() => {
+      try {
+        prompt.render([{ role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text' }] }]);
+      } catch (err) {
+        return err as InvalidInput;
+      }
+      return null;
+    })();
+    expect(textless?.message).toBe("messages[0].content[1].text must be a string (a text part's text)");
+    expect(fieldOf(textless)).toBe('messages.0.content.1.text');
     expect(() => new ChatPrompt('{% if %}', SPECIAL)).toThrow(/does not parse/);
   });
 });

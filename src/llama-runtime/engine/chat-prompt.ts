@@ -79,9 +79,12 @@ function textContent(content: unknown, index: number): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
     return content
-      .map((part) => {
+      .map((part, at) => {
         const p = part as { type?: unknown; text?: unknown } | null;
-        if (typeof p !== 'object' || p === null || p.type !== 'text' || typeof p.text !== 'string') {
+        if (typeof p === 'object' && p !== null && p.type === 'text' && typeof p.text !== 'string') {
+          throw new InvalidInput(`messages[${index}].content[${at}].text must be a string (a text part's text)`, `messages.${index}.content.${at}.text`);
+        }
+        if (typeof p !== 'object' || p === null || p.type !== 'text') {
           const kind = typeof p === 'object' && p !== null ? String(p.type) : typeof p;
           throw new InvalidInput(`messages[${index}]: this model takes text only, not ${kind} parts`);
         }

@@ -4,6 +4,8 @@ tokenizer's own."""
 
 import json
 
+from ...errors import field_error
+
 
 def render_chat(tokenizer, messages, *, template: str | None, tools=None, chat_template_kwargs=None,
                 parts: bool = False) -> str:
@@ -57,8 +59,10 @@ def _text_content(content, index: int) -> str:
         return content
     if isinstance(content, list):
         texts = []
-        for part in content:
-            if not isinstance(part, dict) or part.get("type") != "text" or not isinstance(part.get("text"), str):
+        for at, part in enumerate(content):
+            if isinstance(part, dict) and part.get("type") == "text" and not isinstance(part.get("text"), str):
+                raise field_error(f"messages.{index}.content.{at}.text", f"messages[{index}].content[{at}].text must be a string (a text part's text)")
+            if not isinstance(part, dict) or part.get("type") != "text":
                 kind = part.get("type") if isinstance(part, dict) else type(part).__name__
                 raise ValueError(f"messages[{index}]: this model takes text only, not {kind} parts")
             texts.append(part["text"])
