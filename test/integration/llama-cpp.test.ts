@@ -238,6 +238,8 @@ describe('llama.cpp engine: GGUF models', () => {
     const refusals: Array<[Record<string, unknown>, RegExp]> = [
       [{ grammar: 'root ::= word' }, /grammar: llama.cpp could not parse this GBNF grammar/],
       [{ grammar: 'answer ::= "a"' }, /could not parse/],
+      [{ grammar: 'root ::= root "a" | "a"' }, /could not parse.*left recursion/],
+      [{ grammar, ignore_eos: true }, /ignore_eos cannot be asked with it/],
       [{ grammar: 5 }, /grammar: Invalid input: expected string/],
       [{ grammar, response_format: { type: 'json_object' } }, /grammar and response_format cannot both shape one answer/],
       [{ grammar, tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }], tool_choice: 'required' }, /grammar and a forced tool_choice/],

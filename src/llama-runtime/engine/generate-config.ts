@@ -64,6 +64,8 @@ export function parseGenerateConfig(raw: unknown): GenerateConfig {
     grammar: grammarText(get('grammar')),
   };
   if (config.grammar !== null && config.guide) throw new InvalidInput('grammar and response_format cannot both shape one answer: use one');
+  // Once the grammar is complete only an end token may follow, which ignore_eos forbids (llama-server fails the call).
+  if (config.grammar !== null && config.ignoreEos) throw new InvalidInput('grammar: an answer held to a grammar ends when the grammar is complete, so ignore_eos cannot be asked with it');
   if (config.topK < 0) config.topK = 0;
   for (const name of ['frequencyPenalty', 'presencePenalty'] as const) {
     if (config[name] > 2) throw new InvalidInput(`${snake(name)} must be from -2 to 2, got ${config[name]}`);

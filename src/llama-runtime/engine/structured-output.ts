@@ -38,7 +38,7 @@ export class StructuredOutput {
       } catch (err) {
         // llama.cpp's parser says why only in its log (stderr); the message names the usual causes.
         throw new InvalidInput(
-          `grammar: llama.cpp could not parse this GBNF grammar (${(err as Error).message}): it needs a root rule, every rule it uses defined, and GBNF syntax`,
+          `grammar: llama.cpp could not parse this GBNF grammar (${(err as Error).message}): it needs a root rule, every rule it uses defined, no rule that starts with itself (left recursion), and GBNF syntax`,
         );
       }
     });
