@@ -89,7 +89,7 @@ describe('register: every refusal names the field', () => {
     expect(err.message).toMatch(/^Invalid model definition: model: is not valid JSON/);
   });
 
-  it.each(['bad/name', 'a b', 'x+y', 'q?', 'p%', 'h#', 'a&b', 'k=v'])('name %s', async (name) => {
+  it.each(['bad/name', 'a b', 'x+y', 'q?', 'p%', 'h#', 'a&b', 'k=v', 'nul\u0000byte', 'bell\u0007', 'del\u007f'])('name %j', async (name) => {
     const err = await expectHangarError(() => registry.register('flexible', { model: flexible({ model_name: name }) }, false), 'invalid_model_name', 400);
     expect(err.message).toContain(name);
     expect(err.param).toBe('model_name');

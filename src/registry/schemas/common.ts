@@ -6,8 +6,11 @@ import { z } from 'zod';
  * here unchanged.
  */
 
-/** Xinference's name rule (notes §8.3); `+ / ? % # & =` and whitespace would break URLs and file names. */
-export const MODEL_NAME_PATTERN = /^[^+/?%#&=\s]+$/;
+/**
+ * Xinference's name rule (notes §8.3); `+ / ? % # & =` and whitespace would break URLs
+ * and file names, and so would control characters (a NUL cannot be in a file name).
+ */
+export const MODEL_NAME_PATTERN = /^[^+/?%#&=\s\x00-\x1f\x7f]+$/;
 
 /** The hubs the runtime can download from. */
 export const MODEL_HUBS = ['huggingface', 'modelscope'] as const;
