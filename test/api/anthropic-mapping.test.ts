@@ -74,3 +74,17 @@ describe('Anthropic Messages as OpenAI chat', () => {
     expect(format.done).toBe('');
   });
 });
+
+describe('Anthropic Messages fields, checked', () => {
+  it('says max_tokens is missing only when it is, and how small it may be otherwise', () => {
+    const messages = [{ role: 'user', content: 'x' }];
+    const missing = messagesBody.safeParse({ model: 'm', messages });
+    expect(missing.error?.issues[0]).toMatchObject({ path: ['max_tokens'], message: 'is required: the most tokens to generate' });
+    for (const max_tokens of [0, -3]) {
+      const small = messagesBody.safeParse({ model: 'm', max_tokens, messages });
+      expect(small.error?.issues[0]?.path).toEqual(['max_tokens']);
+      expect(small.error?.issues[0]?.message).toMatch(/Too small: expected number to be >=1/);
+    }
+    expect(messagesBody.safeParse({ model: 'm', max_tokens: 2.5, messages }).error?.issues[0]?.message).toMatch(/expected int/);
+  });
+});

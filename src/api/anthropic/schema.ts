@@ -25,7 +25,7 @@ export type ContentBlock = z.infer<typeof contentBlock>;
 
 export const messagesBody = z.looseObject({
   model: z.string({ error: 'is required' }).min(1),
-  max_tokens: z.int({ error: 'is required: the most tokens to generate' }).min(1),
+  max_tokens: z.int({ error: (issue) => (issue.input === undefined ? 'is required: the most tokens to generate' : undefined) }).min(1),
   messages: z
     .array(z.looseObject({ role: z.enum(['user', 'assistant']), content: z.union([z.string(), z.array(contentBlock)]) }))
     .min(1, 'must hold at least one message'),
