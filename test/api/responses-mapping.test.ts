@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { HangarError } from '../../src/errors/hangar-error.js';
 import { toChatRequest } from '../../src/api/responses/chat-request.js';
+import { responsesParam, withResponsesNames } from '../../src/api/responses/error-names.js';
 import { chatMessages, normalizeInput } from '../../src/api/responses/input-items.js';
 import { finalResponse, type ResponseContext } from '../../src/api/responses/response-object.js';
 import { responsesBody } from '../../src/api/responses/schema.js';
@@ -161,5 +162,25 @@ describe('Responses answers', () => {
     expect(failed.at(-1)).toMatchObject({ type: 'response.failed', response: { status: 'failed', error: { code: 'request_aborted' } } });
     expect(failed.at(-1)!.response.output[0]).toMatchObject({ type: 'message', status: 'incomplete', content: [{ text: 'par' }] });
     expect(stored).toBe(1);
+  });
+});
+
+describe("an engine's error about a chat field, named as the Responses request spells it", () => {
+  const failing = (err: HangarError): Promise<never> => Promise.reject(err);
+
+  it('names text.format, text.format.schema, max_output_tokens and input', async () => {
+    const schema = new HangarError('inference_invalid_input', ['response_format.json_schema.schema: response_format.json_schema.schema.type must be one of string, ...'], { param: 'response_format' });
+    await expect(withResponsesNames(failing(schema))).rejects.toMatchObject({ param: 'text.format', message: 'text.format.schema: text.format.schema.type must be one of string, ...' });
+    const length = new HangarError('inference_invalid_input', ['max_tokens must be at most 100'], { param: 'max_tokens' });
+    await expect(withResponsesNames(failing(length))).rejects.toMatchObject({ param: 'max_output_tokens', message: 'max_output_tokens must be at most 100' });
+    const part = new HangarError('inference_invalid_input', ['messages.1.content: bad part'], { param: 'messages.1.content' });
+    await expect(withResponsesNames(failing(part))).rejects.toMatchObject({ param: 'input', message: 'input.content: bad part' });
+  });
+
+  it('leaves alone a field both requests name alike, and an answer', async () => {
+    const top = new HangarError('invalid_field', ['top_logprobs: too many'], { param: 'top_logprobs' });
+    await expect(withResponsesNames(failing(top))).rejects.toBe(top);
+    await expect(withResponsesNames(Promise.resolve(7))).resolves.toBe(7);
+    expect(responsesParam('tools.0.function')).toBe('tools.0.function');
   });
 });

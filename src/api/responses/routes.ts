@@ -11,6 +11,7 @@ import { prepareChatWithImages } from '../chat/serving.js';
 import { checkParameters } from '../llm/parameter-support.js';
 import { serveGeneration } from '../llm/serve-generation.js';
 import { RESPONSES_RULES, refuseUnsupported, toChatRequest } from './chat-request.js';
+import { responsesParam, withResponsesNames } from './error-names.js';
 import { type Item, chatMessages, itemId, normalizeInput } from './input-items.js';
 import { type ResponseContext, finalResponse } from './response-object.js';
 import { inputItemsQuery, responseIdParams, responsesBody } from './schema.js';
@@ -51,10 +52,10 @@ export const responsesRoutes: FastifyPluginAsync<Options> = async (fastify, { su
     const chat = chatBody.safeParse(toChatRequest(body, chatMessages(body.instructions, [...history, ...items])));
     if (!chat.success) {
       const issue = chat.error.issues[0]!;
-      const param = inputParam(issue.path.join('.'));
+      const param = responsesParam(issue.path.join('.'));
       throw new HangarError('invalid_field', [`${param}: ${issue.message}`], { param });
     }
-    const call = await withInputParams(prepareChatWithImages(supervisor, chat.data, images));
+    const call = await withResponsesNames(prepareChatWithImages(supervisor, chat.data, images));
     const ctx: ResponseContext = {
       id: itemId('resp'),
       createdAt: Math.floor(Date.now() / 1000),
@@ -65,7 +66,7 @@ export const responsesRoutes: FastifyPluginAsync<Options> = async (fastify, { su
     const save = (response: Record<string, unknown>): void => {
       if (ctx.store) store.save({ id: ctx.id, owner, createdAt: ctx.createdAt, response, inputItems: [...history, ...items] });
     };
-    return serveGeneration(supervisor, streaming, request, reply, {
+    return withResponsesNames(serveGeneration(supervisor, streaming, request, reply, {
       ...call,
       method: 'chat',
       stream: body.stream === true,
@@ -76,7 +77,7 @@ export const responsesRoutes: FastifyPluginAsync<Options> = async (fastify, { su
         return response;
       },
       format: () => responsesStreamFormat(ctx, save),
-    });
+    }));
   });
 
   app.get('/v1/responses/:response_id', { ...needs('models:read'), schema: { params: responseIdParams, tags } }, async (request) => {
@@ -100,18 +101,3 @@ export const responsesRoutes: FastifyPluginAsync<Options> = async (fastify, { su
   });
 };
 
-/** Chat's `messages...` is the request's `input` here (the message list is built from it). */
-function inputParam(param: string): string {
-  return param.startsWith('messages') ? 'input' : param;
-}
-
-async function withInputParams<T>(pending: Promise<T>): Promise<T> {
-  try {
-    return await pending;
-  } catch (err) {
-    if (err instanceof HangarError && err.param?.startsWith('messages')) {
-      throw err.withParam('input', err.message.replace(/\bmessages(\.\d+)*/g, 'input'));
-    }
-    throw err;
-  }
-}
