@@ -16,6 +16,8 @@ const LIMITS: ReadonlyArray<[string, number]> = [
   ['/v1/messages', 50 * MiB],
   ['/v1/responses', 50 * MiB],
   ['/anthropic/v1/messages', 50 * MiB],
+  ['/v1/messages/count_tokens', 50 * MiB],
+  ['/anthropic/v1/messages/count_tokens', 50 * MiB],
   ['/v1/completions', 4 * MiB],
   ['/v1/embeddings', 16 * MiB],
   ['/v1/rerank', 16 * MiB],

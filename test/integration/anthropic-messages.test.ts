@@ -83,6 +83,22 @@ describe('Anthropic Messages API (real server, both SDKs)', () => {
     expect(['end_turn', 'max_tokens', 'tool_use']).toContain(message.stop_reason);
   });
 
+  it("counts a request's input tokens as the message's usage does (count_tokens), guarded like messages", async () => {
+    const client = new Anthropic({ baseURL: server.url, apiKey: ADMIN_KEY, maxRetries: 0 });
+    const body = { system: 'You are terse.', messages: [{ role: 'user' as const, content: 'hi there, how are you' }] };
+    for (const model of ['sim', 'tiny']) {
+      const counted = await client.messages.countTokens({ model, ...body });
+      const message = await client.messages.create({ model, max_tokens: 1, ...body });
+      expect(counted).toEqual({ input_tokens: message.usage.input_tokens });
+    }
+    // The simulator counts words: system and user text.
+    expect((await client.messages.countTokens({ model: 'sim', ...body })).input_tokens).toBe(8);
+    const wrong = new Anthropic({ baseURL: server.url, apiKey: 'sk-wrongwrongwro', maxRetries: 0 });
+    await expect(wrong.messages.countTokens({ model: 'sim', ...body })).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
+    await expect(client.messages.countTokens({ model: 'nope', ...body })).rejects.toBeInstanceOf(Anthropic.NotFoundError);
+    await expect(client.messages.countTokens({ model: 'sim', messages: [] })).rejects.toBeInstanceOf(Anthropic.BadRequestError);
+  });
+
   it('refuses a bad request and a bad key in the shapes the SDK raises', async () => {
     const client = new Anthropic({ baseURL: server.url, apiKey: ADMIN_KEY, maxRetries: 0 });
     await expect(client.messages.create({ model: 'sim', messages: [{ role: 'user', content: 'x' }] } as never)).rejects.toBeInstanceOf(Anthropic.BadRequestError);
@@ -91,7 +107,7 @@ describe('Anthropic Messages API (real server, both SDKs)', () => {
     await expect(wrong.messages.create({ model: 'sim', max_tokens: 3, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
   });
 
-  it('works with the Python SDK, streamed and not', () => {
+  it('works with the Python SDK, streamed and not, and counts tokens', () => {
     const script = `
 import json, sys, anthropic
 client = anthropic.Anthropic(base_url=sys.argv[1], api_key=sys.argv[2], max_retries=0)
@@ -99,9 +115,10 @@ whole = client.messages.create(model="sim", max_tokens=6, messages=[{"role": "us
 with client.messages.stream(model="sim", max_tokens=6, messages=[{"role": "user", "content": "hi"}]) as stream:
     streamed = "".join(stream.text_stream)
     final = stream.get_final_message()
-print(json.dumps({"whole": whole.content[0].text, "streamed": streamed, "stop": final.stop_reason, "out": final.usage.output_tokens}))
+counted = client.messages.count_tokens(model="sim", messages=[{"role": "user", "content": "hi there"}]).input_tokens
+print(json.dumps({"whole": whole.content[0].text, "streamed": streamed, "stop": final.stop_reason, "out": final.usage.output_tokens, "counted": counted}))
 `;
     const out = JSON.parse(execFileSync(venvPython, ['-c', script, server.url, ADMIN_KEY], { encoding: 'utf8', timeout: 60_000 }).trim().split('\n').pop()!);
-    expect(out).toEqual({ whole: SIX_WORDS, streamed: SIX_WORDS, stop: 'max_tokens', out: 6 });
+    expect(out).toEqual({ whole: SIX_WORDS, streamed: SIX_WORDS, stop: 'max_tokens', out: 6, counted: 2 });
   });
 });

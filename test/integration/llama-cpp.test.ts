@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { createReadStream, statSync } from 'node:fs';
 import path from 'node:path';
+import Anthropic from '@anthropic-ai/sdk';
 import { Ajv } from 'ajv';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -320,6 +321,44 @@ describe('llama.cpp engine: GGUF models', () => {
     expect(await cut).toBeGreaterThanOrEqual(1);
     const freed = await waitFor(async () => (await api.get('/v1/models/q8/replicas')).body[0].in_flight === 0, 10_000);
     expect(freed).toBe(true);
+  });
+
+  it("counts a conversation's prompt tokens (Anthropic's count_tokens) as its messages call's usage does, alike on llama.cpp and Transformers", async () => {
+    const anthropic = new Anthropic({ baseURL: server.url, apiKey: 'not-needed', maxRetries: 0 });
+    const tools = [{ name: 'weather', description: 'Weather by city', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } } } }];
+    const conversation = [
+      { role: 'user' as const, content: 'Weather in Paris?' },
+      { role: 'assistant' as const, content: [{ type: 'tool_use' as const, id: 'toolu_1', name: 'weather', input: { city: 'Paris' } }] },
+      { role: 'user' as const, content: [{ type: 'tool_result' as const, tool_use_id: 'toolu_1', content: 'sunny' }] },
+    ];
+    const bodies = [{ messages: [{ role: 'user' as const, content: 'hi' }] }, { system: 'Be terse.', messages: conversation, tools }];
+    const counts: Record<string, number[]> = {};
+    for (const model of ['q8', 'hf']) {
+      for (const body of bodies) {
+        const counted = await anthropic.messages.countTokens({ model, ...body });
+        const answered = await anthropic.messages.create({ model, max_tokens: 1, temperature: 0, ...body });
+        expect(counted.input_tokens, model).toBe(answered.usage.input_tokens);
+        (counts[model] ??= []).push(counted.input_tokens);
+      }
+    }
+    // The same template and tokenizer on both engines; tools and the tool turns take room.
+    expect(counts.q8).toEqual(counts.hf);
+    expect(counts.q8![1]!).toBeGreaterThan(counts.q8![0]! + 20);
+    // Claude Code's spelling (the SDK's beta namespace), at Xinference's /anthropic prefix too.
+    const beta = new Anthropic({ baseURL: `${server.url}/anthropic`, apiKey: 'not-needed', maxRetries: 0 });
+    expect((await beta.beta.messages.countTokens({ model: 'q8', ...bodies[1]! })).input_tokens).toBe(counts.q8![1]);
+    // tool_choice none: the template is not told about the tools.
+    const none = await api.post('/v1/messages/count_tokens', { model: 'q8', ...bodies[1]!, tool_choice: { type: 'none' } });
+    expect(none.status, none.text).toBe(200);
+    expect(none.body.input_tokens).toBeLessThan(counts.q8![1]!);
+    // What a messages call refuses, counting refuses alike, in the same words.
+    const long = { model: 'q8', messages: [{ role: 'user', content: 'the fox '.repeat(300) }] };
+    const refused = await api.post('/v1/messages/count_tokens', long);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toMatch(/The prompt is \d+ tokens, which leaves no room in the model's context/);
+    expect((await api.post('/v1/messages', { ...long, max_tokens: 1 })).body.error.message).toBe(refused.body.error.message);
+    const missing = await api.post('/v1/messages/count_tokens', { model: 'q8' });
+    expect([missing.status, missing.body.error.param, missing.body.error.message]).toEqual([400, 'messages', 'messages: is required']);
   });
 
   it('refuses a prompt that leaves no room in the context', async () => {

@@ -6,12 +6,13 @@ import type { ImageFetchSettings } from '../../config/image-fetch.js';
 import { HangarError } from '../../errors/hangar-error.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 import { needs } from '../auth/route-permission.js';
-import { chatBody } from '../chat/schema.js';
+import { abortOnDisconnect } from '../client-disconnect.js';
+import { chatBody, type ChatBody } from '../chat/schema.js';
 import { prepareChatWithImages } from '../chat/serving.js';
 import { serveGeneration } from '../llm/serve-generation.js';
 import { toChatRequest } from './chat-request.js';
 import { anthropicMessage } from './message-response.js';
-import { messagesBody } from './schema.js';
+import { countTokensBody, messagesBody, type MessagesBody } from './schema.js';
 import { anthropicStreamFormat } from './stream-events.js';
 
 const modelParams = z.object({ model_id: z.string().min(1) });
@@ -28,20 +29,23 @@ export const anthropicRoutes: FastifyPluginAsync<{ supervisor: Supervisor; strea
   for (const url of ['/v1/messages', '/anthropic/v1/messages']) {
     app.post(url, { ...needs('models:read'), schema: { body: messagesBody, tags } }, async (request, reply) => {
       const body = request.body;
-      // The chat route's own schema checks what the mapping produced, so both APIs refuse alike.
-      const parsed = chatBody.safeParse(toChatRequest(body));
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0]!;
-        throw new HangarError('invalid_field', [`${issue.path.join('.')}: ${issue.message}`], { param: issue.path.join('.') || null });
-      }
       return serveGeneration(supervisor, streaming, request, reply, {
-        ...(await prepareChatWithImages(supervisor, parsed.data, images)),
+        ...(await prepareChatWithImages(supervisor, asChatBody(body), images)),
         method: 'chat',
         stream: body.stream === true,
         answer: (value) => anthropicMessage(body.model, value),
         streamInterval: null,
         format: () => anthropicStreamFormat(body.model),
       });
+    });
+  }
+
+  for (const url of ['/v1/messages/count_tokens', '/anthropic/v1/messages/count_tokens']) {
+    app.post(url, { ...needs('models:read'), schema: { body: countTokensBody, tags } }, async (request, reply) => {
+      // max_tokens only satisfies the chat schema: nothing is generated.
+      const chat = await prepareChatWithImages(supervisor, asChatBody({ ...request.body, max_tokens: 1 }), images);
+      const result = await supervisor.call({ ...chat.target, route: url }, 'count_tokens', chat.args, countTokensKwargs(chat.kwargs), abortOnDisconnect(reply));
+      return { input_tokens: promptTokens(result.value) };
     });
   }
 
@@ -57,3 +61,31 @@ export const anthropicRoutes: FastifyPluginAsync<{ supervisor: Supervisor; strea
     return describe(instance.uid, instance.createdTs);
   });
 };
+
+/** The chat request a Messages body maps to, checked by the chat route's own schema, so both APIs refuse alike. */
+function asChatBody(body: MessagesBody): ChatBody {
+  const parsed = chatBody.safeParse(toChatRequest(body));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new HangarError('invalid_field', [`${issue.path.join('.')}: ${issue.message}`], { param: issue.path.join('.') || null });
+  }
+  return parsed.data;
+}
+
+/**
+ * A chat call's keyword arguments as count_tokens takes them: no generate_config, and
+ * tool_choice only when it is "none" (the template is then not told about the tools);
+ * a forced choice changes how the answer is held, not the prompt.
+ */
+function countTokensKwargs(kwargs: Record<string, unknown>): Record<string, unknown> {
+  const { generate_config: _config, tool_choice: choice, ...rest } = kwargs;
+  return choice === 'none' ? { ...rest, tool_choice: choice } : rest;
+}
+
+function promptTokens(value: unknown): number {
+  const count = (value as { prompt_tokens?: unknown } | null)?.prompt_tokens;
+  if (typeof count !== 'number' || !Number.isInteger(count) || count < 0) {
+    throw new HangarError('inference_failed', [`the engine counted no prompt tokens (${JSON.stringify(value)?.slice(0, 200)})`]);
+  }
+  return count;
+}

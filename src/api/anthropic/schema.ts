@@ -27,7 +27,9 @@ export const messagesBody = z.looseObject({
   model: z.string({ error: 'is required' }).min(1),
   max_tokens: z.int({ error: (issue) => (issue.input === undefined ? 'is required: the most tokens to generate' : undefined) }).min(1),
   messages: z
-    .array(z.looseObject({ role: z.enum(['user', 'assistant']), content: z.union([z.string(), z.array(contentBlock)]) }))
+    .array(z.looseObject({ role: z.enum(['user', 'assistant']), content: z.union([z.string(), z.array(contentBlock)]) }), {
+      error: (issue) => (issue.input === undefined ? 'is required' : undefined),
+    })
     .min(1, 'must hold at least one message'),
   system: z.union([z.string(), z.array(textBlock)]).optional(),
   stop_sequences: z.array(z.string()).max(16).optional(),
@@ -46,3 +48,11 @@ export const messagesBody = z.looseObject({
   thinking: z.union([z.looseObject({ type: z.literal('enabled'), budget_tokens: z.int().min(0) }), z.looseObject({ type: z.literal('disabled') })]).optional(),
 });
 export type MessagesBody = z.infer<typeof messagesBody>;
+
+/**
+ * `POST /v1/messages/count_tokens`: a Messages request without what only generation
+ * needs (Anthropic's MessageCountTokensParams). Sampling fields a client leaves in are
+ * accepted and ignored, as other unknown fields are.
+ */
+export const countTokensBody = messagesBody.omit({ max_tokens: true, stream: true });
+export type CountTokensBody = z.infer<typeof countTokensBody>;

@@ -70,6 +70,8 @@ const response = z
   })
   .meta({ id: 'Response' });
 
+const tokenCount = z.object({ input_tokens: z.int().meta({ description: 'the prompt tokens a Messages call with this body would count' }) }).meta({ id: 'MessageTokensCount' });
+
 const anthropicMessage = z
   .looseObject({
     id: z.string(),
@@ -130,6 +132,8 @@ export const ANSWERS: Readonly<Record<string, unknown>> = {
   'GET /v1/responses/:response_id/input_items': z.object({ object: z.literal('list'), data: z.array(outputItem), first_id: z.string().nullable(), last_id: z.string().nullable(), has_more: z.boolean() }),
   'POST /v1/messages': orStream(anthropicMessage, 'An Anthropic message, or its events'),
   'POST /anthropic/v1/messages': orStream(anthropicMessage, 'An Anthropic message, or its events'),
+  'POST /v1/messages/count_tokens': tokenCount,
+  'POST /anthropic/v1/messages/count_tokens': tokenCount,
   'POST /v1/embeddings': embeddings,
   'POST /v1/rerank': rerank,
   'GET /v1/models': modelList,

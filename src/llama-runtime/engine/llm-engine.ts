@@ -23,7 +23,7 @@ type Backend = { kind: 'binding'; context: LlamaContext; pool: SequencePool } | 
 
 /**
  * The llama.cpp LLM engine: `chat` and `generate` (the Transformers engine's
- * methods, values and errors), with continuous batching: a new call joins at the
+ * methods, values and errors; `count_tokens` too), with continuous batching: a new call joins at the
  * next step. Templates, tokens, stop strings, reasoning, tool calls and usage are
  * worked out here on either backend.
  */
@@ -53,7 +53,7 @@ export class LlmEngine implements Engine {
     this.grammars = new StructuredOutput(llama);
     this.vocabulary = vocabularySize(model);
     this.longestToken = maxTokenBytes(model);
-    this.methods = { chat: (a, k, c) => this.chat(a, k, c), generate: (a, k, c) => this.generate(a, k, c) };
+    this.methods = { chat: (a, k, c) => this.chat(a, k, c), generate: (a, k, c) => this.generate(a, k, c), count_tokens: (a, k) => this.countTokens(a, k) };
   }
 
   static async create(llama: Llama, model: LlamaModel, spec: LlamaLoadSpec, threads: number | null): Promise<LlmEngine> {
@@ -92,14 +92,10 @@ export class LlmEngine implements Engine {
 
   private async chat(args: unknown[], kwargs: Record<string, unknown>, call: CallContext): Promise<Record<string, unknown>> {
     onlyKwargs('chat', kwargs, ['generate_config', 'tools', 'tool_choice', 'chat_template_kwargs']);
-    if (args.length !== 1) throw new TypeError(`chat() takes the messages as its one argument, got ${args.length}`);
-    if (!this.prompt) throw new InvalidInput('This model has no chat template: register one (chat_template) or use generate');
     const config = parseGenerateConfig(kwargs.generate_config);
     if (config.echo) throw new InvalidInput('echo is for generate only');
     const choice = kwargs.tool_choice;
-    // tool_choice "none": the model must not call tools, so it is not told about them.
-    const tools = choice === 'none' ? undefined : kwargs.tools;
-    const text = this.prompt.render(args[0], { tools, chatTemplateKwargs: kwargs.chat_template_kwargs });
+    const { text, tools } = this.chatPrompt('chat', args, kwargs);
     const usesTools = Array.isArray(tools) && tools.length > 0 && this.abilities.includes('tools');
     const forced = usesTools ? this.grammars.forToolChoice(tools, choice) : null;
     if (forced && config.guide) throw new InvalidInput('response_format and a forced tool_choice cannot both shape one answer');
@@ -123,6 +119,26 @@ export class LlmEngine implements Engine {
       echo: '',
       grammar: forced ? await forced : await this.grammarOf(config),
     });
+  }
+
+  /**
+   * The prompt tokens a chat call with these arguments would count in its usage
+   * (Anthropic's count_tokens): the same template, tokens and refusals, no generation.
+   */
+  private async countTokens(args: unknown[], kwargs: Record<string, unknown>): Promise<Record<string, unknown>> {
+    onlyKwargs('count_tokens', kwargs, ['tools', 'tool_choice', 'chat_template_kwargs']);
+    const ids = this.tokenize(this.chatPrompt('count_tokens', args, kwargs).text);
+    this.roomAfter(ids);
+    return { prompt_tokens: ids.length };
+  }
+
+  /** A chat call's prompt text, and the tools its template was given. */
+  private chatPrompt(method: string, args: unknown[], kwargs: Record<string, unknown>): { text: string; tools: unknown } {
+    if (args.length !== 1) throw new TypeError(`${method}() takes the messages as its one argument, got ${args.length}`);
+    if (!this.prompt) throw new InvalidInput('This model has no chat template: register one (chat_template) or use generate');
+    // tool_choice "none": the model must not call tools, so it is not told about them.
+    const tools = kwargs.tool_choice === 'none' ? undefined : kwargs.tools;
+    return { text: this.prompt.render(args[0], { tools, chatTemplateKwargs: kwargs.chat_template_kwargs }), tools };
   }
 
   private async generate(args: unknown[], kwargs: Record<string, unknown>, call: CallContext): Promise<Record<string, unknown>> {
@@ -172,6 +188,17 @@ export class LlmEngine implements Engine {
     return kept;
   }
 
+  /** The tokens left to generate after the prompt; an empty prompt, or one that leaves none, is refused. */
+  private roomAfter(promptIds: readonly Token[]): number {
+    if (promptIds.length === 0) throw new InvalidInput('The prompt is empty');
+    const contextLength = this.contextSize;
+    const room = contextLength - promptIds.length;
+    if (room < 1) {
+      throw new InvalidInput(`The prompt is ${promptIds.length} tokens, which leaves no room in the model's context of ${contextLength} tokens`);
+    }
+    return room;
+  }
+
   private tokenize(text: string): Token[] {
     const contextLength = this.contextSize;
     const unfitting = unfittingPrompt(text, contextLength, this.longestToken) ?? longPrefix(text, contextLength, (head) => this.model.tokenize(head, true).length);
@@ -185,16 +212,11 @@ export class LlmEngine implements Engine {
     request: Omit<GenerationRequest, 'maxTokens' | 'stop' | 'stopTokenIds'> & { config: GenerateConfig },
   ): Promise<Record<string, unknown>> {
     const { promptIds, config } = request;
-    if (promptIds.length === 0) throw new InvalidInput('The prompt is empty');
     const outside = [...config.logitBias.keys()].filter((t) => t >= this.vocabulary);
     if (outside.length > 0) {
       throw new InvalidInput(`logit_bias: token ids ${JSON.stringify(outside.slice(0, 5))} are outside this model's vocabulary (0 to ${this.vocabulary - 1})`);
     }
-    const contextLength = this.contextSize;
-    const room = contextLength - promptIds.length;
-    if (room < 1) {
-      throw new InvalidInput(`The prompt is ${promptIds.length} tokens, which leaves no room in the model's context of ${contextLength} tokens`);
-    }
+    const room = this.roomAfter(promptIds);
     const stopTokenIds = new Set(config.ignoreEos ? config.stopTokenIds : [...this.spec.stopTokenIds, ...config.stopTokenIds]);
     const generation = new Generation(
       this.model,

@@ -49,7 +49,23 @@ class SimulatorEngine(Engine):
                                                            "max_batch": o.max_batch}}
 
     def methods(self) -> dict:
-        return {"chat": None, "generate": None}  # always served through the scheduler
+        # chat and generate are always served through the scheduler; count_tokens runs alone.
+        return {"chat": None, "generate": None, "count_tokens": self._count_tokens}
+
+    def _count_tokens(self, messages, tools=None, tool_choice=None, chat_template_kwargs=None) -> dict:
+        """What a chat call's usage would count as its prompt (a word a token), refused alike."""
+        prompt_tokens = chat_prompt_tokens(messages)
+        self._room(prompt_tokens)
+        return {"prompt_tokens": prompt_tokens}
+
+    def _room(self, prompt_tokens: int) -> int:
+        """The same room as the transformers and vLLM engines give (request_builder.py,
+        sampling_params.py): a max_tokens past the context is cut to what is left."""
+        room = self._context_length - prompt_tokens
+        if room < 1:
+            raise ValueError(f"The prompt is {prompt_tokens} tokens, which leaves no room in the model's context "
+                             f"of {self._context_length} tokens")
+        return room
 
     def scheduler(self) -> BatchScheduler | None:
         return self._scheduler
@@ -68,12 +84,7 @@ class SimulatorEngine(Engine):
                 raise TypeError("generate takes one argument, the prompt string")
             prompt_tokens, echo = count_prompt_tokens(args[0]), args[0] if config.echo else ""
             tool_call = None
-        # The same room as the transformers and vLLM engines give (request_builder.py,
-        # sampling_params.py): a max_tokens past the context is cut to what is left.
-        room = self._context_length - prompt_tokens
-        if room < 1:
-            raise ValueError(f"The prompt is {prompt_tokens} tokens, which leaves no room in the model's context "
-                             f"of {self._context_length} tokens")
+        room = self._room(prompt_tokens)
         return SimRequest(sink, config, prompt_tokens, first_step_at, top, room, echo_text=echo, tool_call=tool_call)
 
 

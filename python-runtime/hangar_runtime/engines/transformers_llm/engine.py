@@ -1,5 +1,6 @@
 """The `transformers` engine: load (folder or hub download), describe, and the
-`chat` and `generate` methods, served by the continuous batcher.
+`chat` and `generate` methods, served by the continuous batcher (and
+`count_tokens`, which runs alone).
 
 Imports here stay light: PyTorch and transformers (seconds to import) are loaded
 after the model files are found, so a download that cannot start fails fast."""
@@ -21,6 +22,7 @@ class TransformersLLMEngine(Engine):
         self._context_length = 0
         self._adapters: tuple[str, ...] = ()
         self._batcher = None
+        self._builder = None
 
     def load(self, spec: dict, progress: Progress) -> None:
         engine_kwargs = spec.get("engine_kwargs") or {}
@@ -54,6 +56,7 @@ class TransformersLLMEngine(Engine):
             abilities=self.abilities, max_token_bytes=max_token_bytes(tokenizer), adapters=loaded.adapters,
             processor=loaded.processor))
         builders = {"chat": builder.chat, "generate": builder.generate}
+        self._builder = builder
 
         def make_sequence(method, args, kwargs, sink):
             return Sequence(builders[method](*args, **kwargs), sink, tokenizer)
@@ -66,7 +69,15 @@ class TransformersLLMEngine(Engine):
         return {"context_length": self._context_length, **({"lora_names": list(self._adapters)} if self._adapters else {})}
 
     def methods(self) -> dict:
-        return {"chat": self.chat, "generate": self.generate}
+        return {"chat": self.chat, "generate": self.generate, "count_tokens": self.count_tokens}
+
+    def count_tokens(self, messages, tools=None, tool_choice=None, chat_template_kwargs=None) -> dict:
+        """The prompt tokens a chat call with these arguments would count in its usage
+        (Anthropic's count_tokens): the same template, tokens and refusals, no generation.
+        It runs on the work loop between batch steps, so it never waits for a batch slot."""
+        request = self._builder.chat(messages, None, tools=tools, tool_choice=tool_choice,
+                                     chat_template_kwargs=chat_template_kwargs)
+        return {"prompt_tokens": len(request.prompt_ids)}
 
     def scheduler(self) -> BatchScheduler | None:
         return self._batcher

@@ -20,7 +20,7 @@ from ..transformers_llm.tool_calls import tool_call_format
 from ..transformers_llm.lora_adapters import lora_list
 from ..transformers_llm.request_builder import max_token_bytes, refuse_long_prefix, refuse_unfitting_prompt
 from .forced_tools import ForcedToolCall
-from .sampling_params import sampling_kwargs, structured_output_fields, top_logprobs
+from .sampling_params import prompt_room, sampling_kwargs, structured_output_fields, top_logprobs
 from .scheduler import VllmScheduler, _Call
 
 log = logging.getLogger("hangar_runtime.vllm")
@@ -48,6 +48,7 @@ class VllmEngine(Engine):
         self._context_length = 0
         self._adapters: tuple[str, ...] = ()
         self._sleep_mode = False
+        self._count_tokens = None
 
     def load(self, spec: dict, progress: Progress) -> None:
         from transformers import AutoTokenizer
@@ -104,6 +105,31 @@ class VllmEngine(Engine):
         self._adapters = tuple(name for name, _ in adapters)
         lora_requests = {name: _lora_request(name, i + 1, path) for i, (name, path) in enumerate(adapters)}
 
+        def chat_ids(messages, tools, chat_template_kwargs) -> tuple[list[int], list]:
+            """A chat prompt's token ids and its images. Image parts become the template's
+            image placeholders; vLLM's own processor expands each to the image's tokens
+            (multi_modal_data), so these ids count a placeholder, not the image's tokens."""
+            images = []
+            if vision:
+                messages, images = split_images(messages)
+            elif has_images(messages):
+                raise field_error("messages", TEXT_ONLY)
+            prompt = render_chat(tokenizer, messages, template=template, tools=tools,
+                                 chat_template_kwargs=chat_template_kwargs, parts=vision)
+            refuse_unfitting_prompt(prompt, self._context_length, longest_token)
+            refuse_long_prefix(prompt, self._context_length,
+                               lambda head: len(tokenizer(head, add_special_tokens=False)["input_ids"]))
+            # The template already wrote the special tokens it wants.
+            return tokenizer(prompt, add_special_tokens=False)["input_ids"], images
+
+        def count_tokens(messages, tools=None, tool_choice=None, chat_template_kwargs=None) -> dict:
+            """The prompt tokens a chat call would count (Anthropic's count_tokens), refused alike."""
+            ids, _ = chat_ids(messages, tools if tool_choice != "none" else None, chat_template_kwargs)
+            prompt_room(len(ids), self._context_length)
+            return {"prompt_tokens": len(ids)}
+
+        self._count_tokens = count_tokens
+
         def build_call(method, call_args, kwargs, sink) -> _Call:
             raw = kwargs.get("generate_config")
             config = parse_generate_config(raw)
@@ -120,19 +146,7 @@ class VllmEngine(Engine):
             images = []
             if method == "chat":
                 (messages,) = call_args
-                if vision:
-                    # Image parts become the template's image placeholders; vLLM's own
-                    # processor expands each to the image's tokens (multi_modal_data).
-                    messages, images = split_images(messages)
-                elif has_images(messages):
-                    raise field_error("messages", TEXT_ONLY)
-                prompt = render_chat(tokenizer, messages, template=template, tools=tools,
-                                     chat_template_kwargs=kwargs.get("chat_template_kwargs"), parts=vision)
-                refuse_unfitting_prompt(prompt, self._context_length, longest_token)
-                refuse_long_prefix(prompt, self._context_length,
-                                   lambda head: len(tokenizer(head, add_special_tokens=False)["input_ids"]))
-                # The template already wrote the special tokens it wants.
-                ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+                ids, images = chat_ids(messages, tools, kwargs.get("chat_template_kwargs"))
             else:
                 (prompt,) = call_args
                 if not isinstance(prompt, str):
@@ -167,9 +181,9 @@ class VllmEngine(Engine):
                 **({"sleep_mode": True} if self._sleep_mode else {})}
 
     def methods(self) -> dict:
-        # chat and generate are always served through the scheduler; sleep and wake_up run
-        # alone on the work loop (the control plane sends them only to an idle model).
-        methods = {"chat": None, "generate": None}
+        # chat and generate are always served through the scheduler; count_tokens, sleep and
+        # wake_up run alone on the work loop (the control plane sends them only to an idle model).
+        methods = {"chat": None, "generate": None, "count_tokens": self._count_tokens}
         if self._sleep_mode:
             methods.update(sleep=self._sleep, wake_up=self._wake_up)
         return methods

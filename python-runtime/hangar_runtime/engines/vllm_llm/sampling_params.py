@@ -4,11 +4,17 @@ of any vllm import, so the mapping is tested on machines without vLLM."""
 from ..transformers_llm.generate_config import DEFAULT_MAX_TOKENS, GenerateConfig
 
 
-def sampling_kwargs(config: GenerateConfig, *, prompt_tokens: int, context_length: int,
-                    logprobs: int | None = None) -> dict:
+def prompt_room(prompt_tokens: int, context_length: int) -> int:
+    """The tokens left to generate after the prompt; a prompt that leaves none is refused."""
     room = context_length - prompt_tokens
     if room <= 0:
         raise ValueError(f"The prompt has {prompt_tokens} tokens, which leaves no room in the model's context of {context_length}")
+    return room
+
+
+def sampling_kwargs(config: GenerateConfig, *, prompt_tokens: int, context_length: int,
+                    logprobs: int | None = None) -> dict:
+    room = prompt_room(prompt_tokens, context_length)
     max_tokens = min(config.max_tokens or DEFAULT_MAX_TOKENS, room)
     kwargs = {
         "max_tokens": max_tokens,
