@@ -1,10 +1,8 @@
-import { existsSync } from 'node:fs';
 import type { LifecycleTimings } from '../config/config.js';
 import { HangarError } from '../errors/hangar-error.js';
 import type { Logger } from '../logging/logger.js';
 import type { ResolvedModel } from '../registry/index.js';
 import type { Runtime, RuntimeLauncher } from '../runtime/runtime.js';
-import { RuntimeFailure } from '../runtime/runtime-failure.js';
 import { allocateGpus } from './gpu-allocation.js';
 import { launchKey, withAbsoluteModelPath, type LaunchRequest } from './launch-request.js';
 import { ModelInstance } from './model-instance.js';
@@ -12,12 +10,11 @@ import { suffixedUid, validateModelUid } from './model-uid.js';
 import { Replica } from './replica.js';
 import { ReplicaRecovery } from './replica-recovery.js';
 import { ReplicaScaling } from './replica-scaling.js';
-import { checkModelDir } from '../config/model-dirs.js';
 import { launchCodeRisks } from '../registry/index.js';
 import type { SavedLaunches } from './saved-launches.js';
 import type { StoredInstance } from './instance-store.js';
-import { startReplica } from './replica-start.js';
-import { launchFailure } from './failure-mapping.js';
+import { startInstance } from './instance-startup.js';
+import { planLaunch } from './launch-plan.js';
 import type { InstanceStore } from './instance-store.js';
 import { clusterWorkers, liveNodes, type ClusterView, type ClusterWorker } from './cluster-workers.js';
 import { CallStream, callReplica, checkCallable, type CallResult, type CallTarget } from './replica-calls.js';
@@ -26,7 +23,6 @@ import type { UnrestoredInstance } from './unrestored-instances.js';
 import { SavedModels } from './saved-models.js';
 import type { ModelQuery } from './model-query.js';
 import { replicaSnapshots } from './replica-snapshots.js';
-import { checkLoraAdapters } from './lora-adapters.js';
 import type { DeviceUse, MemoryBudgets } from './memory-budget.js';
 import { MemoryAccounting } from './memory-accounting.js';
 import { OnDemandModels, type ModelLease, type OnDemandSettings } from './on-demand.js';
@@ -214,21 +210,8 @@ export class Supervisor {
    * concurrent identical launch finds it and waits for the same processes.
    */
   async launch(asked: LaunchRequest, waitReady: boolean, authorize?: (risks: string[]) => void, how: LaunchHow = {}): Promise<string> {
-    const request = withAbsoluteModelPath(asked);
-    if (request.model_uid !== undefined) validateModelUid(request.model_uid);
-    if (this.shuttingDown) throw new HangarError('runtime_unavailable', [request.model_name, 'the server is shutting down']);
-    const resolved = this.options.resolver.resolve(request);
-    // What the launch would run, seen (and refused) before anything starts.
-    authorize?.(launchCodeRisks(resolved, request));
-    checkLoraAdapters(request, resolved.engine);
-    if (request.model_path !== undefined && !existsSync(request.model_path)) {
-      throw new HangarError('model_path_not_found', [request.model_path], { param: 'model_path' });
-    }
-    // Registrations kept from before --model-dirs was set still load; launching one follows it.
-    for (const [local, field] of [[request.model_path, 'model_path'], [resolved.load.model_uri, 'model_uri']] as const) {
-      if (local !== undefined) checkModelDir(local, this.options.modelDirs ?? null, local, field);
-    }
-    const gpuPlan = allocateGpus(request, this.options.gpuCount);
+    if (this.shuttingDown) throw new HangarError('runtime_unavailable', [asked.model_name, 'the server is shutting down']);
+    const { request, resolved, gpus: gpuPlan } = planLaunch(asked, { ...this.options, resolve: (query) => this.options.resolver.resolve(query) }, authorize);
 
     const uid = request.model_uid ?? this.defaultUid(request.model_name);
     const key = launchKey(request);
@@ -259,56 +242,18 @@ export class Supervisor {
     return this.instances.get(modelName)?.isActive ? suffixedUid(modelName) : modelName;
   }
 
-  private async startReplicas(instance: ModelInstance): Promise<void> {
-    const { launcher, cacheDir, logger } = this.options;
-    const signal = instance.launchAbort.signal;
-    const startedAt = performance.now();
-    const report = (outcome: 'ready' | 'failed'): void =>
-      this.lifecycle.launched({
-        modelUid: instance.uid,
-        modelName: instance.resolved.modelName,
-        modelType: instance.resolved.modelType,
-        outcome,
-        onDemand: instance.onDemand,
-        seconds: (performance.now() - startedAt) / 1000,
-      });
-    // The estimate and the budgets' verdict: a refusal leaves no record and starts nothing.
-    instance.admitted = this.memory.admitLaunch(instance).catch((err: unknown) => {
-      throw signal.aborted && !(err instanceof HangarError) ? new HangarError('launch_cancelled', [instance.uid]) : err;
+  private startReplicas(instance: ModelInstance): Promise<void> {
+    return startInstance(instance, {
+      ...this.options,
+      memory: this.memory,
+      recovery: this.recovery,
+      lifecycle: this.lifecycle,
+      release: (refused) => {
+        if (this.instances.get(refused.uid) === refused) this.instances.delete(refused.uid);
+      },
+      restored: (ready) => this.saved.unrestored.forget(ready.uid),
+      persist: () => this.persist(),
     });
-    try {
-      await instance.admitted;
-    } catch (err) {
-      if (instance.state === 'CREATING') instance.transition('ERROR', err instanceof Error ? err.message : String(err));
-      // Refused (or cancelled) before anything started: the uid is free again.
-      if (this.instances.get(instance.uid) === instance) this.instances.delete(instance.uid);
-      if (err instanceof HangarError && err.code === 'insufficient_memory') logger.warn({ model_uid: instance.uid }, err.message);
-      throw err;
-    }
-    const results = await Promise.allSettled(instance.replicas.map((replica) => startReplica(launcher, instance, replica, cacheDir, signal)));
-    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (!failed && instance.state === 'CREATING') {
-      for (const replica of instance.replicas) this.recovery.watch(instance, replica);
-      instance.transition('READY', 'Model is ready');
-      instance.lastUsedAt = Date.now();
-      this.saved.unrestored.forget(instance.uid);
-      report('ready');
-      logger.info({ model_uid: instance.uid, replicas: instance.replicas.length }, 'model ready');
-      await this.persist();
-      return;
-    }
-    // Roll back completely: every replica that did start is stopped, the uid is free.
-    instance.launchAbort.abort();
-    await Promise.all(results.map((r) => (r.status === 'fulfilled' ? r.value.terminate() : undefined)));
-    const cause = failed?.reason ?? new RuntimeFailure('cancelled', 'The launch was cancelled');
-    const error = launchFailure(instance, cause);
-    for (const replica of instance.replicas) {
-      if (replica.status === 'CREATING' || replica.status === 'READY') replica.transition('ERROR', error.message);
-    }
-    if (instance.state === 'CREATING') instance.transition('ERROR', error.message);
-    report('failed');
-    logger.warn({ model_uid: instance.uid, code: error.code }, `launch failed: ${error.message}`);
-    throw error;
   }
 
   /** Terminate (contract §3): a launch in progress is cancelled first; resolves when every process is gone. */
