@@ -118,7 +118,9 @@ def test_stream_chunks_add_up_to_the_non_stream_result(llm):
     chunks, end_type, _ = chat(llm, stream=True, max_tokens=30)
     assert end_type == END
     *deltas, last = chunks
-    assert all(set(d) == {"text"} and d["text"] for d in deltas)
+    # The first CHUNK also says the prompt's size, before the answer's usage.
+    assert set(deltas[0]) == {"text", "prompt_tokens"} and deltas[0]["prompt_tokens"] == whole["usage"]["prompt_tokens"]
+    assert all(set(d) == {"text"} and d["text"] for d in deltas[1:])
     assert "".join(d["text"] for d in deltas) == whole["text"]
     assert last["text"] == "" and last["finish_reason"] == "length"
     assert last["usage"] == whole["usage"]

@@ -53,8 +53,15 @@ describe('Anthropic Messages API (real server, both SDKs)', () => {
     const client = new Anthropic({ baseURL: `${server.url}/anthropic`, apiKey: ADMIN_KEY, maxRetries: 0 });
     const stream = client.messages.stream({ model: 'sim', max_tokens: 6, messages: [{ role: 'user', content: 'hi' }] });
     const types: string[] = [];
-    stream.on('streamEvent', (e) => types.push(e.type));
+    let startUsage: unknown = null;
+    stream.on('streamEvent', (e) => {
+      types.push(e.type);
+      if (e.type === 'message_start') startUsage = { ...e.message.usage };
+    });
     const final = await stream.finalMessage();
+    // The input tokens come in message_start, as clients that count from events (LangChain, the Vercel AI SDK) read them.
+    expect(startUsage).toEqual({ input_tokens: 1, output_tokens: 0 });
+    expect(final.usage.input_tokens).toBe(1);
     expect(final.content).toEqual([{ type: 'text', text: SIX_WORDS }]);
     expect(final.stop_reason).toBe('max_tokens');
     expect(final.usage.output_tokens).toBe(6);

@@ -341,6 +341,16 @@ describe('llama.cpp engine: GGUF models', () => {
         (counts[model] ??= []).push(counted.input_tokens);
       }
     }
+    // A stream says the input tokens in its first event, message_start, on both engines.
+    for (const model of ['q8', 'hf']) {
+      const stream = anthropic.messages.stream({ model, max_tokens: 3, temperature: 0, ...bodies[1]! });
+      let started = -1;
+      stream.on('streamEvent', (e) => {
+        if (e.type === 'message_start') started = e.message.usage.input_tokens;
+      });
+      await stream.finalMessage();
+      expect(started, model).toBe(counts[model]![1]);
+    }
     // The same template and tokenizer on both engines; tools and the tool turns take room.
     expect(counts.q8).toEqual(counts.hf);
     expect(counts.q8![1]!).toBeGreaterThan(counts.q8![0]! + 20);

@@ -45,10 +45,21 @@ export function anthropicStreamFormat(model: string): StreamFormat {
   };
 
   return {
-    opening: () =>
+    // Clients that count tokens from events (LangChain's, the Vercel AI SDK's) read the
+    // input tokens here and only the output tokens from message_delta.
+    opening: (first) =>
       event('message_start', {
         type: 'message_start',
-        message: { id: messageId(), type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0 } },
+        message: {
+          id: messageId(),
+          type: 'message',
+          role: 'assistant',
+          model,
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { input_tokens: first?.prompt_tokens ?? first?.usage?.prompt_tokens ?? 0, output_tokens: 0 },
+        },
       }),
     events(g) {
       if (finished) return '';

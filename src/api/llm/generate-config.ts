@@ -96,6 +96,8 @@ export interface Generation {
   finish_reason?: string;
   usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
   logprobs?: TokenLogprob[] | null;
+  /** A stream's first CHUNK: the prompt's tokens, known before the answer's usage. */
+  prompt_tokens?: number;
 }
 
 export function asGeneration(value: unknown): Generation {

@@ -17,7 +17,7 @@ export async function relayPerToken(request: FastifyRequest, reply: FastifyReply
   const out = new SseResponse(request, reply);
   out.onClientGone(() => void source.return());
   try {
-    out.write(format.opening());
+    out.write(format.opening(batch.length > 0 ? asGeneration(batch[0]) : undefined));
     while (batch.length > 0) {
       for (const value of batch) {
         options.observe([value]);

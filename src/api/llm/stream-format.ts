@@ -7,8 +7,12 @@ import type { Generation } from './generate-config.js';
  * several merged (generation-merge.ts).
  */
 export interface StreamFormat {
-  /** Events before any chunk (chat's role chunk); '' for none. */
-  opening(): string;
+  /**
+   * Events before any chunk (chat's role chunk); '' for none. `first` is the stream's
+   * first value, read before the headers go out (its `prompt_tokens`: Anthropic's
+   * message_start usage).
+   */
+  opening(first?: Generation): string;
   /** Events for one value; a value with `finish_reason` also gets the finishing events (and usage). */
   events(g: Generation): string;
   /** Finishing events if no value carried a finish reason (a runtime that ended without one). */

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HangarError, errorBody } from '../../errors/hangar-error.js';
 import { SSE_DONE, SseResponse, sseEvent } from '../sse/sse-response.js';
+import { asGeneration } from './generate-config.js';
 import { HeldChunks } from './held-chunks.js';
 import type { StreamFormat } from './stream-format.js';
 
@@ -46,7 +47,7 @@ export async function relayStream(request: FastifyRequest, reply: FastifyReply, 
   const out = new SseResponse(request, reply);
   out.onClientGone(() => void source.return());
   const held = new HeldChunks(options.interval);
-  let pending = format.opening();
+  let pending = format.opening(batch.length > 0 ? asGeneration(batch[0]) : undefined);
   let merge = false;
   try {
     while (batch.length > 0) {

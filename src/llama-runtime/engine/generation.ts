@@ -66,6 +66,8 @@ export class Generation {
   private readonly generatedIds: Token[] = [];
   private logprobs: LogprobEntry[] = [];
   private readonly text: string[] = [];
+  /** A CHUNK has been sent. */
+  private chunked = false;
   private readonly thought: string[] = [];
   private echo: string;
 
@@ -232,6 +234,11 @@ export class Generation {
     const chunk: Record<string, unknown> = { text };
     if (thought) chunk.reasoning_content = thought;
     if (this.request.config.topLogprobs !== null) chunk.logprobs = this.takeLogprobs();
+    if (!this.chunked) {
+      // The first CHUNK says the prompt's size (Anthropic's message_start carries it).
+      chunk.prompt_tokens = this.request.promptIds.length;
+      this.chunked = true;
+    }
     this.sink.chunk(chunk);
   }
 

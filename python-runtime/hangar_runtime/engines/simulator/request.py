@@ -20,6 +20,7 @@ class SimRequest:
         self.generated = 0
         self.text = echo_text  # everything generated so far (after an echoed prompt)
         self.sent = 0  # characters of self.text already sent
+        self.chunked = False  # a CHUNK has been sent
         self.logprobs: list[dict] = []  # for a non-stream answer
         self.pending_logprobs: list[dict] = []  # a stream's, not yet sent
         self.finish_reason: str | None = None
@@ -73,6 +74,9 @@ class SimRequest:
         value = {"text": self.text[self.sent:end]}
         if self.pending_logprobs:
             value["logprobs"], self.pending_logprobs = self.pending_logprobs, []
+        if not self.chunked:
+            # The first CHUNK says the prompt's size (Anthropic's message_start carries it).
+            value["prompt_tokens"], self.chunked = self.prompt_tokens, True
         self.sent = max(self.sent, end)
         self.sink.chunk(value)
 

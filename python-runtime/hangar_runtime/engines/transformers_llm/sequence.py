@@ -56,6 +56,7 @@ class Sequence:
         # M-RoPE models (Qwen2-VL): its next position is cached + this (batcher._mrope_positions).
         self.rope_delta = 0
         self.generated = 0
+        self._chunked = False  # a CHUNK has been sent
         self._finished = False
         self._detok = Detokenizer(tokenizer, request.prompt_ids, request.keep_ids)
         self._stops = StopScanner(request.stop)
@@ -175,6 +176,9 @@ class Sequence:
                 chunk["reasoning_content"] = thought
             if self._top_logprobs is not None:
                 chunk["logprobs"] = self._take_logprobs()
+            if not self._chunked:
+                # The first CHUNK says the prompt's size (Anthropic's message_start carries it).
+                chunk["prompt_tokens"], self._chunked = len(self.request.prompt_ids), True
             self.sink.chunk(chunk)
         else:
             self._text.append(text)

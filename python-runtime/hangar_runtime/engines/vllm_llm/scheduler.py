@@ -35,6 +35,7 @@ class _Call:
         self.top_logprobs = top_logprobs
         self.text = ""  # everything generated so far
         self.sent = 0  # characters of it already sent as CHUNKs
+        self.chunked = False  # a CHUNK has been sent
         self.completion_tokens = 0
         self.logprobs: list[dict] = []  # a non-stream call's, for its RESULT
 
@@ -145,6 +146,9 @@ class VllmScheduler(BatchScheduler):
             value = {"text": call.text[call.sent:]}
             if logprobs:
                 value["logprobs"] = logprobs
+            if not call.chunked:
+                # The first CHUNK says the prompt's size (Anthropic's message_start carries it).
+                value["prompt_tokens"], call.chunked = len(call.prompt["prompt_token_ids"]), True
             call.sink.chunk(value)
             call.sent = len(call.text)
         elif logprobs:
