@@ -41,6 +41,35 @@ describe('Anthropic Messages as OpenAI chat', () => {
     });
   });
 
+  it("leaves out Claude Code's billing header, puts text blocks on lines of their own, and keeps a tool result's images", () => {
+    const chat = toChatRequest(
+      parse({
+        model: 'm',
+        max_tokens: 5,
+        system: [
+          { type: 'text', text: 'x-anthropic-billing-header: cc_version=2.0.1; cc_entrypoint=cli' },
+          { type: 'text', text: 'You are a coder.', cache_control: { type: 'ephemeral' } },
+          { type: 'text', text: 'Be brief.' },
+        ],
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: '<system-reminder>ctx</system-reminder>' }, { type: 'text', text: 'Read a.png' }] },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'Read', input: { path: 'a.png' } }] },
+          {
+            role: 'user',
+            content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'the image:' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }] }],
+          },
+        ],
+      }),
+    );
+    expect(chat.messages).toEqual([
+      { role: 'system', content: 'You are a coder.\nBe brief.' },
+      { role: 'user', content: '<system-reminder>ctx</system-reminder>\nRead a.png' },
+      { role: 'assistant', content: '', tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'Read', arguments: '{"path":"a.png"}' } }] },
+      { role: 'tool', tool_call_id: 'toolu_1', content: 'the image:' },
+      { role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] },
+    ]);
+  });
+
   it('spells tool_choice and stop reasons as each side does', () => {
     const choice = (c: unknown) => toChatRequest(parse({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: 'x' }], tool_choice: c })).tool_choice;
     expect([choice({ type: 'auto' }), choice({ type: 'any' }), choice({ type: 'none' })]).toEqual(['auto', 'required', 'none']);

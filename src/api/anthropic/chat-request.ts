@@ -10,7 +10,7 @@ import type { ContentBlock, MessagesBody } from './schema.js';
 export function toChatRequest(body: MessagesBody): Record<string, unknown> {
   const messages: Array<Record<string, unknown>> = [];
   if (body.system !== undefined) {
-    const system = typeof body.system === 'string' ? body.system : body.system.map((b) => b.text).join('\n');
+    const system = typeof body.system === 'string' ? body.system : joinTexts(body.system);
     if (system) messages.push({ role: 'system', content: system });
   }
   body.messages.forEach((message, i) => {
@@ -31,36 +31,63 @@ export function toChatRequest(body: MessagesBody): Record<string, unknown> {
   return chat;
 }
 
+/**
+ * Claude Code sends a first system block `x-anthropic-billing-header: cc_version=...`:
+ * metadata for Anthropic's billing, not an instruction, and different from one version
+ * to the next (which would also defeat a prompt cache). Xinference drops it; so does this.
+ */
+const BILLING_HEADER = 'x-anthropic-billing-header';
+
+/** Text blocks as one text: each block on its own line, as Xinference joins them; the billing header left out. */
+function joinTexts(blocks: ReadonlyArray<{ type: string; text?: unknown }>): string {
+  return blocks
+    .filter((b): b is { type: 'text'; text: string } => b.type === 'text' && typeof b.text === 'string' && !b.text.startsWith(BILLING_HEADER))
+    .map((b) => b.text)
+    .join('\n');
+}
+
 function assistantMessage(blocks: ContentBlock[]): Record<string, unknown> {
-  const text = blocks.filter((b) => b.type === 'text').map((b) => (b as { text: string }).text).join('');
+  const text = joinTexts(blocks);
   const calls = blocks
     .filter((b): b is Extract<ContentBlock, { type: 'tool_use' }> => b.type === 'tool_use')
     .map((b) => ({ id: b.id, type: 'function', function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } }));
   return { role: 'assistant', content: text, ...(calls.length ? { tool_calls: calls } : {}) };
 }
 
-/** A user turn: its tool results first (each a `tool` message, as OpenAI orders them), then its text and images. */
+/**
+ * A user turn: its tool results first (each a `tool` message, as OpenAI orders them),
+ * then its text and images. A tool result's images (a screenshot, a file read) cannot
+ * ride in a `tool` message, which takes text only: they join the turn's user message,
+ * after the tool messages, so a vision model sees them and any other model refuses
+ * them by name, as it refuses any image; they are never dropped.
+ */
 function userMessages(blocks: ContentBlock[], index: number): Array<Record<string, unknown>> {
   const out: Array<Record<string, unknown>> = [];
   const parts: Array<Record<string, unknown>> = [];
   for (const block of blocks) {
     if (block.type === 'tool_result') {
-      const content = block.content === undefined ? '' : typeof block.content === 'string' ? block.content : block.content.map((c) => (c.type === 'text' ? (c as { text: string }).text : '')).join('');
+      const content = block.content === undefined ? '' : typeof block.content === 'string' ? block.content : joinTexts(block.content);
       out.push({ role: 'tool', tool_call_id: block.tool_use_id, content: block.is_error ? `Error: ${content}` : content });
+      if (Array.isArray(block.content)) for (const inner of block.content) if (inner.type === 'image') parts.push(imagePart(inner));
     } else if (block.type === 'text') {
-      parts.push({ type: 'text', text: (block as { text: string }).text });
+      const text = (block as { text: string }).text;
+      if (!text.startsWith(BILLING_HEADER)) parts.push({ type: 'text', text });
     } else if (block.type === 'image') {
-      const source = (block as { source: { type: string; media_type?: string; data?: string; url?: string } }).source;
-      parts.push({ type: 'image_url', image_url: { url: source.type === 'base64' ? `data:${source.media_type};base64,${source.data}` : source.url } });
+      parts.push(imagePart(block));
     } else if (block.type === 'tool_use') {
       throw new HangarError('invalid_field', [`messages.${index}.content: tool_use blocks belong to assistant messages`], { param: `messages.${index}.content` });
     }
   }
   if (parts.length > 0) {
     const onlyText = parts.every((p) => p.type === 'text');
-    out.push({ role: 'user', content: onlyText ? parts.map((p) => p.text).join('') : parts });
+    out.push({ role: 'user', content: onlyText ? parts.map((p) => p.text).join('\n') : parts });
   }
   return out;
+}
+
+function imagePart(block: unknown): Record<string, unknown> {
+  const source = (block as { source: { type: string; media_type?: string; data?: string; url?: string } }).source;
+  return { type: 'image_url', image_url: { url: source.type === 'base64' ? `data:${source.media_type};base64,${source.data}` : source.url } };
 }
 
 function toolChoice(choice: NonNullable<MessagesBody['tool_choice']>): unknown {
