@@ -116,4 +116,13 @@ describe('Anthropic Messages fields, checked', () => {
     }
     expect(messagesBody.safeParse({ model: 'm', max_tokens: 2.5, messages }).error?.issues[0]?.message).toMatch(/expected int/);
   });
+
+  it('says messages is missing when it is, and holds a thinking budget to at least 1024 tokens', () => {
+    expect(messagesBody.safeParse({ model: 'm', max_tokens: 5 }).error?.issues[0]).toMatchObject({ path: ['messages'], message: 'is required' });
+    const messages = [{ role: 'user', content: 'x' }];
+    const small = messagesBody.safeParse({ model: 'm', max_tokens: 4000, messages, thinking: { type: 'enabled', budget_tokens: 100 } });
+    expect(small.success).toBe(false);
+    expect(JSON.stringify(small.error?.issues)).toContain('must be at least 1024');
+    expect(messagesBody.safeParse({ model: 'm', max_tokens: 4000, messages, thinking: { type: 'enabled', budget_tokens: 1024 } }).success).toBe(true);
+  });
 });

@@ -110,6 +110,9 @@ describe('Anthropic Messages API (real server, both SDKs)', () => {
     const client = new Anthropic({ baseURL: server.url, apiKey: ADMIN_KEY, maxRetries: 0 });
     await expect(client.messages.create({ model: 'sim', messages: [{ role: 'user', content: 'x' }] } as never)).rejects.toBeInstanceOf(Anthropic.BadRequestError);
     await expect(client.messages.create({ model: 'nope', max_tokens: 3, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.NotFoundError);
+    // A thinking budget must leave room for the answer, as Anthropic's API says.
+    const budget = await request(server.url, 'POST', '/v1/messages', { model: 'sim', max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 2000 }, messages: [{ role: 'user', content: 'x' }] }, as);
+    expect([budget.status, budget.body.error.param, budget.body.error.message]).toEqual([400, 'thinking.budget_tokens', 'thinking.budget_tokens: must be less than max_tokens (2000), got 2000']);
     const wrong = new Anthropic({ baseURL: server.url, apiKey: 'sk-wrongwrongwro', maxRetries: 0 });
     await expect(wrong.messages.create({ model: 'sim', max_tokens: 3, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
   });

@@ -29,6 +29,10 @@ export const anthropicRoutes: FastifyPluginAsync<{ supervisor: Supervisor; strea
   for (const url of ['/v1/messages', '/anthropic/v1/messages']) {
     app.post(url, { ...needs('models:read'), schema: { body: messagesBody, tags } }, async (request, reply) => {
       const body = request.body;
+      const budget = body.thinking?.type === 'enabled' ? (body.thinking as { budget_tokens: number }).budget_tokens : null;
+      if (budget !== null && budget >= body.max_tokens) {
+        throw new HangarError('invalid_field', [`thinking.budget_tokens: must be less than max_tokens (${body.max_tokens}), got ${budget}`], { param: 'thinking.budget_tokens' });
+      }
       return serveGeneration(supervisor, streaming, request, reply, {
         ...(await prepareChatWithImages(supervisor, asChatBody(body), images)),
         method: 'chat',

@@ -45,7 +45,10 @@ export const messagesBody = z.looseObject({
     ])
     .optional(),
   metadata: z.looseObject({ user_id: z.string().nullish() }).optional(),
-  thinking: z.union([z.looseObject({ type: z.literal('enabled'), budget_tokens: z.int().min(0) }), z.looseObject({ type: z.literal('disabled') })]).optional(),
+  // Anthropic's own bounds (Xinference checks the same): at least 1024, and below max_tokens (routes.ts).
+  thinking: z
+    .union([z.looseObject({ type: z.literal('enabled'), budget_tokens: z.int().min(1024, 'must be at least 1024') }), z.looseObject({ type: z.literal('disabled') })])
+    .optional(),
 });
 export type MessagesBody = z.infer<typeof messagesBody>;
 
