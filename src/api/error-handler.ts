@@ -3,6 +3,7 @@ import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { HangarError, errorBody } from '../errors/hangar-error.js';
 import { closedByClient } from './client-disconnect.js';
 import { BODY_LIMIT_BYTES } from './json-body.js';
+import { specificIssue } from './validation-issue.js';
 import { describeLimit } from './body-limits.js';
 import { settleUnreadBody } from './unread-body.js';
 import { abortedError } from './request-tracking.js';
@@ -37,11 +38,12 @@ function toHangarError(err: FastifyError, request: FastifyRequest): HangarError 
   if (closedByClient(request)) return new HangarError('client_closed', [String(request.id)], { cause: err });
   if (err instanceof HangarError) return err;
   if (hasZodFastifySchemaValidationErrors(err)) {
-    const issue = err.validation[0];
+    const first = err.validation[0];
+    const issue = first ? specificIssue({ ...(first.params as object), code: first.keyword, path: first.instancePath === '/' ? [] : first.instancePath.slice(1).split('/'), message: first.message ?? 'invalid value' }) : undefined;
     const where = err.validationContext === 'body' || !err.validationContext ? '' : `${err.validationContext}.`;
     // An unknown field of a strict body is named itself, not the object that holds it.
-    const unknown = issue?.keyword === 'unrecognized_keys' ? (issue.params as { keys?: string[] }).keys?.[0] : undefined;
-    const field = [`${where}${(issue?.instancePath ?? '/').slice(1).replaceAll('/', '.')}`, unknown].filter(Boolean).join('.');
+    const unknown = issue?.code === 'unrecognized_keys' ? (issue as { keys?: string[] }).keys?.[0] : undefined;
+    const field = [`${where}${(issue?.path ?? []).join('.')}`, unknown].filter(Boolean).join('.');
     const message = issue?.message ?? 'invalid value';
     // A message written for the field already names it (e.g. Xinference's "specify the `model_name` field").
     const text = field.length > 0 && !message.includes(field) ? `${field}: ${message}` : message;

@@ -10,6 +10,7 @@ import { abortOnDisconnect } from '../client-disconnect.js';
 import { chatBody, type ChatBody } from '../chat/schema.js';
 import { prepareChatWithImages } from '../chat/serving.js';
 import { serveGeneration } from '../llm/serve-generation.js';
+import { specificIssue } from '../validation-issue.js';
 import { toChatRequest } from './chat-request.js';
 import { anthropicMessage } from './message-response.js';
 import { countTokensBody, messagesBody, type MessagesBody } from './schema.js';
@@ -70,8 +71,9 @@ export const anthropicRoutes: FastifyPluginAsync<{ supervisor: Supervisor; strea
 function asChatBody(body: MessagesBody): ChatBody {
   const parsed = chatBody.safeParse(toChatRequest(body));
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new HangarError('invalid_field', [`${issue.path.join('.')}: ${issue.message}`], { param: issue.path.join('.') || null });
+    const issue = specificIssue(parsed.error.issues[0]!);
+    const field = issue.path.join('.');
+    throw new HangarError('invalid_field', [`${field}: ${issue.message}`], { param: field || null });
   }
   return parsed.data;
 }

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Multipart, MultipartFile } from '@fastify/multipart';
 import type { z } from 'zod';
 import { HangarError } from '../../errors/hangar-error.js';
+import { specificIssue } from '../validation-issue.js';
 
 export interface UploadedFile {
   field: string;
@@ -115,7 +116,8 @@ export function requireFile(form: Form, field: string, route: string): UploadedF
 export function parseFields<S extends z.ZodType>(schema: S, form: Form): z.output<S> {
   const result = schema.safeParse(form.fields);
   if (result.success) return result.data;
-  const issue = result.error.issues[0];
+  const first = result.error.issues[0];
+  const issue = first ? specificIssue(first) : undefined;
   const field = issue?.path.join('.') ?? '';
   const message = issue?.message ?? 'invalid value';
   const text = field && !message.includes(field) ? `${field}: ${message}` : message;

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { HangarError } from '../../errors/hangar-error.js';
 import type { z } from 'zod';
 import { type ContentPart, contentPart, functionCallItem, functionCallOutputItem } from './schema.js';
+import { specificIssue } from '../validation-issue.js';
 
 /** An input item as stored and listed (GET /v1/responses/{id}/input_items): always with an id and a type. */
 export type Item = Record<string, unknown> & { id: string; type: string };
@@ -60,7 +61,7 @@ function normalizeItem(raw: unknown, path: string, lookup: ItemLookup): Item {
 export function checked(schema: z.ZodType, item: unknown, path: string): void {
   const parsed = schema.safeParse(item);
   if (parsed.success) return;
-  const issue = parsed.error.issues[0]!;
+  const issue = specificIssue(parsed.error.issues[0]!);
   const where = [path, ...issue.path].join('.');
   throw new HangarError('invalid_field', [`${where}: ${issue.message}`], { param: where });
 }

@@ -16,6 +16,7 @@ import { type Item, chatMessages, itemId, normalizeInput } from './input-items.j
 import { type ResponseContext, finalResponse } from './response-object.js';
 import { inputItemsQuery, responseIdParams, responsesBody } from './schema.js';
 import { responsesStreamFormat } from './stream-events.js';
+import { specificIssue } from '../validation-issue.js';
 
 interface Options {
   supervisor: Supervisor;
@@ -51,7 +52,7 @@ export const responsesRoutes: FastifyPluginAsync<Options> = async (fastify, { su
     const items = normalizeInput(body.input, (id) => store.item(id, owner));
     const chat = chatBody.safeParse(toChatRequest(body, chatMessages(body.instructions, [...history, ...items])));
     if (!chat.success) {
-      const issue = chat.error.issues[0]!;
+      const issue = specificIssue(chat.error.issues[0]!);
       const param = responsesParam(issue.path.join('.'));
       throw new HangarError('invalid_field', [`${param}: ${issue.message}`], { param });
     }

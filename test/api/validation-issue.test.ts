@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { messagesBody } from '../../src/api/anthropic/schema.js';
+import { chatBody } from '../../src/api/chat/schema.js';
+import { specificIssue } from '../../src/api/validation-issue.js';
+
+/** The field and words a client gets for a body the schema refuses. */
+function refusal(schema: { safeParse(v: unknown): { success: boolean; error?: { issues: unknown[] } } }, body: unknown): [string, string] {
+  const parsed = schema.safeParse(body);
+  expect(parsed.success).toBe(false);
+  const issue = specificIssue(parsed.error!.issues[0] as never);
+  return [issue.path.join('.'), issue.message];
+}
+
+const anthropic = (content: unknown, extra: Record<string, unknown> = {}) => refusal(messagesBody, { model: 'm', max_tokens: 5, messages: [{ role: 'user', content }], ...extra });
+
+describe('a refusal names the field a client can fix, through unions', () => {
+  it('keeps a union\'s own words for a value of no kind it knows', () => {
+    expect(anthropic([{ type: 'document', source: {} }])).toEqual(['messages.0.content.0', 'content blocks must be text, image, tool_use, tool_result or thinking']);
+  });
+
+  it('names what the kind the value is of lacks, however deep', () => {
+    expect(anthropic([{ type: 'image', source: { type: 'base64' } }])).toEqual(['messages.0.content.0.source.media_type', 'Invalid input: expected string, received undefined']);
+    expect(anthropic([{ type: 'tool_result' }])).toEqual(['messages.0.content.0.tool_use_id', 'Invalid input: expected string, received undefined']);
+    expect(anthropic('x', { tool_choice: { type: 'tool' } })).toEqual(['tool_choice.name', 'Invalid input: expected string, received undefined']);
+  });
+
+  it('lists every kind when a value is of none, and every type when its type fits no shape', () => {
+    expect(anthropic([{ type: 'image', source: { type: 'file', file_id: 'f' } }])).toEqual(['messages.0.content.0.source.type', 'Invalid input: expected "base64" or "url"']);
+    expect(anthropic(5)).toEqual(['messages.0.content', 'Invalid input: expected string or array, received number']);
+    expect(refusal(chatBody, { model: 'm', messages: [{ role: 'user', content: 'x' }], stop: 5 })).toEqual(['stop', 'Invalid input: expected string or array, received number']);
+  });
+
+  it('leaves an issue that is not a union as it is', () => {
+    expect(anthropic('x', { temperature: 3 })).toEqual(['temperature', 'Too big: expected number to be <=1']);
+  });
+});
