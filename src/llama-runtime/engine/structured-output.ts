@@ -1,12 +1,11 @@
 import type { Llama, LlamaGrammar } from 'node-llama-cpp';
 import { InvalidInput } from '../invalid-input.js';
 import type { Guide } from './generate-config.js';
+import { finiteNumbers } from './finite-numbers.js';
 import { grammarSchema } from './grammar-schema.js';
 
 // Grammars compiled for recent schemas: clients send the same few over and over.
 const CACHED_GRAMMARS = 32;
-// The exponent part of node-llama-cpp's integer rule.
-const INTEGER_RULE_EXPONENT = /^(integer-number-rule ::= .*?) \(\[eE\] \[-\+\]\? \("0" \| \[1-9\] \[0-9\]\{0,15\}\)\)\?$/m;
 
 /** The text after which a grammar's output is complete (its stop triggers): the JSON grammars end in four newlines. */
 export function grammarStops(grammar: LlamaGrammar): string[] {
@@ -26,7 +25,7 @@ export class StructuredOutput {
   constructor(private readonly llama: Llama) {}
 
   forGuide(guide: Guide): Promise<LlamaGrammar> {
-    if (guide.kind === 'json_object') return this.cached('json_object', () => this.llama.getGrammarFor('json'));
+    if (guide.kind === 'json_object') return this.cached('json_object', async () => this.finite(await this.llama.getGrammarFor('json')));
     return this.forSchema(guide.schema, 'response_format.json_schema.schema');
   }
 
@@ -76,12 +75,15 @@ export class StructuredOutput {
       } catch (err) {
         throw new InvalidInput(`${field}: this JSON schema cannot be turned into a llama.cpp grammar: ${(err as Error).message}`);
       }
-      // node-llama-cpp lets an integer carry an exponent ("75E321428", which JSON
-      // parsers read as Infinity); integers here are plain digits.
-      const text = made.grammar.replace(INTEGER_RULE_EXPONENT, '$1');
-      if (text === made.grammar) return made;
-      return this.llama.createGrammar({ grammar: text, stopGenerationTriggers: made.stopGenerationTriggers, trimWhitespaceSuffix: made.trimWhitespaceSuffix });
+      return this.finite(made);
     });
+  }
+
+  /** The grammar with numbers a JSON parser reads as finite (finite-numbers.ts). */
+  private finite(made: LlamaGrammar): Promise<LlamaGrammar> | LlamaGrammar {
+    const text = finiteNumbers(made.grammar);
+    if (text === made.grammar) return made;
+    return this.llama.createGrammar({ grammar: text, stopGenerationTriggers: made.stopGenerationTriggers, trimWhitespaceSuffix: made.trimWhitespaceSuffix });
   }
 
   private cached(key: string, make: () => Promise<LlamaGrammar>): Promise<LlamaGrammar> {
