@@ -1,7 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { createAnthropic } from '@ai-sdk/anthropic';
 import Anthropic from '@anthropic-ai/sdk';
+import { generateText, streamText } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upstreamAuthConfig } from '../fixtures/auth-users.js';
 import { request } from './harness/http.js';
@@ -59,7 +61,7 @@ describe('Anthropic Messages API (real server, both SDKs)', () => {
       if (e.type === 'message_start') startUsage = { ...e.message.usage };
     });
     const final = await stream.finalMessage();
-    // The input tokens come in message_start, as clients that count from events (LangChain, the Vercel AI SDK) read them.
+    // The input tokens come in message_start, as Anthropic sends them: many clients that count from events read them only there.
     expect(startUsage).toEqual({ input_tokens: 1, output_tokens: 0 });
     expect(final.usage.input_tokens).toBe(1);
     expect(final.content).toEqual([{ type: 'text', text: SIX_WORDS }]);
@@ -71,6 +73,17 @@ describe('Anthropic Messages API (real server, both SDKs)', () => {
     const models = await client.models.list();
     expect(models.data.map((m) => m.id).sort()).toEqual(['sim', 'tiny']);
     expect((await client.models.retrieve('sim')).id).toBe('sim');
+  });
+
+  it("serves the Vercel AI SDK's Anthropic provider, generated and streamed, with usage", async () => {
+    const anthropic = createAnthropic({ baseURL: `${server.url}/v1`, apiKey: ADMIN_KEY });
+    const generated = await generateText({ model: anthropic('sim'), prompt: 'hello there', maxOutputTokens: 4 });
+    expect(generated.text).toBe('alpha bravo charlie delta ');
+    expect([generated.usage.inputTokens, generated.usage.outputTokens]).toEqual([2, 4]);
+    const streamed = streamText({ model: anthropic('sim'), prompt: 'hello there', maxOutputTokens: 5 });
+    expect(await streamed.text).toBe('alpha bravo charlie delta echo ');
+    const usage = await streamed.usage;
+    expect([usage.inputTokens, usage.outputTokens]).toEqual([2, 5]);
   });
 
   it('takes a tool conversation (tools, tool_use, tool_result) on a real model', async () => {

@@ -45,8 +45,8 @@ export function anthropicStreamFormat(model: string): StreamFormat {
   };
 
   return {
-    // Clients that count tokens from events (LangChain's, the Vercel AI SDK's) read the
-    // input tokens here and only the output tokens from message_delta.
+    // Anthropic sends the input tokens here; many clients that count from the events
+    // read them only here, and only the output tokens from message_delta.
     opening: (first) =>
       event('message_start', {
         type: 'message_start',
