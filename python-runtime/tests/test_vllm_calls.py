@@ -108,30 +108,6 @@ def test_launch_stream_abort_and_shutdown_are_well_formed_calls(spawn, workdir, 
     assert events[-1]["event"] == "shutdown"
 
 
-def test_count_tokens_counts_the_prompt_a_chat_call_sends_to_vllm(spawn, tiny_llm):
-    rt = spawn("v-0", env={"PYTHONPATH": str(DOUBLE)})
-    rt.hello()
-    rt.load_ok(load_spec(tiny_llm["path"], gpu_memory_utilization=0.5))
-    messages = [{"role": "system", "content": "Be terse."}, {"role": "user", "content": "Weather in Paris?"}]
-    tools = [{"type": "function", "function": {"name": "weather", "parameters": {"type": "object"}}}]
-    for call_id, kwargs in ((1, {}), (3, {"tools": tools})):
-        rt.send(CALL, {"id": call_id, "method": "count_tokens", "args": [messages], "kwargs": kwargs})
-        counted = rt.expect(RESULT)["value"]["prompt_tokens"]
-        rt.send(CALL, {"id": call_id + 1, "method": "chat", "args": [messages],
-                       "kwargs": {"generate_config": {"max_tokens": 1}, **kwargs}, "stream": True})
-        chunks = []
-        while (message := rt.recv())[0] == CHUNK:
-            chunks.append(message[1]["value"])
-        assert message[0] == END
-        assert counted == chunks[-1]["usage"]["prompt_tokens"]
-    # A prompt that leaves no room is refused as the chat call would refuse it.
-    rt.send(CALL, {"id": 5, "method": "count_tokens", "args": [[{"role": "user", "content": "the fox " * 400}]], "kwargs": {}})
-    refused = rt.expect(ERROR)
-    assert refused["kind"] == "invalid" and "no room" in refused["message"]
-    rt.send_control(SHUTDOWN, {})
-    assert rt.wait_exit() == 0
-
-
 def test_a_launch_argument_vllm_does_not_take_fails_the_load_naming_it(spawn, tiny_llm):
     rt = spawn("v-0", env={"PYTHONPATH": str(DOUBLE)})
     rt.hello()
@@ -172,13 +148,34 @@ def test_sleep_mode_is_asked_for_and_sleep_and_wake_up_are_well_formed_calls(spa
     assert next(e for e in events if e["event"] == "wake_up") == {"event": "wake_up", "tags": None}
 
 
-def test_without_sleep_mode_there_is_no_sleep_method(spawn, tiny_llm):
+def test_without_sleep_mode_there_is_no_sleep_method_and_count_tokens_counts_a_chat_prompt(spawn, tiny_llm):
     rt = spawn("v-0", env={"PYTHONPATH": str(DOUBLE)})
     rt.hello()
     ready = rt.load_ok(load_spec(tiny_llm["path"]))
     assert "sleep_mode" not in ready["description"]
     msg_type, body = rt.ask(1, engine_method="sleep", level=1)
     assert msg_type == ERROR and body["kind"] == "unknown_method"
+
+    # count_tokens: the prompt a chat call sends to vLLM, counted without generating.
+    messages = [{"role": "system", "content": "Be terse."}, {"role": "user", "content": "Weather in Paris?"}]
+    tools = [{"type": "function", "function": {"name": "weather", "parameters": {"type": "object"}}}]
+    counts = []
+    for call_id, kwargs in ((2, {}), (4, {"tools": tools})):
+        rt.send(CALL, {"id": call_id, "method": "count_tokens", "args": [messages], "kwargs": kwargs})
+        counted = rt.expect(RESULT)["value"]["prompt_tokens"]
+        rt.send(CALL, {"id": call_id + 1, "method": "chat", "args": [messages],
+                       "kwargs": {"generate_config": {"max_tokens": 1}, **kwargs}, "stream": True})
+        chunks = []
+        while (message := rt.recv())[0] == CHUNK:
+            chunks.append(message[1]["value"])
+        assert message[0] == END
+        assert counted == chunks[-1]["usage"]["prompt_tokens"] == chunks[0]["prompt_tokens"]
+        counts.append(counted)
+    assert counts[1] > counts[0]  # the template lists the tools
+    # A prompt that leaves no room is refused as the chat call would refuse it.
+    rt.send(CALL, {"id": 6, "method": "count_tokens", "args": [[{"role": "user", "content": "the fox " * 400}]], "kwargs": {}})
+    refused = rt.expect(ERROR)
+    assert refused["kind"] == "invalid" and "no room" in refused["message"]
 
 
 _WAKE_SCRIPT = r'''
