@@ -173,6 +173,18 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
     const unknown = await api.post('/v1/chat/completions', { model: 'sim', messages: [{ role: 'user', content: 'Hi' }], tools, tool_choice: { type: 'function', function: { name: 'nope' } } });
     expect(unknown.status, unknown.text).toBe(400);
     expect(unknown.body.error).toMatchObject({ param: 'tool_choice' });
+    // A forced call with no tools to call, or without a name, is refused alike on every engine.
+    for (const model of ['tf', 'lc', 'sim']) {
+      const none = await api.post('/v1/chat/completions', { model, messages: [{ role: 'user', content: 'Hi' }], tool_choice: 'required', max_tokens: 3 });
+      expect([none.status, none.body.error.param], model).toEqual([400, 'tool_choice']);
+      // Transformers cannot force a call at all, and says that first.
+      if (model === 'tf') expect(none.body.error.code).toBe('parameter_unsupported');
+      else expect(none.body.error.message, model).toBe('tool_choice: "required" forces a tool call, but the request has no tools');
+      const nameless = await api.post('/v1/chat/completions', { model, messages: [{ role: 'user', content: 'Hi' }], tools, tool_choice: { type: 'function' }, max_tokens: 3 });
+      expect([nameless.status, nameless.body.error.param], model).toEqual([400, model === 'tf' ? 'tool_choice' : 'tool_choice.function.name']);
+    }
+    const anthropicAny = await api.post('/v1/messages', { model: 'sim', max_tokens: 3, messages: [{ role: 'user', content: 'Hi' }], tool_choice: { type: 'any' } });
+    expect([anthropicAny.status, anthropicAny.body.error.param]).toEqual([400, 'tool_choice']);
     // "auto" stays the model's choice on every tool-calling engine.
     expect((await api.post('/v1/chat/completions', { model: 'tf', messages: [{ role: 'user', content: 'Hi' }], tools, tool_choice: 'auto', max_tokens: 3 })).status).toBe(200);
   });

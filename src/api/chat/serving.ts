@@ -41,6 +41,7 @@ export function prepareChat(supervisor: Supervisor, body: ChatBody): ChatCall {
       throw new HangarError('ability_missing', [body.model, 'images (image_url parts; launch a model with the vision ability)', abilities.join(', ')], { param: 'messages' });
     }
   }
+  checkForcedTool(body);
   const templateKwargs = { ...(body.chat_template_kwargs ?? {}) };
   if (body.enable_thinking !== null && body.enable_thinking !== undefined) templateKwargs.enable_thinking = body.enable_thinking;
   const generateConfig = withLogprobs(toGenerateConfig(body, body.max_completion_tokens ?? body.max_tokens), body.logprobs ? (body.top_logprobs ?? 0) : null);
@@ -54,6 +55,28 @@ export function prepareChat(supervisor: Supervisor, body: ChatBody): ChatCall {
     if (body.tool_choice) kwargs.tool_choice = body.tool_choice;
   }
   return { target, args: [body.messages], kwargs };
+}
+
+/**
+ * A forced tool call ("required", or a named function) needs the tool among the request's
+ * tools, as OpenAI's and vLLM's servers say; checked here so every engine refuses alike
+ * (one would answer text as if nothing was asked).
+ */
+function checkForcedTool(body: ChatBody): void {
+  const choice = body.tool_choice;
+  if (choice === undefined || choice === null || choice === 'auto' || choice === 'none') return;
+  const names = (body.tools ?? []).map((t) => t.function.name);
+  if (names.length === 0) {
+    throw new HangarError('invalid_field', [`tool_choice: ${choice === 'required' ? '"required"' : 'a named function'} forces a tool call, but the request has no tools`], { param: 'tool_choice' });
+  }
+  if (choice === 'required') return;
+  const name = (choice as { function?: { name?: unknown } }).function?.name;
+  if (typeof name !== 'string' || name.length === 0) {
+    throw new HangarError('invalid_field', ['tool_choice.function.name: is required: the function to call'], { param: 'tool_choice.function.name' });
+  }
+  if (!names.includes(name)) {
+    throw new HangarError('invalid_field', [`tool_choice: names ${JSON.stringify(name)}, which is not among the tools (${names.join(', ')})`], { param: 'tool_choice' });
+  }
 }
 
 interface Envelope {
