@@ -1,4 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { AuthConfig } from '../../src/auth/auth-config.js';
+import { upstreamAuthConfig } from '../fixtures/auth-users.js';
+import { buildTestApp } from './test-app.js';
 import { messagesBody } from '../../src/api/anthropic/schema.js';
 import { chatBody } from '../../src/api/chat/schema.js';
 import { specificIssue } from '../../src/api/validation-issue.js';
@@ -32,5 +35,21 @@ describe('a refusal names the field a client can fix, through unions', () => {
 
   it('leaves an issue that is not a union as it is', () => {
     expect(anthropic('x', { temperature: 3 })).toEqual(['temperature', 'Too big: expected number to be <=1']);
+  });
+});
+
+describe('a refusal through the HTTP error handler', () => {
+  it('names a strict body\'s unknown field itself, and a union\'s deepest field, in the contract\'s shape', async () => {
+    const { app, close } = await buildTestApp(upstreamAuthConfig() as AuthConfig);
+    try {
+      const headers = { authorization: 'Bearer sk-3sjLbdwqAhhAF' };
+      const unknown = await app.inject({ method: 'POST', url: '/v1/admin/users', headers, payload: { username: 'ann', password: 'long enough pw', colour: 'red' } });
+      expect([unknown.statusCode, unknown.json().error.param, unknown.json().error.code]).toEqual([400, 'colour', 'invalid_field']);
+      const block = await app.inject({ method: 'POST', url: '/v1/messages', headers, payload: { model: 'm', max_tokens: 5, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64' } }] }] } });
+      expect(block.json().error).toMatchObject({ param: 'messages.0.content.0.source.media_type', code: 'invalid_field' });
+      expect(block.json().detail).toBe('messages.0.content.0.source.media_type: Invalid input: expected string, received undefined');
+    } finally {
+      await close();
+    }
   });
 });
