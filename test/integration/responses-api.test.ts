@@ -277,7 +277,7 @@ print(json.dumps(out))
       [{ model: 'tiny', input: 'x', text: { format: { type: 'json_schema', name: 'n', schema: { type: 'object' } } } }, 400, 'parameter_unsupported', 'text.format'],
       [{ model: 'tiny', input: 'x', tools: [WEATHER], tool_choice: 'required' }, 400, 'parameter_unsupported', 'tool_choice'],
       [{ model: 'sim', input: 'x', tool_choice: 'required' }, 400, 'invalid_field', 'tool_choice'],
-      [{ model: 'sim', input: 'x', tools: [WEATHER], tool_choice: { type: 'function', name: 'nope' } }, 400, 'inference_invalid_input', 'tool_choice'],
+      [{ model: 'sim', input: 'x', tools: [WEATHER], tool_choice: { type: 'function', name: 'nope' } }, 400, 'invalid_field', 'tool_choice'],
       [{ model: 'sim', input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'f' }] }] }, 400, 'field_unsupported', 'input.0.content.0.type'],
       [{ model: 'sim', input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'f' }] }] }, 400, 'field_unsupported', 'input.0.content.0.file_id'],
       [{ model: 'sim', input: [{ role: 'user', content: [{ type: 'input_text' }] }] }, 400, 'invalid_field', 'input.0.content.0.text'],
