@@ -17,7 +17,7 @@
 //    minutes on 2 cores.
 // Needs git, CMake and a C++17 compiler (scripts/build-packages.txt).
 //
-//   node scripts/build-llama-server.mjs [--print-path] [--jobs N] [--cuda] [--from-source]
+//   node scripts/build-llama-server.mjs [--print-path] [--if-possible] [--jobs N] [--cuda] [--from-source]
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -171,8 +171,27 @@ function argValue(name) {
   return i >= 0 ? process.argv[i + 1] : undefined;
 }
 
+/**
+ * `--if-possible` (the set-up's way to call this): a host that cannot build says so and
+ * exits 0, since node-llama-cpp then serves GGUF models (slower); a build that fails is a
+ * bug to report and exits 1.
+ */
+function cannotBuild() {
+  if ((process.env.HANGAR_LLAMA_SERVER_BUILD ?? '').trim() === 'skip') return 'llama-server not built (HANGAR_LLAMA_SERVER_BUILD=skip): node-llama-cpp serves GGUF models';
+  const missing = [['cmake', ['--version']], ['c++', ['--version']], ['git', ['--version']]].filter(([tool, args]) => spawnSync(tool, args).status !== 0).map(([tool]) => tool);
+  if (missing.length > 0) return `llama-server not built: ${missing.join(', ')} missing (scripts/build-packages.txt); node-llama-cpp serves GGUF models, slower`;
+  return null;
+}
+
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const target = serverPath();
+  if (process.argv.includes('--if-possible') && !existsSync(target)) {
+    const why = cannotBuild();
+    if (why) {
+      console.error(`setup: ${why}`);
+      process.exit(0);
+    }
+  }
   if (!process.argv.includes('--print-path') && !existsSync(target)) {
     try {
       build(target);

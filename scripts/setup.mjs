@@ -6,6 +6,10 @@
 // minutes on 2 cores, once per llama.cpp release; HANGAR_LLAMA_SERVER_BUILD=skip skips
 // it, and node-llama-cpp then serves GGUF models, slower). A second run with nothing
 // changed does no work beyond the compile.
+//
+// Flags: --with-test-tools (the Debian packages only the tests use),
+// --system-packages-only (stop after the Debian packages), --without-llama-server
+// (`npm test` uses these two to build llama-server beside its first tests).
 import { createHash } from 'node:crypto';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -116,12 +120,15 @@ function pipEnv() {
 }
 
 /**
- * llama.cpp's server (scripts/build-llama-server.mjs), in the background beside the
- * rest, at a lower priority so the compile and the web UI come first. A host without
- * the build tools (and no way to install them) gets a warning: node-llama-cpp serves
- * GGUF models there. A build that fails stops the set-up, since it is a bug to report.
+ * llama.cpp's server (scripts/build-llama-server.mjs --if-possible), in the background
+ * beside the rest, at a lower priority so the compile and the web UI come first. A host
+ * without the build tools (and no way to install them) gets a warning: node-llama-cpp
+ * serves GGUF models there. A build that fails stops the set-up, since it is a bug to
+ * report. `npm test` builds it itself, beside the tests that do not need it
+ * (`--without-llama-server`).
  */
 function buildLlamaServer() {
+  if (process.argv.includes('--without-llama-server')) return Promise.resolve();
   if ((process.env.HANGAR_LLAMA_SERVER_BUILD ?? '').trim() === 'skip') {
     console.log('setup: llama-server not built (HANGAR_LLAMA_SERVER_BUILD=skip): node-llama-cpp serves GGUF models');
     return Promise.resolve();
@@ -132,13 +139,8 @@ function buildLlamaServer() {
     console.log('setup: llama-server is up to date');
     return Promise.resolve();
   }
-  const missing = [['cmake', ['--version']], ['c++', ['--version']], ['git', ['--version']]].filter(([tool, args]) => spawnSync(tool, args).status !== 0).map(([tool]) => tool);
-  if (missing.length > 0) {
-    console.warn(`setup: llama-server not built: ${missing.join(', ')} missing (scripts/build-packages.txt); node-llama-cpp serves GGUF models, slower`);
-    return Promise.resolve();
-  }
   console.log('setup: building llama-server (about 2.5 minutes on 2 cores, once)');
-  return runInBackground('nice', ['-n', '10', process.execPath, script], {
+  return runInBackground('nice', ['-n', '10', process.execPath, script, '--if-possible'], {
     stdio: ['ignore', 'ignore', 'inherit'],
     failure: 'building llama-server failed: see above; HANGAR_LLAMA_SERVER_BUILD=skip sets up without it',
   });
@@ -160,6 +162,8 @@ function runInBackground(cmd, args, options = {}) {
 }
 
 installSystemPackages();
+// `npm test` installs them first, then builds llama-server beside the rest of the set-up.
+if (process.argv.includes('--system-packages-only')) process.exit(0);
 
 // The runtime's environment installs (mostly unpacking wheels) while the control plane
 // compiles and the web UI builds (CPU): on two cores, side by side.

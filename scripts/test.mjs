@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 // `npm test`: the whole suite, with both cores busy, then a table of where the time went.
 //
-//   set-up ─▶ typecheck + depcheck ─────────────────────┐
-//          ─▶ test models ─▶ pytest ─▶ vitest (unit) ───┤
-//          ─▶ container image build ────────────────────┴─▶ vitest (integration, shared, e2e) ─▶ vitest (serial) ─▶ vitest (container)
+//   system packages ─▶ set-up ─▶ typecheck + depcheck ────────────────────┐
+//                             ─▶ test models ─▶ pytest (2 workers) ─▶ vitest (unit) ─┤
+//                   ─▶ llama-server build ─▶ container image build ───────────┴─▶ vitest (integration, shared, e2e) ─▶ vitest (serial) ─▶ vitest (container)
 //
-// The image build (docker/ci-build.sh) starts right after the set-up and runs beside the
-// type check, pytest and the unit files; on a machine that built the same inputs before
-// it is skipped. The test models (test/fixtures/model_cache.py) are built once, in one
+// llama-server (scripts/build-llama-server.mjs) builds at nice +10 from right after the
+// Debian packages, beside the set-up (mostly pip unpacking wheels), the type check, pytest
+// and the unit files, none of which use it. The image build (docker/ci-build.sh) takes the
+// host's llama-server, so it starts after it; on a machine that built the same inputs
+// before it is skipped. The test models (test/fixtures/model_cache.py) are built once, in one
 // Python process, before any test needs them. vitest's projects decide which files run two at a time (vitest.config.ts).
 // Each part writes its timings under test-output/, read back for the table at the end
 // (docs/testing.md explains it).
@@ -196,15 +198,34 @@ function printTable() {
 mkdirSync(out, { recursive: true });
 for (const f of [...VITEST_RUNS.map(timingsOf), path.join(out, 'pytest.xml'), path.join(out, 'timings.txt')]) rmSync(f, { force: true });
 
-must(await phase('set-up', process.execPath, [path.join(root, 'scripts', 'setup.mjs'), ...(quick ? [] : ['--with-test-tools'])]), 'the set-up');
+const setup = path.join(root, 'scripts', 'setup.mjs');
+let llamaServer = Promise.resolve({ ok: true });
+if (quick) {
+  must(await phase('set-up', process.execPath, [setup]), 'the set-up');
+} else {
+  // llama-server (about 3 minutes of both cores) is needed from vitest's integration
+  // files on, and by the image: it builds at nice +10 beside the rest of the set-up and
+  // the type check, pytest and the unit files, which do not use it. Its build tools are
+  // Debian packages, installed first.
+  must(await phase('system packages', process.execPath, [setup, '--with-test-tools', '--system-packages-only']), 'installing the Debian packages');
+  llamaServer = phase('llama-server build', 'nice', ['-n', '10', process.execPath, path.join(root, 'scripts', 'build-llama-server.mjs'), '--if-possible'], {
+    logFile: path.join(out, 'llama-server-build.log'),
+  });
+  must(await phase('set-up', process.execPath, [setup, '--with-test-tools', '--without-llama-server']), 'the set-up');
+}
 
-// The image builds in the background from here; its last stdout line is the image's name.
+// The image builds in the background once llama-server is built (the image takes the
+// host's); its last stdout line is the image's name.
 let imageBuild = Promise.resolve({ ok: true, stdout: '' });
 if (!quick && !skipContainer) {
-  imageBuild = phase('container image build', 'bash', [path.join(root, 'docker', 'ci-build.sh')], {
-    logFile: path.join(out, 'container-build.log'),
-    summary: 'docker/ci-build:',
-  });
+  imageBuild = llamaServer.then((built) =>
+    built.ok
+      ? phase('container image build', 'bash', [path.join(root, 'docker', 'ci-build.sh')], {
+          logFile: path.join(out, 'container-build.log'),
+          summary: 'docker/ci-build:',
+        })
+      : { ok: false, stdout: '' },
+  );
 }
 
 /** `vitest run` of these projects, with the default reporter and the file timings. */
@@ -216,7 +237,10 @@ const vitestArgs = (...projects) => [vitest, 'run', ...projects.flatMap((p) => [
 // naming every setting it relies on.
 const PYTEST_ENV = { HANGAR_RUNTIME_COMPUTE_POLICY: 'normal', HANGAR_RUNTIME_COMPUTE_NICE: '0' };
 
-const pytestArgs = ['-m', 'pytest', 'python-runtime/tests', '-q', '-p', 'no:cacheprovider', `--junitxml=${path.join(out, 'pytest.xml')}`, '-o', 'junit_family=xunit1'];
+// Two workers (pytest-xdist), as vitest runs two files at a time: most tests wait on a
+// runtime they started, and one worker left a core idle for 40% of pytest's time. A file
+// stays on one worker (loadfile), so its module fixtures (a server, a runtime) start once.
+const pytestArgs = ['-m', 'pytest', 'python-runtime/tests', '-q', '-p', 'no:cacheprovider', '-n', '2', '--dist', 'loadfile', `--junitxml=${path.join(out, 'pytest.xml')}`, '-o', 'junit_family=xunit1'];
 if (quick) {
   const [checks, py, unit] = await Promise.all([
     phase('typecheck + depcheck', 'npm', ['run', '--silent', 'check'], { logFile: path.join(out, 'typecheck.log') }),
@@ -243,6 +267,7 @@ const [checks, py] = await Promise.all([
 must(checks, 'typecheck or depcheck');
 must(py, 'building the test models or pytest');
 const unit = await phase('vitest (unit)', process.execPath, vitestArgs('unit'), { env: { HANGAR_TEST_TIMINGS: timingsOf('unit') } });
+must(await llamaServer, 'building llama-server');
 const built = await imageBuild;
 
 // vitest's projects that run two files at a time, then the serial files alone (vitest.config.ts).
