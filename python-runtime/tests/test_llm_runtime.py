@@ -95,13 +95,16 @@ def test_stop_string_ends_the_text_just_before_it(llm):
     full = chat(llm, max_tokens=40)[1]["value"]["text"]
     stop = pick_stop(full)
     expected = full[:full.index(stop)]
-    value = chat(llm, max_tokens=40, stop=[stop])[1]["value"]
+    value = chat(llm, max_tokens=40, stop=["never in the text", stop])[1]["value"]
     assert (value["text"], value["finish_reason"]) == (expected, "stop")
+    assert value["stop_sequence"] == stop  # which one ended it (Anthropic's stop_sequence)
     assert value["usage"]["completion_tokens"] < 40
     chunks, end_type, _ = chat(llm, stream=True, max_tokens=40, stop=stop)
     assert end_type == END
     assert "".join(c["text"] for c in chunks) == expected
-    assert chunks[-1]["finish_reason"] == "stop"
+    assert chunks[-1]["finish_reason"] == "stop" and chunks[-1]["stop_sequence"] == stop
+    # Ended by its length, not by a stop string: none is named.
+    assert "stop_sequence" not in chat(llm, max_tokens=40)[1]["value"]
 
 
 def pick_stop(text: str) -> str:

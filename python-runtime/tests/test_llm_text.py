@@ -46,6 +46,13 @@ def test_flush_hands_out_what_was_held_when_generation_ends_otherwise():
 def test_earliest_of_several_stop_strings_wins():
     out, scanner = feed_all(StopScanner(["world", "lo"]), ["hello world"])
     assert out == ["hel"] and scanner.stopped
+    assert scanner.matched == "lo"  # which one ended it: Anthropic's stop_sequence
+
+
+def test_of_two_stop_strings_at_one_place_the_first_given_is_the_match():
+    out, scanner = feed_all(StopScanner(["ab", "abc", "a"]), ["xab", "cd"])
+    assert "".join(out) == "x" and scanner.matched == "ab"
+    assert StopScanner(["STOP"]).matched is None
 
 
 def test_nothing_after_a_stop():

@@ -103,11 +103,11 @@ def test_first_token_waits_for_ttft_and_a_late_runtime_does_not_burst():
 def test_stop_strings_cut_the_text_and_are_never_sent_even_across_tokens():
     _, sched = loaded(step_ms=0)
     sink = Sink(1)
-    sched.submit("generate", ["x"], {"generate_config": {"max_tokens": 10, "stop": ["lie delta"]}}, sink)
+    sched.submit("generate", ["x"], {"generate_config": {"max_tokens": 10, "stop": ["zulu", "lie delta"]}}, sink)
     while sched.has_work():
         sched.step()
     assert text_of(sink) == "alpha bravo char"
-    assert sink.chunks[-1]["finish_reason"] == "stop"
+    assert sink.chunks[-1]["finish_reason"] == "stop" and sink.chunks[-1]["stop_sequence"] == "lie delta"
     assert sink.chunks[-1]["usage"]["completion_tokens"] == 4
 
 

@@ -79,6 +79,12 @@ def test_launch_stream_abort_and_shutdown_are_well_formed_calls(spawn, workdir, 
     # vLLM's min_p and min_tokens (min_tokens held to max_tokens, as SamplingParams requires).
     _, end_type, _ = stream(rt, 8, "generate", "Hi", max_tokens=2, min_p=0.1, min_tokens=5)
     assert end_type == END
+    # The stop string that ended the text (vLLM's stop_reason) is the last CHUNK's stop_sequence.
+    chunks, end_type, _ = stream(rt, 9, "generate", "Hi", max_tokens=6, stop=["zz", "t2"])
+    assert end_type == END and "".join(c["text"] for c in chunks) == "t0 t1 "
+    assert (chunks[-1]["finish_reason"], chunks[-1]["stop_sequence"]) == ("stop", "t2")
+    chunks, _, _ = stream(rt, 10, "generate", "Hi", max_tokens=2)
+    assert chunks[-1]["finish_reason"] == "length" and "stop_sequence" not in chunks[-1]
 
     rt.send(CALL, {"id": 3, "method": "generate", "args": ["x"], "kwargs": {"generate_config": {"max_tokens": 400}},
                    "stream": True})

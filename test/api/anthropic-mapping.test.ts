@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { toChatRequest } from '../../src/api/anthropic/chat-request.js';
-import { anthropicMessage, stopReason } from '../../src/api/anthropic/message-response.js';
+import { anthropicMessage, stopOf } from '../../src/api/anthropic/message-response.js';
 import { messagesBody } from '../../src/api/anthropic/schema.js';
 import { anthropicStreamFormat } from '../../src/api/anthropic/stream-events.js';
 
@@ -73,7 +73,8 @@ describe('Anthropic Messages as OpenAI chat', () => {
   it('spells tool_choice and stop reasons as each side does', () => {
     const choice = (c: unknown) => toChatRequest(parse({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: 'x' }], tool_choice: c })).tool_choice;
     expect([choice({ type: 'auto' }), choice({ type: 'any' }), choice({ type: 'none' })]).toEqual(['auto', 'required', 'none']);
-    expect(['stop', 'length', 'tool_calls', undefined].map(stopReason)).toEqual(['end_turn', 'max_tokens', 'tool_use', 'end_turn']);
+    const reason = (finish_reason: string | undefined) => stopOf({ text: '', finish_reason }, []).stop_reason;
+    expect(['stop', 'length', 'tool_calls', undefined].map(reason)).toEqual(['end_turn', 'max_tokens', 'tool_use', 'end_turn']);
     expect(() => toChatRequest(parse({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: [{ type: 'tool_use', id: 'a', name: 'b', input: {} }] }] }))).toThrow(/assistant/);
   });
 
@@ -101,6 +102,19 @@ describe('Anthropic Messages as OpenAI chat', () => {
     expect(names).toEqual(['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop', 'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
     expect(out).toContain('"stop_reason":"max_tokens"');
     expect(format.done).toBe('');
+  });
+
+  it('says stop_sequence, and which, only for one of the request\'s own stop_sequences', () => {
+    const usage = { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 };
+    const ours = { text: 'a', finish_reason: 'stop', stop_sequence: 'END', usage };
+    expect(anthropicMessage('m', ours, ['STOP', 'END'])).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: 'END' });
+    // A model's own end string (its template's, a registration's) ends the turn.
+    expect(anthropicMessage('m', { ...ours, stop_sequence: '<|im_end|>' }, ['END'])).toMatchObject({ stop_reason: 'end_turn', stop_sequence: null });
+    expect(anthropicMessage('m', { text: 'a', finish_reason: 'stop', usage }, ['END'])).toMatchObject({ stop_reason: 'end_turn', stop_sequence: null });
+    expect(anthropicMessage('m', { ...ours, finish_reason: 'length' }, ['END'])).toMatchObject({ stop_reason: 'max_tokens', stop_sequence: null });
+    const format = anthropicStreamFormat('m', ['END']);
+    const delta = [...(format.opening() + format.events({ text: 'a' }) + format.events({ ...ours, text: '' })).matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1] ?? 'null')).find((e) => e.type === 'message_delta');
+    expect(delta.delta).toEqual({ stop_reason: 'stop_sequence', stop_sequence: 'END' });
   });
 });
 

@@ -75,6 +75,22 @@ describe('Anthropic Messages API (real server, both SDKs)', () => {
     expect((await client.models.retrieve('sim')).id).toBe('sim');
   });
 
+  it('ends at one of the stop_sequences and says which, streamed and not; a stop string that is not one of them is end_turn', async () => {
+    const client = new Anthropic({ baseURL: server.url, apiKey: ADMIN_KEY, maxRetries: 0 });
+    const body = { model: 'sim', max_tokens: 10, messages: [{ role: 'user' as const, content: 'hi' }], stop_sequences: ['zulu', 'charlie', 'bravo'] };
+    const message = await client.messages.create(body);
+    // bravo comes first in the text: it is the one that ended it.
+    expect([message.content, message.stop_reason, message.stop_sequence]).toEqual([[{ type: 'text', text: 'alpha ' }], 'stop_sequence', 'bravo']);
+    const stream = client.messages.stream({ ...body, stop_sequences: ['delta'] });
+    const deltas: unknown[] = [];
+    stream.on('streamEvent', (e) => {
+      if (e.type === 'message_delta') deltas.push(e.delta);
+    });
+    const final = await stream.finalMessage();
+    expect(deltas).toEqual([{ stop_reason: 'stop_sequence', stop_sequence: 'delta' }]);
+    expect([final.content, final.stop_reason, final.stop_sequence]).toEqual([[{ type: 'text', text: 'alpha bravo charlie ' }], 'stop_sequence', 'delta']);
+  });
+
   it("serves the Vercel AI SDK's Anthropic provider, generated and streamed, with usage", async () => {
     const anthropic = createAnthropic({ baseURL: `${server.url}/v1`, apiKey: ADMIN_KEY });
     const generated = await generateText({ model: anthropic('sim'), prompt: 'hello there', maxOutputTokens: 4 });

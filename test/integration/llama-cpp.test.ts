@@ -331,6 +331,25 @@ describe('llama.cpp engine: GGUF models', () => {
     expect(freed).toBe(true);
   });
 
+  it('ends an Anthropic message at one of its stop_sequences and says which, streamed and not, on llama.cpp as on Transformers', async () => {
+    const anthropic = new Anthropic({ baseURL: server.url, apiKey: 'not-needed', maxRetries: 0 });
+    const base = { max_tokens: 20, temperature: 0, messages: [{ role: 'user' as const, content: 'The quick brown fox' }] };
+    const textOf = (m: Anthropic.Message) => m.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
+    for (const model of ['q8', 'hf']) {
+      const full = textOf(await anthropic.messages.create({ model, ...base }));
+      // Three printable characters from the middle, first found there (not at the start).
+      const stop = [...Array(Math.max(0, full.length - 3)).keys()].map((i) => full.slice(i, i + 3)).find((c, i) => i >= full.length / 3 && /^[!-~]{3}$/.test(c) && full.indexOf(c) > 0);
+      expect(stop, `${model}: no usable stop string in ${JSON.stringify(full)}`).toBeDefined();
+      const cut = await anthropic.messages.create({ model, ...base, stop_sequences: ['never in the text', stop!] });
+      expect([textOf(cut), cut.stop_reason, cut.stop_sequence], model).toEqual([full.slice(0, full.indexOf(stop!)), 'stop_sequence', stop]);
+      const streamed = await anthropic.messages.stream({ model, ...base, stop_sequences: [stop!] }).finalMessage();
+      expect([textOf(streamed), streamed.stop_reason, streamed.stop_sequence], model).toEqual([textOf(cut), 'stop_sequence', stop]);
+      // Ended by its length: no stop sequence.
+      const capped = await anthropic.messages.create({ model, ...base, max_tokens: 2, stop_sequences: ['never in the text'] });
+      expect([capped.stop_reason, capped.stop_sequence], model).toEqual(['max_tokens', null]);
+    }
+  });
+
   it("counts a conversation's prompt tokens (Anthropic's count_tokens) as its messages call's usage does, alike on llama.cpp and Transformers", async () => {
     const anthropic = new Anthropic({ baseURL: server.url, apiKey: 'not-needed', maxRetries: 0 });
     const tools = [{ name: 'weather', description: 'Weather by city', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } } } }];

@@ -28,8 +28,17 @@ describe('the llama.cpp engine\'s text path', () => {
         if (!scanner.stopped) out += scanner.flush();
         const first = Math.min(...['<|im_end|>', '\n\n\n\n'].map((s) => text.indexOf(s)).filter((i) => i >= 0));
         expect(out).toBe(text.slice(0, first));
+        // Which one ended it (Anthropic's stop_sequence): the first in the text.
+        expect(scanner.matched).toBe(text.indexOf('\n\n\n\n') === first ? '\n\n\n\n' : '<|im_end|>');
       }),
     );
+  });
+
+  it('names the stop string that ended the text: of two at one place, the first given', () => {
+    const scanner = new StopScanner(['ab', 'abc', 'a']);
+    expect(scanner.feed('x') + scanner.feed('abcd')).toBe('x');
+    expect(scanner.matched).toBe('ab');
+    expect(new StopScanner(['STOP']).matched).toBeNull();
   });
 
   it('holds back a tool call and returns it as tool_calls, in both formats', () => {

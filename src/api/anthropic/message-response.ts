@@ -1,11 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { asGeneration, type Generation } from '../llm/generate-config.js';
 
-/** Anthropic's stop reasons for the runtime's finish reasons. */
-export function stopReason(finish: string | undefined): string {
-  if (finish === 'length') return 'max_tokens';
-  if (finish === 'tool_calls') return 'tool_use';
-  return 'end_turn';
+/**
+ * Anthropic's `stop_reason` and `stop_sequence` for the runtime's last answer: a stop
+ * string ends the turn as `stop_sequence` only when it is one of the request's own
+ * `stop_sequences` (a model's end string, such as its template's, is `end_turn`).
+ */
+export function stopOf(g: Generation | null, stopSequences: readonly string[]): { stop_reason: string; stop_sequence: string | null } {
+  const finish = g?.finish_reason;
+  if (finish === 'length') return { stop_reason: 'max_tokens', stop_sequence: null };
+  if (finish === 'tool_calls') return { stop_reason: 'tool_use', stop_sequence: null };
+  const matched = g?.stop_sequence;
+  if (finish === 'stop' && typeof matched === 'string' && stopSequences.includes(matched)) return { stop_reason: 'stop_sequence', stop_sequence: matched };
+  return { stop_reason: 'end_turn', stop_sequence: null };
 }
 
 export function messageId(): string {
@@ -30,7 +37,7 @@ export function toolUseBlock(call: unknown): Record<string, unknown> {
 }
 
 /** The non-stream answer: a `message` with thinking, text and tool_use blocks. */
-export function anthropicMessage(model: string, value: unknown): Record<string, unknown> {
+export function anthropicMessage(model: string, value: unknown, stopSequences: readonly string[] = []): Record<string, unknown> {
   const g: Generation = asGeneration(value);
   const content: Array<Record<string, unknown>> = [];
   if (g.reasoning_content) content.push({ type: 'thinking', thinking: g.reasoning_content, signature: '' });
@@ -42,8 +49,7 @@ export function anthropicMessage(model: string, value: unknown): Record<string, 
     role: 'assistant',
     model,
     content,
-    stop_reason: stopReason(g.finish_reason),
-    stop_sequence: null,
+    ...stopOf(g, stopSequences),
     usage: { input_tokens: g.usage?.prompt_tokens ?? 0, output_tokens: g.usage?.completion_tokens ?? 0 },
   };
 }

@@ -38,9 +38,9 @@ export const anthropicRoutes: FastifyPluginAsync<{ supervisor: Supervisor; strea
         ...(await prepareChatWithImages(supervisor, asChatBody(body), images)),
         method: 'chat',
         stream: body.stream === true,
-        answer: (value) => anthropicMessage(body.model, value),
+        answer: (value) => anthropicMessage(body.model, value, body.stop_sequences ?? []),
         streamInterval: null,
-        format: () => anthropicStreamFormat(body.model),
+        format: () => anthropicStreamFormat(body.model, body.stop_sequences ?? []),
       });
     });
   }

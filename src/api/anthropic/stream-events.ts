@@ -1,7 +1,7 @@
 import type { HangarError } from '../../errors/hangar-error.js';
 import type { Generation } from '../llm/generate-config.js';
 import type { StreamFormat } from '../llm/stream-format.js';
-import { messageId, stopReason, toolUseBlock } from './message-response.js';
+import { messageId, stopOf, toolUseBlock } from './message-response.js';
 
 const event = (name: string, data: Record<string, unknown>): string => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
 
@@ -11,7 +11,7 @@ const event = (name: string, data: Record<string, unknown>): string => `event: $
  * `input_json_delta`) and `content_block_stop`, then `message_delta` (stop reason,
  * usage) and `message_stop`. No `[DONE]`: Anthropic's streams end with message_stop.
  */
-export function anthropicStreamFormat(model: string): StreamFormat {
+export function anthropicStreamFormat(model: string, stopSequences: readonly string[] = []): StreamFormat {
   let index = -1;
   let open: 'thinking' | 'text' | null = null;
   let finished = false;
@@ -40,7 +40,7 @@ export function anthropicStreamFormat(model: string): StreamFormat {
       out += event('content_block_stop', { type: 'content_block_stop', index });
     }
     const usage = { input_tokens: g?.usage?.prompt_tokens ?? 0, output_tokens: g?.usage?.completion_tokens ?? 0 };
-    out += event('message_delta', { type: 'message_delta', delta: { stop_reason: stopReason(g?.finish_reason), stop_sequence: null }, usage });
+    out += event('message_delta', { type: 'message_delta', delta: stopOf(g, stopSequences), usage });
     return out + event('message_stop', { type: 'message_stop' });
   };
 

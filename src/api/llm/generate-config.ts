@@ -98,6 +98,8 @@ export interface Generation {
   logprobs?: TokenLogprob[] | null;
   /** A stream's first CHUNK: the prompt's tokens, known before the answer's usage. */
   prompt_tokens?: number;
+  /** The last: the stop string that ended the text, when one did (a registration's or the request's). */
+  stop_sequence?: string;
 }
 
 export function asGeneration(value: unknown): Generation {

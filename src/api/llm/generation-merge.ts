@@ -21,6 +21,7 @@ export function mergeGenerations(values: readonly unknown[]): Generation {
     if (g.finish_reason) merged.finish_reason = g.finish_reason;
     if (g.usage) merged.usage = g.usage;
     if (g.tool_calls?.length) merged.tool_calls = g.tool_calls;
+    if (g.stop_sequence !== undefined) merged.stop_sequence = g.stop_sequence;
   }
   merged.text = text;
   if (reasoning) merged.reasoning_content = reasoning;

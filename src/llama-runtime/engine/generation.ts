@@ -210,6 +210,8 @@ export class Generation {
       usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
     };
     if (toolCalls.length > 0) final.tool_calls = toolCalls;
+    // Which stop string ended the text (Anthropic's `stop_sequence`; docs/runtime-protocol.md).
+    else if (reason === 'stop' && this.stops.matched !== null) final.stop_sequence = this.stops.matched;
     if (this.request.config.topLogprobs !== null) final.logprobs = this.takeLogprobs();
     if (this.thought.length > 0) final.reasoning_content = this.thought.join('');
     return final;

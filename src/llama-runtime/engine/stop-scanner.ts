@@ -9,6 +9,8 @@ export class StopScanner {
   private readonly stops: string[];
   private held = '';
   stopped = false;
+  /** The stop string that ended the text (the first to appear; of two at one place, the first given). */
+  matched: string | null = null;
 
   constructor(stops: readonly string[]) {
     // An empty stop string would match everywhere; it stops nothing instead.
@@ -22,7 +24,10 @@ export class StopScanner {
     let cut = -1;
     for (const stop of this.stops) {
       const at = text.indexOf(stop);
-      if (at >= 0 && (cut < 0 || at < cut)) cut = at;
+      if (at >= 0 && (cut < 0 || at < cut)) {
+        cut = at;
+        this.matched = stop;
+      }
     }
     if (cut >= 0) {
       this.stopped = true;

@@ -24,6 +24,7 @@ class SimRequest:
         self.logprobs: list[dict] = []  # for a non-stream answer
         self.pending_logprobs: list[dict] = []  # a stream's, not yet sent
         self.finish_reason: str | None = None
+        self.stop_sequence: str | None = None  # the stop string that ended the text
         # A forced tool call (tool_call.py): its steps make no text; it is the answer.
         self.tool_call = tool_call
         self.tool_steps = call_tokens(tool_call) if tool_call else 0
@@ -64,8 +65,13 @@ class SimRequest:
             self._finish()
 
     def _stop_at(self) -> int | None:
-        found = [i for i in (self.text.find(s, max(0, self.sent - len(s))) for s in self.stop) if i >= 0]
-        return min(found) if found else None
+        found = [(i, s) for s in self.stop if (i := self.text.find(s, max(0, self.sent - len(s)))) >= 0]
+        if not found:
+            return None
+        cut = min(i for i, _ in found)
+        # Which one (the first given, of two at one place): Anthropic's `stop_sequence`.
+        self.stop_sequence = next(s for i, s in found if i == cut)
+        return cut
 
     def _send_ready(self) -> None:
         end = len(self.text) if self.finish_reason else len(self.text) - self._held_back()
@@ -94,6 +100,8 @@ class SimRequest:
         usage = {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.generated,
                  "total_tokens": self.prompt_tokens + self.generated}
         calls = {"tool_calls": [self.tool_call]} if self.finish_reason == "tool_calls" else {}
+        if self.finish_reason == "stop" and self.stop_sequence is not None:
+            calls["stop_sequence"] = self.stop_sequence
         if self.sink.stream:
             self.sink.finish({"text": "", "finish_reason": self.finish_reason, "usage": usage, **calls})
             return

@@ -140,6 +140,9 @@ class Sequence:
         final = {"finish_reason": "tool_calls" if tool_calls else reason, "usage": self._usage()}
         if tool_calls:
             final["tool_calls"] = tool_calls
+        elif reason == "stop" and self._stops.matched is not None:
+            # Which stop string ended the text (Anthropic's `stop_sequence`).
+            final["stop_sequence"] = self._stops.matched
         final["text"] = "" if self.sink.stream else "".join(self._text)
         if self._top_logprobs is not None:
             final["logprobs"] = self._take_logprobs()

@@ -12,6 +12,9 @@ class StopScanner:
         self._stops = [s for s in dict.fromkeys(stops) if s]
         self._held = ""
         self.stopped = False
+        # The stop string that ended the text (the first to appear; of two at one
+        # place, the first given): Anthropic's `stop_sequence`.
+        self.matched: str | None = None
 
     def feed(self, text: str) -> str:
         """The part of the text so far that is safe to hand out. After a stop
@@ -19,8 +22,10 @@ class StopScanner:
         if self.stopped:
             return ""
         text = self._held + text
-        cut = min((i for i in (text.find(s) for s in self._stops) if i >= 0), default=-1)
+        found = [(i, s) for s in self._stops if (i := text.find(s)) >= 0]
+        cut = min(found, key=lambda f: f[0])[0] if found else -1
         if cut >= 0:
+            self.matched = next(s for i, s in found if i == cut)
             self.stopped = True
             self._held = ""
             return text[:cut]

@@ -157,6 +157,9 @@ class VllmScheduler(BatchScheduler):
             return
         del self._calls[request_id]
         result = {"text": call.text, "finish_reason": "length" if completion.finish_reason == "length" else "stop"}
+        # vLLM's stop_reason: the stop string that ended the text (a token id or None otherwise).
+        if result["finish_reason"] == "stop" and isinstance(getattr(completion, "stop_reason", None), str):
+            result["stop_sequence"] = completion.stop_reason
         if isinstance(call.tool_format, ForcedToolCall):
             tool_calls = call.tool_format.calls(call.text)
             if tool_calls:

@@ -87,12 +87,22 @@ class AsyncLLM:
                 min_tokens=sampling_params.min_tokens,
                 guided={k: v for k, v in vars(guide).items() if v not in (None, False)} if guide else None)
         ids = prompt["prompt_token_ids"]
+        so_far = ""
         for i in range(sampling_params.max_tokens):
             await asyncio.sleep(_STEP_S)
             if request_id in self._aborted:
                 return
             done = i + 1 == sampling_params.max_tokens
             text, token = f"t{i} ", 1000 + i
+            # vLLM's stop strings: the text ends before the first one, which is the output's
+            # stop_reason, and finish_reason is "stop".
+            hits = [(at, s) for s in sampling_params.stop if (at := (so_far + text).find(s)) >= 0]
+            if hits:
+                at, hit = min(hits, key=lambda h: h[0])
+                out = CompletionOutput(0, (so_far + text)[len(so_far):at], [token], None, None, "stop", hit)
+                yield RequestOutput(request_id, None, ids, None, [out], True)
+                return
+            so_far += text
             logprobs = None
             if sampling_params.logprobs is not None:
                 alternatives = {token: Logprob(-0.5, 1, text)}
