@@ -157,9 +157,6 @@ class VllmScheduler(BatchScheduler):
             return
         del self._calls[request_id]
         result = {"text": call.text, "finish_reason": "length" if completion.finish_reason == "length" else "stop"}
-        # vLLM's stop_reason: the stop string that ended the text (a token id or None otherwise).
-        if result["finish_reason"] == "stop" and isinstance(getattr(completion, "stop_reason", None), str):
-            result["stop_sequence"] = completion.stop_reason
         if isinstance(call.tool_format, ForcedToolCall):
             tool_calls = call.tool_format.calls(call.text)
             if tool_calls:
@@ -168,6 +165,9 @@ class VllmScheduler(BatchScheduler):
             rest, tool_calls = (parse_hermes if call.tool_format == "hermes" else parse_json_calls)(call.text)
             if tool_calls:
                 result.update(text=rest, tool_calls=tool_calls, finish_reason="tool_calls")
+        # vLLM's stop_reason: the stop string that ended the text (a token id or None otherwise).
+        if result["finish_reason"] == "stop" and isinstance(getattr(completion, "stop_reason", None), str):
+            result["stop_sequence"] = completion.stop_reason
         prompt_tokens = len(call.prompt["prompt_token_ids"])
         result["usage"] = {"prompt_tokens": prompt_tokens, "completion_tokens": call.completion_tokens,
                            "total_tokens": prompt_tokens + call.completion_tokens}
