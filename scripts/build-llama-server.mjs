@@ -185,11 +185,13 @@ function cannotBuild() {
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const target = serverPath();
-  if (process.argv.includes('--if-possible') && !existsSync(target)) {
-    const why = cannotBuild();
-    if (why) {
-      console.error(`setup: ${why}`);
-      process.exit(0);
+  if (process.argv.includes('--if-possible')) {
+    if (existsSync(target)) {
+      console.error('setup: llama-server is up to date');
+    } else {
+      const why = cannotBuild();
+      console.error(`setup: ${why ?? 'building llama-server (about 2.5 minutes on 2 cores, once)'}`);
+      if (why) process.exit(0);
     }
   }
   if (!process.argv.includes('--print-path') && !existsSync(target)) {

@@ -129,18 +129,8 @@ function pipEnv() {
  */
 function buildLlamaServer() {
   if (process.argv.includes('--without-llama-server')) return Promise.resolve();
-  if ((process.env.HANGAR_LLAMA_SERVER_BUILD ?? '').trim() === 'skip') {
-    console.log('setup: llama-server not built (HANGAR_LLAMA_SERVER_BUILD=skip): node-llama-cpp serves GGUF models');
-    return Promise.resolve();
-  }
-  const script = path.join(root, 'scripts', 'build-llama-server.mjs');
-  const target = execFileSync(process.execPath, [script, '--print-path'], { encoding: 'utf8' }).trim();
-  if (existsSync(target)) {
-    console.log('setup: llama-server is up to date');
-    return Promise.resolve();
-  }
-  console.log('setup: building llama-server (about 2.5 minutes on 2 cores, once)');
-  return runInBackground('nice', ['-n', '10', process.execPath, script, '--if-possible'], {
+  // The script says what it does: up to date, skipped (and why), or building.
+  return runInBackground('nice', ['-n', '10', process.execPath, path.join(root, 'scripts', 'build-llama-server.mjs'), '--if-possible'], {
     stdio: ['ignore', 'ignore', 'inherit'],
     failure: 'building llama-server failed: see above; HANGAR_LLAMA_SERVER_BUILD=skip sets up without it',
   });
