@@ -44,10 +44,52 @@ class RuntimeStats:
 
 
 def resident_bytes() -> int:
-    """Current resident set size; the peak where /proc is not there (macOS)."""
+    """The replica's resident memory: this process and every process below it.
+
+    An engine may run processes of its own (vLLM's engine core, a compile worker), whose
+    memory the replica holds too; the memory budget counts what this reports. Where
+    /proc is not there (macOS), this process's peak."""
     try:
-        with open("/proc/self/statm", "rb") as f:
-            return int(f.read().split()[1]) * _PAGE_SIZE
-    except (OSError, ValueError, IndexError):
+        total = _vm_rss(os.getpid())
+    except (OSError, ValueError):
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         return peak if sys.platform == "darwin" else peak * 1024
+    seen = {os.getpid()}
+    queue = _children(os.getpid())
+    # Bounded: each pid is read once, and a process tree is finite.
+    while queue:
+        pid = queue.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        try:
+            total += _vm_rss(pid)
+        except (OSError, ValueError):
+            continue  # it exited between the listing and the read
+        queue.extend(_children(pid))
+    return total
+
+
+def _vm_rss(pid: int) -> int:
+    # VmRSS is in kB whatever the page size.
+    with open(f"/proc/{pid}/status", "rb") as f:
+        for line in f:
+            if line.startswith(b"VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0  # a zombie has no VmRSS line
+
+
+def _children(pid: int) -> list:
+    """Children of every thread of a process (a child belongs to the thread that forked it)."""
+    found = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children", "rb") as f:
+                found.extend(int(c) for c in f.read().split())
+        except (OSError, ValueError):
+            continue
+    return found

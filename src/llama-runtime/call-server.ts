@@ -4,6 +4,7 @@ import type { Engine } from './engine/engine.js';
 import type { Progress } from './engine/model-file.js';
 import { ExitCode } from './exit-codes.js';
 import { CallAborted, InvalidInput, fieldOf } from './invalid-input.js';
+import { residentBytes } from './resident-memory.js';
 import type { RuntimeLog } from './runtime-log.js';
 import type { RuntimeSockets } from './runtime-sockets.js';
 import type { StepOutbox } from './step-outbox.js';
@@ -53,7 +54,7 @@ export class CallServer {
       batch_size: this.engine?.running() ?? 0,
       batch_steps: this.outbox.steps,
       batch_step_calls: this.outbox.stepCalls,
-      rss_bytes: process.memoryUsage.rss(),
+      rss_bytes: residentBytes(this.engine?.enginePids() ?? []),
     };
   }
 

@@ -26,8 +26,9 @@ const OVERHEAD: Record<string, number> = {
   espeak: 50 * MIB,
   tesseract: 50 * MIB,
   pocketsphinx: 140 * MIB,
-  // The Node runtime with node-llama-cpp's CPU binary.
-  llama_cpp: 105 * MIB,
+  // The Node runtime with node-llama-cpp's CPU binary (the vocabulary only) and its llama-server
+  // (about 30 MiB beside the weights); in-process, where no server is built, about 105 MiB.
+  llama_cpp: 120 * MIB,
   // Assumed: diffusers pulls in more than transformers; vLLM's host side (CUDA, its workers).
   diffusers: 700 * MIB,
   vllm: 2048 * MIB,

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tinySklearn } from './harness/fixtures.js';
 import { client } from './harness/http.js';
@@ -6,6 +7,8 @@ import { makeHome, removeHome, startServer, type TestServer } from './harness/se
 import { tinyEmbedder, tinyGguf, tinyLlm } from './harness/tiny-models.js';
 
 const MIB = 1024 * 1024;
+
+const vmRss = (pid: number): number => Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'latin1'))![1]) * 1024;
 const BUDGET = 1300 * MIB;
 
 /**
@@ -54,6 +57,15 @@ describe('memory estimate and budget', () => {
       const measured = described.replica_memory[0].rss_bytes as number;
       expect(described.memory_estimate_detail).toMatchObject({ basis: 'files' });
       expect(Math.abs(estimate - measured) / measured, `${uid}: estimate ${estimate}, measured ${measured}`).toBeLessThanOrEqual(0.25);
+      if (uid === 'lc') {
+        // llama-server holds the weights and the KV cache: the replica's memory counts it
+        // beside the runtime (docs/runtime-protocol.md, "Stats").
+        const [runtime] = await processPids(({ cmdline }) => cmdline.includes('llama-runtime') && cmdline.includes(server.home));
+        const [serverPid] = await processPids(({ cmdline, ppid }) => ppid === runtime && cmdline.includes('llama-server'));
+        expect(serverPid, 'the llama.cpp replica runs on llama-server').toBeDefined();
+        // Read a second apart from the heartbeat's reading: within 10%.
+        expect(measured).toBeGreaterThan(0.9 * (vmRss(runtime!) + vmRss(serverPid!)));
+      }
     }
     // The engines table shows an estimate before anything is launched.
     const engines = (await api.get('/v1/engines/qwen2.5-instruct')).body;

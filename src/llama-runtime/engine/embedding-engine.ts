@@ -43,6 +43,11 @@ export class EmbeddingEngine implements Engine {
     return this.busy;
   }
 
+  // Embeddings run in this process (node-llama-cpp); no engine process of its own.
+  enginePids(): number[] {
+    return [];
+  }
+
   async close(): Promise<void> {
     await this.context.dispose();
   }

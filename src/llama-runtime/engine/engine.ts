@@ -17,6 +17,8 @@ export interface Engine {
   describe(): Record<string, unknown>;
   /** Calls holding a sequence now (the stats' batch size). */
   running(): number;
+  /** Processes the engine started and drives (llama-server): their memory is the replica's too. */
+  enginePids(): number[];
   close(): Promise<void>;
 }
 

@@ -100,6 +100,11 @@ export class LlamaServerProcess {
     }
   }
 
+  /** Its process id while it runs; null once it has exited. */
+  get pid(): number | null {
+    return this.exited ? null : (this.child.pid ?? null);
+  }
+
   onExit(listener: (why: string) => void): void {
     this.exitListeners.push(listener);
   }

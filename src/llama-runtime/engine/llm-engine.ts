@@ -85,6 +85,11 @@ export class LlmEngine implements Engine {
     return this.backend.kind === 'binding' ? this.backend.pool.running : this.onServer;
   }
 
+  enginePids(): number[] {
+    const pid = this.backend.kind === 'server' ? this.backend.server.pid : null;
+    return pid === null ? [] : [pid];
+  }
+
   async close(): Promise<void> {
     if (this.backend.kind === 'binding') await this.backend.context.dispose();
     else await this.backend.server.stop();
