@@ -9,7 +9,9 @@
 //
 // Flags: --with-test-tools (the Debian packages only the tests use),
 // --system-packages-only (stop after the Debian packages), --without-llama-server
-// (`npm test` uses these two to build llama-server beside its first tests).
+// (`npm test` uses these two to build llama-server beside its first tests),
+// --runtime-environment-only (the Python environment alone: .ci/run makes it beside
+// `npm ci`).
 import { createHash } from 'node:crypto';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -151,30 +153,43 @@ function runInBackground(cmd, args, options = {}) {
   });
 }
 
+/**
+ * The runtime's environment: python-runtime/.venv with every requirements file, again
+ * only when one of them changes. Installing (mostly unpacking wheels, about 80 s of one
+ * core) runs in the background; the promise ends with it.
+ */
+function installRuntimeEnvironment() {
+  if (!existsSync(venvPython)) {
+    console.log(`setup: creating ${path.relative(root, venv)}`);
+    run(findPython(), ['-m', 'venv', venv]);
+  }
+  const hash = createHash('sha256');
+  for (const f of requirementFiles) hash.update(readFileSync(f));
+  const digest = hash.digest('hex');
+  const installed = existsSync(stampFile) ? readFileSync(stampFile, 'utf8').trim() : '';
+  if (installed === digest) {
+    console.log('setup: runtime environment is up to date');
+    return Promise.resolve();
+  }
+  console.log('setup: installing the runtime environment');
+  const args = ['-m', 'pip', 'install', '--disable-pip-version-check', '-q'];
+  for (const f of requirementFiles) args.push('-r', f);
+  return runInBackground(venvPython, args, { env: pipEnv() }).then(() => writeFileSync(stampFile, `${digest}\n`));
+}
+
+// CI makes the environment beside `npm ci` (.ci/run), which needs nothing of node_modules.
+if (process.argv.includes('--runtime-environment-only')) {
+  await installRuntimeEnvironment();
+  process.exit(0);
+}
+
 installSystemPackages();
 // `npm test` installs them first, then builds llama-server beside the rest of the set-up.
 if (process.argv.includes('--system-packages-only')) process.exit(0);
 
 // The runtime's environment installs (mostly unpacking wheels) while the control plane
 // compiles and the web UI builds (CPU): on two cores, side by side.
-if (!existsSync(venvPython)) {
-  console.log(`setup: creating ${path.relative(root, venv)}`);
-  run(findPython(), ['-m', 'venv', venv]);
-}
-const hash = createHash('sha256');
-for (const f of requirementFiles) hash.update(readFileSync(f));
-const digest = hash.digest('hex');
-const installed = existsSync(stampFile) ? readFileSync(stampFile, 'utf8').trim() : '';
-let environment = Promise.resolve();
-if (installed === digest) {
-  console.log('setup: runtime environment is up to date');
-} else {
-  console.log('setup: installing the runtime environment');
-  const args = ['-m', 'pip', 'install', '--disable-pip-version-check', '-q'];
-  for (const f of requirementFiles) args.push('-r', f);
-  environment = runInBackground(venvPython, args, { env: pipEnv() }).then(() => writeFileSync(stampFile, `${digest}\n`));
-}
-
+const environment = installRuntimeEnvironment();
 const llamaServer = buildLlamaServer();
 
 console.log('setup: compiling the control plane (tsc)');
