@@ -45,8 +45,10 @@ export function specificIssue(issue: SchemaIssue): SchemaIssue {
       const message = `${GENERIC}: expected ${expected.join(' or ')}${received ? `, received ${received}` : ''}`;
       return { code: 'invalid_type', path, message };
     }
-    // The shape the value got furthest into.
-    const best = pool.reduce((a, b) => (b[0]!.path.length > a[0]!.path.length ? b : a));
+    // A shape whose type the value has says what is wrong with it (17 stop strings: too
+    // many, not "expected string"); then the shape the value got furthest into.
+    const typed = pool.filter((issues) => !(issues[0]!.code === 'invalid_type' && issues[0]!.path.length === 0));
+    const best = (typed.length > 0 ? typed : pool).reduce((a, b) => (b[0]!.path.length > a[0]!.path.length ? b : a));
     current = best[0]!;
     path = path.concat(current.path);
   }

@@ -33,6 +33,12 @@ describe('a refusal names the field a client can fix, through unions', () => {
     expect(refusal(chatBody, { model: 'm', messages: [{ role: 'user', content: 'x' }], stop: 5 })).toEqual(['stop', 'Invalid input: expected string or array, received number']);
   });
 
+  it('names what is wrong in the shape whose type the value has', () => {
+    const stop = Array.from({ length: 17 }, (_, i) => `s${i}`);
+    expect(refusal(chatBody, { model: 'm', messages: [{ role: 'user', content: 'x' }], stop })).toEqual(['stop', 'Too big: expected array to have <=16 items']);
+    expect(refusal(chatBody, { model: 'm', messages: [{ role: 'user', content: 'x' }], stop: ['a', 5] })).toEqual(['stop.1', 'Invalid input: expected string, received number']);
+  });
+
   it('leaves an issue that is not a union as it is', () => {
     expect(anthropic('x', { temperature: 3 })).toEqual(['temperature', 'Too big: expected number to be <=1']);
   });
