@@ -18,8 +18,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import http from 'node:http';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { treeUsage } from '../src/api/stats/process-usage.js';
 import { engineServerBinary, llamaServerBinary, startLlamaServer } from './lib/llama-server.js';
 import { report, writeResults } from './lib/report.js';
 import { readSse } from './lib/sse.js';
@@ -55,9 +55,9 @@ function floor(file: string, threads: number): Floor {
   return JSON.parse(out.trim().split('\n').pop()!) as Floor;
 }
 
+/** A replica's resident memory: its runtime and what the runtime started (llama-server holds the weights). */
 function rssBytes(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'))!;
-  return Number(line.split(/\s+/)[1]) * 1024;
+  return treeUsage(pid)!.rssBytes;
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
