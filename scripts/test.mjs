@@ -1,15 +1,15 @@
 #!/usr/bin/env node
 // `npm test`: the whole suite, with both cores busy, then a table of where the time went.
 //
-//   system packages ─▶ set-up ─▶ typecheck + depcheck ─────────────────────────────────┐
-//                             ─▶ test models ─▶ pytest (2 workers) ─▶ vitest (unit) ──────────┤
-//                   ─▶ llama-server build ─▶ container image build ─▶ vitest (container) ─┴─▶ vitest (integration, shared, e2e) ─▶ vitest (serial)
+//   system packages ─▶ set-up ─▶ typecheck + depcheck ────────────────────┐
+//                             ─▶ test models ─▶ pytest (2 workers) ─▶ vitest (unit) ─┤
+//                   ─▶ llama-server build ─▶ container image build ───────────┴─▶ vitest (integration, shared, e2e) ─▶ vitest (serial) ─▶ vitest (container)
 //
 // llama-server (scripts/build-llama-server.mjs) builds at nice +10 from right after the
 // Debian packages, beside the set-up (mostly pip unpacking wheels), the type check, pytest
 // and the unit files, none of which use it. The image build (docker/ci-build.sh) takes the
 // host's llama-server, so it starts after it; on a machine that built the same inputs
-// before it is skipped. The image's tests follow the image, beside whatever still runs. The test models (test/fixtures/model_cache.py) are built once, in one
+// before it is skipped. The test models (test/fixtures/model_cache.py) are built once, in one
 // Python process, before any test needs them. vitest's projects decide which files run two at a time (vitest.config.ts).
 // Each part writes its timings under test-output/, read back for the table at the end
 // (docs/testing.md explains it).
@@ -256,25 +256,6 @@ if (quick) {
 // build saturates both cores at a normal priority, and a runtime's compute runs at
 // SCHED_IDLE (docs/testing.md), so beside it an abort or a heartbeat could wait past a
 // test's bound (seen: a llama.cpp abort not logged within 10 s).
-//
-// The image's own tests start as soon as the image is built: mostly they wait on
-// containers (the box 55-60% busy with them alone), so where llama-server came from its
-// cache and the image is ready early, they run beside pytest and the unit files instead
-// of alone at the end. The integration files wait for them, as they wait for the image.
-let containerTests = Promise.resolve({ ok: true });
-if (!skipContainer) {
-  containerTests = imageBuild.then((built) => {
-    const image = built.stdout.trim().split('\n').pop() ?? '';
-    if (!built.ok || !image) return { ok: false };
-    // Its output in one piece when it ends, not between the unit files' lines.
-    return phase('vitest (container)', process.execPath, vitestArgs('container'), {
-      logFile: path.join(out, 'vitest-container.log'),
-      env: { HANGAR_TEST_IMAGE: image, HANGAR_TEST_TIMINGS: timingsOf('container') },
-    });
-  });
-} else {
-  console.warn(`test/container: SKIPPED, the Docker image is not built or tested (HANGAR_SKIP_CONTAINER_TESTS=${skipContainer})`);
-}
 const [checks, py] = await Promise.all([
   phase('typecheck + depcheck', 'npm', ['run', '--silent', 'check'], { logFile: path.join(out, 'typecheck.log') }),
   (async () => {
@@ -287,11 +268,25 @@ must(checks, 'typecheck or depcheck');
 must(py, 'building the test models or pytest');
 const unit = await phase('vitest (unit)', process.execPath, vitestArgs('unit'), { env: { HANGAR_TEST_TIMINGS: timingsOf('unit') } });
 must(await llamaServer, 'building llama-server');
-const container = await containerTests;
+const built = await imageBuild;
 
 // vitest's projects that run two files at a time, then the serial files alone (vitest.config.ts).
 const vt = await phase('vitest', process.execPath, vitestArgs('integration', 'shared', 'e2e'), { env: { HANGAR_TEST_TIMINGS: timingsOf('parallel') } });
 const serial = await phase('vitest (serial)', process.execPath, vitestArgs('serial'), { env: { HANGAR_TEST_TIMINGS: timingsOf('serial') } });
+
+let container = { ok: true };
+if (!skipContainer) {
+  const image = built.stdout.trim().split('\n').pop() ?? '';
+  if (built.ok && image) {
+    container = await phase('vitest (container)', process.execPath, vitestArgs('container'), {
+      env: { HANGAR_TEST_IMAGE: image, HANGAR_TEST_TIMINGS: timingsOf('container') },
+    });
+  } else {
+    container = { ok: false };
+  }
+} else {
+  console.warn(`test/container: SKIPPED, the Docker image is not built or tested (HANGAR_SKIP_CONTAINER_TESTS=${skipContainer})`);
+}
 
 printTable();
 process.exit(unit.ok && vt.ok && serial.ok && container.ok ? 0 : 1);
