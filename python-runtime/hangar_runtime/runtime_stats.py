@@ -11,8 +11,6 @@ import os
 import resource
 import sys
 
-_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-
 
 class RuntimeStats:
     def __init__(self):
