@@ -24,7 +24,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSyn
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ENGINE_PATCHES, PATCHES } from './llama-server-patches.mjs';
+import { ENGINE_PATCHES, PATCHES, SOURCE_PATCHES } from './llama-server-patches.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const llamaDir = path.join(root, 'node_modules', 'node-llama-cpp', 'llama');
@@ -105,7 +105,7 @@ export function serverPath() {
   const nodeLlamaCpp = JSON.parse(readFileSync(path.join(root, 'node_modules', 'node-llama-cpp', 'package.json'), 'utf8')).version;
   // A native build fits this CPU only; a linked one runs wherever the prebuilt libraries do.
   const recipe = createHash('sha256')
-    .update(JSON.stringify({ PATCHES, cmakeFlags: cmakeFlags.filter((f) => !f.startsWith('-DHANGAR_PREBUILT=')), nodeLlamaCpp, ...(fromSource ? { cpu: os.cpus()[0]?.model ?? '' } : { LINK_PREBUILT, ENGINE_PATCHES }) }))
+    .update(JSON.stringify({ PATCHES, cmakeFlags: cmakeFlags.filter((f) => !f.startsWith('-DHANGAR_PREBUILT=')), nodeLlamaCpp, ...(fromSource ? { cpu: os.cpus()[0]?.model ?? '', SOURCE_PATCHES } : { LINK_PREBUILT, ENGINE_PATCHES }) }))
     .digest('hex')
     .slice(0, 12);
   return path.join(cacheRoot(), `${release()}-${variant}${fromSource ? '-source' : ''}-${recipe}`, 'llama-server');
@@ -135,7 +135,7 @@ function build(target) {
     const started = Date.now();
     console.error(`llama-server: building llama.cpp ${release()} (${variant}, ${fromSource ? 'from source' : 'linked to node-llama-cpp\'s libraries'}) in ${work}; this takes minutes`);
     run('git', ['-c', 'advice.detachedHead=false', 'clone', '--quiet', path.join(llamaDir, 'gitRelease.bundle'), src], { stdio: ['ignore', 'ignore', 'inherit'] });
-    for (const patch of [...PATCHES, ...(fromSource ? [] : [...ENGINE_PATCHES, ...LINK_PREBUILT])]) applyPatch(src, patch);
+    for (const patch of [...PATCHES, ...(fromSource ? SOURCE_PATCHES : [...ENGINE_PATCHES, ...LINK_PREBUILT])]) applyPatch(src, patch);
     const jobs = argValue('--jobs') ?? String(Math.max(1, os.availableParallelism()));
     run('cmake', ['-S', src, '-B', path.join(src, 'build'), ...cmakeFlags], { stdio: ['ignore', 'ignore', 'inherit'] });
     run('cmake', ['--build', path.join(src, 'build'), '--target', 'llama-server', '-j', jobs], { stdio: ['ignore', 'ignore', 'inherit'] });

@@ -265,3 +265,23 @@ export const ENGINE_PATCHES = [
     ].join('\n'),
   },
 ];
+
+/**
+ * Changes for the --from-source baseline only (bench/llamacpp.ts), never the engine
+ * process. ggml's AMX kernels fill the tile configuration in a local and hand its
+ * address to `_tile_loadconfig`; GCC 12 (Debian 12's) does not see the intrinsic read
+ * it and drops every store but the palette's, so on a CPU with AMX (Sapphire Rapids
+ * and later) the first tile instruction of a matrix product meets unconfigured tiles
+ * and the server dies of SIGILL while it loads the model (upstream's fix is pending:
+ * ggml-org/llama.cpp#26954). The escape below makes the stores happen; the engine's
+ * own build links node-llama-cpp's prebuilt libraries, whose AMX code is sound.
+ */
+export const SOURCE_PATCHES = [
+  {
+    file: 'ggml/src/ggml-cpu/amx/mmq.cpp',
+    find: '    _tile_loadconfig(&tc);\n    done = true;',
+    replace:
+      '    asm volatile("" : : "r"(&tc) : "memory"); // hangar: keep the stores above (GCC 12 drops them)\n' +
+      '    _tile_loadconfig(&tc);\n    done = true;',
+  },
+];
