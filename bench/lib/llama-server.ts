@@ -47,7 +47,8 @@ export async function startLlamaServer(binary: string, file: string, options: { 
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 120_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`llama-server exited with ${child.exitCode}: ${stderr}`);
+    // A signal's death (SIGILL from an instruction this CPU refuses) sets signalCode, not exitCode.
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`llama-server ended (${child.signalCode ?? `exit code ${child.exitCode}`}) before it was healthy: ${stderr}`);
     const health = await fetch(`${url}/health`).catch(() => null);
     if (health?.ok) break;
     if (Date.now() > deadline) {

@@ -25,10 +25,13 @@ export function report(name: string, value: number, baseline: number, unit: stri
   return figure;
 }
 
-/** Writes every figure of this run to bench/results/<name>.json with the machine it ran on. */
-export async function writeResults(benchName: string): Promise<void> {
+/**
+ * Writes every figure of this run to bench/results/<name>.json with the machine it ran
+ * on; `incomplete` says which part did not run, and why.
+ */
+export async function writeResults(benchName: string, options: { incomplete?: string } = {}): Promise<void> {
   const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'results');
   await mkdir(dir, { recursive: true });
   const machine = { cpus: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', memory_gib: Math.round(os.totalmem() / 2 ** 30), node: process.version };
-  await writeFile(path.join(dir, `${benchName}.json`), `${JSON.stringify({ bench: benchName, date: new Date().toISOString(), machine, results }, null, 2)}\n`);
+  await writeFile(path.join(dir, `${benchName}.json`), `${JSON.stringify({ bench: benchName, date: new Date().toISOString(), machine, ...(options.incomplete ? { incomplete: options.incomplete } : {}), results }, null, 2)}\n`);
 }
