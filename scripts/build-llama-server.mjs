@@ -13,8 +13,9 @@
 //    pick the best CPU kernels at run time and, in the CUDA variant, carry the CUDA
 //    backend, so neither needs nvcc. About 2.5 minutes on 2 cores.
 //  - --from-source: everything from source, tuned for this CPU (GGML_NATIVE), as a user
-//    builds llama-server by hand: the baseline bench/llamacpp.ts compares against. 6-8
-//    minutes on 2 cores.
+//    builds llama-server by hand: the baseline bench/llamacpp.ts compares against, with
+//    one fix of its own so that it runs on a CPU with AMX (SOURCE_PATCHES). 6-9 minutes
+//    on 2 cores.
 // Needs git, CMake and a C++17 compiler (scripts/build-packages.txt).
 //
 //   node scripts/build-llama-server.mjs [--print-path] [--if-possible] [--jobs N] [--cuda] [--from-source]

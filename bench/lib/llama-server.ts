@@ -8,7 +8,8 @@ import { repoRoot } from './server.js';
  * llama.cpp's own server as a benchmark baseline (issue 39): the binary
  * scripts/build-llama-server.mjs builds wholly from the source node-llama-cpp bundles,
  * tuned for this CPU, as a user builds it by hand (`--from-source`; built here on first
- * use: 6-8 minutes on 2 cores), started on a GGUF file with a thread count and
+ * use: 6-9 minutes on 2 cores; its one patch of its own lets it run on a CPU with AMX,
+ * scripts/llama-server-patches.mjs), started on a GGUF file with a thread count and
  * as many slots as Hangar's engine has sequences, on a loopback port. Its
  * `/v1/completions` answers the same OpenAI-style request as Hangar's.
  */
