@@ -105,8 +105,9 @@ describe('llama.cpp engine: GGUF models', () => {
     const cut = await api.post('/v1/completions', { ...base, stop: [stop] });
     expect(cut.body.choices[0].text).toBe(text.slice(0, text.indexOf(stop)));
     expect(cut.body.choices[0].finish_reason).toBe('stop');
+    expect(cut.body.choices[0].stop_reason).toBe(stop);
     const short = await api.post('/v1/completions', { ...base, max_tokens: 3 });
-    expect([short.body.usage.completion_tokens, short.body.choices[0].finish_reason]).toEqual([3, 'length']);
+    expect([short.body.usage.completion_tokens, short.body.choices[0].finish_reason, short.body.choices[0].stop_reason]).toEqual([3, 'length', null]);
   });
 
   it('honours seeds and sampling fields: the same seed gives the same text, penalties and logit_bias change it', async () => {

@@ -66,6 +66,26 @@ describe('LLM serving through the OpenAI SDKs', () => {
     const cut = await sdk.chat.completions.create({ ...params, stop: [stop] });
     expect(cut.choices[0]!.message.content).toBe(full.slice(0, full.indexOf(stop)));
     expect(cut.choices[0]!.finish_reason).toBe('stop');
+    // vLLM's stop_reason names the string; streamed, on the last chunk.
+    expect((cut.choices[0] as any).stop_reason).toBe(stop);
+    const stream = await sdk.chat.completions.create({ ...params, stop: ['zzqq', stop], stream: true });
+    let last: any = null;
+    for await (const chunk of stream) if (chunk.choices[0]?.finish_reason) last = chunk.choices[0];
+    expect(last.finish_reason).toBe('stop');
+    expect(last.stop_reason).toBe(stop);
+    const completion = await sdk.completions.create({ model: 'tiny', prompt: 'Count with me', max_tokens: 24, ...greedy });
+    const text = completion.choices[0]!.text;
+    expect(text.length).toBeGreaterThan(6);
+    const textStop = text.slice(Math.floor(text.length / 2), Math.floor(text.length / 2) + 3);
+    const cutText = await sdk.completions.create({ model: 'tiny', prompt: 'Count with me', max_tokens: 24, stop: textStop, ...greedy });
+    expect(cutText.choices[0]!.text).toBe(text.slice(0, text.indexOf(textStop)));
+    expect((cutText.choices[0] as any).stop_reason).toBe(textStop);
+  });
+
+  it('says stop_reason null when the length ended the answer', async () => {
+    const res = await sdk.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'Tell me a story' }], max_tokens: 3, ignore_eos: true, ...greedy } as any);
+    expect(res.choices[0]!.finish_reason).toBe('length');
+    expect((res.choices[0] as any).stop_reason).toBeNull();
   });
 
   it('completes text, streaming and not', async () => {

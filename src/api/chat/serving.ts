@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ImageFetchSettings } from '../../config/image-fetch.js';
 import { HangarError } from '../../errors/hangar-error.js';
 import type { CallTarget, Supervisor } from '../../supervisor/supervisor.js';
-import { asGeneration, toGenerateConfig, withLogprobs } from '../llm/generate-config.js';
+import { asGeneration, stopReasonOf, toGenerateConfig, withLogprobs } from '../llm/generate-config.js';
 import { checkLoraName } from '../llm/lora-model-id.js';
 import { CHAT_RULES, checkParameters } from '../llm/parameter-support.js';
 import { hasImageParts, resolveImageParts } from '../images-in-chat/image-parts.js';
@@ -98,7 +98,7 @@ export function chatCompletion(model: string, value: unknown): Record<string, un
   return {
     ...envelope(model),
     object: 'chat.completion',
-    choices: [{ index: 0, message, finish_reason: g.finish_reason ?? 'stop', logprobs: g.logprobs?.length ? { content: g.logprobs } : null }],
+    choices: [{ index: 0, message, finish_reason: g.finish_reason ?? 'stop', stop_reason: stopReasonOf(g), logprobs: g.logprobs?.length ? { content: g.logprobs } : null }],
     usage: g.usage ?? null,
   };
 }

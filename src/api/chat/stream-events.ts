@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Generation } from '../llm/generate-config.js';
+import { stopReasonOf, type Generation } from '../llm/generate-config.js';
 import type { ChoiceSpec, StreamFormat } from '../llm/stream-format.js';
 import { sseEvent } from '../sse/sse-response.js';
 
@@ -17,14 +17,15 @@ export function chatStreamFormat(model: string, includeUsage: boolean, choice?: 
   const head = `${envelope},"choices":[{"index":${choice?.index ?? 0},"delta":`;
   const ownUsage = includeUsage && (choice?.ownUsage ?? true);
   const tail = includeUsage ? '}],"usage":null}' : '}]}';
-  const event = (delta: string, finish: string | null, logprobs: string): string =>
-    sseEvent(`${head}${delta},"finish_reason":${finish === null ? 'null' : JSON.stringify(finish)},"logprobs":${logprobs}${tail}`);
+  // `stop` (vLLM's stop_reason) only on the finishing chunk: the per-token events stay as they were.
+  const event = (delta: string, finish: string | null, logprobs: string, stop = ''): string =>
+    sseEvent(`${head}${delta},"finish_reason":${finish === null ? 'null' : JSON.stringify(finish)}${stop},"logprobs":${logprobs}${tail}`);
   let finished = false;
   const finish = (g: Generation | null, content: Record<string, unknown>): string => {
     finished = true;
     const toolCalls = g?.tool_calls?.map((call, index) => ({ index, ...(call as object) }));
     const delta = toolCalls?.length ? { ...content, tool_calls: toolCalls } : content;
-    let events = event(JSON.stringify(delta), g?.finish_reason ?? 'stop', logprobsOf(g));
+    let events = event(JSON.stringify(delta), g?.finish_reason ?? 'stop', logprobsOf(g), `,"stop_reason":${JSON.stringify(stopReasonOf(g))}`);
     if (ownUsage) events += usageEvent(g?.usage ?? null);
     return events;
   };

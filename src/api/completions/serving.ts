@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { HangarError } from '../../errors/hangar-error.js';
 import type { CallTarget, Supervisor } from '../../supervisor/supervisor.js';
-import { asGeneration, toGenerateConfig, withLogprobs } from '../llm/generate-config.js';
+import { asGeneration, stopReasonOf, toGenerateConfig, withLogprobs } from '../llm/generate-config.js';
 import { checkLoraName } from '../llm/lora-model-id.js';
 import { COMPLETION_RULES, checkParameters } from '../llm/parameter-support.js';
 import { completionLogprobs } from './stream-events.js';
@@ -29,7 +29,7 @@ export function completion(model: string, value: unknown): Record<string, unknow
   const g = asGeneration(value);
   return {
     ...envelope(model),
-    choices: [{ index: 0, text: g.text, logprobs: g.logprobs?.length ? completionLogprobs(g.logprobs) : null, finish_reason: g.finish_reason ?? 'stop' }],
+    choices: [{ index: 0, text: g.text, logprobs: g.logprobs?.length ? completionLogprobs(g.logprobs) : null, finish_reason: g.finish_reason ?? 'stop', stop_reason: stopReasonOf(g) }],
     usage: g.usage ?? null,
   };
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Generation, TokenLogprob } from '../llm/generate-config.js';
+import { stopReasonOf, type Generation, type TokenLogprob } from '../llm/generate-config.js';
 import type { ChoiceSpec, StreamFormat } from '../llm/stream-format.js';
 import { sseEvent } from '../sse/sse-response.js';
 
@@ -17,15 +17,17 @@ export function completionStreamFormat(model: string, includeUsage: boolean, cho
   const tail = includeUsage ? '}],"usage":null}' : '}]}';
   const offsets = new LogprobOffsets();
   let finished = false;
-  const event = (g: Generation | null): string => {
+  // `stop` (vLLM's stop_reason) only on the finishing event: the per-token events stay as they were.
+  const event = (g: Generation | null, stop = ''): string => {
     const text = g?.text ?? '';
     const finish = g?.finish_reason ?? null;
     const logprobs = g?.logprobs?.length ? JSON.stringify(offsets.completionLogprobs(g.logprobs)) : 'null';
-    return sseEvent(`${head}${JSON.stringify(text)},"logprobs":${logprobs},"finish_reason":${finish === null ? 'null' : JSON.stringify(finish)}${tail}`);
+    return sseEvent(`${head}${JSON.stringify(text)},"logprobs":${logprobs},"finish_reason":${finish === null ? 'null' : JSON.stringify(finish)}${stop}${tail}`);
   };
   const finishing = (g: Generation | null): string => {
     finished = true;
-    const events = event({ text: g?.text ?? '', finish_reason: g?.finish_reason ?? 'stop', logprobs: g?.logprobs ?? null });
+    const last: Generation = { text: g?.text ?? '', finish_reason: g?.finish_reason ?? 'stop', logprobs: g?.logprobs ?? null, ...(g?.stop_sequence !== undefined ? { stop_sequence: g.stop_sequence } : {}) };
+    const events = event(last, `,"stop_reason":${JSON.stringify(stopReasonOf(last))}`);
     return ownUsage ? events + usageEvent(g?.usage ?? null) : events;
   };
   return {

@@ -102,6 +102,15 @@ export interface Generation {
   stop_sequence?: string;
 }
 
+/**
+ * vLLM's `stop_reason` for an OpenAI choice: the stop string that ended the text, or
+ * null when an end token, the length or a tool call ended it (vLLM also gives a stop
+ * token's id; the runtime names only strings, so a stop token gives null here).
+ */
+export function stopReasonOf(g: Generation | null): string | null {
+  return g?.finish_reason === 'stop' && typeof g.stop_sequence === 'string' ? g.stop_sequence : null;
+}
+
 export function asGeneration(value: unknown): Generation {
   const v = (value && typeof value === 'object' ? value : {}) as Partial<Generation>;
   return { ...v, text: typeof v.text === 'string' ? v.text : '' };

@@ -23,6 +23,9 @@ export const errorAnswer = z
 const usage = z.looseObject({ prompt_tokens: z.int(), completion_tokens: z.int(), total_tokens: z.int() });
 const toolCall = z.looseObject({ id: z.string(), type: z.literal('function'), function: z.object({ name: z.string(), arguments: z.string() }) });
 
+/** vLLM's extension (docs/openai-parameters.md, "Answer fields"). */
+const stopReason = z.string().nullable().meta({ description: "vLLM's: the stop string that ended the text; null when an end token, the length or a tool call did" });
+
 const chatCompletion = z
   .looseObject({
     id: z.string(),
@@ -34,6 +37,7 @@ const chatCompletion = z
         index: z.int(),
         message: z.looseObject({ role: z.literal('assistant'), content: z.string().nullable(), reasoning_content: z.string().optional(), tool_calls: z.array(toolCall).optional() }),
         finish_reason: z.string(),
+        stop_reason: stopReason,
         logprobs: z.unknown().nullable(),
       }),
     ),
@@ -47,7 +51,7 @@ const completion = z
     object: z.literal('text_completion'),
     created: z.int(),
     model: z.string(),
-    choices: z.array(z.looseObject({ index: z.int(), text: z.string(), finish_reason: z.string(), logprobs: z.unknown().nullable() })),
+    choices: z.array(z.looseObject({ index: z.int(), text: z.string(), finish_reason: z.string(), stop_reason: stopReason, logprobs: z.unknown().nullable() })),
     usage: usage.nullable(),
   })
   .meta({ id: 'Completion' });
