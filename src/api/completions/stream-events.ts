@@ -26,8 +26,7 @@ export function completionStreamFormat(model: string, includeUsage: boolean, cho
   };
   const finishing = (g: Generation | null): string => {
     finished = true;
-    const last: Generation = { text: g?.text ?? '', finish_reason: g?.finish_reason ?? 'stop', logprobs: g?.logprobs ?? null, ...(g?.stop_sequence !== undefined ? { stop_sequence: g.stop_sequence } : {}) };
-    const events = event(last, `,"stop_reason":${JSON.stringify(stopReasonOf(last))}`);
+    const events = event({ text: g?.text ?? '', finish_reason: g?.finish_reason ?? 'stop', logprobs: g?.logprobs ?? null }, `,"stop_reason":${JSON.stringify(stopReasonOf(g))}`);
     return ownUsage ? events + usageEvent(g?.usage ?? null) : events;
   };
   return {
