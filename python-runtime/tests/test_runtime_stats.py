@@ -21,7 +21,10 @@ def test_counts_the_processes_it_started_and_forgets_them_when_they_end():
         held = _vm_rss(child.pid)
         assert held > 90 * MIB
         with_child = resident_bytes()
-        assert with_child - _vm_rss(os.getpid()) >= held
+        # This process's own RSS is read a moment later than in resident_bytes(), and a
+        # pytest process that imported torch may map a page or two meanwhile (seen: 4 kB
+        # short of `held`): allow 1 MiB, far below the child's 96 MiB.
+        assert with_child - _vm_rss(os.getpid()) >= held - MIB
     finally:
         child.stdin.close()
         child.wait(timeout=30)
