@@ -144,6 +144,42 @@ describe('LLM serving through the OpenAI SDKs', () => {
     expect(together).toEqual(solo);
   });
 
+  // OpenAI's and vLLM's list of prompts: prompt p's n choices are numbered p·n to p·n + n − 1.
+  it.each([['tiny', 'Transformers'], ['lc', 'llama.cpp']])('completes a list of prompts in one request on %s (%s), each as it would alone', async (model) => {
+    const prompts = ['Once upon a time', 'The answer is', 'Hello'];
+    const solo: OpenAI.Completion[] = [];
+    for (const p of prompts) solo.push(await sdk.completions.create({ model, prompt: p, max_tokens: 6, ...greedy }));
+    const res = await sdk.completions.create({ model, prompt: prompts, max_tokens: 6, n: 2, ...greedy });
+    expect(res.choices.map((c) => c.index)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(res.choices.map((c) => c.text)).toEqual(solo.flatMap((s) => [s.choices[0]!.text, s.choices[0]!.text]));
+    expect(res.choices.every((c) => c.finish_reason === solo[Math.floor(c.index / 2)]!.choices[0]!.finish_reason)).toBe(true);
+    // Each prompt counted once, every choice's tokens counted.
+    const prompt = solo.reduce((sum, s) => sum + s.usage!.prompt_tokens, 0);
+    const completion = 2 * solo.reduce((sum, s) => sum + s.usage!.completion_tokens, 0);
+    expect(res.usage).toEqual({ prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion });
+
+    // Streamed: every event names its choice; the texts and the usage chunk are the same.
+    const texts = new Map<number, string>();
+    let usage: unknown = null;
+    const stream = await sdk.completions.create({ model, prompt: prompts, max_tokens: 6, stream: true, stream_options: { include_usage: true }, ...greedy });
+    for await (const chunk of stream) {
+      for (const c of chunk.choices) texts.set(c.index, (texts.get(c.index) ?? '') + c.text);
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect([...texts.keys()].sort()).toEqual([0, 1, 2]);
+    expect([0, 1, 2].map((i) => texts.get(i))).toEqual(solo.map((s) => s.choices[0]!.text));
+    const streamed = solo.reduce((sum, s) => sum + s.usage!.completion_tokens, 0);
+    expect(usage).toEqual({ prompt_tokens: prompt, completion_tokens: streamed, total_tokens: prompt + streamed });
+  });
+
+  it('fails a list of prompts whole when one of them cannot be served, naming why', async () => {
+    // The tiny model's context is 512 tokens: the second prompt is far past it.
+    const long = 'word '.repeat(2000);
+    const err = await sdk.completions.create({ model: 'tiny', prompt: ['Hello', long], max_tokens: 4, ...greedy }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((err as InstanceType<typeof OpenAI.BadRequestError>).message).toMatch(/context|long|tokens/i);
+  });
+
   it('stops generating for a client that goes away mid-stream', async () => {
     const api = client(server.url);
     const controller = new AbortController();
@@ -179,6 +215,9 @@ out["usage"] = r.usage.total_tokens == r.usage.prompt_tokens + r.usage.completio
 s = c.chat.completions.create(model="tiny", messages=[{"role": "user", "content": "Hi"}], max_tokens=6, temperature=0, stream=True)
 out["streamed"] = "".join((ch.choices[0].delta.content or "") for ch in s if ch.choices)
 out["completion"] = c.completions.create(model="tiny", prompt="Hi", max_tokens=4, temperature=0).choices[0].text
+b = c.completions.create(model="tiny", prompt=["Hi", "Yo"], max_tokens=4, temperature=0)
+out["batch"] = [[ch.index, ch.text] for ch in b.choices]
+out["yo"] = c.completions.create(model="tiny", prompt="Yo", max_tokens=4, temperature=0).choices[0].text
 try:
     c.chat.completions.create(model="nope", messages=[{"role": "user", "content": "Hi"}])
     out["not_found"] = False
@@ -192,6 +231,10 @@ print(json.dumps(out))
     expect(out.streamed).toBe(out.chat);
     expect(out.usage).toBe(true);
     expect(typeof out.completion).toBe('string');
+    expect(out.batch).toEqual([
+      [0, out.completion],
+      [1, out.yo],
+    ]);
     expect(out.not_found).toBe(true);
   });
 });

@@ -5,9 +5,19 @@ import { asGeneration, stopReasonOf, toGenerateConfig, withLogprobs } from '../l
 import { checkLoraName } from '../llm/lora-model-id.js';
 import { COMPLETION_RULES, checkParameters } from '../llm/parameter-support.js';
 import { completionLogprobs } from './stream-events.js';
-import type { CompletionBody } from './schema.js';
+import { MAX_CHOICES, type CompletionBody } from './schema.js';
 
-export function prepareCompletion(supervisor: Supervisor, body: CompletionBody): { target: CallTarget; args: unknown[]; kwargs: Record<string, unknown> } {
+/**
+ * The call(s) of a completions request: `args` for its first prompt and, when it lists
+ * several, `batch` with the args of each (serve-generation.ts makes n calls per prompt).
+ */
+export function prepareCompletion(supervisor: Supervisor, body: CompletionBody): { target: CallTarget; args: unknown[]; batch?: unknown[][]; kwargs: Record<string, unknown> } {
+  // The body's own limits first, as for a schema refusal: before the model is looked up.
+  const prompts = Array.isArray(body.prompt) ? body.prompt : [body.prompt];
+  const n = body.n ?? 1;
+  if (prompts.length * n > MAX_CHOICES) {
+    throw new HangarError('invalid_field', [`n: ${prompts.length} prompts × n ${n} would be ${prompts.length * n} choices; at most ${MAX_CHOICES} per request`], { param: 'n' });
+  }
   const target: CallTarget = { uid: body.model, route: '/v1/completions', types: ['LLM'] };
   const instance = supervisor.require(body.model);
   checkParameters(body, COMPLETION_RULES, instance.resolved.engine, body.model);
@@ -15,10 +25,10 @@ export function prepareCompletion(supervisor: Supervisor, body: CompletionBody):
   if (instance.resolved.modelType === 'LLM' && instance.state === 'READY' && !instance.abilities.includes('generate')) {
     throw new HangarError('ability_missing', [body.model, 'text completion (`generate`)', instance.abilities.join(', ')], { param: 'model' });
   }
-  const prompt = Array.isArray(body.prompt) ? body.prompt[0]! : body.prompt;
   const generateConfig = withLogprobs(toGenerateConfig(body, body.max_tokens), body.logprobs ?? null);
   if (body.echo) generateConfig.echo = true;
-  return { target, args: [prompt], kwargs: { generate_config: generateConfig } };
+  const kwargs = { generate_config: generateConfig };
+  return prompts.length === 1 ? { target, args: [prompts[0]], kwargs } : { target, args: [prompts[0]], batch: prompts.map((p) => [p]), kwargs };
 }
 
 function envelope(model: string) {

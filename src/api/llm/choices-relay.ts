@@ -1,25 +1,35 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { HangarError } from '../../errors/hangar-error.js';
 import { SSE_DONE, SseResponse } from '../sse/sse-response.js';
+import { sumUsage, type ChoiceUsage } from './choice-usage.js';
 import { HeldChunks } from './held-chunks.js';
 import type { StreamFormat } from './stream-format.js';
 import { failureEvent, type ChunkSource } from './stream-relay.js';
 
 /**
- * OpenAI's `n` > 1 on a stream (docs/openai-parameters.md): n generations relayed as
- * one SSE stream, each event carrying its choice's `index`. Each choice is relayed as
+ * OpenAI's `n` > 1 on a stream, or a completions request's list of prompts
+ * (docs/openai-parameters.md): the generations relayed as one SSE stream, each event
+ * carrying its choice's `index`. Each choice is relayed as
  * stream-relay.ts relays one: its chunks written as they come while the client keeps
  * up, merged into one event per choice while the client drains the last write (so a
  * slow reader costs the text, not an envelope per token times n), and spaced by the
  * stream interval when one is set. Usage, when asked, is one chunk for all choices at
- * the end, the prompt counted once.
+ * the end, each prompt counted once.
  */
 export async function relayChoices(
   request: FastifyRequest,
   reply: FastifyReply,
   sources: readonly ChunkSource[],
   formats: readonly StreamFormat[],
-  options: { interval: number; includeUsage: boolean; observe: (values: readonly unknown[]) => void; aborted: () => HangarError | null; beforeHeaders: () => void },
+  options: {
+    interval: number;
+    includeUsage: boolean;
+    /** Sources come n per prompt, in order: each prompt's tokens are counted once. */
+    choicesPerPrompt: number;
+    observe: (values: readonly unknown[]) => void;
+    aborted: () => HangarError | null;
+    beforeHeaders: () => void;
+  },
 ): Promise<void> {
   // The first chunk of every choice before the headers: a failure there is a plain HTTP error.
   let firsts: unknown[][];
@@ -32,7 +42,7 @@ export async function relayChoices(
   options.beforeHeaders();
   const out = new SseResponse(request, reply);
   out.onClientGone(() => void Promise.all(sources.map((s) => s.return())));
-  const usages: Array<{ prompt_tokens?: number; completion_tokens?: number } | null> = sources.map(() => null);
+  const usages: Array<ChoiceUsage | null> = sources.map(() => null);
   out.write(formats.map((f) => f.opening()).join(''));
   try {
     await Promise.all(
@@ -61,11 +71,7 @@ export async function relayChoices(
     const aborted = options.aborted();
     if (aborted) throw aborted;
     let tail = '';
-    if (options.includeUsage && formats[0]?.usageEvent) {
-      const prompt = usages[0]?.prompt_tokens ?? 0;
-      const completion = usages.reduce((sum, u) => sum + (u?.completion_tokens ?? 0), 0);
-      tail += formats[0].usageEvent({ prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion });
-    }
+    if (options.includeUsage && formats[0]?.usageEvent) tail += formats[0].usageEvent(sumUsage(usages, options.choicesPerPrompt));
     out.end(tail + SSE_DONE);
   } catch (err) {
     out.end(failureEvent(request, err));

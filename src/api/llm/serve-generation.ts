@@ -8,6 +8,7 @@ import { abortedError } from '../request-tracking.js';
 import { randomUUID } from 'node:crypto';
 import type { ChoiceSpec, StreamFormat } from './stream-format.js';
 import { relayChoices } from './choices-relay.js';
+import { sumUsage, type ChoiceUsage } from './choice-usage.js';
 import { relayPerToken } from './per-token-relay.js';
 import { relayStream } from './stream-relay.js';
 
@@ -25,8 +26,19 @@ export interface GenerationCall {
   format: (choice?: ChoiceSpec) => StreamFormat;
   /** `stream_options.include_usage`: with n > 1, one usage chunk for all choices. */
   includeUsage?: boolean;
-  /** OpenAI's `n`: this many independent choices (non-stream only); 1 when absent. */
+  /** OpenAI's `n`: this many independent choices per prompt; 1 when absent. */
   n?: number;
+  /**
+   * OpenAI completions' list of prompts: the args of each, in order (`args` alone when
+   * absent). Prompt p's choices are numbered p·n to p·n + n − 1, as OpenAI numbers them.
+   */
+  batch?: unknown[][];
+}
+
+/** One runtime call of a request: n per prompt, seeds offset per choice. */
+interface PlannedCall {
+  args: unknown[];
+  kwargs: Record<string, unknown>;
 }
 
 /**
@@ -42,18 +54,20 @@ export async function serveGeneration(
 ): Promise<Record<string, unknown> | undefined> {
   const metrics = request.server.metrics;
   const n = call.n ?? 1;
+  const plan = planCalls(call, n);
   if (!call.stream) {
     const signal = abortOnDisconnect(reply);
-    // n > 1: n independent calls (spread over the replicas), each its own sample; a
-    // request's seed becomes seed, seed + 1, ... so the choices differ and repeat.
-    const results = await Promise.all(Array.from({ length: n }, (_, i) => supervisor.call(call.target, call.method, call.args, i === 0 ? call.kwargs : withSeedOffset(call.kwargs, i), signal)));
+    const results = await allOrNone(
+      plan.map((c) => (s: AbortSignal) => supervisor.call(call.target, call.method, c.args, c.kwargs, s)),
+      signal,
+    );
     setOverheadHeader(request, reply, Math.max(...results.map((r) => r.runtimeMs)));
     for (const result of results) countGenerated(metrics, call.target.uid, result.value);
-    return n === 1 ? call.answer(results[0]!.value) : mergeChoices(results.map((r) => call.answer(r.value)));
+    return plan.length === 1 ? call.answer(results[0]!.value) : mergeChoices(results.map((r) => call.answer(r.value)), n);
   }
   // The request's stream_options.stream_interval wins over the server's --stream-interval.
   const interval = call.streamInterval ?? streaming.interval;
-  if (n > 1) return serveChoices(supervisor, request, reply, call, n, interval);
+  if (plan.length > 1) return serveChoices(supervisor, request, reply, call, plan, n, interval);
   const source = supervisor.stream(call.target, call.method, call.args, call.kwargs);
   const dispatchedAt = performance.now();
   // The abort route ends the stream: the runtime stops, the relay ends with request_aborted.
@@ -90,31 +104,72 @@ function trackedObserver(request: FastifyRequest, observe: (values: readonly unk
   };
 }
 
+/**
+ * n independent calls per prompt (spread over the replicas), each its own sample; a
+ * request's seed becomes seed, seed + 1, ... for a prompt's choices, so they differ and
+ * repeat, and each prompt of a list gets what it would get alone.
+ */
+function planCalls(call: GenerationCall, n: number): PlannedCall[] {
+  const prompts = call.batch ?? [call.args];
+  return prompts.flatMap((args) => Array.from({ length: n }, (_, i) => ({ args, kwargs: i === 0 ? call.kwargs : withSeedOffset(call.kwargs, i) })));
+}
+
+/**
+ * Every call's result, or the first failure: the calls still running are then aborted,
+ * so a request that fails does not leave its other choices generating for nobody.
+ */
+async function allOrNone<T>(calls: Array<(signal: AbortSignal) => Promise<T>>, signal: AbortSignal): Promise<T[]> {
+  if (calls.length === 1) return [await calls[0]!(signal)];
+  const own = new AbortController();
+  const forward = (): void => own.abort();
+  if (signal.aborted) own.abort();
+  else signal.addEventListener('abort', forward, { once: true });
+  try {
+    return await Promise.all(
+      calls.map((c) =>
+        c(own.signal).catch((err: unknown) => {
+          own.abort();
+          throw err;
+        }),
+      ),
+    );
+  } finally {
+    signal.removeEventListener('abort', forward);
+  }
+}
+
 function withSeedOffset(kwargs: Record<string, unknown>, offset: number): Record<string, unknown> {
   const config = kwargs.generate_config as Record<string, unknown> | undefined;
   if (typeof config?.seed !== 'number') return kwargs;
   return { ...kwargs, generate_config: { ...config, seed: config.seed + offset } };
 }
 
-/** n answers as one: choices renumbered 0..n-1, the prompt counted once, completions summed. */
-function mergeChoices(answers: Array<Record<string, unknown>>): Record<string, unknown> {
+/** The answers of n choices per prompt as one: choices numbered in order, each prompt counted once, completions summed. */
+function mergeChoices(answers: Array<Record<string, unknown>>, n: number): Record<string, unknown> {
   const first = answers[0]!;
   const choices = answers.flatMap((a, i) => (a.choices as Array<Record<string, unknown>>).map((c) => ({ ...c, index: i })));
-  const usages = answers.map((a) => a.usage as { prompt_tokens?: number; completion_tokens?: number } | null);
-  const prompt = usages[0]?.prompt_tokens ?? 0;
-  const completion = usages.reduce((sum, u) => sum + (u?.completion_tokens ?? 0), 0);
-  return { ...first, choices, usage: usages[0] ? { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } : null };
+  const usages = answers.map((a) => a.usage as ChoiceUsage | null);
+  return { ...first, choices, usage: usages[0] ? sumUsage(usages, n) : null };
 }
 
-/** n > 1 streamed: n generations, one SSE stream (choices-relay.ts). */
-async function serveChoices(supervisor: Supervisor, request: FastifyRequest, reply: FastifyReply, call: GenerationCall, n: number, interval: number): Promise<undefined> {
-  const sources = Array.from({ length: n }, (_, i) => supervisor.stream(call.target, call.method, call.args, i === 0 ? call.kwargs : withSeedOffset(call.kwargs, i)));
+/** Several choices streamed (n > 1, or a list of prompts): one generation each, one SSE stream (choices-relay.ts). */
+async function serveChoices(
+  supervisor: Supervisor,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  call: GenerationCall,
+  plan: readonly PlannedCall[],
+  n: number,
+  interval: number,
+): Promise<undefined> {
+  const sources = plan.map((c) => supervisor.stream(call.target, call.method, c.args, c.kwargs));
   request.tracking?.controller.signal.addEventListener('abort', () => void Promise.all(sources.map((s) => s.return())), { once: true });
   const shared = { id: `${call.method === 'chat' ? 'chatcmpl' : 'cmpl'}-${randomUUID()}`, created: Math.floor(Date.now() / 1000), ownUsage: false };
   const dispatchedAt = performance.now();
   await relayChoices(request, reply, sources, sources.map((_, index) => call.format({ ...shared, index })), {
     interval,
     includeUsage: call.includeUsage === true,
+    choicesPerPrompt: n,
     observe: meteredObserver(request, chunkObserver(request.server.metrics, call.target.uid, request.arrivedAt)),
     aborted: () => abortedError(request),
     beforeHeaders: () => setOverheadHeader(request, reply, performance.now() - dispatchedAt),
