@@ -134,6 +134,16 @@ describe('request control and service routes (real server)', () => {
     expect(JSON.stringify(events)).not.toContain('ERROR');
   });
 
+  it('stops the other choices of a request when one of them fails', async () => {
+    // A list of prompts is one call per prompt (docs/openai-parameters.md); the second is
+    // past the simulator's context, and the first would take 10 s (500 tokens at 20 ms).
+    const res = await api.post('/v1/completions', { model: 'sim', prompt: ['hi', 'word '.repeat(200_000)], max_tokens: 500 });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.error.code).toBe('inference_invalid_input');
+    const inFlight = async () => ((await api.get('/v1/models/sim/replicas')).body as Array<{ in_flight: number }>).reduce((n, r) => n + r.in_flight, 0);
+    expect(await waitFor(async () => (await inFlight()) === 0, 3_000)).toBe(true);
+  });
+
   it('answers text with a lone surrogate (valid JSON, no UTF-8) with U+FFFD in its place, not a call that never ends', async () => {
     // JSON.stringify writes the lone half of an emoji as the escape "\\ud83d", as a client that cut a string in two would send it.
     const echoed = await api.post('/v1/completions', { model: 'sim', prompt: 'cut \ud83d', echo: true, max_tokens: 1 });
