@@ -11,11 +11,22 @@ export function inferenceBody(request: FastifyRequest): (Record<string, unknown>
   return body as Record<string, unknown> & { model: string };
 }
 
-/** The most a request may generate, when it says (chat's two spellings, completions', Responses'). */
+/**
+ * The most a request may generate, when it says (chat's two spellings, completions',
+ * Responses'): the per-choice limit times its choices (`n`, and on completions each
+ * prompt of a list), as OpenAI estimates a request against a tokens-per-minute limit.
+ */
 export function wantedTokens(body: Record<string, unknown>): number | null {
   for (const field of ['max_completion_tokens', 'max_tokens', 'max_output_tokens']) {
     const value = body[field];
-    if (typeof value === 'number' && Number.isFinite(value) && value > 0) return value;
+    if (typeof value === 'number' && Number.isFinite(value) && value > 0) return value * choicesOf(body);
   }
   return null;
+}
+
+/** How many answers a request asks for; a body the schema will refuse counts as one. */
+function choicesOf(body: Record<string, unknown>): number {
+  const n = typeof body.n === 'number' && Number.isInteger(body.n) && body.n > 1 ? body.n : 1;
+  const prompts = Array.isArray(body.prompt) && body.prompt.length > 1 && body.prompt.every((p) => typeof p === 'string') ? body.prompt.length : 1;
+  return n * prompts;
 }

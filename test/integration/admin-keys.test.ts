@@ -304,6 +304,24 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
     expect(row).toMatchObject({ model: 'sim', requests: 1, prompt_tokens: 2, completion_tokens: 6, errors: 0 });
   });
 
+  it('counts each prompt of a completions list once and every choice, streamed or not', async () => {
+    const body = { model: 'sim', prompt: ['one', 'two words here'], max_tokens: 3, n: 2 };
+    for (const stream of [false, true]) {
+      const created = await newKey({ name: `usage-list-${stream}` });
+      clearKeys.push(created.key);
+      if (stream) {
+        const answer = await readSse(server.url, '/v1/completions', { ...body, stream: true }, { headers: as(created.key) });
+        expect(answer.data.at(-1)).toBe('[DONE]');
+      } else {
+        const answer = await request(server.url, 'POST', '/v1/completions', body, as(created.key));
+        expect(answer.status, answer.text).toBe(200);
+        expect(answer.body.usage).toEqual({ prompt_tokens: 4, completion_tokens: 12, total_tokens: 16 });
+      }
+      const [row] = (await get(`/v1/admin/usage?key_id=${created.id}`)).body;
+      expect(row, `stream: ${stream}`).toMatchObject({ model: 'sim', requests: 1, prompt_tokens: 4, completion_tokens: 12, errors: 0 });
+    }
+  });
+
   it('writes every admin action to the audit log, readable by admins only', async () => {
     const audit = await get('/v1/admin/audit?limit=1000');
     expect(audit.status).toBe(200);

@@ -62,13 +62,13 @@ export class KeyMeter {
    * `key_rate_limited` once the key is over its tokens per minute, which ends the
    * stream with that error as its last event.
    */
-  observe(values: readonly unknown[]): void {
+  observe(values: readonly unknown[], countsPrompt?: boolean): void {
     const before = this.streamedTokens;
     try {
       for (const value of values) {
         const v = value as UsageValue | null;
         if (v?.usage) {
-          this.settle(v);
+          this.settle(v, countsPrompt);
           continue;
         }
         if (!v?.text && !v?.reasoning_content) continue;
@@ -89,10 +89,11 @@ export class KeyMeter {
 
   /**
    * A usage report: a whole answer's (non-stream) or a stream's last chunk's, one per
-   * choice. The prompt counts once; completions add up; whatever the streamed tokens
-   * did not already charge is charged now.
+   * choice. Completions add up; the prompt counts once, or, for the choices of a list
+   * of prompts, once per prompt (`countsPrompt`: whether this choice is its prompt's
+   * first); whatever the streamed tokens did not already charge is charged now.
    */
-  settle(value: UsageValue): void {
+  settle(value: UsageValue, countsPrompt: boolean = this.settlements === 0): void {
     this.finishReason ??= finishReasonOf(value);
     if (!value.usage) return;
     const u = value.usage;
@@ -100,7 +101,7 @@ export class KeyMeter {
     const total = typeof u.total_tokens === 'number' ? u.total_tokens : 0;
     const output = typeof u.completion_tokens === 'number' ? u.completion_tokens : u.output_tokens;
     const completion = typeof output === 'number' ? output : Math.max(0, total - prompt);
-    if (this.settlements === 0) this.promptTokens = prompt;
+    if (countsPrompt) this.promptTokens += prompt;
     this.settlements++;
     this.completionTokens += completion;
     const owed = this.promptTokens + this.completionTokens - this.charged;

@@ -26,7 +26,8 @@ export async function relayChoices(
     includeUsage: boolean;
     /** Sources come n per prompt, in order: each prompt's tokens are counted once. */
     choicesPerPrompt: number;
-    observe: (values: readonly unknown[]) => void;
+    /** Sees each relayed batch, with the index of the choice it belongs to. */
+    observe: (values: readonly unknown[], choice: number) => void;
     aborted: () => HangarError | null;
     beforeHeaders: () => void;
   },
@@ -52,7 +53,7 @@ export async function relayChoices(
         let batch = firsts[i]!;
         let merge = false;
         while (batch.length > 0 && !out.clientGone) {
-          options.observe(batch);
+          options.observe(batch, i);
           for (const value of batch) {
             const usage = (value as { usage?: (typeof usages)[number] } | null)?.usage;
             if (usage) usages[i] = usage;

@@ -92,6 +92,18 @@ function meteredObserver(request: FastifyRequest, observe: (values: readonly unk
   };
 }
 
+/**
+ * meteredObserver for several choices: the API key's meter counts each prompt's tokens
+ * once, from its first choice's usage (choices come n per prompt).
+ */
+function choiceObserver(request: FastifyRequest, observe: (values: readonly unknown[]) => void, n: number): (values: readonly unknown[], choice: number) => void {
+  const meter = request.meter;
+  return (values, choice) => {
+    observe(values);
+    meter?.observe(values, choice % n === 0);
+  };
+}
+
 /** Progress for GET /v1/requests/{id}/progress: tokens so far out of max_tokens, when the request set one. */
 function trackedObserver(request: FastifyRequest, observe: (values: readonly unknown[]) => void): (values: readonly unknown[]) => void {
   const tracking = request.tracking;
@@ -170,7 +182,7 @@ async function serveChoices(
     interval,
     includeUsage: call.includeUsage === true,
     choicesPerPrompt: n,
-    observe: meteredObserver(request, chunkObserver(request.server.metrics, call.target.uid, request.arrivedAt)),
+    observe: choiceObserver(request, chunkObserver(request.server.metrics, call.target.uid, request.arrivedAt), n),
     aborted: () => abortedError(request),
     beforeHeaders: () => setOverheadHeader(request, reply, performance.now() - dispatchedAt),
   });
