@@ -46,6 +46,23 @@ describe('request control and service routes (real server)', () => {
     expect((await api.post('/v1/models/sim/requests/stream-to-abort/abort', {})).body).toEqual({ msg: 'NOT_FOUND' });
   });
 
+  it('reports the progress of a streamed list of prompts over all its choices, and aborts them all', async () => {
+    // Two prompts × n 2 of 200 tokens at 20 ms (4 s): progress counts the four choices' tokens out of 800.
+    const body = { model: 'sim', prompt: ['one', 'two'], n: 2, max_tokens: 200, stream: true };
+    const stream = readSse(server.url, '/v1/completions', body, { headers: { 'x-request-id': 'list-to-abort' } });
+    let progress = 0;
+    await waitFor(async () => {
+      const res = await api.get('/v1/requests/list-to-abort/progress');
+      progress = res.body?.progress ?? 0;
+      return res.status === 200 && progress > 0;
+    }, 10_000);
+    expect(progress).toBeLessThan(1);
+    expect((await api.post('/v1/models/sim/requests/list-to-abort/abort', {})).body).toEqual({ msg: 'DONE' });
+    const events = jsonEvents(await stream);
+    expect(events.at(-1)?.error).toMatchObject({ code: 'request_aborted' });
+    expect(new Set(events.flatMap((e) => (e.choices ?? []).map((c: { index: number }) => c.index)))).toEqual(new Set([0, 1, 2, 3]));
+  });
+
   it("aborts a non-stream call by the client's own request_id with 499 request_aborted", async () => {
     const call = api.post('/v1/chat/completions', { model: 'sim', messages, max_tokens: 150, request_id: 'my-own-id' });
     await waitFor(async () => (await api.get('/v1/requests/my-own-id/progress')).status === 200, 10_000);

@@ -104,7 +104,10 @@ function choiceObserver(request: FastifyRequest, observe: (values: readonly unkn
   };
 }
 
-/** Progress for GET /v1/requests/{id}/progress: tokens so far out of max_tokens, when the request set one. */
+/**
+ * Progress for GET /v1/requests/{id}/progress: tokens so far out of what the request may
+ * generate (max_tokens times its choices: inference-body.ts), when it set a limit.
+ */
 function trackedObserver(request: FastifyRequest, observe: (values: readonly unknown[]) => void): (values: readonly unknown[]) => void {
   const tracking = request.tracking;
   if (!tracking?.maxTokens) return observe;
@@ -182,7 +185,7 @@ async function serveChoices(
     interval,
     includeUsage: call.includeUsage === true,
     choicesPerPrompt: n,
-    observe: choiceObserver(request, chunkObserver(request.server.metrics, call.target.uid, request.arrivedAt), n),
+    observe: choiceObserver(request, trackedObserver(request, chunkObserver(request.server.metrics, call.target.uid, request.arrivedAt)), n),
     aborted: () => abortedError(request),
     beforeHeaders: () => setOverheadHeader(request, reply, performance.now() - dispatchedAt),
   });
