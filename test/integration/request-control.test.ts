@@ -24,15 +24,20 @@ describe('request control and service routes (real server)', () => {
     await removeHome(server.home);
   });
 
-  it('aborts a stream by its x-request-id: progress moves, the stream ends with request_aborted', async () => {
-    const stream = readSse(server.url, '/v1/chat/completions', { model: 'sim', messages, max_tokens: 200, stream: true }, { headers: { 'x-request-id': 'stream-to-abort' } });
+  /** A running request's progress, read once it is above 0 (within 10 s). */
+  const progressOnceMoving = async (id: string): Promise<number> => {
     let progress = 0;
     await waitFor(async () => {
-      const res = await api.get('/v1/requests/stream-to-abort/progress');
+      const res = await api.get(`/v1/requests/${id}/progress`);
       progress = res.body?.progress ?? 0;
       return res.status === 200 && progress > 0;
     }, 10_000);
-    expect(progress).toBeLessThan(1);
+    return progress;
+  };
+
+  it('aborts a stream by its x-request-id: progress moves, the stream ends with request_aborted', async () => {
+    const stream = readSse(server.url, '/v1/chat/completions', { model: 'sim', messages, max_tokens: 200, stream: true }, { headers: { 'x-request-id': 'stream-to-abort' } });
+    expect(await progressOnceMoving('stream-to-abort')).toBeLessThan(1);
     const abort = await api.post('/v1/models/sim/requests/stream-to-abort/abort', {});
     expect(abort.status, abort.text).toBe(200);
     expect(abort.body).toEqual({ msg: 'DONE' });
@@ -50,13 +55,7 @@ describe('request control and service routes (real server)', () => {
     // Two prompts × n 2 of 200 tokens at 20 ms (4 s): progress counts the four choices' tokens out of 800.
     const body = { model: 'sim', prompt: ['one', 'two'], n: 2, max_tokens: 200, stream: true };
     const stream = readSse(server.url, '/v1/completions', body, { headers: { 'x-request-id': 'list-to-abort' } });
-    let progress = 0;
-    await waitFor(async () => {
-      const res = await api.get('/v1/requests/list-to-abort/progress');
-      progress = res.body?.progress ?? 0;
-      return res.status === 200 && progress > 0;
-    }, 10_000);
-    expect(progress).toBeLessThan(1);
+    expect(await progressOnceMoving('list-to-abort')).toBeLessThan(1);
     expect((await api.post('/v1/models/sim/requests/list-to-abort/abort', {})).body).toEqual({ msg: 'DONE' });
     const events = jsonEvents(await stream);
     expect(events.at(-1)?.error).toMatchObject({ code: 'request_aborted' });

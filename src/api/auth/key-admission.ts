@@ -60,9 +60,9 @@ export class KeyMeter {
    * Sees a stream's chunks as they are relayed: each text-bearing chunk is a token,
    * charged at once; the usage of the last chunk settles the exact count. Throws
    * `key_rate_limited` once the key is over its tokens per minute, which ends the
-   * stream with that error as its last event.
+   * stream with that error as its last event. `countsPrompt`: as for settle().
    */
-  observe(values: readonly unknown[], countsPrompt?: boolean): void {
+  observe(values: readonly unknown[], countsPrompt: boolean): void {
     const before = this.streamedTokens;
     try {
       for (const value of values) {

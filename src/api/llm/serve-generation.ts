@@ -82,25 +82,17 @@ export async function serveGeneration(
   return undefined;
 }
 
-/** The metrics' observer, and the API key's meter when the request has one (it may stop the stream). */
-function meteredObserver(request: FastifyRequest, observe: (values: readonly unknown[]) => void): (values: readonly unknown[]) => void {
+/**
+ * The metrics' observer, and the API key's meter when the request has one (it may stop
+ * the stream). Of several choices, n per prompt, the meter counts each prompt's tokens
+ * once: from the usage of its first choice.
+ */
+function meteredObserver(request: FastifyRequest, observe: (values: readonly unknown[]) => void, choicesPerPrompt = 1): (values: readonly unknown[], choice?: number) => void {
   const meter = request.meter;
   if (!meter) return observe;
-  return (values) => {
+  return (values, choice = 0) => {
     observe(values);
-    meter.observe(values);
-  };
-}
-
-/**
- * meteredObserver for several choices: the API key's meter counts each prompt's tokens
- * once, from its first choice's usage (choices come n per prompt).
- */
-function choiceObserver(request: FastifyRequest, observe: (values: readonly unknown[]) => void, n: number): (values: readonly unknown[], choice: number) => void {
-  const meter = request.meter;
-  return (values, choice) => {
-    observe(values);
-    meter?.observe(values, choice % n === 0);
+    meter.observe(values, choice % choicesPerPrompt === 0);
   };
 }
 
@@ -135,22 +127,16 @@ function planCalls(call: GenerationCall, n: number): PlannedCall[] {
  */
 async function allOrNone<T>(calls: Array<(signal: AbortSignal) => Promise<T>>, signal: AbortSignal): Promise<T[]> {
   if (calls.length === 1) return [await calls[0]!(signal)];
-  const own = new AbortController();
-  const forward = (): void => own.abort();
-  if (signal.aborted) own.abort();
-  else signal.addEventListener('abort', forward, { once: true });
-  try {
-    return await Promise.all(
-      calls.map((c) =>
-        c(own.signal).catch((err: unknown) => {
-          own.abort();
-          throw err;
-        }),
-      ),
-    );
-  } finally {
-    signal.removeEventListener('abort', forward);
-  }
+  const failed = new AbortController();
+  const either = AbortSignal.any([signal, failed.signal]);
+  return Promise.all(
+    calls.map((c) =>
+      c(either).catch((err: unknown) => {
+        failed.abort();
+        throw err;
+      }),
+    ),
+  );
 }
 
 function withSeedOffset(kwargs: Record<string, unknown>, offset: number): Record<string, unknown> {
@@ -185,7 +171,7 @@ async function serveChoices(
     interval,
     includeUsage: call.includeUsage === true,
     choicesPerPrompt: n,
-    observe: choiceObserver(request, trackedObserver(request, chunkObserver(request.server.metrics, call.target.uid, request.arrivedAt)), n),
+    observe: meteredObserver(request, trackedObserver(request, chunkObserver(request.server.metrics, call.target.uid, request.arrivedAt)), n),
     aborted: () => abortedError(request),
     beforeHeaders: () => setOverheadHeader(request, reply, performance.now() - dispatchedAt),
   });
