@@ -169,6 +169,20 @@ def test_non_stream_answer_with_logprobs_and_echo():
     assert len(sink.result["logprobs"][0]["top_logprobs"]) == 2
 
 
+def test_token_id_prompts_count_their_ids_and_echo_as_its_words():
+    _, sched = loaded(step_ms=0)
+    sink = Sink(1, stream=False)
+    sched.submit("generate", [[0, 1, 17]], {"generate_config": {"max_tokens": 1, "echo": True}}, sink)
+    while sched.has_work():
+        sched.step()
+    assert sink.result["text"] == "alpha bravo bravo alpha "
+    assert sink.result["usage"]["prompt_tokens"] == 3
+    for bad in ([], [1, -1], [1.5]):
+        with pytest.raises(ValueError) as refused:
+            sched.submit("generate", [bad], {}, Sink(2, stream=False))
+        assert refused.value.param == "prompt"
+
+
 def test_closed_calls_leave_the_batch():
     _, sched = loaded(step_ms=0, max_batch=1)
     first, second = Sink(1), Sink(2)

@@ -184,6 +184,42 @@ def test_without_sleep_mode_there_is_no_sleep_method_and_count_tokens_counts_a_c
     assert refused["kind"] == "invalid" and "no room" in refused["message"]
 
 
+def test_token_ids_echo_and_prompt_logprobs_reach_vllm_as_its_own_fields(spawn, workdir, tiny_llm):
+    calls_log = workdir / "vllm-calls.jsonl"
+    rt = spawn("v-0", env={"PYTHONPATH": str(DOUBLE), "HANGAR_VLLM_DOUBLE_LOG": str(calls_log)})
+    rt.hello()
+    rt.load_ok(load_spec(tiny_llm["path"]))
+    # Token ids become vLLM's TokensPrompt as they are.
+    chunks, end_type, _ = stream(rt, 1, "generate", [5, 6, 7], max_tokens=2)
+    assert end_type == END and chunks[0]["prompt_tokens"] == 3 == chunks[-1]["usage"]["prompt_tokens"]
+    # echo: the prompt's text first, in the stream's first CHUNK and in a RESULT.
+    chunks, _, _ = stream(rt, 2, "generate", "Hello there", max_tokens=2, echo=True)
+    assert chunks[0]["text"].startswith("Hello there") and "".join(c["text"] for c in chunks) == "Hello theret0 t1 "
+    rt.send(CALL, {"id": 3, "method": "generate", "args": ["Hi"], "kwargs": {"generate_config": {"max_tokens": 1, "echo": True}}})
+    assert rt.expect(RESULT)["value"]["text"] == "Hit0 "
+    # echo with logprobs asks vLLM for prompt_logprobs; the entries lead with the prompt's tokens.
+    for call_id, streamed in ((4, True), (5, False)):
+        config = {"max_tokens": 1, "echo": True, "logprobs": True, "top_logprobs": 2}
+        if streamed:
+            chunks, _, _ = stream(rt, call_id, "generate", [5, 6, 7], **config)
+            entries = [e for c in chunks for e in c.get("logprobs") or []]
+        else:
+            rt.send(CALL, {"id": call_id, "method": "generate", "args": [[5, 6, 7]], "kwargs": {"generate_config": config}})
+            entries = rt.expect(RESULT)["value"]["logprobs"]
+        assert entries[0]["logprob"] is None and entries[0]["top_logprobs"] is None
+        assert [(e["token"], e["logprob"]) for e in entries[1:3]] == [("p6 ", -2.0), ("p7 ", -2.0)]
+        assert [t["token"] for t in entries[1]["top_logprobs"]] == ["top0 ", "top1 "]
+        assert entries[3]["token"] == "t0 " and len(entries) == 4
+    rt.send(CALL, {"id": 6, "method": "generate", "args": [[5, 10 ** 9]], "kwargs": {}})
+    refused = rt.expect(ERROR)
+    assert (refused["kind"], refused["param"]) == ("invalid", "prompt") and "outside" in refused["message"]
+    rt.send_control(SHUTDOWN, {})
+    assert rt.wait_exit() == 0
+    generates = {e["request_id"]: e for e in map(json.loads, calls_log.read_text().splitlines()) if e["event"] == "generate"}
+    assert generates["hangar-1"]["prompt_token_ids"] == [5, 6, 7]
+    assert (generates["hangar-2"]["prompt_logprobs"], generates["hangar-4"]["prompt_logprobs"]) == (None, 2)
+
+
 _WAKE_SCRIPT = r'''
 import json, sys, threading
 from hangar_runtime.engines.vllm_llm.engine import VllmEngine

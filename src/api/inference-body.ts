@@ -27,6 +27,7 @@ export function wantedTokens(body: Record<string, unknown>): number | null {
 /** How many answers a request asks for; a body the schema will refuse counts as one. */
 function choicesOf(body: Record<string, unknown>): number {
   const n = typeof body.n === 'number' && Number.isInteger(body.n) && body.n > 1 ? body.n : 1;
-  const prompts = Array.isArray(body.prompt) && body.prompt.length > 1 && body.prompt.every((p) => typeof p === 'string') ? body.prompt.length : 1;
+  // A list of strings or of token-id lists is several prompts; a flat list of token ids is one.
+  const prompts = Array.isArray(body.prompt) && body.prompt.length > 1 && body.prompt.every((p) => typeof p === 'string' || Array.isArray(p)) ? body.prompt.length : 1;
   return n * prompts;
 }

@@ -21,16 +21,28 @@ describe('a list of prompts on /v1/completions', () => {
     return [res.statusCode, json.error.param, json.error.message];
   };
 
-  it('refuses an empty list, token ids, and a value of neither type, naming the field', async () => {
-    expect(await refusal({ prompt: [] })).toEqual([400, 'prompt', 'prompt: the list is empty: send at least one string']);
-    expect(await refusal({ prompt: [1, 2, 3] })).toEqual([400, 'prompt.0', 'prompt.0: must be text (token-id lists are not supported)']);
-    expect(await refusal({ prompt: [[1, 2]] })).toEqual([400, 'prompt.0', 'prompt.0: must be text (token-id lists are not supported)']);
-    expect(await refusal({ prompt: ['fine', null] })).toEqual([400, 'prompt.1', 'prompt.1: must be text (token-id lists are not supported)']);
+  it('refuses an empty list, a mixed list, bad token ids, and a value of no prompt type, naming the field', async () => {
+    expect(await refusal({ prompt: [] })).toEqual([400, 'prompt', 'prompt: the list is empty']);
+    expect(await refusal({ prompt: ['fine', null] })).toEqual([400, 'prompt.1', 'prompt.1: must be text, as the first prompt of the list is']);
+    expect(await refusal({ prompt: [[1, 2], []] })).toEqual([400, 'prompt.1', 'prompt.1: the token list is empty: send at least one token id']);
+    expect(await refusal({ prompt: [5, -1] })).toEqual([400, 'prompt.1', 'prompt.1: a token id is never negative']);
+    expect(await refusal({ prompt: [5, 1.5] })).toEqual([400, 'prompt.1', 'prompt.1: must be a token id (an integer from 0)']);
+    expect(await refusal({ prompt: [[5], [2 ** 40]] })).toEqual([400, 'prompt.1.0', expect.stringMatching(/^prompt\.1\.0: /)]);
     expect(await refusal({ prompt: 5 })).toEqual([400, 'prompt', 'prompt: Invalid input: expected string or array, received number']);
+    expect(await refusal({ prompt: { text: 'x' } })).toEqual([400, 'prompt', 'prompt: Invalid input: expected string or array, received object']);
+    expect(await refusal({ prompt: [[1], 'x'] })).toEqual([400, 'prompt.1', 'prompt.1: must be a list of token ids, as the first prompt of the list is']);
+    expect(await refusal({ prompt: [1, [2]] })).toEqual([400, 'prompt.1', 'prompt.1: must be a token id (an integer from 0)']);
+  });
+
+  it('takes token ids, one list or several, as far as the model lookup', async () => {
+    for (const prompt of [[1, 2, 3], [[1], [2, 3]]]) {
+      const res = await app.inject({ method: 'POST', url: '/v1/completions', payload: { model: 'absent', prompt } });
+      expect([res.statusCode, res.json().error.code]).toEqual([404, 'model_not_found']);
+    }
   });
 
   it('refuses more than 128 prompts, and more than 256 choices in all, before looking the model up', async () => {
-    expect(await refusal({ prompt: Array.from({ length: 129 }, () => 'x') })).toEqual([400, 'prompt', 'prompt: a list of at most 128 strings']);
+    expect(await refusal({ prompt: Array.from({ length: 129 }, () => 'x') })).toEqual([400, 'prompt', 'prompt: a list of at most 128 entries']);
     expect(await refusal({ prompt: ['a', 'b', 'c'], n: 100 })).toEqual([400, 'n', 'n: 3 prompts × n 100 would be 300 choices; at most 256 per request']);
     // Within both limits the body is fine: the model is what is missing.
     const res = await app.inject({ method: 'POST', url: '/v1/completions', payload: { model: 'absent', prompt: ['a', 'b'], n: 128 } });

@@ -17,11 +17,14 @@ describe('wantedTokens', () => {
     expect(wantedTokens({ max_tokens: 10, prompt: ['a', 'b'] })).toBe(20);
     expect(wantedTokens({ max_tokens: 10, prompt: ['a', 'b'], n: 2 })).toBe(40);
     expect(wantedTokens({ max_tokens: 10, prompt: 'a', n: 1 })).toBe(10);
+    // Token ids: a list of lists is several prompts, a flat list one.
+    expect(wantedTokens({ max_tokens: 10, prompt: [[1, 2], [3]] })).toBe(20);
+    expect(wantedTokens({ max_tokens: 10, prompt: [1, 2, 3], n: 2 })).toBe(20);
   });
 
   it('counts a body the schema will refuse as one choice', () => {
     expect(wantedTokens({ max_tokens: 10, n: 2.5 })).toBe(10);
     expect(wantedTokens({ max_tokens: 10, n: -4 })).toBe(10);
-    expect(wantedTokens({ max_tokens: 10, prompt: [[1, 2], [3]] })).toBe(10);
+    expect(wantedTokens({ max_tokens: 10, prompt: [[1, 2], 3] })).toBe(10);
   });
 });

@@ -13,7 +13,7 @@ import { MAX_CHOICES, type CompletionBody } from './schema.js';
  */
 export function prepareCompletion(supervisor: Supervisor, body: CompletionBody): { target: CallTarget; args: unknown[]; batch?: unknown[][]; kwargs: Record<string, unknown> } {
   // The body's own limits first, as for a schema refusal: before the model is looked up.
-  const prompts = Array.isArray(body.prompt) ? body.prompt : [body.prompt];
+  const prompts = promptsOf(body.prompt);
   const n = body.n ?? 1;
   if (prompts.length * n > MAX_CHOICES) {
     throw new HangarError('invalid_field', [`n: ${prompts.length} prompts × n ${n} would be ${prompts.length * n} choices; at most ${MAX_CHOICES} per request`], { param: 'n' });
@@ -29,6 +29,14 @@ export function prepareCompletion(supervisor: Supervisor, body: CompletionBody):
   if (body.echo) generateConfig.echo = true;
   const kwargs = { generate_config: generateConfig };
   return prompts.length === 1 ? { target, args: [prompts[0]], kwargs } : { target, args: [prompts[0]], batch: prompts.map((p) => [p]), kwargs };
+}
+
+/** The prompts of a request: one string or token-id list, or each of a list of them. */
+export function promptsOf(prompt: CompletionBody['prompt']): Array<string | number[]> {
+  if (typeof prompt === 'string') return [prompt];
+  // A flat list of numbers is one prompt of token ids.
+  if (prompt.every((p) => typeof p === 'number')) return [prompt as number[]];
+  return prompt as Array<string | number[]>;
 }
 
 function envelope(model: string) {

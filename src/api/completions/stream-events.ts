@@ -58,7 +58,8 @@ class LogprobOffsets {
     return {
       tokens: entries.map((e) => e.token),
       token_logprobs: entries.map((e) => e.logprob),
-      top_logprobs: entries.map((e) => Object.fromEntries((e.top_logprobs ?? []).map((t) => [t.token, t.logprob]))),
+      // The first echoed prompt token has no alternatives: null, as OpenAI answers.
+      top_logprobs: entries.map((e) => (e.top_logprobs === null ? null : Object.fromEntries((e.top_logprobs ?? []).map((t) => [t.token, t.logprob])))),
       text_offset: textOffset,
     };
   }

@@ -81,11 +81,16 @@ export function withLogprobs(config: Record<string, unknown>, top: number | null
 }
 
 /** One token's log-probability as the runtime sends it (OpenAI's chat shape). */
+/**
+ * One token's log-probability entry (the runtime's, OpenAI chat's shape). On completions
+ * with `echo`, the list starts with the prompt's tokens, the first of which has neither
+ * a log-probability nor alternatives (null), as OpenAI's legacy completions answer.
+ */
 export interface TokenLogprob {
   token: string;
-  logprob: number;
+  logprob: number | null;
   bytes?: number[] | null;
-  top_logprobs?: Array<{ token: string; logprob: number; bytes?: number[] | null }>;
+  top_logprobs?: Array<{ token: string; logprob: number; bytes?: number[] | null }> | null;
 }
 
 /** The runtime's answer for one generation (non-stream RESULT, or a stream CHUNK). */

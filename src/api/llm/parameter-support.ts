@@ -8,8 +8,8 @@ import { HangarError } from '../../errors/hangar-error.js';
  * usage) are not listed; the schemas accept them.
  */
 interface Rule {
-  /** True when the value asks for something (not the field's default or a no-op). */
-  asks: (value: unknown) => boolean;
+  /** True when the value asks for something (not the field's default or a no-op); `body` for fields that ask only beside another. */
+  asks: (value: unknown, body: Record<string, unknown>) => boolean;
   /** Engines that do what it asks; an empty list: none yet. */
   engines: readonly string[];
   /** Said after the refusal: what to use instead, or why none does it. */
@@ -97,6 +97,12 @@ export const CHAT_RULES: Record<string, Rule> = {
 export const COMPLETION_RULES: Record<string, Rule> = {
   ...SHARED,
   logprobs: { asks: (v) => typeof v === 'number', engines: ALL_GENERATORS },
+  // echo with logprobs scores the prompt's own tokens (OpenAI's legacy completions, vLLM, lm-evaluation-harness).
+  echo: {
+    asks: (v, body) => v === true && typeof body.logprobs === 'number',
+    engines: ['Transformers', 'vLLM'],
+    hint: 'echo with logprobs needs the log-probabilities of the prompt\'s own tokens, which llama.cpp\'s server does not compute (and the simulator has no model); echo alone and logprobs alone work on every engine',
+  },
   best_of: { asks: (v) => typeof v === 'number' && v !== 1, engines: [] },
   suffix: { asks: (v) => typeof v === 'string' && v.length > 0, engines: [], hint: 'no engine here fills in the middle' },
 };
@@ -119,7 +125,7 @@ export function checkParameters(body: Record<string, unknown>, rules: Record<str
   for (const { field, path, rule } of rulesOf(rules)) {
     let value: unknown = body;
     for (const key of path) value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
-    if (value === undefined || !rule.asks(value) || rule.engines.includes(engine)) continue;
+    if (value === undefined || !rule.asks(value, body) || rule.engines.includes(engine)) continue;
     const who = rule.engines.length > 0 ? `; engines that do: ${rule.engines.join(', ')}` : '';
     throw new HangarError('parameter_unsupported', [field, engine, model, `${who}${rule.hint ? `; ${rule.hint}` : ''}`], { param: field });
   }

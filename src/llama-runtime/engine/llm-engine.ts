@@ -149,12 +149,22 @@ export class LlmEngine implements Engine {
   private async generate(args: unknown[], kwargs: Record<string, unknown>, call: CallContext): Promise<Record<string, unknown>> {
     onlyKwargs('generate', kwargs, ['generate_config']);
     const prompt = args[0];
-    if (args.length !== 1 || typeof prompt !== 'string') throw new TypeError(`prompt must be a string, got ${typeof prompt}`);
     const config = parseGenerateConfig(kwargs.generate_config);
-    let ids = this.tokenize(prompt);
-    // A plain prompt gets the BOS token the model's tokenizer adds, as transformers' tokenizer(prompt) does.
-    const bos = this.model.tokens.bos;
-    if (this.model.tokens.shouldPrependBosToken && bos !== null && ids[0] !== bos) ids = [bos, ...ids];
+    let ids: Token[];
+    let echo = '';
+    if (args.length === 1 && Array.isArray(prompt)) {
+      // Token ids go to the model as they are (no BOS added), as vLLM's server takes them.
+      ids = this.tokenPrompt(prompt);
+      if (config.echo) echo = this.model.detokenize(ids, true);
+    } else if (args.length === 1 && typeof prompt === 'string') {
+      ids = this.tokenize(prompt);
+      // A plain prompt gets the BOS token the model's tokenizer adds, as transformers' tokenizer(prompt) does.
+      const bos = this.model.tokens.bos;
+      if (this.model.tokens.shouldPrependBosToken && bos !== null && ids[0] !== bos) ids = [bos, ...ids];
+      if (config.echo) echo = prompt;
+    } else {
+      throw new TypeError(`prompt must be a string or a list of token ids, got ${typeof prompt}`);
+    }
     return this.run(call, {
       promptIds: ids,
       config,
@@ -163,7 +173,7 @@ export class LlmEngine implements Engine {
       reasoningTags: null,
       harmony: false,
       reasoningOpen: false,
-      echo: config.echo ? prompt : '',
+      echo,
       grammar: await this.grammarOf(config),
     });
   }
@@ -202,6 +212,18 @@ export class LlmEngine implements Engine {
       throw new InvalidInput(`The prompt is ${promptIds.length} tokens, which leaves no room in the model's context of ${contextLength} tokens`);
     }
     return room;
+  }
+
+  /** A prompt given as token ids, each checked against the vocabulary (as the Python runtime's token_prompt.py). */
+  private tokenPrompt(prompt: unknown[]): Token[] {
+    if (prompt.length === 0) throw new InvalidInput('prompt: the token list is empty', 'prompt');
+    prompt.forEach((token, i) => {
+      if (typeof token !== 'number' || !Number.isInteger(token)) throw new InvalidInput(`prompt[${i}] must be a token id (an integer), got ${typeof token}`, 'prompt');
+      if (token < 0 || token >= this.vocabulary) {
+        throw new InvalidInput(`prompt: token id ${token} (at ${i}) is outside this model's vocabulary (0 to ${this.vocabulary - 1})`, 'prompt');
+      }
+    });
+    return prompt as Token[];
   }
 
   private tokenize(text: string): Token[] {

@@ -10,7 +10,8 @@ from ..transformers_llm.generate_config import parse_generate_config
 from .options import parse_options, unread_options
 from .request import SimRequest
 from .scheduler import SimulatorScheduler
-from .text import chat_prompt_tokens, count_prompt_tokens
+from ..token_prompt import is_token_prompt, token_prompt
+from .text import chat_prompt_tokens, count_prompt_tokens, token_text
 from .tool_call import forced_tool_call
 
 log = logging.getLogger("hangar_runtime.simulator")
@@ -80,9 +81,14 @@ class SimulatorEngine(Engine):
             prompt_tokens, echo = chat_prompt_tokens(args[0]), ""
             tool_call = forced_tool_call(kwargs.get("tools"), kwargs.get("tool_choice"))
         else:
-            if len(args) != 1 or not isinstance(args[0], str):
-                raise TypeError("generate takes one argument, the prompt string")
-            prompt_tokens, echo = count_prompt_tokens(args[0]), args[0] if config.echo else ""
+            if len(args) == 1 and is_token_prompt(args[0]):
+                # Token ids: its vocabulary is its 16 words, each id naming WORDS[id % 16].
+                ids = token_prompt(args[0], 1 << 31)
+                prompt_tokens, echo = len(ids), "".join(token_text(i) for i in ids) if config.echo else ""
+            elif len(args) != 1 or not isinstance(args[0], str):
+                raise TypeError("generate takes one argument, the prompt string or a list of token ids")
+            else:
+                prompt_tokens, echo = count_prompt_tokens(args[0]), args[0] if config.echo else ""
             tool_call = None
         room = self._room(prompt_tokens)
         return SimRequest(sink, config, prompt_tokens, first_step_at, top, room, echo_text=echo, tool_call=tool_call)

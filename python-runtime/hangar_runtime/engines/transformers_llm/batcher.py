@@ -31,6 +31,7 @@ from ...errors import exception_text
 from ..base import BatchScheduler, CallSink
 from . import kv_cache
 from .loaded_model import LoadedModel
+from .prompt_scoring import score_prompt
 from .sequence import Sequence
 from .vision_inputs import batch_vision_inputs
 
@@ -147,6 +148,10 @@ class Batcher(BatchScheduler):
         if room <= 0 or not self._waiting:
             return False
         joining, self._waiting = self._waiting[:room], self._waiting[room:]
+        if any(s.request.prompt_logprobs for s in joining):
+            joining = self._score_prompts(joining)
+            if not joining:
+                return True
         if self._running and not (self.join_caches and kv_cache.joinable(self._cache)):
             self._rebuild(joining)
             return True
@@ -179,6 +184,22 @@ class Batcher(BatchScheduler):
         self._choose(joining, logits[len(self._running):])
         self._cache, self._mask = cache, mask
         self._running = everyone
+
+    def _score_prompts(self, joining: list[Sequence]) -> list[Sequence]:
+        """Scores the prompts that asked for it (prompt_scoring.py); a pass that fails
+        (out of memory, say) fails its own call only. The calls still to be admitted."""
+        for seq in joining:
+            if not seq.request.prompt_logprobs or seq.done:
+                continue
+            try:
+                seq.put_prompt_logprobs(score_prompt(
+                    self._model, seq.request.prompt_ids, self._loaded.device, self._loaded.tokenizer,
+                    seq.request.config.top_logprobs or 0,
+                    [seq.request.lora_name or "__base__"] if self._adapters else None))
+            except Exception as exc:
+                log.error("scoring the prompt of call %s failed", seq.sink.call_id, exc_info=True)
+                seq.fail(RuntimeError(f"Scoring the prompt failed: {exception_text(exc)}"), kind="internal")
+        return [s for s in joining if not s.done]
 
     # ---- forward passes ----
 

@@ -54,7 +54,7 @@ class TransformersLLMEngine(Engine):
             tokenizer=tokenizer, context_length=loaded.context_length, eos_token_ids=loaded.eos_token_ids,
             chat_template=chat_template, stop=stop, tool_format=tool_format, reasoning_tags=reasoning_tags,
             abilities=self.abilities, max_token_bytes=max_token_bytes(tokenizer), adapters=loaded.adapters,
-            processor=loaded.processor))
+            processor=loaded.processor, vocab_size=_vocab_size(loaded.model, tokenizer)))
         builders = {"chat": builder.chat, "generate": builder.generate}
         self._builder = builder
 
@@ -160,3 +160,11 @@ def _abilities(value, has_template: bool, vision: bool = False) -> tuple[str, ..
     if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
         raise InvalidModel(f"model_ability must be a list of strings, got {value!r}")
     return tuple(value)
+
+
+def _vocab_size(model, tokenizer) -> int:
+    """The token ids a prompt may hold: the tokenizer's, and never past the model's
+    embedding (an id beyond it fails the forward pass, on CUDA with a device assert)."""
+    embeddings = model.get_input_embeddings()
+    rows = getattr(embeddings, "num_embeddings", None)
+    return min(len(tokenizer), rows) if isinstance(rows, int) else len(tokenizer)

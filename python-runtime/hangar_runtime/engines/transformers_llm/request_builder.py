@@ -5,6 +5,7 @@ The methods carry the protocol's signatures, so a wrong argument is a TypeError
 from dataclasses import dataclass
 
 from ...errors import field_error
+from ..token_prompt import is_token_prompt, token_prompt
 from .chat_format import render_chat
 from .generate_config import DEFAULT_MAX_TOKENS, GenerateConfig, parse_generate_config
 from .sequence import Request
@@ -29,6 +30,8 @@ class ModelFacts:
     adapters: tuple[str, ...] = ()
     # A vision model's processor: chat then takes image parts (vision_inputs.py).
     processor: object = None
+    # Token ids a prompt may hold (0 to vocab_size - 1); 0: the tokenizer's length.
+    vocab_size: int = 0
 
 
 # A token's text never covers more of the prompt than this many times its own bytes
@@ -136,10 +139,17 @@ class RequestBuilder:
         return self._kept[key]
 
     def generate(self, prompt, generate_config=None) -> Request:
-        if not isinstance(prompt, str):
-            raise TypeError(f"prompt must be a string, got {type(prompt).__name__}")
         config = parse_generate_config(generate_config)
-        return self._request(prompt, config, add_special_tokens=True, echo=prompt if config.echo else "")
+        # echo with logprobs: the prompt's own tokens are scored too (OpenAI's legacy completions).
+        scored = config.echo and config.top_logprobs is not None
+        if is_token_prompt(prompt):
+            tokenizer = self._facts.tokenizer
+            ids = token_prompt(prompt, self._facts.vocab_size or len(tokenizer))
+            return self._request_for(ids, config, echo=tokenizer.decode(ids) if config.echo else "", prompt_logprobs=scored)
+        if not isinstance(prompt, str):
+            raise TypeError(f"prompt must be a string or a list of token ids, got {type(prompt).__name__}")
+        return self._request(prompt, config, add_special_tokens=True, echo=prompt if config.echo else "",
+                             prompt_logprobs=scored)
 
     def _request(self, prompt: str, config: GenerateConfig, *, add_special_tokens: bool, images=(), **options) -> Request:
         facts = self._facts
@@ -155,6 +165,10 @@ class RequestBuilder:
             ids = list(facts.tokenizer(prompt, add_special_tokens=add_special_tokens)["input_ids"])
         if not ids:
             raise ValueError("The prompt is empty")
+        return self._request_for(ids, config, vision=vision, **options)
+
+    def _request_for(self, ids: list[int], config: GenerateConfig, *, vision=None, **options) -> Request:
+        facts = self._facts
         if config.guide is not None:
             # No guided decoding here: refused rather than answered with free text (the
             # control plane refuses first; this is the runtime's own guard).

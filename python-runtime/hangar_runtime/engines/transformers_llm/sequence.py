@@ -35,6 +35,7 @@ class Request:
     reasoning_open: bool = False  # the prompt already opened the reasoning
     harmony: bool = False  # a harmony model's chat (gpt-oss): its messages carry reasoning, answer and calls
     echo: str = ""  # generate with echo: the prompt text, sent before the completion
+    prompt_logprobs: bool = False  # echo with logprobs: the prompt's tokens are scored (prompt_scoring.py)
     lora_name: str | None = None  # the LoRA adapter that answers; None: the base model
     # A vision model's image inputs for the prefill (pixel values, ...: vision_inputs.py).
     vision: dict | None = None
@@ -87,17 +88,13 @@ class Sequence:
         """OpenAI's chat shape. The model's own distribution (before temperature and
         penalties), as vLLM reports by default."""
         logprobs = torch.log_softmax(logits.float(), dim=-1)
-        entry = self._token_logprob(token, float(logprobs[token]))
-        if self._top_logprobs:
-            values, ids = torch.topk(logprobs, self._top_logprobs)
-            entry["top_logprobs"] = [self._token_logprob(int(i), float(v)) for v, i in zip(values.tolist(), ids.tolist())]
-        else:
-            entry["top_logprobs"] = []
-        return entry
+        top = torch.topk(logprobs, self._top_logprobs) if self._top_logprobs else None
+        return logprob_entry(self._tokenizer, token, float(logprobs[token]),
+                             list(zip(top.indices.tolist(), top.values.tolist())) if top is not None else [])
 
-    def _token_logprob(self, token: int, logprob: float) -> dict:
-        text = self._tokenizer.decode([token])
-        return {"token": text, "logprob": max(logprob, -9999.0), "bytes": list(text.encode("utf-8"))}
+    def put_prompt_logprobs(self, entries: list[dict]) -> None:
+        """The prompt's entries (prompt_scoring.py), sent before the first generated token's."""
+        self._logprobs = entries + self._logprobs
 
     def accept(self, token: int) -> None:
         if self._echo:
@@ -187,3 +184,17 @@ class Sequence:
             self._text.append(text)
             if thought:
                 self._thought.append(thought)
+
+
+def logprob_entry(tokenizer, token: int, logprob: float | None, top: list[tuple[int, float]] | None) -> dict:
+    """One token's entry in OpenAI's chat shape: its text, log-probability (None for a
+    prompt's first token, which nothing predicts) and the likeliest alternatives."""
+    entry = token_logprob(tokenizer, token, logprob)
+    entry["top_logprobs"] = None if top is None else [token_logprob(tokenizer, i, v) for i, v in top]
+    return entry
+
+
+def token_logprob(tokenizer, token: int, logprob: float | None) -> dict:
+    text = tokenizer.decode([token])
+    return {"token": text, "logprob": None if logprob is None else max(logprob, -9999.0),
+            "bytes": list(text.encode("utf-8"))}

@@ -13,6 +13,7 @@ import time
 from ...errors import InvalidModel, field_error
 from ..base import BatchScheduler, Engine, Progress
 from ..hub_download import DOWNLOAD_SHARE, model_folder
+from ..token_prompt import is_token_prompt, token_prompt
 from ..transformers_llm.chat_format import render_chat
 from ..transformers_llm.vision_inputs import MAX_IMAGES, TEXT_ONLY, has_images, split_images
 from ..transformers_llm.generate_config import parse_generate_config
@@ -144,21 +145,31 @@ class VllmEngine(Engine):
                 raise field_error("tool_choice", "tool_choice \"required\" or a named function and response_format "
                                                  "cannot both hold the answer; send one of them")
             images = []
+            echo = ""
             if method == "chat":
                 (messages,) = call_args
                 ids, images = chat_ids(messages, tools, kwargs.get("chat_template_kwargs"))
             else:
                 (prompt,) = call_args
-                if not isinstance(prompt, str):
-                    raise TypeError(f"prompt must be a string, got {type(prompt).__name__}")
-                refuse_unfitting_prompt(prompt, self._context_length, longest_token)
-                refuse_long_prefix(prompt, self._context_length, lambda head: len(tokenizer(head)["input_ids"]))
-                ids = tokenizer(prompt)["input_ids"]
+                if is_token_prompt(prompt):
+                    # Token ids go to vLLM as they are (its own TokensPrompt), as its server does.
+                    ids = token_prompt(prompt, len(tokenizer))
+                    echo = tokenizer.decode(ids) if config.echo else ""
+                elif isinstance(prompt, str):
+                    refuse_unfitting_prompt(prompt, self._context_length, longest_token)
+                    refuse_long_prefix(prompt, self._context_length, lambda head: len(tokenizer(head)["input_ids"]))
+                    ids = tokenizer(prompt)["input_ids"]
+                    echo = prompt if config.echo else ""
+                else:
+                    raise TypeError(f"prompt must be a string or a list of token ids, got {type(prompt).__name__}")
             top = top_logprobs(raw)
+            # echo with logprobs: vLLM scores the prompt's own tokens too (its prompt_logprobs).
+            scored = top if echo and top is not None else None
             guide = forced.guide if forced is not None else structured_output_fields(config)
             params = SamplingParams(output_kind=RequestOutputKind.DELTA,
                                     **sampling_kwargs(config, prompt_tokens=len(ids), context_length=self._context_length,
                                                       logprobs=top),
+                                    **({"prompt_logprobs": scored} if scored is not None else {}),
                                     **({"structured_outputs": StructuredOutputsParams(**guide)} if guide else {}))
             parse_tools = method == "chat" and bool(tools) and "tools" in self.abilities
             lora = config.lora_name
@@ -170,7 +181,8 @@ class VllmEngine(Engine):
                 inputs["multi_modal_data"] = {"image": images}
             return _Call(sink, inputs, params,
                          forced if forced is not None else tool_format if parse_tools else None, top,
-                         lora_requests[lora] if lora is not None else None)
+                         lora_requests[lora] if lora is not None else None, echo=echo,
+                         first_token=tokenizer.decode([ids[0]]) if scored is not None and ids else "")
 
         self._scheduler = VllmScheduler(self._engine, build_call)
         progress(1.0, "load", f"vLLM serves {path}")

@@ -29,8 +29,11 @@ class _Call:
     # tool_format: "hermes" or "json" (the model's own calls, parsed at the end), a
     # ForcedToolCall (tool_choice forced by structured outputs), or None (no tools).
     def __init__(self, sink: CallSink, prompt, params, tool_format, top_logprobs: int | None = None,
-                 lora_request=None):
+                 lora_request=None, echo: str = "", first_token: str = ""):
         self.sink, self.prompt, self.params, self.tool_format = sink, prompt, params, tool_format
+        self.echo = echo  # generate with echo: the prompt's text, sent before the answer
+        self.delivered = False  # an output of vLLM's has come (the first carries the prompt's logprobs)
+        self.first_token = first_token  # the prompt's first token's text, which vLLM does not score
         self.lora_request = lora_request  # vLLM's LoRARequest, or None for the base model
         self.top_logprobs = top_logprobs
         self.text = ""  # everything generated so far
@@ -141,9 +144,14 @@ class VllmScheduler(BatchScheduler):
         call.text += completion.text  # a delta
         call.completion_tokens += len(completion.token_ids)
         logprobs = _logprob_entries(completion, call.top_logprobs)
+        if not call.delivered:
+            call.delivered = True
+            if output.prompt_logprobs:
+                logprobs = _prompt_entries(output, call.top_logprobs, call.first_token) + logprobs
         # With tools, text is held back to the end: a call cannot be told from prose midway.
-        if call.sink.stream and call.tool_format is None and (len(call.text) > call.sent or logprobs):
-            value = {"text": call.text[call.sent:]}
+        if call.sink.stream and call.tool_format is None and (len(call.text) > call.sent or logprobs or call.echo):
+            value = {"text": call.echo + call.text[call.sent:]}
+            call.echo = ""
             if logprobs:
                 value["logprobs"] = logprobs
             if not call.chunked:
@@ -173,25 +181,40 @@ class VllmScheduler(BatchScheduler):
                            "total_tokens": prompt_tokens + call.completion_tokens}
         if call.sink.stream:
             held = result["text"][call.sent:] if call.tool_format is None else result["text"]
-            call.sink.finish({**result, "text": held})
+            call.sink.finish({**result, "text": call.echo + held})
         else:
+            result["text"] = call.echo + result["text"]
             if call.top_logprobs is not None:
                 result["logprobs"] = call.logprobs
             call.sink.finish(result)
+
+
+def _prompt_entries(output, top: int | None, first_token: str) -> list[dict]:
+    """vLLM's prompt_logprobs (None for the first token, then a {token id: Logprob} map
+    holding the prompt's token and the likeliest ones) as the protocol's entries: the
+    first with no log-probability and no alternatives, as OpenAI's echo answers."""
+    entries = [{"token": first_token, "logprob": None, "bytes": list(first_token.encode()), "top_logprobs": None}]
+    ids = output.prompt_token_ids or []
+    for token_id, alternatives in zip(ids[1:], output.prompt_logprobs[1:]):
+        chosen = (alternatives or {}).get(token_id)
+        if chosen is None:  # vLLM always holds the prompt's own token; nothing to say otherwise
+            raise RuntimeError(f"vLLM's prompt_logprobs lack the prompt's token {token_id}")
+        entries.append(_entry(chosen, alternatives, top or 0))
+    return entries
+
+
+def _entry(chosen, alternatives: dict, top: int) -> dict:
+    """One token's entry (OpenAI's chat shape) from vLLM's Logprob of it and its place's map."""
+    ranked = sorted(alternatives.values(), key=lambda lp: lp.rank if lp.rank is not None else 1 << 30)[:top]
+    text = chosen.decoded_token or ""
+    return {"token": text, "logprob": float(chosen.logprob), "bytes": list(text.encode()),
+            "top_logprobs": [{"token": lp.decoded_token or "", "logprob": float(lp.logprob),
+                              "bytes": list((lp.decoded_token or "").encode())} for lp in ranked]}
 
 
 def _logprob_entries(completion, top: int | None) -> list[dict]:
     """vLLM's per-token {token id: Logprob} maps as the protocol's entries."""
     if top is None or not completion.logprobs:
         return []
-    entries = []
-    for token_id, alternatives in zip(completion.token_ids, completion.logprobs):
-        chosen = alternatives.get(token_id)
-        if chosen is None:
-            continue
-        ranked = sorted(alternatives.values(), key=lambda lp: lp.rank if lp.rank is not None else 1 << 30)[:top]
-        text = chosen.decoded_token or ""
-        entries.append({"token": text, "logprob": float(chosen.logprob), "bytes": list(text.encode()),
-                        "top_logprobs": [{"token": lp.decoded_token or "", "logprob": float(lp.logprob),
-                                          "bytes": list((lp.decoded_token or "").encode())} for lp in ranked]})
-    return entries
+    return [_entry(alternatives[token_id], alternatives, top)
+            for token_id, alternatives in zip(completion.token_ids, completion.logprobs) if token_id in alternatives]

@@ -66,6 +66,9 @@ class SamplingParams:
             raise ValueError(f"min_tokens must be less than or equal to max_tokens={max_tokens}, got {min_tokens}.")
         if logprobs is not None and logprobs < 0:
             raise ValueError(f"logprobs must be non-negative, got {logprobs}.")
+        if prompt_logprobs is not None and prompt_logprobs < 0:
+            raise ValueError(f"prompt_logprobs must be non-negative, got {prompt_logprobs}.")
+        self.prompt_logprobs = prompt_logprobs
         self.n, self.temperature, self.top_p, self.top_k = n, temperature, top_p, top_k
         self.max_tokens, self.seed, self.logprobs = max_tokens, seed, logprobs
         self.stop = [stop] if isinstance(stop, str) else list(stop or [])

@@ -84,9 +84,17 @@ class AsyncLLM:
                 if lora_request is not None else None, request_id=request_id, output_kind=int(sampling_params.output_kind),
                 prompt_tokens=len(prompt["prompt_token_ids"]), ignore_eos=sampling_params.ignore_eos,
                 stop_token_ids=list(sampling_params.stop_token_ids or []), min_p=sampling_params.min_p,
-                min_tokens=sampling_params.min_tokens,
+                min_tokens=sampling_params.min_tokens, prompt_logprobs=sampling_params.prompt_logprobs,
+                prompt_token_ids=list(prompt["prompt_token_ids"]),
                 guided={k: v for k, v in vars(guide).items() if v not in (None, False)} if guide else None)
         ids = prompt["prompt_token_ids"]
+        # vLLM's prompt_logprobs, in the first output: None for the first token, then a map
+        # holding the prompt's token (rank 3 here) and the `prompt_logprobs` likeliest.
+        prompt_logprobs = None
+        if sampling_params.prompt_logprobs is not None:
+            prompt_logprobs = [None] + [{token: Logprob(-2.0, 3, f"p{token} "),
+                                         **{4000 + k: Logprob(-0.5 - k, k + 1, f"top{k} ") for k in range(sampling_params.prompt_logprobs)}}
+                                        for token in ids[1:]]
         so_far = ""
         for i in range(sampling_params.max_tokens):
             await asyncio.sleep(_STEP_S)
@@ -100,7 +108,7 @@ class AsyncLLM:
             if hits:
                 at, hit = min(hits, key=lambda h: h[0])
                 out = CompletionOutput(0, (so_far + text)[len(so_far):at], [token], None, None, "stop", hit)
-                yield RequestOutput(request_id, None, ids, None, [out], True)
+                yield RequestOutput(request_id, None, ids, prompt_logprobs if i == 0 else None, [out], True)
                 return
             so_far += text
             logprobs = None
@@ -112,7 +120,7 @@ class AsyncLLM:
             if sampling_params.output_kind != RequestOutputKind.DELTA:
                 raise AssertionError("Hangar asks for DELTA outputs; this double only serves those")
             out = CompletionOutput(0, text, [token], None, logprobs, "length" if done else None)
-            yield RequestOutput(request_id, None, ids, None, [out], done)
+            yield RequestOutput(request_id, None, ids, prompt_logprobs if i == 0 else None, [out], done)
 
     async def abort(self, request_id: str | Iterable[str]) -> None:
         ids = [request_id] if isinstance(request_id, str) else list(request_id)

@@ -1,0 +1,23 @@
+"""A `generate` call's prompt given as token ids (OpenAI's and vLLM's completions take
+them): checked against the model's vocabulary and handed to the model as they are,
+with no special token added (docs/runtime-protocol.md, "Calls")."""
+
+from ..errors import field_error
+
+
+def is_token_prompt(prompt) -> bool:
+    return isinstance(prompt, list)
+
+
+def token_prompt(prompt: list, vocab_size: int) -> list[int]:
+    """The ids, or `invalid` naming `prompt` for an empty list, a non-integer or an id
+    outside the vocabulary (0 to vocab_size - 1)."""
+    if not prompt:
+        raise field_error("prompt", "prompt: the token list is empty")
+    for i, token in enumerate(prompt):
+        if isinstance(token, bool) or not isinstance(token, int):
+            raise field_error("prompt", f"prompt[{i}] must be a token id (an integer), got {type(token).__name__}")
+        if not 0 <= token < vocab_size:
+            raise field_error("prompt", f"prompt: token id {token} (at {i}) is outside this model's vocabulary "
+                                        f"(0 to {vocab_size - 1})")
+    return list(prompt)
