@@ -7,7 +7,7 @@ import { tinyLlm } from './harness/tiny-models.js';
 // Token-id prompts, and echo with logprobs (the log-probabilities of the prompt's own
 // tokens), as lm-evaluation-harness's `local-completions` model asks them of an
 // OpenAI-compatible server for log-likelihoods; on the shared server's `tiny`
-// (Transformers) and `lc` (the same weights on llama.cpp).
+// (Transformers), `lc` (the same weights on llama.cpp) and `sim` (the simulator).
 describe('token-id prompts and prompt log-probabilities on /v1/completions', () => {
   const server = { url: inject('sharedServerUrl') };
   let sdk: OpenAI;
@@ -97,13 +97,13 @@ describe('token-id prompts and prompt log-probabilities on /v1/completions', () 
     expect(values).toEqual(whole.logprobs!.token_logprobs);
   });
 
-  it('refuses echo with logprobs on llama.cpp, and token ids outside the vocabulary, naming the field', async () => {
+  it('refuses echo with logprobs on llama.cpp and the simulator, and token ids outside the vocabulary, naming the field', async () => {
     const refused = async (body: Record<string, unknown>): Promise<[number, string, string]> => {
       const res = await fetch(`${server.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ max_tokens: 1, ...body }) });
       const json = (await res.json()) as { error: { code: string; param: string; message: string } };
       return [res.status, json.error.code, json.error.param];
     };
-    expect(await refused({ model: 'lc', prompt: text, echo: true, logprobs: 1 })).toEqual([400, 'parameter_unsupported', 'echo']);
+    for (const model of ['lc', 'sim']) expect(await refused({ model, prompt: text, echo: true, logprobs: 1 })).toEqual([400, 'parameter_unsupported', 'echo']);
     for (const model of ['tiny', 'lc']) {
       expect(await refused({ model, prompt: [1, tiny.vocab_size] })).toEqual([400, 'inference_invalid_input', 'prompt']);
     }
