@@ -25,7 +25,7 @@ const SERIAL = [
 
 // Files that share one server (test/integration/harness/shared-server.ts): they only ask
 // its models questions, and never stop, restart or break anything.
-const SHARED = ['test/integration/llm-openai.test.ts', 'test/integration/openai-fields.test.ts', 'test/integration/completion-scoring.test.ts'];
+const SHARED = ['test/integration/llm-openai.test.ts', 'test/integration/openai-fields.test.ts', 'test/integration/completion-scoring.test.ts', 'test/integration/tokenizer-routes.test.ts'];
 
 // The unit tests: no server (a few start one bare runtime against sockets of their own,
 // or one Python to render a template).

@@ -12,6 +12,7 @@ import { installKeyAdmission } from './api/auth/key-admission.js';
 import { tokenRoute } from './api/auth/token-route.js';
 import { chatRoutes } from './api/chat/routes.js';
 import { completionRoutes } from './api/completions/routes.js';
+import { tokenizerRoutes } from './api/tokenizer/routes.js';
 import { embeddingsRoutes } from './api/embeddings/routes.js';
 import { cacheRoutes } from './api/cache/routes.js';
 import { installCompression } from './api/compression.js';
@@ -163,6 +164,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   const images = parts.imageFetch ?? DEFAULT_IMAGE_FETCH;
   await app.register(chatRoutes, { supervisor, streaming: parts.streaming, images });
   await app.register(completionRoutes, { supervisor, streaming: parts.streaming });
+  await app.register(tokenizerRoutes, { supervisor });
   await app.register(anthropicRoutes, { supervisor, streaming: parts.streaming, images });
   const retentionHours = parts.responsesRetentionHours ?? DEFAULT_RESPONSES_RETENTION_HOURS;
   const responses = new ResponseStore(access.database, retentionHours * 3_600_000, access.now);

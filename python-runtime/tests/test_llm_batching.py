@@ -455,3 +455,32 @@ def test_echo_with_logprobs_of_a_one_token_prompt_and_of_token_ids(engine):
     assert all(e["top_logprobs"] == [] for e in by_ids["logprobs"][1:])
     single = engine.generate(ids[:1], generate_config=config)["logprobs"]
     assert len(single) == 2 and single[0]["logprob"] is None and single[1]["logprob"] is not None
+
+
+# ---- the tokenizer's methods (vLLM's /tokenize, /detokenize, /tokenizer_info) ----
+
+def test_tokenizer_methods_answer_as_the_models_tokenizer_and_its_chat(engine):
+    loaded = engine.scheduler()._loaded
+    tokenizer, methods = loaded.tokenizer, engine.methods()
+    text = "The quick brown fox"
+    assert methods["tokenize"](text)["tokens"] == tokenizer(text)["input_ids"]
+    plain = methods["tokenize"](text, add_special_tokens=False, return_token_strs=True)
+    assert plain["tokens"] == tokenizer(text, add_special_tokens=False)["input_ids"]
+    assert plain["token_strs"] == tokenizer.convert_ids_to_tokens(plain["tokens"])
+    assert plain["max_model_len"] == engine.describe()["context_length"]
+    # A chat's tokens are the prompt its chat call counts.
+    messages = [{"role": "user", "content": "Hello there"}]
+    chat = methods["tokenize"](messages)["tokens"]
+    assert len(chat) == methods["count_tokens"](messages)["prompt_tokens"]
+    assert methods["detokenize"](plain["tokens"])["prompt"] == tokenizer.decode(plain["tokens"])
+    assert methods["detokenize"]([])["prompt"] == ""
+    info = methods["tokenizer_info"]()
+    assert (info["eos_token"], info["bos_token"]) == (tokenizer.eos_token, tokenizer.bos_token)
+    assert info["model_max_length"] == plain["max_model_len"] and info["chat_template"]
+    for bad, field in (([len(tokenizer)], "tokens"), ([1, -1], "tokens"), ("12", "tokens")):
+        with pytest.raises(ValueError) as refused:
+            methods["detokenize"](bad)
+        assert refused.value.param == field
+    with pytest.raises(ValueError) as refused:
+        methods["tokenize"](messages, add_special_tokens=True)
+    assert refused.value.param == "add_special_tokens"

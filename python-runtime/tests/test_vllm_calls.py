@@ -213,6 +213,13 @@ def test_token_ids_echo_and_prompt_logprobs_reach_vllm_as_its_own_fields(spawn, 
     rt.send(CALL, {"id": 6, "method": "generate", "args": [[5, 10 ** 9]], "kwargs": {}})
     refused = rt.expect(ERROR)
     assert (refused["kind"], refused["param"]) == ("invalid", "prompt") and "outside" in refused["message"]
+    # The tokenizer's methods (vLLM's tokenizer routes) answer from the model's tokenizer, beside vLLM.
+    rt.send(CALL, {"id": 7, "method": "tokenize", "args": ["Hello there"], "kwargs": {}})
+    tokens = rt.expect(RESULT)["value"]["tokens"]
+    rt.send(CALL, {"id": 8, "method": "detokenize", "args": [tokens], "kwargs": {}})
+    assert "Hello there" in rt.expect(RESULT)["value"]["prompt"]
+    rt.send(CALL, {"id": 9, "method": "tokenizer_info", "args": [], "kwargs": {}})
+    assert rt.expect(RESULT)["value"]["model_max_length"] == 512
     rt.send_control(SHUTDOWN, {})
     assert rt.wait_exit() == 0
     generates = {e["request_id"]: e for e in map(json.loads, calls_log.read_text().splitlines()) if e["event"] == "generate"}

@@ -126,6 +126,12 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
     const byName = await newKey({ name: 'by-name', model_permissions: ['tiny-embed'] });
     expect((await embed(byName.key)).status).toBe(200);
     expect((await chat(byName.key)).status).toBe(403);
+    // vLLM's tokenizer routes may leave the model out while one LLM runs (here `sim`): the
+    // key's limits apply to the model chosen for it.
+    const tokenize = (key: string) => post('/tokenize', { prompt: 'x' }, key);
+    expect((await tokenize(byName.key)).body.error).toMatchObject({ code: 'key_model_denied', param: 'model' });
+    // `sim` is admitted; its engine has no tokenizer, and says so.
+    expect((await tokenize(created.key)).body.error).toMatchObject({ code: 'inference_invalid_input', message: expect.stringContaining('tokenize') });
   });
 
   it('database users log in, hold only their own keys, and no key exceeds its owner', async () => {

@@ -9,15 +9,15 @@ def is_token_prompt(prompt) -> bool:
     return isinstance(prompt, list)
 
 
-def token_prompt(prompt: list, vocab_size: int) -> list[int]:
-    """The ids, or `invalid` naming `prompt` for an empty list, a non-integer or an id
+def token_prompt(prompt: list, vocab_size: int, field: str = "prompt") -> list[int]:
+    """The ids, or `invalid` naming the field for an empty list, a non-integer or an id
     outside the vocabulary (0 to vocab_size - 1)."""
     if not prompt:
-        raise field_error("prompt", "prompt: the token list is empty")
+        raise field_error(field, f"{field}: the token list is empty")
     for i, token in enumerate(prompt):
         if isinstance(token, bool) or not isinstance(token, int):
-            raise field_error("prompt", f"prompt[{i}] must be a token id (an integer), got {type(token).__name__}")
+            raise field_error(field, f"{field}[{i}] must be a token id (an integer), got {type(token).__name__}")
         if not 0 <= token < vocab_size:
-            raise field_error("prompt", f"prompt: token id {token} (at {i}) is outside this model's vocabulary "
-                                        f"(0 to {vocab_size - 1})")
+            raise field_error(field, f"{field}: token id {token} (at {i}) is outside this model's vocabulary "
+                                     f"(0 to {vocab_size - 1})")
     return list(prompt)

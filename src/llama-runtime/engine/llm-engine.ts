@@ -10,6 +10,7 @@ import { ServerCompletion } from './server-generation.js';
 import type { LlamaLoadSpec } from './load-spec.js';
 import { SequencePool } from './sequence-pool.js';
 import { StructuredOutput, grammarStops } from './structured-output.js';
+import { tokenizerMethods } from './tokenizer-methods.js';
 import { PRESERVED_TOKENS, type ToolFormat } from './tool-calls.js';
 import { longPrefix, maxTokenBytes, unfittingPrompt, vocabularySize } from './vocabulary.js';
 
@@ -53,7 +54,19 @@ export class LlmEngine implements Engine {
     this.grammars = new StructuredOutput(llama);
     this.vocabulary = vocabularySize(model);
     this.longestToken = maxTokenBytes(model);
-    this.methods = { chat: (a, k, c) => this.chat(a, k, c), generate: (a, k, c) => this.generate(a, k, c), count_tokens: (a, k) => this.countTokens(a, k) };
+    this.methods = {
+      chat: (a, k, c) => this.chat(a, k, c),
+      generate: (a, k, c) => this.generate(a, k, c),
+      count_tokens: (a, k) => this.countTokens(a, k),
+      ...tokenizerMethods({
+        model,
+        vocabulary: this.vocabulary,
+        contextLength: () => this.contextSize,
+        promptIds: (text, addSpecial) => (addSpecial ? this.withBos(this.tokenize(text)) : this.tokenize(text)),
+        chatIds: (a, k) => this.tokenize(this.chatPrompt('tokenize', a, k).text),
+        chatTemplate: template,
+      }),
+    };
   }
 
   static async create(llama: Llama, model: LlamaModel, spec: LlamaLoadSpec, threads: number | null): Promise<LlmEngine> {
@@ -157,10 +170,7 @@ export class LlmEngine implements Engine {
       ids = this.tokenPrompt(prompt);
       if (config.echo) echo = this.model.detokenize(ids, true);
     } else if (args.length === 1 && typeof prompt === 'string') {
-      ids = this.tokenize(prompt);
-      // A plain prompt gets the BOS token the model's tokenizer adds, as transformers' tokenizer(prompt) does.
-      const bos = this.model.tokens.bos;
-      if (this.model.tokens.shouldPrependBosToken && bos !== null && ids[0] !== bos) ids = [bos, ...ids];
+      ids = this.withBos(this.tokenize(prompt));
       if (config.echo) echo = prompt;
     } else {
       throw new TypeError(`prompt must be a string or a list of token ids, got ${typeof prompt}`);
@@ -212,6 +222,12 @@ export class LlmEngine implements Engine {
       throw new InvalidInput(`The prompt is ${promptIds.length} tokens, which leaves no room in the model's context of ${contextLength} tokens`);
     }
     return room;
+  }
+
+  /** A plain prompt gets the BOS token the model's tokenizer adds, as transformers' tokenizer(prompt) does. */
+  private withBos(ids: Token[]): Token[] {
+    const bos = this.model.tokens.bos;
+    return this.model.tokens.shouldPrependBosToken && bos !== null && ids[0] !== bos ? [bos, ...ids] : ids;
   }
 
   /** A prompt given as token ids, each checked against the vocabulary (as the Python runtime's token_prompt.py). */

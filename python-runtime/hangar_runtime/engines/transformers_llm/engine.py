@@ -7,6 +7,7 @@ after the model files are found, so a download that cannot start fails fast."""
 
 from ...errors import InvalidModel
 from ..base import BatchScheduler, Engine, Progress
+from ..tokenizer_methods import TokenizerMethods
 from ..hub_download import DOWNLOAD_SHARE, model_folder
 from .tool_calls import tool_call_format
 
@@ -56,6 +57,10 @@ class TransformersLLMEngine(Engine):
             abilities=self.abilities, max_token_bytes=max_token_bytes(tokenizer), adapters=loaded.adapters,
             processor=loaded.processor, vocab_size=_vocab_size(loaded.model, tokenizer)))
         builders = {"chat": builder.chat, "generate": builder.generate}
+        self._tokenizer_methods = TokenizerMethods(
+            tokenizer, loaded.context_length,
+            lambda messages, tools, kwargs: builder.chat(messages, None, tools=tools, chat_template_kwargs=kwargs).prompt_ids,
+            chat_template or getattr(renderer, "chat_template", None), builder.vocab_size)
         self._builder = builder
 
         def make_sequence(method, args, kwargs, sink):
@@ -69,7 +74,9 @@ class TransformersLLMEngine(Engine):
         return {"context_length": self._context_length, **({"lora_names": list(self._adapters)} if self._adapters else {})}
 
     def methods(self) -> dict:
-        return {"chat": self.chat, "generate": self.generate, "count_tokens": self.count_tokens}
+        # The tokenizer's methods (vLLM's tokenizer routes) run alone on the work loop, as count_tokens.
+        return {"chat": self.chat, "generate": self.generate, "count_tokens": self.count_tokens,
+                **self._tokenizer_methods.methods()}
 
     def count_tokens(self, messages, tools=None, tool_choice=None, chat_template_kwargs=None) -> dict:
         """The prompt tokens a chat call with these arguments would count in its usage

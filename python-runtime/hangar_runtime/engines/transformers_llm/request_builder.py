@@ -89,6 +89,10 @@ class RequestBuilder:
         self._facts = facts
         self._kept: dict[tuple, frozenset[int]] = {}
 
+    @property
+    def vocab_size(self) -> int:
+        return self._facts.vocab_size or len(self._facts.tokenizer)
+
     def chat(self, messages, generate_config=None, tools=None, tool_choice=None, chat_template_kwargs=None) -> Request:
         config = parse_generate_config(generate_config)
         if config.echo:
@@ -144,7 +148,7 @@ class RequestBuilder:
         scored = config.echo and config.top_logprobs is not None
         if is_token_prompt(prompt):
             tokenizer = self._facts.tokenizer
-            ids = token_prompt(prompt, self._facts.vocab_size or len(tokenizer))
+            ids = token_prompt(prompt, self.vocab_size)
             return self._request_for(ids, config, echo=tokenizer.decode(ids) if config.echo else "", prompt_logprobs=scored)
         if not isinstance(prompt, str):
             raise TypeError(f"prompt must be a string or a list of token ids, got {type(prompt).__name__}")

@@ -14,6 +14,7 @@ from ...errors import InvalidModel, field_error
 from ..base import BatchScheduler, Engine, Progress
 from ..hub_download import DOWNLOAD_SHARE, model_folder
 from ..token_prompt import is_token_prompt, token_prompt
+from ..tokenizer_methods import TokenizerMethods
 from ..transformers_llm.chat_format import render_chat
 from ..transformers_llm.vision_inputs import MAX_IMAGES, TEXT_ONLY, has_images, split_images
 from ..transformers_llm.generate_config import parse_generate_config
@@ -130,6 +131,9 @@ class VllmEngine(Engine):
             return {"prompt_tokens": len(ids)}
 
         self._count_tokens = count_tokens
+        self._tokenizer_methods = TokenizerMethods(
+            tokenizer, self._context_length, lambda messages, tools, kwargs: chat_ids(messages, tools, kwargs)[0],
+            template or getattr(tokenizer, "chat_template", None))
 
         def build_call(method, call_args, kwargs, sink) -> _Call:
             raw = kwargs.get("generate_config")
@@ -195,7 +199,7 @@ class VllmEngine(Engine):
     def methods(self) -> dict:
         # chat and generate are always served through the scheduler; count_tokens, sleep and
         # wake_up run alone on the work loop (the control plane sends them only to an idle model).
-        methods = {"chat": None, "generate": None, "count_tokens": self._count_tokens}
+        methods = {"chat": None, "generate": None, "count_tokens": self._count_tokens, **self._tokenizer_methods.methods()}
         if self._sleep_mode:
             methods.update(sleep=self._sleep, wake_up=self._wake_up)
         return methods

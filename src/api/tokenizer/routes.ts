@@ -1,0 +1,63 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { HangarError } from '../../errors/hangar-error.js';
+import type { Supervisor } from '../../supervisor/supervisor.js';
+import { admitKeyedCall } from '../auth/key-admission.js';
+import { needs } from '../auth/route-permission.js';
+import { abortOnDisconnect } from '../client-disconnect.js';
+import { detokenizeBody, tokenizeBody, tokenizerInfoQuery } from './schema.js';
+
+/**
+ * vLLM's tokenizer routes (`/tokenize`, `/detokenize`, `/tokenizer_info`, at the root
+ * as vLLM serves them), answered by the model's own tokenizer in its runtime
+ * (docs/openai-parameters.md, "Tokenizer routes"). They need `models:read`, as inference does.
+ */
+export const tokenizerRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async (fastify, { supervisor }) => {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const tags = ['inference'];
+
+  /** The call's target: the named LLM, or the only one running. */
+  const target = (request: FastifyRequest, reply: FastifyReply, route: string, model: string | undefined) => {
+    const uid = model ?? onlyLlm(supervisor);
+    // A named model was admitted with the body (key-admission.ts); one chosen here is admitted now.
+    admitKeyedCall(request, reply, uid, null);
+    return { uid, route, types: ['LLM' as const] };
+  };
+
+  app.post('/tokenize', { ...needs('models:read'), schema: { body: tokenizeBody, tags } }, async (request, reply) => {
+    const body = request.body;
+    const kwargs: Record<string, unknown> = {};
+    if (body.add_special_tokens !== undefined) kwargs.add_special_tokens = body.add_special_tokens;
+    if (body.return_token_strs) kwargs.return_token_strs = true;
+    let arg: unknown;
+    if ('messages' in body) {
+      arg = body.messages;
+      if (body.tools) kwargs.tools = body.tools;
+      if (body.chat_template_kwargs) kwargs.chat_template_kwargs = body.chat_template_kwargs;
+    } else {
+      arg = body.prompt;
+    }
+    const result = await supervisor.call(target(request, reply, '/tokenize', body.model), 'tokenize', [arg], kwargs, abortOnDisconnect(reply));
+    const value = result.value as { tokens: number[]; max_model_len: number; token_strs?: string[] };
+    return { count: value.tokens.length, max_model_len: value.max_model_len, tokens: value.tokens, token_strs: value.token_strs ?? null };
+  });
+
+  app.post('/detokenize', { ...needs('models:read'), schema: { body: detokenizeBody, tags } }, async (request, reply) => {
+    const body = request.body;
+    const result = await supervisor.call(target(request, reply, '/detokenize', body.model), 'detokenize', [body.tokens], {}, abortOnDisconnect(reply));
+    return { prompt: (result.value as { prompt: string }).prompt };
+  });
+
+  app.get('/tokenizer_info', { ...needs('models:read'), schema: { querystring: tokenizerInfoQuery, tags } }, async (request, reply) => {
+    const result = await supervisor.call(target(request, reply, '/tokenizer_info', request.query.model), 'tokenizer_info', [], {}, abortOnDisconnect(reply));
+    return result.value;
+  });
+};
+
+/** The uid of the one LLM running, for a request that names none (as vLLM's clients send them). */
+function onlyLlm(supervisor: Supervisor): string {
+  const llms = supervisor.listReady().filter((i) => i.resolved.modelType === 'LLM').map((i) => i.uid);
+  if (llms.length === 1) return llms[0]!;
+  const which = llms.length === 0 ? 'no LLM is running' : `several LLMs are running (${llms.join(', ')})`;
+  throw new HangarError('invalid_field', [`model: name the model whose tokenizer to use; ${which}`], { param: 'model' });
+}

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+
+const model = z.string().min(1).optional();
+
+/**
+ * vLLM's `POST /tokenize`: a prompt, or chat messages as a chat request sends them.
+ * `model` may be left out while one LLM runs (vLLM serves one model; its clients,
+ * lm-evaluation-harness's remote tokenizer among them, do not send it).
+ */
+export const tokenizeBody = z.union([
+  z.looseObject({
+    model,
+    prompt: z.string(),
+    add_special_tokens: z.boolean().optional(),
+    return_token_strs: z.boolean().nullish(),
+  }),
+  z.looseObject({
+    model,
+    messages: z.array(z.record(z.string(), z.unknown())).min(1),
+    // vLLM's chat fields: a chat prompt here always opens the assistant's turn.
+    add_generation_prompt: z.literal(true, { error: 'only true: a chat prompt always opens the assistant\'s turn' }).optional(),
+    add_special_tokens: z.boolean().optional(),
+    return_token_strs: z.boolean().nullish(),
+    tools: z.array(z.unknown()).nullish(),
+    chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
+  }),
+]);
+export type TokenizeBody = z.infer<typeof tokenizeBody>;
+
+/** vLLM's `POST /detokenize`. */
+export const detokenizeBody = z.looseObject({
+  model,
+  tokens: z.array(z.int().min(0, 'a token id is never negative')).max(1_000_000),
+});
+
+/** vLLM's `GET /tokenizer_info`; the model as a query parameter, for a server with several. */
+export const tokenizerInfoQuery = z.object({ model });

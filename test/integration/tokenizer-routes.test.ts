@@ -1,0 +1,70 @@
+import { execFileSync } from 'node:child_process';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { client } from './harness/http.js';
+import { venvPython } from './harness/server.js';
+import { tinyLlm } from './harness/tiny-models.js';
+
+// vLLM's tokenizer routes (/tokenize, /detokenize, /tokenizer_info) on the shared
+// server's `tiny` (Transformers) and `lc` (the same weights as GGUF on llama.cpp),
+// checked against the model's own tokenizer in Python.
+describe("vLLM's tokenizer routes", () => {
+  const server = { url: inject('sharedServerUrl') };
+  const api = client(server.url);
+  const tiny = tinyLlm();
+  const text = 'The quick brown fox jumps over the lazy dog';
+  let reference: { ids: number[]; plain: number[]; pieces: string[]; decoded: string; eos: string; bos: string };
+
+  beforeAll(() => {
+    const script = `
+import json, sys
+from transformers import AutoTokenizer
+t = AutoTokenizer.from_pretrained(sys.argv[1])
+ids = t(sys.argv[2])["input_ids"]
+plain = t(sys.argv[2], add_special_tokens=False)["input_ids"]
+print(json.dumps({"ids": ids, "plain": plain, "pieces": t.convert_ids_to_tokens(plain), "decoded": t.decode(ids), "eos": t.eos_token, "bos": t.bos_token}))`;
+    reference = JSON.parse(execFileSync(venvPython, ['-c', script, tiny.path, text], { encoding: 'utf8', timeout: 120_000 }).trim().split('\n').pop()!);
+  });
+
+  it.each(['tiny', 'lc'])('tokenizes and detokenizes as the model\'s tokenizer on %s', async (model) => {
+    const res = await api.post('/tokenize', { model, prompt: text });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ count: reference.ids.length, tokens: reference.ids, token_strs: null });
+    expect(res.body.max_model_len).toBeGreaterThan(0);
+    // lm-evaluation-harness's remote tokenizer asks without special tokens.
+    const plain = await api.post('/tokenize', { model, prompt: text, add_special_tokens: false, return_token_strs: true });
+    expect(plain.body.tokens).toEqual(reference.plain);
+    expect(plain.body.token_strs).toEqual(reference.pieces);
+    const back = await api.post('/detokenize', { model, tokens: reference.ids });
+    expect(back.body).toEqual({ prompt: reference.decoded });
+    const info = await api.get(`/tokenizer_info?model=${model}`);
+    expect(info.body).toMatchObject({ eos_token: reference.eos, bos_token: reference.bos, model_max_length: res.body.max_model_len });
+  });
+
+  it('tokenizes chat messages as the chat route counts them', async () => {
+    const messages = [{ role: 'user', content: 'Hello there, how are you?' }];
+    for (const model of ['tiny', 'lc']) {
+      const tokens = await api.post('/tokenize', { model, messages });
+      const counted = await api.post('/v1/messages/count_tokens', { model, messages });
+      expect(tokens.body.count, model).toBe(counted.body.input_tokens);
+    }
+  });
+
+  it('refuses what it cannot answer, naming the field', async () => {
+    const refusal = async (method: 'post' | 'get', url: string, body?: unknown): Promise<[number, string, string | null]> => {
+      const res = method === 'post' ? await api.post(url, body) : await api.get(url);
+      return [res.status, res.body.error.code, res.body.error.param];
+    };
+    // Several LLMs run here: a request without `model` must name one.
+    expect(await refusal('post', '/tokenize', { prompt: text })).toEqual([400, 'invalid_field', 'model']);
+    expect(await refusal('get', '/tokenizer_info')).toEqual([400, 'invalid_field', 'model']);
+    expect(await refusal('post', '/tokenize', { model: 'absent', prompt: text })).toEqual([404, 'model_not_found', 'model']);
+    for (const model of ['tiny', 'lc']) {
+      expect(await refusal('post', '/detokenize', { model, tokens: [1, tiny.vocab_size] })).toEqual([400, 'inference_invalid_input', 'tokens']);
+      expect(await refusal('post', '/tokenize', { model, messages: [{ role: 'user', content: 'x' }], add_special_tokens: true })).toEqual([400, 'inference_invalid_input', 'add_special_tokens']);
+    }
+    expect(await refusal('post', '/detokenize', { model: 'tiny', tokens: [1, -1] })).toEqual([400, 'invalid_field', 'tokens.1']);
+    expect((await refusal('post', '/tokenize', { model: 'tiny', prompt: 5 }))[0]).toBe(400);
+    // The simulator has no tokenizer: its engine says so.
+    expect(await refusal('post', '/tokenize', { model: 'sim', prompt: text })).toEqual([400, 'inference_invalid_input', null]);
+  });
+});
