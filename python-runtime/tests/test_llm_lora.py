@@ -54,6 +54,25 @@ def test_adapters_and_the_base_share_one_batch_and_answer_as_alone(engine):
         assert sink.text() == expected[lora], lora
 
 
+def test_a_prompt_is_scored_by_the_adapter_that_answers(engine):
+    """echo with logprobs: the prompt's own tokens scored through the request's adapter, as its
+    generated tokens are (the scoring pass is apart from the batch, prompt_scoring.py)."""
+    config = {"max_tokens": 2, "temperature": 0, "echo": True, "logprobs": True, "top_logprobs": 1}
+    scored = {lora: engine.generate(PROMPT, generate_config={**config, "lora_name": lora})["logprobs"] for lora in (None, "a")}
+    assert len(scored[None]) == len(scored["a"])
+    assert [e["logprob"] for e in scored[None][1:]] != pytest.approx([e["logprob"] for e in scored["a"][1:]], abs=1e-3)
+    # Each is the model's own forward pass through that adapter (peft's adapter_names).
+    import torch
+    loaded = engine.scheduler()._loaded
+    ids = loaded.tokenizer(PROMPT)["input_ids"]
+    for lora, entries in scored.items():
+        with torch.no_grad():
+            logits = loaded.model(input_ids=torch.tensor([ids]), adapter_names=[lora or "__base__"]).logits[0].float()
+        expected = torch.log_softmax(logits, dim=-1)
+        assert [e["logprob"] for e in entries[1:len(ids)]] == pytest.approx(
+            [float(expected[i - 1, ids[i]]) for i in range(1, len(ids))], abs=1e-4)
+
+
 def test_an_unknown_adapter_is_refused_naming_those_that_exist(engine):
     with pytest.raises(ValueError, match=r"lora_name: c is not a LoRA adapter of this model; its adapters: a, b"):
         engine.generate(PROMPT, generate_config={**GREEDY, "lora_name": "c"})
