@@ -6,11 +6,11 @@ load tests of a deployment; it is never evidence of how a real engine behaves.""
 import logging
 
 from ..base import BatchScheduler, Engine, Progress
+from ..token_prompt import is_token_prompt, token_prompt
 from ..transformers_llm.generate_config import parse_generate_config
 from .options import parse_options, unread_options
 from .request import SimRequest
 from .scheduler import SimulatorScheduler
-from ..token_prompt import is_token_prompt, token_prompt
 from .text import chat_prompt_tokens, count_prompt_tokens, token_text
 from .tool_call import forced_tool_call
 

@@ -7,8 +7,8 @@ after the model files are found, so a download that cannot start fails fast."""
 
 from ...errors import InvalidModel
 from ..base import BatchScheduler, Engine, Progress
-from ..tokenizer_methods import TokenizerMethods
 from ..hub_download import DOWNLOAD_SHARE, model_folder
+from ..tokenizer_methods import TokenizerMethods
 from .tool_calls import tool_call_format
 
 DEFAULT_MAX_BATCH_SIZE = 8
