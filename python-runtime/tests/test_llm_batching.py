@@ -484,3 +484,14 @@ def test_tokenizer_methods_answer_as_the_models_tokenizer_and_its_chat(engine):
     with pytest.raises(ValueError) as refused:
         methods["tokenize"](messages, add_special_tokens=True)
     assert refused.value.param == "add_special_tokens"
+
+
+def test_the_requests_own_stop_token_is_named_as_vllms_stop_reason(engine):
+    loaded = engine.scheduler()._loaded
+    ids = loaded.tokenizer(PROMPTS[1])["input_ids"]
+    generated = loaded.model.generate(torch.tensor([ids]), max_new_tokens=4, do_sample=False)[0, len(ids):].tolist()
+    stop = generated[1]
+    assert stop not in generated[:1]
+    cut = engine.generate(PROMPTS[1], generate_config={**GREEDY, "max_tokens": 4, "stop_token_ids": [stop]})
+    assert (cut["finish_reason"], cut["stop_token_id"], cut["usage"]["completion_tokens"]) == ("stop", stop, 2)
+    assert "stop_token_id" not in engine.generate(PROMPTS[1], generate_config={**GREEDY, "max_tokens": 2})

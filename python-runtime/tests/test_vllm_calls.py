@@ -85,6 +85,9 @@ def test_launch_stream_abort_and_shutdown_are_well_formed_calls(spawn, workdir, 
     assert (chunks[-1]["finish_reason"], chunks[-1]["stop_sequence"]) == ("stop", "t2")
     chunks, _, _ = stream(rt, 10, "generate", "Hi", max_tokens=2)
     assert chunks[-1]["finish_reason"] == "length" and "stop_sequence" not in chunks[-1]
+    # The request's own stop token is vLLM's stop_reason (an int), said as stop_token_id.
+    chunks, _, _ = stream(rt, 11, "generate", "Hi", max_tokens=6, stop_token_ids=[1002])
+    assert "".join(c["text"] for c in chunks) == "t0 t1 " and (chunks[-1]["finish_reason"], chunks[-1]["stop_token_id"]) == ("stop", 1002)
 
     rt.send(CALL, {"id": 3, "method": "generate", "args": ["x"], "kwargs": {"generate_config": {"max_tokens": 400}},
                    "stream": True})

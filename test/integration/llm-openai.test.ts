@@ -88,6 +88,25 @@ describe('LLM serving through the OpenAI SDKs', () => {
     expect((res.choices[0] as any).stop_reason).toBeNull();
   });
 
+  it.each(['tiny', 'lc'])('names the request\'s own stop token in stop_reason, as vLLM does, on %s', async (model) => {
+    const params = { model, prompt: 'Once upon a time', ...greedy };
+    // The greedy first token's id, by the model's own tokenizer (vLLM's /tokenize route).
+    const first = (await sdk.completions.create({ ...params, max_tokens: 1 })).choices[0]!.text;
+    const tokenize = await fetch(`${server.url}/tokenize`, { method: 'POST', body: JSON.stringify({ model, prompt: first, add_special_tokens: false }), headers: { 'content-type': 'application/json' } });
+    const ids = ((await tokenize.json()) as { tokens: number[] }).tokens;
+    expect(ids).toHaveLength(1);
+    const stop = ids[0]!;
+    const cut = (await sdk.completions.create({ ...params, max_tokens: 8, stop_token_ids: [stop] } as any)).choices[0]! as any;
+    expect([cut.text, cut.finish_reason, cut.stop_reason]).toEqual(['', 'stop', stop]);
+    // Streamed, on the finishing event; an end token of the model, or the length, says null.
+    const events: any[] = [];
+    const stream = (await sdk.completions.create({ ...params, max_tokens: 8, stop_token_ids: [stop], stream: true } as any)) as unknown as AsyncIterable<{ choices: unknown[] }>;
+    for await (const chunk of stream) events.push(...chunk.choices);
+    expect(events.at(-1)).toMatchObject({ finish_reason: 'stop', stop_reason: stop });
+    const long = (await sdk.completions.create({ ...params, max_tokens: 2, ignore_eos: true } as any)).choices[0]! as any;
+    expect([long.finish_reason, long.stop_reason]).toEqual(['length', null]);
+  });
+
   it('completes text, streaming and not', async () => {
     const res = await sdk.completions.create({ model: 'tiny', prompt: 'Once upon a time', max_tokens: 8, ...greedy });
     expect(res.object).toBe('text_completion');

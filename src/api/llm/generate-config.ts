@@ -105,15 +105,19 @@ export interface Generation {
   prompt_tokens?: number;
   /** The last: the stop string that ended the text, when one did (a registration's or the request's). */
   stop_sequence?: string;
+  /** The last: the request's own stop token (`stop_token_ids`) that ended the answer, when one did. */
+  stop_token_id?: number;
 }
 
 /**
- * vLLM's `stop_reason` for an OpenAI choice: the stop string that ended the text, or
- * null when an end token, the length or a tool call ended it (vLLM also gives a stop
- * token's id; the runtime names only strings, so a stop token gives null here).
+ * vLLM's `stop_reason` for an OpenAI choice: the stop string that ended the text, or the
+ * id of the request's own stop token (`stop_token_ids`) that ended it, or null when an
+ * end token of the model, the length or a tool call ended it.
  */
-export function stopReasonOf(g: Generation | null): string | null {
-  return g?.finish_reason === 'stop' && typeof g.stop_sequence === 'string' ? g.stop_sequence : null;
+export function stopReasonOf(g: Generation | null): string | number | null {
+  if (g?.finish_reason !== 'stop') return null;
+  if (typeof g.stop_sequence === 'string') return g.stop_sequence;
+  return typeof g.stop_token_id === 'number' ? g.stop_token_id : null;
 }
 
 export function asGeneration(value: unknown): Generation {

@@ -22,6 +22,7 @@ export function mergeGenerations(values: readonly unknown[]): Generation {
     if (g.usage) merged.usage = g.usage;
     if (g.tool_calls?.length) merged.tool_calls = g.tool_calls;
     if (g.stop_sequence !== undefined) merged.stop_sequence = g.stop_sequence;
+    if (g.stop_token_id !== undefined) merged.stop_token_id = g.stop_token_id;
   }
   merged.text = text;
   if (reasoning) merged.reasoning_content = reasoning;

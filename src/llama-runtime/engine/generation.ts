@@ -70,6 +70,8 @@ export class Generation {
   private chunked = false;
   private readonly thought: string[] = [];
   private echo: string;
+  /** The request's own stop token that ended the answer, when one did. */
+  private stopToken: Token | null = null;
 
   constructor(
     private readonly model: LlamaModel,
@@ -175,7 +177,11 @@ export class Generation {
     }
     this.generatedIds.push(token);
     const { config, stopTokenIds, maxTokens } = this.request;
-    if (stopTokenIds.has(token) || (!config.ignoreEos && this.model.isEogToken(token))) return 'stop';
+    if (stopTokenIds.has(token) || (!config.ignoreEos && this.model.isEogToken(token))) {
+      // One of the request's own stop tokens: vLLM's stop_reason names it.
+      if (config.stopTokenIds.includes(token)) this.stopToken = token;
+      return 'stop';
+    }
     this.emit(this.stops.feed(this.detok.add(token)));
     if (this.stops.stopped) return 'stop';
     return this.generatedIds.length >= maxTokens ? 'length' : null;
@@ -212,6 +218,7 @@ export class Generation {
     if (toolCalls.length > 0) final.tool_calls = toolCalls;
     // Which stop string ended the text (Anthropic's `stop_sequence`; docs/runtime-protocol.md).
     else if (reason === 'stop' && this.stops.matched !== null) final.stop_sequence = this.stops.matched;
+    else if (reason === 'stop' && this.stopToken !== null) final.stop_token_id = this.stopToken;
     if (this.request.config.topLogprobs !== null) final.logprobs = this.takeLogprobs();
     if (this.thought.length > 0) final.reasoning_content = this.thought.join('');
     return final;

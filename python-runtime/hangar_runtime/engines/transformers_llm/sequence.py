@@ -66,6 +66,7 @@ class Sequence:
         self._reasoning = (ReasoningSplitter(*request.reasoning_tags, starts_inside=request.reasoning_open)
                            if request.reasoning_tags else None)
         self._echo = request.echo
+        self._stop_token: int | None = None  # the request's stop token that ended the answer
         # A non-stream call's answer and reasoning, sent as one RESULT at the end.
         self._text: list[str] = []
         self._thought: list[str] = []
@@ -104,6 +105,8 @@ class Sequence:
         self.history.append(token)
         self.pending = token
         if token in self.request.stop_token_ids:
+            if token in self.request.config.stop_token_ids:
+                self._stop_token = token  # one of the request's own: vLLM's stop_reason names it
             return self._finish("stop")  # the end token counts as generated, but is no text
         self._emit(self._stops.feed(self._detok.add(token)))
         if self._stops.stopped:
@@ -140,6 +143,8 @@ class Sequence:
         elif reason == "stop" and self._stops.matched is not None:
             # Which stop string ended the text (Anthropic's `stop_sequence`).
             final["stop_sequence"] = self._stops.matched
+        elif self._stop_token is not None:
+            final["stop_token_id"] = self._stop_token
         final["text"] = "" if self.sink.stream else "".join(self._text)
         if self._top_logprobs is not None:
             final["logprobs"] = self._take_logprobs()

@@ -139,6 +139,7 @@ class VllmEngine(Engine):
             raw = kwargs.get("generate_config")
             config = parse_generate_config(raw)
             config.stop = [*config.stop, *stop]
+            own_stop_ids = frozenset(config.stop_token_ids)  # the request's own, before the registration's join them
             # The registration's stop ids are the model's end tokens, which ignore_eos ignores.
             config.stop_token_ids = [*config.stop_token_ids, *([] if config.ignore_eos else stop_ids)]
             choice = kwargs.get("tool_choice")
@@ -185,7 +186,7 @@ class VllmEngine(Engine):
                 inputs["multi_modal_data"] = {"image": images}
             return _Call(sink, inputs, params,
                          forced if forced is not None else tool_format if parse_tools else None, top,
-                         lora_requests[lora] if lora is not None else None, echo=echo,
+                         lora_requests[lora] if lora is not None else None, echo=echo, own_stop_ids=own_stop_ids,
                          first_token=tokenizer.decode([ids[0]]) if scored is not None and ids else "")
 
         self._scheduler = VllmScheduler(self._engine, build_call)

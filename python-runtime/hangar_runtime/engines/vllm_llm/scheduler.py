@@ -29,11 +29,12 @@ class _Call:
     # tool_format: "hermes" or "json" (the model's own calls, parsed at the end), a
     # ForcedToolCall (tool_choice forced by structured outputs), or None (no tools).
     def __init__(self, sink: CallSink, prompt, params, tool_format, top_logprobs: int | None = None,
-                 lora_request=None, echo: str = "", first_token: str = ""):
+                 lora_request=None, echo: str = "", first_token: str = "", own_stop_ids: frozenset = frozenset()):
         self.sink, self.prompt, self.params, self.tool_format = sink, prompt, params, tool_format
         self.echo = echo  # generate with echo: the prompt's text, sent before the answer
         self.delivered = False  # an output of vLLM's has come (the first carries the prompt's logprobs)
         self.first_token = first_token  # the prompt's first token's text, which vLLM does not score
+        self.own_stop_ids = own_stop_ids  # the request's stop_token_ids (the registration's are the model's end tokens)
         self.lora_request = lora_request  # vLLM's LoRARequest, or None for the base model
         self.top_logprobs = top_logprobs
         self.text = ""  # everything generated so far
@@ -173,9 +174,12 @@ class VllmScheduler(BatchScheduler):
             rest, tool_calls = (parse_hermes if call.tool_format == "hermes" else parse_json_calls)(call.text)
             if tool_calls:
                 result.update(text=rest, tool_calls=tool_calls, finish_reason="tool_calls")
-        # vLLM's stop_reason: the stop string that ended the text (a token id or None otherwise).
-        if result["finish_reason"] == "stop" and isinstance(getattr(completion, "stop_reason", None), str):
-            result["stop_sequence"] = completion.stop_reason
+        # vLLM's stop_reason: the stop string that ended the text, or the stop token id (the request's own only).
+        reason = getattr(completion, "stop_reason", None)
+        if result["finish_reason"] == "stop" and isinstance(reason, str):
+            result["stop_sequence"] = reason
+        elif result["finish_reason"] == "stop" and isinstance(reason, int) and reason in call.own_stop_ids:
+            result["stop_token_id"] = reason
         prompt_tokens = len(call.prompt["prompt_token_ids"])
         result["usage"] = {"prompt_tokens": prompt_tokens, "completion_tokens": call.completion_tokens,
                            "total_tokens": prompt_tokens + call.completion_tokens}

@@ -110,6 +110,11 @@ class AsyncLLM:
                 out = CompletionOutput(0, (so_far + text)[len(so_far):at], [token], None, None, "stop", hit)
                 yield RequestOutput(request_id, None, ids, prompt_logprobs if i == 0 else None, [out], True)
                 return
+            # vLLM's stop token ids: the token ends the output (no text) and is its stop_reason.
+            if token in (sampling_params.stop_token_ids or []):
+                out = CompletionOutput(0, "", [token], None, None, "stop", token)
+                yield RequestOutput(request_id, None, ids, prompt_logprobs if i == 0 else None, [out], True)
+                return
             so_far += text
             logprobs = None
             if sampling_params.logprobs is not None:
