@@ -164,7 +164,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   const images = parts.imageFetch ?? DEFAULT_IMAGE_FETCH;
   await app.register(chatRoutes, { supervisor, streaming: parts.streaming, images });
   await app.register(completionRoutes, { supervisor, streaming: parts.streaming });
-  await app.register(tokenizerRoutes, { supervisor });
+  await app.register(tokenizerRoutes, { supervisor, images });
   await app.register(anthropicRoutes, { supervisor, streaming: parts.streaming, images });
   const retentionHours = parts.responsesRetentionHours ?? DEFAULT_RESPONSES_RETENTION_HOURS;
   const responses = new ResponseStore(access.database, retentionHours * 3_600_000, access.now);

@@ -22,8 +22,6 @@ const LIMITS: ReadonlyArray<[string, number]> = [
   ['/v1/embeddings', 16 * MiB],
   ['/v1/rerank', 16 * MiB],
   ['/v1/convert_ids_to_tokens', 4 * MiB],
-  ['/tokenize', 4 * MiB],
-  ['/detokenize', 4 * MiB],
   ['/v1/flexible/infers', BODY_LIMIT_BYTES],
 ];
 

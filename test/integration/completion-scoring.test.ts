@@ -80,13 +80,21 @@ describe('token-id prompts and prompt log-probabilities on /v1/completions', () 
 
   it('streams the same entries it answers at once', async () => {
     const params = { model: 'tiny', prompt: text, temperature: 0, max_tokens: 4, logprobs: 1, echo: true } as const;
-    const whole = (await sdk.completions.create(params)).choices[0]!;
+    const answer = await sdk.completions.create(params);
+    const whole = answer.choices[0]!;
     let streamed = '';
     const tokens: string[] = [];
     const values: Array<number | null> = [];
+    let first = true;
     for await (const chunk of await sdk.completions.create({ ...params, stream: true })) {
       const choice = chunk.choices[0];
       if (!choice) continue;
+      if (first) {
+        // The first event is the echoed prompt, carrying its own tokens' entries and no others.
+        expect(choice.text).toBe(text);
+        expect(choice.logprobs!.tokens!.length).toBe(answer.usage!.prompt_tokens);
+        first = false;
+      }
       streamed += choice.text;
       tokens.push(...(choice.logprobs?.tokens ?? []));
       values.push(...(choice.logprobs?.token_logprobs ?? []));

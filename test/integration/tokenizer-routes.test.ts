@@ -63,6 +63,11 @@ print(json.dumps({"ids": ids, "plain": plain, "pieces": t.convert_ids_to_tokens(
       expect(await refusal('post', '/tokenize', { model, messages: [{ role: 'user', content: 'x' }], add_special_tokens: true })).toEqual([400, 'inference_invalid_input', 'add_special_tokens']);
     }
     expect(await refusal('post', '/detokenize', { model: 'tiny', tokens: [1, -1] })).toEqual([400, 'invalid_field', 'tokens.1']);
+    // Messages are checked as the chat route checks them.
+    expect(await refusal('post', '/tokenize', { model: 'tiny', messages: [{ role: 'bogus', content: 'x' }] })).toEqual([400, 'invalid_field', 'messages.0.role']);
+    expect(await refusal('post', '/tokenize', { model: 'tiny', messages: [] })).toEqual([400, 'invalid_field', 'messages']);
+    const image = [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }] }];
+    expect(await refusal('post', '/tokenize', { model: 'tiny', messages: image })).toEqual([400, 'ability_missing', 'messages']);
     expect((await refusal('post', '/tokenize', { model: 'tiny', prompt: 5 }))[0]).toBe(400);
     // The simulator has no tokenizer: its engine says so.
     expect(await refusal('post', '/tokenize', { model: 'sim', prompt: text })).toEqual([400, 'inference_invalid_input', null]);

@@ -7,10 +7,10 @@ import { HangarError } from '../../errors/hangar-error.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 import { needs } from '../auth/route-permission.js';
 import { abortOnDisconnect } from '../client-disconnect.js';
-import { chatBody, type ChatBody } from '../chat/schema.js';
+import { checkedChatBody } from '../chat/checked-chat-body.js';
+import type { ChatBody } from '../chat/schema.js';
 import { prepareChatWithImages } from '../chat/serving.js';
 import { serveGeneration } from '../llm/serve-generation.js';
-import { specificIssue } from '../validation-issue.js';
 import { toChatRequest } from './chat-request.js';
 import { anthropicMessage } from './message-response.js';
 import { countTokensBody, messagesBody, type MessagesBody } from './schema.js';
@@ -69,13 +69,7 @@ export const anthropicRoutes: FastifyPluginAsync<{ supervisor: Supervisor; strea
 
 /** The chat request a Messages body maps to, checked by the chat route's own schema, so both APIs refuse alike. */
 function asChatBody(body: MessagesBody): ChatBody {
-  const parsed = chatBody.safeParse(toChatRequest(body));
-  if (!parsed.success) {
-    const issue = specificIssue(parsed.error.issues[0]!);
-    const field = issue.path.join('.');
-    throw new HangarError('invalid_field', [`${field}: ${issue.message}`], { param: field || null });
-  }
-  return parsed.data;
+  return checkedChatBody(toChatRequest(body));
 }
 
 /**

@@ -1,9 +1,12 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { HangarError } from '../../errors/hangar-error.js';
-import type { Supervisor } from '../../supervisor/supervisor.js';
+import type { ImageFetchSettings } from '../../config/image-fetch.js';
+import type { CallTarget, Supervisor } from '../../supervisor/supervisor.js';
 import { admitKeyedCall } from '../auth/key-admission.js';
 import { needs } from '../auth/route-permission.js';
+import { checkedChatBody } from '../chat/checked-chat-body.js';
+import { prepareChatWithImages } from '../chat/serving.js';
 import { abortOnDisconnect } from '../client-disconnect.js';
 import { detokenizeBody, tokenizeBody, tokenizerInfoQuery } from './schema.js';
 
@@ -12,7 +15,7 @@ import { detokenizeBody, tokenizeBody, tokenizerInfoQuery } from './schema.js';
  * as vLLM serves them), answered by the model's own tokenizer in its runtime
  * (docs/openai-parameters.md, "Tokenizer routes"). They need `models:read`, as inference does.
  */
-export const tokenizerRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async (fastify, { supervisor }) => {
+export const tokenizerRoutes: FastifyPluginAsync<{ supervisor: Supervisor; images: ImageFetchSettings }> = async (fastify, { supervisor, images }) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const tags = ['inference'];
 
@@ -29,15 +32,20 @@ export const tokenizerRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = a
     const kwargs: Record<string, unknown> = {};
     if (body.add_special_tokens !== undefined) kwargs.add_special_tokens = body.add_special_tokens;
     if (body.return_token_strs) kwargs.return_token_strs = true;
-    let arg: unknown;
+    let call: { target: CallTarget; args: unknown[] };
     if ('messages' in body) {
-      arg = body.messages;
-      if (body.tools) kwargs.tools = body.tools;
-      if (body.chat_template_kwargs) kwargs.chat_template_kwargs = body.chat_template_kwargs;
+      // The messages as the chat route takes them (its schema, abilities, fetched images),
+      // so the tokens are the ones a chat request sends, as count_tokens counts them.
+      const uid = body.model ?? onlyLlm(supervisor);
+      admitKeyedCall(request, reply, uid, null);
+      const chat = await prepareChatWithImages(supervisor, checkedChatBody({ model: uid, messages: body.messages, tools: body.tools ?? undefined, chat_template_kwargs: body.chat_template_kwargs ?? undefined, max_tokens: 1 }), images);
+      if (chat.kwargs.tools) kwargs.tools = chat.kwargs.tools;
+      kwargs.chat_template_kwargs = chat.kwargs.chat_template_kwargs;
+      call = { target: { ...chat.target, route: '/tokenize' }, args: chat.args };
     } else {
-      arg = body.prompt;
+      call = { target: target(request, reply, '/tokenize', body.model), args: [body.prompt] };
     }
-    const result = await supervisor.call(target(request, reply, '/tokenize', body.model), 'tokenize', [arg], kwargs, abortOnDisconnect(reply));
+    const result = await supervisor.call(call.target, 'tokenize', call.args, kwargs, abortOnDisconnect(reply));
     const value = result.value as { tokens: number[]; max_model_len: number; token_strs?: string[] };
     return { count: value.tokens.length, max_model_len: value.max_model_len, tokens: value.tokens, token_strs: value.token_strs ?? null };
   });

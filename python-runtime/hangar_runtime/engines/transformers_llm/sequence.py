@@ -66,6 +66,7 @@ class Sequence:
         self._reasoning = (ReasoningSplitter(*request.reasoning_tags, starts_inside=request.reasoning_open)
                            if request.reasoning_tags else None)
         self._echo = request.echo
+        self._prompt_logprobs: list[dict] = []  # echo with logprobs: the prompt's entries (put_prompt_logprobs)
         self._stop_token: int | None = None  # the request's stop token that ended the answer
         # A non-stream call's answer and reasoning, sent as one RESULT at the end.
         self._text: list[str] = []
@@ -94,13 +95,18 @@ class Sequence:
                              list(zip(top.indices.tolist(), top.values.tolist())) if top is not None else [])
 
     def put_prompt_logprobs(self, entries: list[dict]) -> None:
-        """The prompt's entries (prompt_scoring.py), sent before the first generated token's."""
-        self._logprobs = entries + self._logprobs
+        """The prompt's entries (prompt_scoring.py): sent with the echoed prompt, before the
+        first generated token's."""
+        self._prompt_logprobs = entries
 
     def accept(self, token: int) -> None:
-        if self._echo:
-            self._send(self._echo)
-            self._echo = ""
+        if self._echo or self._prompt_logprobs:
+            # A stream's echo event carries the prompt's entries only: each event's entries are
+            # its own text's tokens (the first generated one goes with its text).
+            generated, self._logprobs = self._logprobs, self._prompt_logprobs
+            self._send(self._echo, force=bool(self._prompt_logprobs))
+            self._logprobs = self._logprobs + generated
+            self._echo, self._prompt_logprobs = "", []
         self.generated += 1
         self.history.append(token)
         self.pending = token
@@ -172,8 +178,9 @@ class Sequence:
             text = self._tools.feed(text)
         self._send(text, thought)
 
-    def _send(self, text: str, thought: str = "") -> None:
-        if not text and not thought:
+    def _send(self, text: str, thought: str = "", force: bool = False) -> None:
+        """force: a stream's CHUNK even without text (the prompt's entries of an empty echo)."""
+        if not text and not thought and not force:
             return
         if self.sink.stream:
             chunk = {"text": text}
