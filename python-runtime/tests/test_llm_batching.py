@@ -495,3 +495,10 @@ def test_the_requests_own_stop_token_is_named_as_vllms_stop_reason(engine):
     cut = engine.generate(PROMPTS[1], generate_config={**GREEDY, "max_tokens": 4, "stop_token_ids": [stop]})
     assert (cut["finish_reason"], cut["stop_token_id"], cut["usage"]["completion_tokens"]) == ("stop", stop, 2)
     assert "stop_token_id" not in engine.generate(PROMPTS[1], generate_config={**GREEDY, "max_tokens": 2})
+
+
+def test_a_token_id_list_that_cannot_fit_is_refused_by_its_length_before_its_ids_are_read(engine):
+    context = engine.describe()["context_length"]
+    # Ids past the vocabulary too: the length is what is refused, first.
+    with pytest.raises(ValueError, match="leaves no room"):
+        engine.generate([10 ** 9] * context, generate_config=GREEDY)

@@ -203,7 +203,12 @@ describe('models on demand within a memory budget', () => {
     expect(chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('').length).toBeGreaterThan(0);
     const events = (await api.get('/v1/models/chatty/events')).body.map((e: { event_content: string }) => e.event_content);
     expect(events.slice(0, 2)).toEqual(['Load model on demand', 'Model is ready']);
-  }, 60_000);
+    // vLLM's tokenizer routes hold the model as inference does: an unloaded entry is loaded for them.
+    await unloadAll();
+    const info = await api.get('/tokenizer_info?model=chatty');
+    expect(info.status, info.text).toBe(200);
+    expect(info.body.model_max_length).toBeGreaterThan(0);
+  }, 90_000);
 
   it('answers a broken entry\'s load failure, and does not load it again for every request', async () => {
     await unloadAll();

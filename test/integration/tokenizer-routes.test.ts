@@ -40,6 +40,21 @@ print(json.dumps({"ids": ids, "plain": plain, "pieces": t.convert_ids_to_tokens(
     expect(info.body).toMatchObject({ eos_token: reference.eos, bos_token: reference.bos, model_max_length: res.body.max_model_len });
   });
 
+  it('tokenizes a text longer than the context, as vLLM counts long documents', async () => {
+    const long = `${text} `.repeat(120);
+    for (const model of ['tiny', 'lc']) {
+      const res = await api.post('/tokenize', { model, prompt: long });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.count).toBeGreaterThan(res.body.max_model_len);
+    }
+    // As a prompt of token ids, that many is refused by its length.
+    const ids = (await api.post('/tokenize', { model: 'tiny', prompt: long })).body.tokens;
+    for (const model of ['tiny', 'lc']) {
+      const res = await api.post('/v1/completions', { model, prompt: ids, max_tokens: 1 });
+      expect([res.status, res.body.error.message], model).toEqual([400, expect.stringContaining('leaves no room')]);
+    }
+  });
+
   it('tokenizes chat messages as the chat route counts them', async () => {
     const messages = [{ role: 'user', content: 'Hello there, how are you?' }];
     for (const model of ['tiny', 'lc']) {
@@ -63,6 +78,7 @@ print(json.dumps({"ids": ids, "plain": plain, "pieces": t.convert_ids_to_tokens(
       expect(await refusal('post', '/tokenize', { model, messages: [{ role: 'user', content: 'x' }], add_special_tokens: true })).toEqual([400, 'inference_invalid_input', 'add_special_tokens']);
     }
     expect(await refusal('post', '/detokenize', { model: 'tiny', tokens: [1, -1] })).toEqual([400, 'invalid_field', 'tokens.1']);
+    expect(await refusal('post', '/tokenize', { model: 'tiny', prompt: text, messages: [{ role: 'user', content: 'x' }] })).toEqual([400, 'invalid_field', 'messages']);
     // Messages are checked as the chat route checks them.
     expect(await refusal('post', '/tokenize', { model: 'tiny', messages: [{ role: 'bogus', content: 'x' }] })).toEqual([400, 'invalid_field', 'messages.0.role']);
     expect(await refusal('post', '/tokenize', { model: 'tiny', messages: [] })).toEqual([400, 'invalid_field', 'messages']);

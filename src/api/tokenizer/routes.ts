@@ -8,6 +8,7 @@ import { needs } from '../auth/route-permission.js';
 import { checkedChatBody } from '../chat/checked-chat-body.js';
 import { prepareChatWithImages } from '../chat/serving.js';
 import { abortOnDisconnect } from '../client-disconnect.js';
+import { leaseModel } from '../model-lease.js';
 import { detokenizeBody, tokenizeBody, tokenizerInfoQuery } from './schema.js';
 
 /**
@@ -19,12 +20,17 @@ export const tokenizerRoutes: FastifyPluginAsync<{ supervisor: Supervisor; image
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const tags = ['inference'];
 
-  /** The call's target: the named LLM, or the only one running. */
-  const target = (request: FastifyRequest, reply: FastifyReply, route: string, model: string | undefined) => {
+  /**
+   * The call's target: the named LLM, or the only one running, admitted for the caller's
+   * key and held as inference holds its model (loaded on demand, woken from sleep). A
+   * POST naming its model was admitted and held with its body (key-admission.ts,
+   * model-lease.ts); both calls then return at once.
+   */
+  const target = async (request: FastifyRequest, reply: FastifyReply, route: string, model: string | undefined): Promise<CallTarget> => {
     const uid = model ?? onlyLlm(supervisor);
-    // A named model was admitted with the body (key-admission.ts); one chosen here is admitted now.
     admitKeyedCall(request, reply, uid, null);
-    return { uid, route, types: ['LLM' as const] };
+    await leaseModel(request, reply, uid);
+    return { uid, route, types: ['LLM'] };
   };
 
   app.post('/tokenize', { ...needs('models:read'), schema: { body: tokenizeBody, tags } }, async (request, reply) => {
@@ -33,17 +39,19 @@ export const tokenizerRoutes: FastifyPluginAsync<{ supervisor: Supervisor; image
     if (body.add_special_tokens !== undefined) kwargs.add_special_tokens = body.add_special_tokens;
     if (body.return_token_strs) kwargs.return_token_strs = true;
     let call: { target: CallTarget; args: unknown[] };
+    if ('prompt' in body && 'messages' in body) {
+      throw new HangarError('invalid_field', ['messages: send a prompt or messages, not both'], { param: 'messages' });
+    }
     if ('messages' in body) {
       // The messages as the chat route takes them (its schema, abilities, fetched images),
       // so the tokens are the ones a chat request sends, as count_tokens counts them.
-      const uid = body.model ?? onlyLlm(supervisor);
-      admitKeyedCall(request, reply, uid, null);
+      const { uid } = await target(request, reply, '/tokenize', body.model);
       const chat = await prepareChatWithImages(supervisor, checkedChatBody({ model: uid, messages: body.messages, tools: body.tools ?? undefined, chat_template_kwargs: body.chat_template_kwargs ?? undefined, max_tokens: 1 }), images);
       if (chat.kwargs.tools) kwargs.tools = chat.kwargs.tools;
       kwargs.chat_template_kwargs = chat.kwargs.chat_template_kwargs;
       call = { target: { ...chat.target, route: '/tokenize' }, args: chat.args };
     } else {
-      call = { target: target(request, reply, '/tokenize', body.model), args: [body.prompt] };
+      call = { target: await target(request, reply, '/tokenize', body.model), args: [body.prompt] };
     }
     const result = await supervisor.call(call.target, 'tokenize', call.args, kwargs, abortOnDisconnect(reply));
     const value = result.value as { tokens: number[]; max_model_len: number; token_strs?: string[] };
@@ -52,12 +60,12 @@ export const tokenizerRoutes: FastifyPluginAsync<{ supervisor: Supervisor; image
 
   app.post('/detokenize', { ...needs('models:read'), schema: { body: detokenizeBody, tags } }, async (request, reply) => {
     const body = request.body;
-    const result = await supervisor.call(target(request, reply, '/detokenize', body.model), 'detokenize', [body.tokens], {}, abortOnDisconnect(reply));
+    const result = await supervisor.call(await target(request, reply, '/detokenize', body.model), 'detokenize', [body.tokens], {}, abortOnDisconnect(reply));
     return { prompt: (result.value as { prompt: string }).prompt };
   });
 
   app.get('/tokenizer_info', { ...needs('models:read'), schema: { querystring: tokenizerInfoQuery, tags } }, async (request, reply) => {
-    const result = await supervisor.call(target(request, reply, '/tokenizer_info', request.query.model), 'tokenizer_info', [], {}, abortOnDisconnect(reply));
+    const result = await supervisor.call(await target(request, reply, '/tokenizer_info', request.query.model), 'tokenizer_info', [], {}, abortOnDisconnect(reply));
     return result.value;
   });
 };
@@ -66,6 +74,7 @@ export const tokenizerRoutes: FastifyPluginAsync<{ supervisor: Supervisor; image
 function onlyLlm(supervisor: Supervisor): string {
   const llms = supervisor.listReady().filter((i) => i.resolved.modelType === 'LLM').map((i) => i.uid);
   if (llms.length === 1) return llms[0]!;
-  const which = llms.length === 0 ? 'no LLM is running' : `several LLMs are running (${llms.join(', ')})`;
+  // Not naming them: the caller may hold models:read without models:list.
+  const which = llms.length === 0 ? 'no LLM is running' : `${llms.length} LLMs are running`;
   throw new HangarError('invalid_field', [`model: name the model whose tokenizer to use; ${which}`], { param: 'model' });
 }

@@ -62,7 +62,8 @@ export class LlmEngine implements Engine {
         model,
         vocabulary: this.vocabulary,
         contextLength: () => this.contextSize,
-        promptIds: (text, addSpecial) => (addSpecial ? this.withBos(this.tokenize(text)) : this.tokenize(text)),
+        // Any length, as vLLM's /tokenize counts it (the route's 1 MiB body bounds the work).
+        promptIds: (text, addSpecial) => (addSpecial ? this.withBos(this.model.tokenize(text, true)) : this.model.tokenize(text, true)),
         chatIds: (a, k) => this.tokenize(this.chatPrompt('tokenize', a, k).text),
         chatTemplate: template,
       }),
@@ -233,6 +234,8 @@ export class LlmEngine implements Engine {
   /** A prompt given as token ids, each checked against the vocabulary (as the Python runtime's token_prompt.py). */
   private tokenPrompt(prompt: unknown[]): Token[] {
     if (prompt.length === 0) throw new InvalidInput('prompt: the token list is empty', 'prompt');
+    // Before the ids are looked at: a 4 MiB body holds 2M of them.
+    this.roomAfter(prompt as Token[]);
     prompt.forEach((token, i) => {
       if (typeof token !== 'number' || !Number.isInteger(token)) throw new InvalidInput(`prompt[${i}] must be a token id (an integer), got ${typeof token}`, 'prompt');
       if (token < 0 || token >= this.vocabulary) {

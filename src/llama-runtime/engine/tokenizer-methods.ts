@@ -7,7 +7,7 @@ export interface TokenizerSource {
   model: LlamaModel;
   vocabulary: number;
   contextLength: () => number;
-  /** A text's ids as `generate` sends them (the BOS token when the GGUF says so), refusing what it refuses. */
+  /** A text's ids as `generate` sends them (the BOS token when the GGUF says so), of any length. */
   promptIds: (text: string, addSpecialTokens: boolean) => Token[];
   /** A chat's ids as `chat` sends them. */
   chatIds: (args: unknown[], kwargs: Record<string, unknown>) => Token[];

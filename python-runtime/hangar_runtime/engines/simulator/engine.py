@@ -83,7 +83,7 @@ class SimulatorEngine(Engine):
         else:
             if len(args) == 1 and is_token_prompt(args[0]):
                 # Token ids: its vocabulary is its 16 words, each id naming WORDS[id % 16].
-                ids = token_prompt(args[0], 1 << 31)
+                ids = token_prompt(args[0], 1 << 31, context_length=self._context_length)
                 prompt_tokens, echo = len(ids), "".join(token_text(i) for i in ids) if config.echo else ""
             elif len(args) != 1 or not isinstance(args[0], str):
                 raise TypeError("generate takes one argument, the prompt string or a list of token ids")

@@ -148,7 +148,7 @@ class RequestBuilder:
         scored = config.echo and config.top_logprobs is not None
         if is_token_prompt(prompt):
             tokenizer = self._facts.tokenizer
-            ids = token_prompt(prompt, self.vocab_size)
+            ids = token_prompt(prompt, self.vocab_size, context_length=self._facts.context_length)
             return self._request_for(ids, config, echo=tokenizer.decode(ids) if config.echo else "", prompt_logprobs=scored)
         if not isinstance(prompt, str):
             raise TypeError(f"prompt must be a string or a list of token ids, got {type(prompt).__name__}")

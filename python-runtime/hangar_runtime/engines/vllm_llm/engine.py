@@ -158,7 +158,7 @@ class VllmEngine(Engine):
                 (prompt,) = call_args
                 if is_token_prompt(prompt):
                     # Token ids go to vLLM as they are (its own TokensPrompt), as its server does.
-                    ids = token_prompt(prompt, len(tokenizer))
+                    ids = token_prompt(prompt, len(tokenizer), context_length=self._context_length)
                     echo = tokenizer.decode(ids) if config.echo else ""
                 elif isinstance(prompt, str):
                     refuse_unfitting_prompt(prompt, self._context_length, longest_token)
@@ -169,7 +169,7 @@ class VllmEngine(Engine):
                     raise TypeError(f"prompt must be a string or a list of token ids, got {type(prompt).__name__}")
             top = top_logprobs(raw)
             # echo with logprobs: vLLM scores the prompt's own tokens too (its prompt_logprobs).
-            scored = top if echo and top is not None else None
+            scored = top if config.echo and method == "generate" and top is not None else None
             guide = forced.guide if forced is not None else structured_output_fields(config)
             params = SamplingParams(output_kind=RequestOutputKind.DELTA,
                                     **sampling_kwargs(config, prompt_tokens=len(ids), context_length=self._context_length,
