@@ -39,6 +39,7 @@ export const tokenizerRoutes: FastifyPluginAsync<{ supervisor: Supervisor; image
     if (body.add_special_tokens !== undefined) kwargs.add_special_tokens = body.add_special_tokens;
     if (body.return_token_strs) kwargs.return_token_strs = true;
     let call: { target: CallTarget; args: unknown[] };
+    refuseUnsupported(body);
     if ('prompt' in body && 'messages' in body) {
       throw new HangarError('invalid_field', ['messages: send a prompt or messages, not both'], { param: 'messages' });
     }
@@ -77,4 +78,21 @@ function onlyLlm(supervisor: Supervisor): string {
   // Not naming them: the caller may hold models:read without models:list.
   const which = llms.length === 0 ? 'no LLM is running' : `${llms.length} LLMs are running`;
   throw new HangarError('invalid_field', [`model: name the model whose tokenizer to use; ${which}`], { param: 'model' });
+}
+
+/**
+ * vLLM's other /tokenize fields, each refused by name rather than ignored: a chat here
+ * is always rendered as the chat route renders it (its template, the assistant's turn opened).
+ */
+const UNSUPPORTED: ReadonlyArray<[field: string, asks: (v: unknown) => boolean, why: string]> = [
+  ['add_generation_prompt', (v) => v === false, 'a chat is tokenized as a chat request sends it, with the assistant\'s turn opened'],
+  ['continue_final_message', (v) => v === true, 'a chat is tokenized as a chat request sends it'],
+  ['chat_template', (v) => v !== undefined && v !== null, 'the model\'s own template (its registration\'s) is used, as in chat'],
+  ['mm_processor_kwargs', (v) => v !== undefined && v !== null, 'images are processed as in chat'],
+];
+
+function refuseUnsupported(body: Record<string, unknown>): void {
+  for (const [field, asks, why] of UNSUPPORTED) {
+    if (asks(body[field])) throw new HangarError('invalid_field', [`${field}: not supported here; ${why}`], { param: field });
+  }
 }

@@ -18,8 +18,6 @@ export const tokenizeBody = z.union([
     model,
     // Checked by the chat route's own schema (routes.ts), so both refuse alike.
     messages: z.array(z.unknown()),
-    // vLLM's chat fields: a chat prompt here always opens the assistant's turn.
-    add_generation_prompt: z.literal(true, { error: 'only true: a chat prompt always opens the assistant\'s turn' }).optional(),
     add_special_tokens: z.boolean().optional(),
     return_token_strs: z.boolean().nullish(),
     tools: z.array(z.unknown()).nullish(),
