@@ -12,7 +12,7 @@ import { SequencePool } from './sequence-pool.js';
 import { StructuredOutput, grammarStops } from './structured-output.js';
 import { tokenizerMethods } from './tokenizer-methods.js';
 import { PRESERVED_TOKENS, type ToolFormat } from './tool-calls.js';
-import { longPrefix, maxTokenBytes, unfittingPrompt, vocabularySize } from './vocabulary.js';
+import { checkTokenIds, longPrefix, maxTokenBytes, unfittingPrompt, vocabularySize } from './vocabulary.js';
 
 /**
  * Where tokens come from: node-llama-cpp's context in this process (each call on a
@@ -236,13 +236,7 @@ export class LlmEngine implements Engine {
     if (prompt.length === 0) throw new InvalidInput('prompt: the token list is empty', 'prompt');
     // Before the ids are looked at: a 4 MiB body holds 2M of them.
     this.roomAfter(prompt as Token[]);
-    prompt.forEach((token, i) => {
-      if (typeof token !== 'number' || !Number.isInteger(token)) throw new InvalidInput(`prompt[${i}] must be a token id (an integer), got ${typeof token}`, 'prompt');
-      if (token < 0 || token >= this.vocabulary) {
-        throw new InvalidInput(`prompt: token id ${token} (at ${i}) is outside this model's vocabulary (0 to ${this.vocabulary - 1})`, 'prompt');
-      }
-    });
-    return prompt as Token[];
+    return checkTokenIds(prompt, this.vocabulary, 'prompt');
   }
 
   private tokenize(text: string): Token[] {

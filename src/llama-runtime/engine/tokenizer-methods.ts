@@ -1,6 +1,7 @@
 import type { LlamaModel, Token } from 'node-llama-cpp';
 import { InvalidInput } from '../invalid-input.js';
 import { onlyKwargs, type Method } from './engine.js';
+import { checkTokenIds } from './vocabulary.js';
 
 /** What the LLM engine lends these methods: its prompt rules, so a chat is tokenized as `chat` sends it. */
 export interface TokenizerSource {
@@ -45,12 +46,7 @@ export function tokenizerMethods(source: TokenizerSource): Record<string, Method
       onlyKwargs('detokenize', kwargs, []);
       const tokens = args[0];
       if (!Array.isArray(tokens)) throw new InvalidInput(`tokens must be a list of token ids, got ${typeof tokens}`, 'tokens');
-      tokens.forEach((token, i) => {
-        if (typeof token !== 'number' || !Number.isInteger(token) || token < 0 || token >= source.vocabulary) {
-          throw new InvalidInput(`tokens: token id ${JSON.stringify(token)} (at ${i}) is not in this model's vocabulary (0 to ${source.vocabulary - 1})`, 'tokens');
-        }
-      });
-      return { prompt: model.detokenize(tokens as Token[], true) };
+      return { prompt: model.detokenize(checkTokenIds(tokens, source.vocabulary, 'tokens'), true) };
     },
     tokenizer_info: async (_args, kwargs) => {
       onlyKwargs('tokenizer_info', kwargs, []);

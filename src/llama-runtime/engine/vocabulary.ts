@@ -1,4 +1,5 @@
-import type { LlamaModel } from 'node-llama-cpp';
+import type { LlamaModel, Token } from 'node-llama-cpp';
+import { InvalidInput } from '../invalid-input.js';
 
 /** How many tokens the model's vocabulary has (ids 0 to this − 1), from the GGUF's token list or its declared size. */
 export function vocabularySize(model: LlamaModel): number {
@@ -6,6 +7,15 @@ export function vocabularySize(model: LlamaModel): number {
   if (Array.isArray(tokens)) return tokens.length;
   const declared = (model.fileInfo.architectureMetadata as { vocab_size?: unknown }).vocab_size;
   return typeof declared === 'number' ? declared : Number.MAX_SAFE_INTEGER;
+}
+
+/** Token ids as a request gives them (a prompt, or detokenize's `tokens`): each an integer in the vocabulary, or InvalidInput naming `field`. */
+export function checkTokenIds(ids: readonly unknown[], vocabulary: number, field: string): Token[] {
+  ids.forEach((token, i) => {
+    if (typeof token !== 'number' || !Number.isInteger(token)) throw new InvalidInput(`${field}[${i}] must be a token id (an integer), got ${typeof token}`, field);
+    if (token < 0 || token >= vocabulary) throw new InvalidInput(`${field}: token id ${token} (at ${i}) is outside this model's vocabulary (0 to ${vocabulary - 1})`, field);
+  });
+  return ids as Token[];
 }
 
 /** A token's text never covers more of a prompt than this many times its own bytes (as the Python runtime's TOKEN_BYTES_MARGIN). */
