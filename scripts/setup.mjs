@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Set-up, idempotent: compiles the control plane, builds the web UI (web/ → web/dist,
+// Set-up, idempotent: compiles and bundles the control plane, builds the web UI (web/ → web/dist,
 // again only when its sources change), makes the runtime's Python environment
 // (python-runtime/.venv) from python-runtime's own requirement files, and builds
 // llama.cpp's server for the llama.cpp engine (scripts/build-llama-server.mjs: about 2.5
@@ -194,6 +194,8 @@ const llamaServer = buildLlamaServer();
 
 console.log('setup: compiling the control plane (tsc)');
 run(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.build.json')]);
+// One file for bin/hangar.js to start from (about 0.6 s sooner than dist/'s files).
+run(process.execPath, [path.join(root, 'scripts', 'bundle-control-plane.mjs')]);
 buildWebUi();
 
 await environment;

@@ -4,6 +4,7 @@ LLM, spoken to over the wire like the control plane does."""
 import itertools
 import shutil
 import time
+from pathlib import Path
 
 import pytest
 
@@ -77,6 +78,16 @@ def test_ready_reports_abilities_and_context(llm):
     assert llm.ready["abilities"] == ["chat", "generate", "tools"]
     assert llm.ready["description"] == {"context_length": 512}  # the model's own limit caps the 4096
     assert [p["stage"] for p in llm.progress][-1] == "load" and llm.progress[-1]["progress"] == 1.0
+
+
+def test_a_loaded_llm_never_imported_scikit_learn(llm):
+    # scikit-learn is installed here (the sklearn engine needs it), and transformers
+    # imports it whenever it can: about 1.1 s of a start (engines/lean_imports.py).
+    # Its compiled modules would be mapped into the process once imported.
+    generate(llm, "Hello", max_tokens=2)
+    maps = Path(f"/proc/{llm.process.pid}/maps").read_text()
+    assert "/site-packages/torch/" in maps  # the check reads the right process
+    assert "/site-packages/sklearn/" not in maps
 
 
 def test_chat_runs_to_max_tokens_with_exact_usage(llm):
