@@ -6,14 +6,15 @@ from ..errors import InvalidModel
 from .base import Engine
 from .lean_imports import ENGINES_WITHOUT_SKLEARN, import_transformers_without_sklearn
 from .python_launcher import PythonLauncherEngine
-from .sklearn_engine import SklearnEngine
 
-ENGINES: dict[str, type[Engine]] = {cls.name: cls for cls in (SklearnEngine, PythonLauncherEngine)}
+ENGINES: dict[str, type[Engine]] = {cls.name: cls for cls in (PythonLauncherEngine,)}
 
 # Engines whose module is imported only when a LOAD names them: they pull in
 # PyTorch and friends, seconds of import time that a scikit-learn replica (or a
-# machine without them installed) should never pay. name -> (module, class).
+# machine without them installed) should never pay; joblib alone is a fifth of a
+# light runtime's start. name -> (module, class).
 LAZY_ENGINES: dict[str, tuple[str, str]] = {
+    "sklearn": ("hangar_runtime.engines.sklearn_engine", "SklearnEngine"),
     "transformers": ("hangar_runtime.engines.transformers_llm.engine", "TransformersLLMEngine"),
     "sentence_transformers": ("hangar_runtime.engines.sentence_transformers.engine", "SentenceTransformersEngine"),
     "vllm": ("hangar_runtime.engines.vllm_llm.engine", "VllmEngine"),
