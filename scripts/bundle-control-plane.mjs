@@ -4,7 +4,7 @@
 // bin/hangar.js runs. Why: a start spent most of its ~2 CPU-seconds resolving,
 // opening and compiling ~340 of our files and ~70 packages one module at a time;
 // from the bundle the service is ready about 0.6 s sooner on a 2-core machine
-// (docs/performance.md, "Control-plane start"). tsc stays the compiler and dist/ its
+// (docs/performance.md, "Starting faster"). tsc stays the compiler and dist/ its
 // output; this only joins what tsc wrote. Runs after tsc in `npm run build` and the
 // set-up.
 //

@@ -4,7 +4,6 @@ import importlib
 
 from ..errors import InvalidModel
 from .base import Engine
-from .lean_imports import ENGINES_WITHOUT_SKLEARN, import_transformers_without_sklearn
 from .python_launcher import PythonLauncherEngine
 
 ENGINES: dict[str, type[Engine]] = {cls.name: cls for cls in (PythonLauncherEngine,)}
@@ -34,8 +33,6 @@ def engine_class(name) -> type[Engine]:
     cls = ENGINES.get(name)
     if cls is None and name in LAZY_ENGINES:
         module_name, class_name = LAZY_ENGINES[name]
-        if name in ENGINES_WITHOUT_SKLEARN:
-            import_transformers_without_sklearn()
         # An ImportError here (the engine's libraries are missing) is the
         # machine's fault, not the model's: it is reported as "internal".
         cls = getattr(importlib.import_module(module_name), class_name)

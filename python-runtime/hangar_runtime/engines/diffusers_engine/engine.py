@@ -13,6 +13,7 @@ import tempfile
 from ...errors import InvalidModel, exception_text
 from ..base import Engine, Progress
 from ..hub_download import DOWNLOAD_SHARE, model_folder
+from ..lean_imports import import_transformers_without_sklearn
 from ..media_io.image_codec import decode, to_png
 
 MAX_IMAGES = 10  # OpenAI's limit for `n`
@@ -37,6 +38,7 @@ class DiffusersEngine(Engine):
             raise InvalidModel(f"The diffusers engine needs the diffusers Python package: {exc}") from exc
         path = model_folder(spec, progress)
         progress(DOWNLOAD_SHARE, "load", f"Loading {path}")
+        import_transformers_without_sklearn()  # diffusers' pipelines import transformers
         import torch
 
         from ..torch_device import pick_device

@@ -7,6 +7,7 @@ engines."""
 from ...errors import InvalidModel, exception_text
 from ..base import Engine, Progress
 from ..hub_download import DOWNLOAD_SHARE, model_folder
+from ..lean_imports import import_transformers_without_sklearn
 from ..media_io import audio_codec
 from ..media_io.transcript import Transcript
 
@@ -31,6 +32,7 @@ class TransformersAudioEngine(Engine):
         ability = wanted[0]
         path = model_folder(spec, progress)
         progress(DOWNLOAD_SHARE, "load", f"Loading {path}")
+        import_transformers_without_sklearn()
         import transformers
 
         from ..torch_device import pick_device

@@ -5,6 +5,7 @@ VisionEncoderDecoder captioners, GOT-OCR 2.0, ...) and its processor. Serves `oc
 from ...errors import InvalidModel, exception_text
 from ..base import Engine, Progress
 from ..hub_download import DOWNLOAD_SHARE, model_folder
+from ..lean_imports import import_transformers_without_sklearn
 from ..media_io.image_codec import decode
 
 DEFAULT_MAX_TOKENS = 512
@@ -22,6 +23,7 @@ class TransformersImageEngine(Engine):
     def load(self, spec: dict, progress: Progress) -> None:
         path = model_folder(spec, progress)
         progress(DOWNLOAD_SHARE, "load", f"Loading {path}")
+        import_transformers_without_sklearn()
         import transformers
 
         from ..torch_device import pick_device

@@ -8,6 +8,7 @@ after the model files are found, so a download that cannot start fails fast."""
 from ...errors import InvalidModel
 from ..base import BatchScheduler, Engine, Progress
 from ..hub_download import DOWNLOAD_SHARE, model_folder
+from ..lean_imports import import_transformers_without_sklearn
 from ..tokenizer_methods import TokenizerMethods
 from .tool_calls import tool_call_format
 
@@ -36,6 +37,7 @@ class TransformersLLMEngine(Engine):
         reasoning_tags = _reasoning_tags(spec)
         path = model_folder(spec, progress)
         progress(DOWNLOAD_SHARE, "load", f"Loading {path}")
+        import_transformers_without_sklearn()
 
         from .batcher import Batcher
         from .loaded_model import load_model
