@@ -39,6 +39,16 @@ function decoded(payload: Readable, decoder: Transform, encoding: string): Reada
   });
   payload.on('error', (err) => out.destroy(err));
   decoder.on('error', (err) => out.destroy(new HangarError('invalid_body_encoding', [encoding, err.message], { cause: err })));
+  // fastify stops listening to the body once it has answered (413 for a bomb, 400 for
+  // a wrong Content-Length); the client hanging up afterwards ends the compressed
+  // stream mid-way, and that late error must not be an unhandled 'error' event, which
+  // would end the whole process. While fastify reads, its own listener gets it too.
+  out.on('error', () => {});
+  // Nobody reads a body that was answered: stop inflating it.
+  out.on('close', () => {
+    payload.unpipe(decoder);
+    decoder.destroy();
+  });
   payload.pipe(decoder).pipe(out);
   return out;
 }

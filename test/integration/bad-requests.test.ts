@@ -1,4 +1,5 @@
 import { readdir, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import path from 'node:path';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -147,6 +148,42 @@ describe('bad requests get a clear error and leave nothing behind', () => {
     expect(refused.status).toBe(413);
     expect(refused.body.error).toMatchObject({ code: 'payload_too_large' });
     expect(refused.body.error.message).toContain('64 MiB');
+  });
+
+  it('outlives clients that hang up on a compressed body: after its 413, and part way through it', async () => {
+    const url = new URL(server.url);
+    // 320 MiB of spaces as 40 gzip members (one stream to a reader): a 413 long before
+    // its end, so most of it is still on the wire when the server answers.
+    const bomb = Buffer.concat(Array(40).fill(gzipSync(Buffer.alloc(8 * 2 ** 20, 0x20))));
+    // Writes the head and `bytes` of the body on a raw connection, then hangs up
+    // (after the answer's first bytes, if one comes within 2 s).
+    const hangUp = (bytes: number) =>
+      new Promise<string>((resolve) => {
+        const socket = connect(Number(url.port), url.hostname, () => {
+          socket.write(`POST /v1/flexible/infers HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: ${bomb.length}\r\n\r\n`);
+          socket.write(bomb.subarray(0, bytes));
+        });
+        let answer = '';
+        const done = () => {
+          socket.destroy();
+          resolve(answer);
+        };
+        const timer = setTimeout(done, 2_000);
+        socket.on('data', (chunk: Buffer) => {
+          answer += chunk.toString();
+          clearTimeout(timer);
+          done();
+        });
+        // A server may close a connection whose body it will not read: a reset here is fine.
+        socket.on('error', done);
+      });
+    expect(await hangUp(bomb.length)).toMatch(/^HTTP\/1\.1 413/);
+    expect(await hangUp(Math.floor(bomb.length / 10))).toBe(''); // 32 MiB in: nothing to answer yet
+    // The late "unexpected end of file" of both bodies once ended the process.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(server.process.exitCode).toBeNull();
+    expect((await request(server.url, 'GET', '/status')).status).toBe(200);
+    expect((await request(server.url, 'POST', '/v1/flexible/infers', JSON.stringify({ model: 'good', args: [[[1, 2, 3]]] }))).status).toBe(200);
   });
 
   it('rolls back a launch of a corrupt model file completely', async () => {
