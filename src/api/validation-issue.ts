@@ -46,13 +46,21 @@ export function specificIssue(issue: SchemaIssue): SchemaIssue {
       return { code: 'invalid_type', path, message };
     }
     // A shape whose type the value has says what is wrong with it (17 stop strings: too
-    // many, not "expected string"); then the shape the value got furthest into.
+    // many, not "expected string"); of those, one that faults a field the value has over
+    // one that misses a field the value never meant to send (`/tokenize` with bad
+    // `messages` is about messages, not the `prompt` of the other shape); then the shape
+    // the value got furthest into.
     const typed = pool.filter((issues) => !(issues[0]!.code === 'invalid_type' && issues[0]!.path.length === 0));
-    const best = (typed.length > 0 ? typed : pool).reduce((a, b) => (b[0]!.path.length > a[0]!.path.length ? b : a));
+    const present = typed.filter((issues) => !missingField(issues[0]!));
+    const best = (present.length > 0 ? present : typed.length > 0 ? typed : pool).reduce((a, b) => (b[0]!.path.length > a[0]!.path.length ? b : a));
     current = best[0]!;
     path = path.concat(current.path);
   }
   return { ...current, path };
+}
+
+function missingField(issue: SchemaIssue): boolean {
+  return issue.code === 'invalid_type' && issue.path.length > 0 && /received undefined$/.test(issue.message);
 }
 
 function wrongDiscriminator(issue: SchemaIssue): boolean {

@@ -4,6 +4,7 @@ import { upstreamAuthConfig } from '../fixtures/auth-users.js';
 import { buildTestApp } from './test-app.js';
 import { messagesBody } from '../../src/api/anthropic/schema.js';
 import { chatBody } from '../../src/api/chat/schema.js';
+import { tokenizeBody } from '../../src/api/tokenizer/schema.js';
 import { specificIssue } from '../../src/api/validation-issue.js';
 
 /** The field and words a client gets for a body the schema refuses. */
@@ -31,6 +32,15 @@ describe('a refusal names the field a client can fix, through unions', () => {
     expect(anthropic([{ type: 'image', source: { type: 'file', file_id: 'f' } }])).toEqual(['messages.0.content.0.source.type', 'Invalid input: expected "base64" or "url"']);
     expect(anthropic(5)).toEqual(['messages.0.content', 'Invalid input: expected string or array, received number']);
     expect(refusal(chatBody, { model: 'm', messages: [{ role: 'user', content: 'x' }], stop: 5 })).toEqual(['stop', 'Invalid input: expected string or array, received number']);
+  });
+
+  it('faults the field a body sent over the one another shape would need', () => {
+    // vLLM's /tokenize takes a prompt or messages: bad messages are about messages.
+    expect(refusal(tokenizeBody, { messages: 'hi' })).toEqual(['messages', 'Invalid input: expected array, received string']);
+    expect(refusal(tokenizeBody, { messages: [], tools: 'bad' })).toEqual(['tools', 'Invalid input: expected array, received string']);
+    expect(refusal(tokenizeBody, { messages: [], chat_template_kwargs: 'x' })).toEqual(['chat_template_kwargs', 'Invalid input: expected record, received string']);
+    expect(refusal(tokenizeBody, { prompt: 5 })).toEqual(['prompt', 'Invalid input: expected string, received number']);
+    expect(refusal(tokenizeBody, {})[0]).toBe('prompt'); // neither: the first shape's field
   });
 
   it('names what is wrong in the shape whose type the value has', () => {

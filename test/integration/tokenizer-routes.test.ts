@@ -53,6 +53,11 @@ print(json.dumps({"ids": ids, "plain": plain, "pieces": t.convert_ids_to_tokens(
       const res = await api.post('/v1/completions', { model, prompt: ids, max_tokens: 1 });
       expect([res.status, res.body.error.message], model).toEqual([400, expect.stringContaining('leaves no room')]);
     }
+    // As a chat it is refused on both engines, as count_tokens and the chat route refuse it.
+    for (const model of ['tiny', 'lc']) {
+      const res = await api.post('/tokenize', { model, messages: [{ role: 'user', content: long }] });
+      expect([res.status, res.body.error?.message], model).toEqual([400, expect.stringContaining('leaves no room')]);
+    }
   });
 
   it('tokenizes chat messages as the chat route counts them', async () => {

@@ -64,7 +64,12 @@ export class LlmEngine implements Engine {
         contextLength: () => this.contextSize,
         // Any length, as vLLM's /tokenize counts it (the route's 1 MiB body bounds the work).
         promptIds: (text, addSpecial) => (addSpecial ? this.withBos(this.model.tokenize(text, true)) : this.model.tokenize(text, true)),
-        chatIds: (a, k) => this.tokenize(this.chatPrompt('tokenize', a, k).text),
+        chatIds: (a, k) => {
+          // A chat is refused as count_tokens refuses it: one that leaves no room is no request.
+          const ids = this.tokenize(this.chatPrompt('tokenize', a, k).text);
+          this.roomAfter(ids);
+          return ids;
+        },
         chatTemplate: template,
       }),
     };
