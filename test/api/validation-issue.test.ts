@@ -43,6 +43,14 @@ describe('a refusal names the field a client can fix, through unions', () => {
     expect(refusal(tokenizeBody, {})[0]).toBe('prompt'); // neither: the first shape's field
   });
 
+  it('names a chat content part of no known type, and a text part without its text', () => {
+    const chat = (part: unknown) => refusal(chatBody, { model: 'm', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }, part] }] });
+    expect(chat({ type: 'bogus' })).toEqual(['messages.0.content.1.type', expect.stringContaining("'text' | 'image_url'")]);
+    expect(chat({ type: 'text' })).toEqual(['messages.0.content.1.text', 'Invalid input: expected string, received undefined']);
+    expect(chat({ type: 'text', text: 5 })).toEqual(['messages.0.content.1.text', 'Invalid input: expected string, received number']);
+    expect(chatBody.safeParse({ model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:,' } }, { type: 'input_audio', input_audio: {} }] }] }).success).toBe(true);
+  });
+
   it('names what is wrong in the shape whose type the value has', () => {
     const stop = Array.from({ length: 17 }, (_, i) => `s${i}`);
     expect(refusal(chatBody, { model: 'm', messages: [{ role: 'user', content: 'x' }], stop })).toEqual(['stop', 'Too big: expected array to have <=16 items']);

@@ -230,6 +230,15 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
     }
   });
 
+  it('refuses a content part of no known type, or a text part without its text, alike on every engine', async () => {
+    for (const model of ['tf', 'lc', 'sim']) {
+      for (const [part, param] of [[{ type: 'bogus' }, 'messages.0.content.1.type'], [{ type: 'text' }, 'messages.0.content.1.text'], [{ type: 'text', text: 5 }, 'messages.0.content.1.text']] as const) {
+        const res = await api.post('/v1/chat/completions', { model, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }, part] }], max_tokens: 2 });
+        expect([res.status, res.body.error?.code, res.body.error?.param], `${model} ${JSON.stringify(part)}: ${res.text}`).toEqual([400, 'invalid_field', param]);
+      }
+    }
+  });
+
   it('answers n independent choices, seeded ones repeatable, streamed or not', async () => {
     const body = { model: 'tf', messages: [{ role: 'user', content: 'hi' }], max_tokens: 6, n: 3, seed: 11 };
     const first = await api.post('/v1/chat/completions', body);

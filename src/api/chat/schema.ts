@@ -1,9 +1,22 @@
 import { z } from 'zod';
 import { samplingShape } from '../llm/generate-config.js';
 
+/**
+ * A part of a message's content, of the kinds OpenAI's chat takes (and Xinference's
+ * omni models' `video_url` and `audio_url`). Whether a model can serve a kind is its
+ * engine's call (an image to a model without vision is `ability_missing`), but a part
+ * of no known kind, or a text part without its text, is the body's fault on every
+ * engine, the simulator included. `image_url`'s value is checked where images are
+ * fetched (images-in-chat/), which names it.
+ */
+const contentPart = z.discriminatedUnion('type', [
+  z.looseObject({ type: z.literal('text'), text: z.string() }),
+  ...(['image_url', 'input_audio', 'file', 'refusal', 'video_url', 'audio_url'] as const).map((type) => z.looseObject({ type: z.literal(type) })),
+]);
+
 const message = z.looseObject({
   role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
-  content: z.union([z.string(), z.array(z.looseObject({ type: z.string() })), z.null()]).optional(),
+  content: z.union([z.string(), z.array(contentPart), z.null()]).optional(),
   name: z.string().optional(),
   tool_calls: z.array(z.unknown()).optional(),
   tool_call_id: z.string().optional(),
