@@ -8,24 +8,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from hangar_runtime.engines.transformers_llm.engine import TransformersLLMEngine  # noqa: E402
-
-from test_llm_batching import GREEDY, PROMPTS, ListSink  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def engine(tiny_llm):
-    engine = TransformersLLMEngine()
-    engine.load({"model_uri": tiny_llm["path"], "engine_kwargs": {}, "model_ability": ["generate", "chat"]},
-                lambda *a: None)
-    return engine
-
-
-@pytest.fixture
-def batcher(engine):
-    batcher = engine.scheduler()
-    yield batcher
-    assert not batcher.has_work()
+# The batching tests' fixtures: the tiny Llama loaded once for this module, and a
+# batcher that must end each test with no work left.
+from test_llm_batching import GREEDY, PROMPTS, ListSink, batcher, engine  # noqa: E402,F401
 
 
 # ---- token-id prompts, and the prompt's own log-probabilities (echo with logprobs) ----
