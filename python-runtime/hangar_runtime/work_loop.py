@@ -170,7 +170,7 @@ class WorkLoop:
             self._replies.error(call_id, "invalid", "CALL args must be a list and kwargs a map")
             return False
         if not isinstance(method, str):  # also keeps an unhashable one out of the lookups below
-            self._replies.error(call_id, "unknown_method", f"Unknown method: {method!r}")
+            self._replies.error(call_id, "unknown_method", f"its engine has no method {method!r}")
             return False
         # A scheduler's methods need no callable of their own (vllm and simulator have none).
         if self._batch is not None and method in self._batch.methods:
@@ -178,7 +178,7 @@ class WorkLoop:
             return True
         fn = self._methods.get(method)
         if fn is None:
-            self._replies.error(call_id, "unknown_method", f"Unknown method: {method}")
+            self._replies.error(call_id, "unknown_method", f"its engine has no method {method!r}")
             return False
         try:
             result = fn(*args, **kwargs)

@@ -105,7 +105,7 @@ export class CallServer {
     if (!Array.isArray(args)) return fail('invalid', 'args must be a list');
     if (typeof kwargs !== 'object' || kwargs === null || Array.isArray(kwargs)) return fail('invalid', 'kwargs must be a map');
     const run = typeof method === 'string' && Object.hasOwn(this.engine.methods, method) ? this.engine.methods[method] : undefined;
-    if (!run) return fail('unknown_method', `The engine has no method ${JSON.stringify(method)} (it has ${Object.keys(this.engine.methods).join(', ')})`);
+    if (!run) return fail('unknown_method', `its engine has no method ${JSON.stringify(method)} (it has ${Object.keys(this.engine.methods).join(', ')})`);
     const stream = body.stream === true;
     const controller = new AbortController();
     this.running.set(id, controller);

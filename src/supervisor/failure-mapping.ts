@@ -22,8 +22,10 @@ export function callFailure(instance: ModelInstance, cause: unknown): HangarErro
   if (cause instanceof RuntimeFailure) {
     switch (cause.kind) {
       case 'invalid':
-      case 'unknown_method':
         return new HangarError('inference_invalid_input', [cause.message], { cause, param: cause.param });
+      case 'unknown_method':
+        // The runtime's words name only its method; the client asked a model for something its engine does not do.
+        return new HangarError('inference_invalid_input', [`model ${instance.uid} (engine ${instance.resolved.engine}) cannot answer this: ${cause.message}`], { cause, param: cause.param });
       case 'dead':
       case 'cancelled':
       case 'aborted':

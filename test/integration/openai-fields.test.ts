@@ -111,7 +111,7 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
     const engines: Record<string, string> = { tf: 'Transformers', lc: 'llama.cpp', sim: 'simulator' };
     for (const [field, value, ...outcomes] of table) {
       for (const [model, expected] of [['tf', outcomes[0]], ['lc', LLAMA_CPP_DIFFERS[field] ?? outcomes[0]], ['sim', outcomes[1]]] as const) {
-        const body = { model, ...base, [field]: value, ...(field === 'top_logprobs' ? { logprobs: true } : {}), ...(field === 'stream_options' ? { stream: false } : {}) };
+        const body = { model, ...base, [field]: value, ...(field === 'top_logprobs' ? { logprobs: true } : {}), ...(field === 'stream_options' ? { stream: true } : {}) };
         const res = await api.post(route, body);
         if (expected === 'honoured') {
           expect(res.status, `${route} ${field} on ${model}: ${res.text}`).toBe(200);
@@ -206,6 +206,38 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
         expect(plain.status).toBe(200);
         expect(plain.data.at(-1)).toBe('[DONE]');
       }
+    }
+  });
+
+  it('refuses stream_options on an answer that does not stream, as OpenAI and vLLM do', async () => {
+    for (const [route, base] of [['/v1/chat/completions', { messages: [{ role: 'user', content: 'hi' }] }], ['/v1/completions', { prompt: 'hello' }]] as const) {
+      for (const stream of [false, null, undefined]) {
+        const res = await api.post(route, { model: 'sim', ...base, max_tokens: 2, stream, stream_options: { include_usage: true } });
+        expect([res.status, res.body.error?.code, res.body.error?.param], `${route} stream ${stream}`).toEqual([400, 'invalid_field', 'stream_options']);
+        expect(res.body.error.message).toContain('only allowed when stream is true');
+      }
+      // A null one is no option.
+      expect((await api.post(route, { model: 'sim', ...base, max_tokens: 2, stream_options: null })).status).toBe(200);
+    }
+  });
+
+  it('refuses a function tool without a name or with parameters that are not a schema object, naming the field', async () => {
+    const messages = [{ role: 'user', content: 'hi' }];
+    const tool = (fn: Record<string, unknown>) => [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: {} }, ...fn } }];
+    for (const model of ['tf', 'lc']) {
+      for (const [fn, param] of [
+        [{ name: '' }, 'tools.0.function.name'],
+        [{ name: 'x'.repeat(65) }, 'tools.0.function.name'],
+        [{ parameters: 'object' }, 'tools.0.function.parameters'],
+        [{ parameters: [{ type: 'object' }] }, 'tools.0.function.parameters'],
+        [{ description: 5 }, 'tools.0.function.description'],
+      ] as const) {
+        const res = await api.post('/v1/chat/completions', { model, messages, max_tokens: 2, tools: tool(fn) });
+        expect([res.status, res.body.error?.code, res.body.error?.param], `${model} ${JSON.stringify(fn).slice(0, 40)}`).toEqual([400, 'invalid_field', param]);
+      }
+      // A tool without parameters is a function of no arguments, as OpenAI takes it.
+      const bare = await api.post('/v1/chat/completions', { model, messages, max_tokens: 2, tools: [{ type: 'function', function: { name: 'now' } }] });
+      expect(bare.status, bare.text).toBe(200);
     }
   });
 

@@ -97,5 +97,7 @@ print(json.dumps({"ids": ids, "plain": plain, "pieces": t.convert_ids_to_tokens(
     expect((await refusal('post', '/tokenize', { model: 'tiny', prompt: 5 }))[0]).toBe(400);
     // The simulator has no tokenizer: its engine says so.
     expect(await refusal('post', '/tokenize', { model: 'sim', prompt: text })).toEqual([400, 'inference_invalid_input', null]);
+    // Named for the client: the model and its engine, not the runtime's method table alone.
+    expect((await api.post('/tokenize', { model: 'sim', prompt: text })).body.error.message).toMatch(/^model sim \(engine simulator\) cannot answer this: its engine has no method 'tokenize'/);
   });
 });

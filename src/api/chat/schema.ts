@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { samplingShape } from '../llm/generate-config.js';
+import { samplingShape, streamOptionsNeedStream } from '../llm/generate-config.js';
 
 /**
  * A part of a message's content, of the kinds OpenAI's chat takes (and Xinference's
@@ -22,13 +22,26 @@ const message = z.looseObject({
   tool_call_id: z.string().optional(),
 });
 
+/**
+ * A function tool as OpenAI defines it (and the Responses route checks it): a name of 1
+ * to 64 characters, its `parameters` a JSON Schema object. An empty name or a schema that
+ * is not an object reached the engines before, where a chat template or grammar failed on
+ * it, or a tool call came back that named nothing.
+ */
+const functionDefinition = z.looseObject({
+  name: z.string().min(1).max(64),
+  description: z.string().nullish(),
+  parameters: z.record(z.string(), z.unknown()).nullish(),
+  strict: z.boolean().nullish(),
+});
+
 /** POST /v1/chat/completions (OpenAI chat, contract §4). Unknown fields are accepted. */
 export const chatBody = z.looseObject({
   model: z.string({ error: (i) => (i.input === undefined ? 'Invalid input. Please specify the `model` field.' : undefined) }).min(1),
   messages: z.array(message).min(1, 'Invalid input. Please specify the prompt: `messages` must not be empty.'),
   ...samplingShape,
   max_completion_tokens: z.int().min(1).nullish(),
-  tools: z.array(z.looseObject({ type: z.literal('function'), function: z.looseObject({ name: z.string() }) })).nullish(),
+  tools: z.array(z.looseObject({ type: z.literal('function'), function: functionDefinition })).nullish(),
   tool_choice: z.union([z.enum(['none', 'auto', 'required']), z.looseObject({ type: z.literal('function') })]).nullish(),
   chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
   enable_thinking: z.boolean().nullish(),
@@ -46,5 +59,5 @@ export const chatBody = z.looseObject({
   // As vLLM's server answers, and OpenAI's: alternatives come only with each token's own log-probability.
   message: 'top_logprobs needs logprobs: true (the alternatives are listed beside each token\'s own log-probability)',
   path: ['top_logprobs'],
-});
+}).refine(...streamOptionsNeedStream);
 export type ChatBody = z.infer<typeof chatBody>;

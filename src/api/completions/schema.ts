@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { samplingShape } from '../llm/generate-config.js';
+import { samplingShape, streamOptionsNeedStream } from '../llm/generate-config.js';
 
 /** The most prompts one request may list, and the most choices (prompts × n) it may ask for. */
 export const MAX_PROMPTS = 128;
@@ -56,5 +56,5 @@ export const completionBody = z.looseObject({
   echo: z.boolean().nullish(),
   // OpenAI's legacy completions: the number of alternatives per token, 0 to 5.
   logprobs: z.int().min(0).max(5).nullish(),
-});
+}).refine(...streamOptionsNeedStream);
 export type CompletionBody = z.infer<typeof completionBody>;

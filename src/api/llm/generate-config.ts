@@ -44,6 +44,17 @@ export const samplingShape = {
     .nullish(),
 };
 
+/**
+ * OpenAI's and vLLM's rule: `stream_options` says how a stream is sent, so a request
+ * that does not stream may not carry one (a null one is no option). Both servers answer
+ * 400 naming it; accepting it would hide a client's mistake (it waits for usage chunks
+ * that never come).
+ */
+export const streamOptionsNeedStream: [(body: { stream?: boolean | null; stream_options?: unknown }) => boolean, { message: string; path: PropertyKey[] }] = [
+  (body) => body.stream_options === undefined || body.stream_options === null || body.stream === true,
+  { message: 'stream_options is only allowed when stream is true', path: ['stream_options'] },
+];
+
 type Sampling = { [K in keyof typeof samplingShape]?: z.infer<(typeof samplingShape)[K]> };
 
 /** The runtime's `generate_config` (docs/runtime-protocol.md): only what was given. */
