@@ -63,10 +63,10 @@ module.exports = {
     },
     {
       name: 'llama-runtime-is-a-process',
-      comment: 'The Node runtime (llama.cpp) is a process of its own: it shares the wire code of runtime/, never the control plane\'s state, API or auth.',
+      comment: 'The Node runtime (llama.cpp) is a process of its own: it shares the wire code of runtime/ (and the naming of its socket files), never the control plane\'s state, API or auth.',
       severity: 'error',
       from: { path: '^src/llama-runtime/' },
-      to: { path: '^src/', pathNot: ['^src/llama-runtime/', '^src/runtime/(wire|socket-sender|well-formed-text)\\.ts$', leaves] },
+      to: { path: '^src/', pathNot: ['^src/llama-runtime/', '^src/runtime/(wire|socket-sender|well-formed-text|endpoints)\\.ts$', leaves] },
     },
     {
       name: 'nothing-imports-the-llama-runtime',

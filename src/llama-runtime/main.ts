@@ -2,6 +2,7 @@
 // The llama.cpp runtime: one GGUF model replica, served to the control plane over
 // ZeroMQ with runtime protocol v3 (docs/runtime-protocol.md), the Python runtime's
 // protocol, command line and exit codes.
+import { engineSocketOf } from '../runtime/endpoints.js';
 import { MessageType } from '../runtime/wire.js';
 import { parseArguments } from './arguments.js';
 import { CallServer } from './call-server.js';
@@ -52,7 +53,7 @@ const sockets: RuntimeSockets = new RuntimeSockets(args, curve, {
   stats: () => server.stats(),
 }, log);
 const outbox = new StepOutbox((frame) => sockets.sendFrame(frame), pace);
-const server = new CallServer(sockets, outbox, (spec, progress) => loadEngine(spec, progress, log, pace), log, (code, linger) => void exit(code, linger));
+const server = new CallServer(sockets, outbox, (spec, progress) => loadEngine(spec, progress, log, pace, engineSocketOf(args.data)), log, (code, linger) => void exit(code, linger));
 
 process.on('uncaughtException', (err) => {
   log.error(`work loop died: ${err.stack ?? String(err)}`);

@@ -256,7 +256,7 @@ export class RuntimeConnection {
     for (const sender of this.senders.values()) sender.clear();
     this.data.close();
     this.control.close();
-    await Promise.all((this.endpoints?.files ?? []).map((f) => rm(f, { force: true })));
+    await Promise.all((this.endpoints?.files ?? []).map((f) => rm(f, { force: true, recursive: true })));
   }
 
   private send(socket: Router, type: MessageTypeCode, body: Record<string, unknown>): void {

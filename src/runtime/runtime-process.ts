@@ -58,6 +58,9 @@ export class RuntimeProcess {
       if (!this.stopping) output.log.warn({ pid: subprocess.pid }, `runtime process ended unexpectedly (${how})`);
       const last = lastLines.length > 0 ? `; its last output: ${lastLines.join(' | ')}` : '';
       connection.markDead(`the runtime process ended (${how})${last}`);
+      // Nobody stops a runtime that ended by itself: its sockets, their files and its
+      // engine's socket folder (endpoints.ts) would stay behind for every death.
+      void connection.close().catch((err: unknown) => output.log.warn({ err }, 'could not remove the ended runtime\'s socket files'));
     });
     connection.onConnectionLost(() => void this.onConnectionLost());
     // Declared dead while still running (no heartbeat, DEAD, connection lost): a hung

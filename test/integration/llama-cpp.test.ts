@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { createReadStream, statSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { Ajv } from 'ajv';
@@ -491,6 +491,15 @@ describe('llama.cpp engine: GGUF models', () => {
     const [engine] = await processPids(({ pid, cmdline, ppid }) => ppid === runtime && cmdline.includes('llama-server') && isAlive(pid));
     // Under HANGAR_LLAMA_ENGINE=binding the runtime computes in-process: no engine process to leave behind.
     if (engine === undefined) return;
+    // Its socket lies in a folder beside the runtime's own sockets, which the control
+    // plane removes with them: a runtime killed before it could clean up leaves nothing.
+    const argv = readFileSync(`/proc/${engine}/cmdline`, 'utf8').split('\0');
+    const socket = argv[argv.indexOf('--host') + 1]!;
+    expect(socket).toMatch(/\/run\/[0-9a-f]{12}\/s\.sock$/);
+    expect(existsSync(socket)).toBe(true);
+    const runtimeArgv = readFileSync(`/proc/${runtime}/cmdline`, 'utf8').split('\0');
+    const dataFile = runtimeArgv[runtimeArgv.indexOf('--data') + 1]!.replace(/^ipc:\/\//, '');
+    expect(existsSync(dataFile)).toBe(true);
     // The control plane, frozen, cannot kill the runtime's group: only the kernel's
     // parent-death signal (an engine patch) can end the server now.
     process.kill(server.process.pid!, 'SIGSTOP');
@@ -502,6 +511,8 @@ describe('llama.cpp engine: GGUF models', () => {
     }
     const back = await waitFor(async () => (await api.post('/v1/completions', { model: 'q8', prompt: 'Hi', max_tokens: 2 })).status === 200, 60_000);
     expect(back).toBe(true);
+    expect(existsSync(path.dirname(socket)), 'the killed runtime\'s engine socket folder').toBe(false);
+    expect(existsSync(dataFile), 'the killed runtime\'s data socket file').toBe(false);
   }, 90_000);
 
   it('downloads only the quantization a launch names from the hub, with progress, and says what to do when the hub is out of reach', async () => {

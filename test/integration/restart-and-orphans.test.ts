@@ -84,8 +84,13 @@ describe('state across restarts, and no orphans', () => {
       const child1 = await childOf('killed');
       expect(isAlive(child1)).toBe(true);
       const runtime1 = (await api.get('/v1/models/killed/replicas')).body[0].pid as number;
+      const argv = readFileSync(`/proc/${runtime1}/cmdline`, 'utf8').split('\0');
+      const dataFile = argv[argv.indexOf('--data') + 1]!.replace(/^ipc:\/\//, '');
+      expect(existsSync(dataFile), dataFile).toBe(true);
       process.kill(runtime1, 'SIGKILL');
       expect(await waitFor(() => !isAlive(child1), 5_000), `engine child ${child1} outlived its runtime`).toBe(true);
+      // Nor do its socket files stay behind, though nobody stopped it.
+      expect(await waitFor(() => !existsSync(dataFile), 5_000), `${dataFile} outlived its runtime`).toBe(true);
       await api.delete('/v1/models/killed');
 
       // 2. Terminated: the child goes with it.

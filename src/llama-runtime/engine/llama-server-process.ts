@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,6 +18,12 @@ export interface LlamaServerOptions {
   /** Holds the streams' reads between the relay's steps (relay-pace.ts); null: never held. */
   pace: ReadGate | null;
   log: (line: string) => void;
+  /**
+   * Its socket, in a private folder beside the runtime's own sockets (endpoints.ts,
+   * engineSocketOf), which the control plane removes when the runtime ends, however it
+   * ends; null: in a fresh folder in the temp folder (a runtime whose endpoints are not local files).
+   */
+  socketPath: string | null;
 }
 
 /**
@@ -47,6 +53,7 @@ export class LlamaServerProcess {
     // server ends with it: nothing is left holding the weights and a port-less socket.
     const reap = (): void => {
       if (!this.exited) child.kill('SIGKILL');
+      rmSync(folder, { recursive: true, force: true });
     };
     process.once('exit', reap);
     child.once('exit', (code, signal) => {
@@ -59,9 +66,13 @@ export class LlamaServerProcess {
 
   // As long as the control plane waits for a load that reports no progress (loadStallTimeoutMs).
   static async start(options: LlamaServerOptions, timeoutMs = 15 * 60_000): Promise<LlamaServerProcess> {
-    // mkdtemp makes the folder 0700: the socket in it is ours alone.
-    const folder = mkdtempSync(path.join(os.tmpdir(), 'hangar-llama-'));
-    const socketPath = path.join(folder, 'server.sock');
+    // Made 0700 either way: the socket in it is ours alone.
+    const folder = options.socketPath !== null ? path.dirname(options.socketPath) : mkdtempSync(path.join(os.tmpdir(), 'hangar-llama-'));
+    if (options.socketPath !== null) {
+      rmSync(folder, { recursive: true, force: true });
+      mkdirSync(folder, { mode: 0o700 });
+    }
+    const socketPath = options.socketPath ?? path.join(folder, 'server.sock');
     const args = [
       '-m', options.file,
       '--host', socketPath,

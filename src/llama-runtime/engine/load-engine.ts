@@ -22,7 +22,7 @@ export interface EngineLog {
  * never a build), sizes its threads, and loads the weights with progress. `pace`
  * holds llama-server's streams between the relay's steps (relay-pace.ts).
  */
-export async function loadEngine(raw: Record<string, unknown>, progress: Progress, log: EngineLog, pace: ReadGate | null = null): Promise<Engine> {
+export async function loadEngine(raw: Record<string, unknown>, progress: Progress, log: EngineLog, pace: ReadGate | null = null, socketPath: string | null = null): Promise<Engine> {
   const spec = parseLoadSpec(raw);
   const file = await ggufFile(spec.location, progress);
   const gpu = (process.env.CUDA_VISIBLE_DEVICES ?? '').trim() !== '';
@@ -51,7 +51,7 @@ export async function loadEngine(raw: Record<string, unknown>, progress: Progres
     const gpuLayers = gpu ? (spec.options.nGpuLayers === null || spec.options.nGpuLayers < 0 ? 999 : spec.options.nGpuLayers) : 0;
     const contextPerSlot = contextCap(model, spec);
     log.info(`llama.cpp's server holds the weights (${serverBinary})`);
-    const server = await LlamaServerProcess.start({ binary: serverBinary, file, threads, parallel: spec.options.nParallel, contextPerSlot, gpuLayers, pace, log: (line) => log.warn(line) });
+    const server = await LlamaServerProcess.start({ binary: serverBinary, file, threads, parallel: spec.options.nParallel, contextPerSlot, gpuLayers, pace, log: (line) => log.warn(line), socketPath });
     server.onExit((why) => {
       // The engine process is gone: so is this replica. The control plane restarts it.
       log.warn(`${why}; the runtime exits`);
