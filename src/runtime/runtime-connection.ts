@@ -383,15 +383,18 @@ export class RuntimeConnection {
     if (!hs) return;
     clearTimeout(hs.deadline);
     const ms = this.timings.loadStallTimeoutMs;
-    hs.deadline = setTimeout(
-      () => this.failLoad(new RuntimeFailure('internal', `the load made no progress for ${Math.round(ms / 1000)} s (HANGAR_LOAD_STALL_TIMEOUT_MS)`)),
-      ms,
-    );
+    hs.deadline = setTimeout(() => {
+      // Only the load it was armed for: a runtime that is READY is no longer loading.
+      if (this.handshake === hs) this.failLoad(new RuntimeFailure('internal', `the load made no progress for ${Math.round(ms / 1000)} s (HANGAR_LOAD_STALL_TIMEOUT_MS)`));
+    }, ms);
   }
 
   private onReady(body: Record<string, unknown>): void {
     const hs = this.handshake;
     if (!hs) return;
+    // The stall deadline ends with the load: left running, it killed every healthy
+    // replica HANGAR_LOAD_STALL_TIMEOUT_MS (15 minutes) after it became ready.
+    clearTimeout(hs.deadline);
     this.handshake = null;
     hs.resolve({
       pid: Number(body.pid),

@@ -152,6 +152,14 @@ describe('a load that stops moving', () => {
       expect(res.body.error.code).toBe('model_load_failed');
       expect(res.body.detail).toContain('no progress for 2 s');
       expect(await runtimePids(server.home)).toEqual([]);
+      // A load that finished is out of the deadline's reach: the replica lives on past it.
+      const steady = await api.post('/v1/models', { model_name: 'simulator', model_type: 'LLM', model_engine: 'simulator', model_uid: 'steady' });
+      expect(steady.status, steady.text).toBe(200);
+      const pid = (await api.get('/v1/models/steady/replicas')).body[0].pid as number;
+      await new Promise((resolve) => setTimeout(resolve, 3_500));
+      const events = (await api.get('/v1/models/steady/events')).body.map((e: { event_content: string }) => e.event_content);
+      expect(events.filter((e: string) => /died|restart/i.test(e))).toEqual([]);
+      expect((await api.get('/v1/models/steady/replicas')).body[0]).toMatchObject({ pid, status: 'READY' });
     } finally {
       await server.stop();
       await removeHome(server.home);
