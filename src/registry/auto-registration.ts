@@ -1,7 +1,8 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { HangarError } from '../errors/hangar-error.js';
 import { contextLengthOf, stopsOf, templateInTokenizerConfig } from './config-facts.js';
+import { readRegularText } from './regular-file.js';
 
 /**
  * A custom LLM registration built from a local model folder (Xinference's
@@ -57,11 +58,10 @@ export async function buildLlmRegistration(input: AutoRegistrationInput): Promis
 }
 
 async function readJson(file: string, required: boolean): Promise<Json | null> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch {
-    if (required) throw new HangarError('invalid_field', [`model_path: ${path.dirname(file)} has no ${path.basename(file)}; point it at a folder written by save_pretrained`], { param: 'model_path' });
+  // Not a regular file (a pipe would block the read), or one too large to be a config: as if absent.
+  const text = await readRegularText(file);
+  if (text === null) {
+    if (required) throw new HangarError('invalid_field', [`model_path: ${path.dirname(file)} has no ${path.basename(file)} (a regular file); point it at a folder written by save_pretrained`], { param: 'model_path' });
     return null;
   }
   try {
@@ -77,7 +77,7 @@ async function readJson(file: string, required: boolean): Promise<Json | null> {
 async function chatTemplateOf(folder: string, tokenizerConfig: Json): Promise<string | null> {
   const inConfig = templateInTokenizerConfig(tokenizerConfig);
   if (inConfig) return inConfig;
-  const jinja = await readFile(path.join(folder, 'chat_template.jinja'), 'utf8').catch(() => null);
+  const jinja = await readRegularText(path.join(folder, 'chat_template.jinja'));
   if (jinja) return jinja;
   const json = await readJson(path.join(folder, 'chat_template.json'), false);
   return typeof json?.chat_template === 'string' ? json.chat_template : null;

@@ -1,5 +1,6 @@
-import { open, readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { openRegular, readRegularText } from './regular-file.js';
 
 /** What the memory estimate needs to know of a model, read from its files. */
 export interface ModelShape {
@@ -77,7 +78,8 @@ export function configShape(config: Record<string, unknown> | null): Pick<ModelS
 
 /** Parameters and bytes of one safetensors file from its header (8-byte length, then JSON); null if it is not one. */
 export async function safetensorsHeader(file: string): Promise<{ parameters: number; bytes: number } | null> {
-  const handle = await open(file, 'r');
+  const handle = await openRegular(file);
+  if (!handle) return null;
   try {
     const prefix = Buffer.alloc(8);
     if ((await handle.read(prefix, 0, 8, 0)).bytesRead < 8) return null;
@@ -107,7 +109,9 @@ export async function safetensorsHeader(file: string): Promise<{ parameters: num
  * no tensor data); the weights are the file's bytes, all parts of a split model.
  */
 export async function ggufShape(file: string): Promise<ModelShape | null> {
-  let fileBytes = (await stat(file)).size;
+  const info = await stat(file);
+  if (!info.isFile()) return null;
+  let fileBytes = info.size;
   const split = /^(.*)-(\d+)-of-(\d+)\.gguf$/i.exec(path.basename(file));
   if (split) {
     const siblings = await readdir(path.dirname(file));
@@ -137,20 +141,23 @@ export async function ggufShape(file: string): Promise<ModelShape | null> {
   };
 }
 
+/** The folder's regular files (a link is followed to one: the hub's cache links its snapshots' files), three levels deep. */
 async function walk(folder: string, depth = 0): Promise<string[]> {
   if (depth > 3) return [];
   const out: string[] = [];
   for (const entry of await readdir(folder, { withFileTypes: true }).catch(() => [])) {
     const full = path.join(folder, entry.name);
     if (entry.isDirectory()) out.push(...(await walk(full, depth + 1)));
-    else out.push(full);
+    else if ((await stat(full).catch(() => null))?.isFile()) out.push(full);
   }
   return out;
 }
 
 async function readJson(file: string): Promise<Record<string, unknown> | null> {
+  const text = await readRegularText(file);
+  if (text === null) return null;
   try {
-    const value = JSON.parse(await readFile(file, 'utf8')) as unknown;
+    const value = JSON.parse(text) as unknown;
     return value && typeof value === 'object' ? (value as Record<string, unknown>) : null;
   } catch {
     return null;

@@ -42,6 +42,8 @@ export class ModelInstance {
   sleepChange: Promise<unknown> | null = null;
   /** Set by the first terminate; later ones wait for it. */
   stopping: Promise<void> | null = null;
+  /** When its launch failed (CREATING to ERROR); null otherwise (failed-launches.ts). */
+  launchFailedAt: number | null = null;
   private nextReplica = 0;
 
   constructor(
@@ -62,6 +64,7 @@ export class ModelInstance {
 
   transition(to: InstanceState, message?: string): void {
     assertTransition(`model ${this.uid}`, this.state, to);
+    if (this.state === 'CREATING' && to === 'ERROR') this.launchFailedAt = Date.now();
     this.state = to;
     if (to === 'ERROR') {
       this.errorMessage = message ?? 'unknown error';

@@ -31,6 +31,7 @@ import { GpuMemoryReadings } from './gpu-memory-readings.js';
 import type { GpuDeviceReading } from '../runtime/gpu-memory.js';
 import { SleepMode } from './sleep-mode.js';
 import type { EventLog } from './event-log.js';
+import { forgetOldFailedLaunches } from './failed-launches.js';
 
 export type { CallResult, CallTarget } from './replica-calls.js';
 export type { LaunchEvent, LifecycleListener, ReplicaSnapshot, RestartEvent, UnloadEvent, WakeEvent } from './lifecycle-events.js';
@@ -229,6 +230,7 @@ export class Supervisor {
     this.instances.set(uid, instance);
     instance.events.add('INFO', instance.onDemand ? 'Load model on demand' : 'Launch model');
     instance.launched = this.startReplicas(instance);
+    instance.launched.catch(() => forgetOldFailedLaunches(this.instances));
     if (waitReady) await instance.launched;
     else {
       instance.launched.catch(() => {});

@@ -1,11 +1,12 @@
 import { Agent, request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { copyFile, mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
 import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
-import { tinyLlm, tinyLlmRegistration } from './harness/tiny-models.js';
+import { tinyGguf, tinyGgufRegistration, tinyLlm, tinyLlmRegistration } from './harness/tiny-models.js';
 
 // Quotes its input in its error, as sklearn's and pandas' errors do.
 const ECHOER = 'def load():\n    return {}\n\ndef infer(model, data=""):\n    raise ValueError(f"cannot use {data}")\n';
@@ -65,6 +66,32 @@ describe('hostile inputs (issue 29, items 7 to 11)', () => {
     if (server) await removeHome(server.home);
     await removeHome(work);
   });
+
+  it('refuses a model folder with a named pipe where a file should be, and nothing waits on the pipe', async () => {
+    // A pipe opened to read blocks until someone writes: in the control plane it held a
+    // libuv worker for good, and the launch, its cancel and its terminate hung with it.
+    const tiny = tinyLlm();
+    const piped = path.join(work, 'piped');
+    await mkdir(piped);
+    for (const name of await readdir(tiny.path)) if (name.endsWith('.json')) await copyFile(path.join(tiny.path, name), path.join(piped, name));
+    execFileSync('mkfifo', [path.join(piped, 'model.safetensors'), path.join(work, 'model.gguf')]);
+    const gguf = tinyGguf();
+    expect((await api.post('/v1/model_registrations/LLM', tinyGgufRegistration('tiny-gguf-piped', gguf))).status).toBe(200);
+    const agent = new Agent({ keepAlive: false });
+    const launch = (body: Record<string, unknown>) => send(agent, server.url, 'POST', '/v1/models', JSON.stringify(body), { 'content-type': 'application/json' }, 120_000);
+    // Each refused by the engine that meets the pipe, in the contract's shape.
+    const [transformers, llama] = await Promise.all([
+      launch({ model_name: 'tiny-chat', model_engine: 'Transformers', model_uid: 'piped-tf', model_path: piped }),
+      launch({ model_name: 'tiny-gguf-piped', model_engine: 'llama.cpp', model_format: 'ggufv2', quantization: 'q8_0', model_uid: 'piped-lc', model_path: path.join(work, 'model.gguf') }),
+    ]);
+    expect([transformers.status, JSON.parse(transformers.body).error.code], transformers.body).toEqual([400, 'model_load_invalid']);
+    expect([llama.status, JSON.parse(llama.body).error.code], llama.body).toEqual([400, 'model_load_invalid']);
+    expect(JSON.parse(llama.body).detail).toContain('neither a file nor a folder');
+    // The failed launch's record says why (failed-launches.ts keeps the newest of them).
+    const record = (await api.get('/v1/models/instances?model_uid=piped-tf')).body[0];
+    expect(record).toMatchObject({ model_uid: 'piped-tf', status: 'ERROR' });
+    agent.destroy();
+  }, 150_000);
 
   it('reads and drops the rest of a multipart upload answered early, so the next request on the kept-alive connection is served', async () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });

@@ -70,21 +70,28 @@ async function localFile(target: string, spec: GgufLocation): Promise<string> {
   const info = await stat(target).catch(() => null);
   if (!info) throw new InvalidInput(`Model file or folder does not exist: ${target}`);
   if (info.isFile()) return target;
+  // A pipe, socket or device would block the load on its first read, or never end.
+  if (!info.isDirectory()) throw new InvalidInput(`Model path ${target} is neither a file nor a folder`);
   const names = (await readdir(target)).filter((n) => n.toLowerCase().endsWith('.gguf')).sort();
   if (names.length === 0) throw new InvalidInput(`Model folder ${target} holds no .gguf file`);
   const wanted = wantedFiles(spec).find((name) => names.includes(name));
-  if (wanted) return path.join(target, wanted);
-  if (names.length === 1) return path.join(target, names[0]!);
+  if (wanted) return regularFile(path.join(target, wanted));
+  if (names.length === 1) return regularFile(path.join(target, names[0]!));
   const quantization = text(spec.quantization);
   if (quantization && quantization !== 'none') {
     // The first part of a split model stands for all of its parts.
     const matching = names.filter((n) => n.toLowerCase().includes(quantization.toLowerCase()) && !/-0*[2-9]\d*-of-\d+\.gguf$/i.test(n));
-    if (matching.length === 1) return path.join(target, matching[0]!);
+    if (matching.length === 1) return regularFile(path.join(target, matching[0]!));
   }
   throw new InvalidInput(
     `Model folder ${target} holds ${names.length} GGUF files (${names.slice(0, 8).join(', ')}${names.length > 8 ? ', ...' : ''}) and ` +
       `quantization ${quantization ?? '(none)'} does not pick one: launch with the quantization in a file's name, or with model_path naming the file`,
   );
+}
+
+async function regularFile(file: string): Promise<string> {
+  if (!(await stat(file).catch(() => null))?.isFile()) throw new InvalidInput(`Model file ${file} is not a regular file`);
+  return file;
 }
 
 interface Hub {
