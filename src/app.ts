@@ -18,7 +18,7 @@ import { cacheRoutes } from './api/cache/routes.js';
 import { installCompression } from './api/compression.js';
 import { installCors } from './api/cors.js';
 import { installDrain } from './api/drain.js';
-import { installErrorHandler } from './api/error-handler.js';
+import { frameworkErrors, installErrorHandler, MAX_PATH_PARAM_LENGTH } from './api/error-handler.js';
 import { BODY_LIMIT_BYTES, installJsonBody } from './api/json-body.js';
 import { clientErrorHandler, httpServer } from './api/http-server.js';
 import { installBodyLimits } from './api/body-limits.js';
@@ -109,6 +109,8 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
     logController: new DebugRequestLogs(),
     serverFactory: (handler) => httpServer(handler, bodyTimeout),
     clientErrorHandler: clientErrorHandler(bodyTimeout),
+    frameworkErrors,
+    routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

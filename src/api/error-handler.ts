@@ -21,6 +21,26 @@ export function installErrorHandler(app: FastifyInstance): void {
   });
 }
 
+/** The longest path parameter read, as sent (percent-escapes counted): a 100-character uid of 4-byte characters is 1,200. */
+export const MAX_PATH_PARAM_LENGTH = 2048;
+
+/**
+ * fastify's answers before any route runs (a path that does not decode, a parameter
+ * over the router's limit), in the contract's shape: its own body had no `detail`, no
+ * `error` object and no request id.
+ */
+export function frameworkErrors(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const path = (request.raw.url ?? '').split('?')[0] ?? '';
+  const shown = path.length > 200 ? `${path.slice(0, 200)}...` : path;
+  const error = err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+    ? new HangarError('path_segment_too_long', [shown, MAX_PATH_PARAM_LENGTH], { cause: err })
+    : err.code === 'FST_ERR_BAD_URL'
+      ? new HangarError('bad_url', [shown], { cause: err })
+      : new HangarError('internal_error', [String(request.id)], { cause: err });
+  reply.header('x-request-id', request.id);
+  sendError(reply, request, error);
+}
+
 export function sendError(reply: FastifyReply, request: FastifyRequest, error: HangarError): FastifyReply {
   if (error.status >= 500) request.log.error({ err: error.cause ?? error, code: error.code }, error.message);
   // Answered before the body was read to its end: see unread-body.ts. fastify marks

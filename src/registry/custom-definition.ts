@@ -82,8 +82,19 @@ function withoutListingKeys({ is_builtin: _b, cache_status: _c, download_hubs: _
   return rest;
 }
 
+/** As long as a uid may be: a launch takes the name as its uid by default. */
+const MAX_MODEL_NAME_LENGTH = 100;
+
 function checkName(name: unknown): void {
   if (typeof name !== 'string' || name.length === 0) throw invalid('model_name', 'is required and must be a non-empty string');
+  const refuse = (why: string): never => {
+    throw new HangarError('invalid_model_name', [`${JSON.stringify(name.slice(0, 120))} (${why})`], { param: 'model_name' });
+  };
+  if (name.length > MAX_MODEL_NAME_LENGTH) refuse(`it must have at most ${MAX_MODEL_NAME_LENGTH} characters, it has ${name.length}`);
+  // A lone surrogate has no UTF-8 form: no URL could name it to read or remove it.
+  if (!name.isWellFormed()) refuse('it must be Unicode text');
+  // `.` and `..` are no path segment a URL keeps, and a saved `.name.json` is a hidden file.
+  if (name.startsWith('.')) refuse('it must not start with "."');
   if (!MODEL_NAME_PATTERN.test(name)) throw new HangarError('invalid_model_name', [name], { param: 'model_name' });
 }
 

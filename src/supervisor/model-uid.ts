@@ -3,15 +3,17 @@ import { HangarError } from '../errors/hangar-error.js';
 
 const MAX_UID_LENGTH = 100;
 // `/` would break DELETE /v1/models/{uid} (Xinference issue #870), whitespace and
-// control characters break logs and shells.
+// control characters (C0, DEL and C1) break logs and shells.
 // eslint-disable-next-line no-control-regex
-const FORBIDDEN = /[/\s\u0000-\u001f\u007f]/;
+const FORBIDDEN = /[/\s\u0000-\u001f\u007f-\u009f]/;
 
 /** Checks a user-given uid against contract §3.1 and throws a 400 that says what is wrong. */
 export function validateModelUid(uid: string): void {
   if (uid.length === 0 || uid.length > MAX_UID_LENGTH) {
     throw new HangarError('invalid_model_uid', [`it must have 1 to ${MAX_UID_LENGTH} characters, it has ${uid.length}`], { param: 'model_uid' });
   }
+  // A lone surrogate has no UTF-8 form: no URL could name the model to stop it.
+  if (!uid.isWellFormed()) throw new HangarError('invalid_model_uid', ['it must be Unicode text (it holds a lone surrogate)'], { param: 'model_uid' });
   const bad = FORBIDDEN.exec(uid);
   if (bad) {
     const shown = bad[0] === '/' ? '"/"' : `character code ${bad[0].charCodeAt(0)}`;

@@ -64,6 +64,14 @@ describe('bad requests get a clear error and leave nothing behind', () => {
     { name: 'uid with a slash', method: 'POST', path: '/v1/models', body: { model_name: 'good-clf', model_type: 'flexible', model_uid: 'a/b' }, status: 400, mentions: ['model UID', '/'], param: 'model_uid' },
     { name: 'uid of 101 characters', method: 'POST', path: '/v1/models', body: { model_name: 'good-clf', model_type: 'flexible', model_uid: long }, status: 400, mentions: ['model UID', '101'] },
     { name: 'empty uid', method: 'POST', path: '/v1/models', body: { model_name: 'good-clf', model_type: 'flexible', model_uid: '' }, status: 400, mentions: ['model UID'] },
+    // No URL could name these to stop them: refused before they run.
+    { name: 'uid with a lone surrogate', method: 'POST', path: '/v1/models', body: { model_name: 'good-clf', model_type: 'flexible', model_uid: 'x\ud800y' }, status: 400, mentions: ['lone surrogate'], param: 'model_uid' },
+    { name: 'uid with a C1 control character', method: 'POST', path: '/v1/models', body: { model_name: 'good-clf', model_type: 'flexible', model_uid: 'x\u0085y' }, status: 400, mentions: ['character code 133'], param: 'model_uid' },
+    { name: 'registration name starting with a dot', method: 'POST', path: '/v1/model_registrations/flexible', body: flex({ model_name: '..', model_uri: goodModel, launcher: 'sklearn' }), status: 400, mentions: ['"."'], code: 'invalid_model_name' },
+    { name: 'registration name of 101 characters', method: 'POST', path: '/v1/model_registrations/flexible', body: flex({ model_name: long, model_uri: goodModel, launcher: 'sklearn' }), status: 400, mentions: ['at most 100'], code: 'invalid_model_name' },
+    // fastify's own refusals, in the contract's shape.
+    { name: 'path escape that is not UTF-8', method: 'GET', path: '/v1/models/x%ED%A0%80y', status: 400, mentions: ['percent-escape'], code: 'bad_url' },
+    { name: 'path parameter past any uid', method: 'DELETE', path: `/v1/models/${'a'.repeat(2100)}`, status: 414, mentions: ['2048'], code: 'path_segment_too_long' },
     { name: 'describe unknown uid', method: 'GET', path: '/v1/models/nope', status: 404, mentions: ['nope'], code: 'model_not_found' },
     { name: 'terminate unknown uid', method: 'DELETE', path: '/v1/models/nope', status: 404, mentions: ['nope'] },
     { name: 'progress of unknown uid', method: 'GET', path: '/v1/models/nope/progress', status: 404, mentions: ['nope'] },
@@ -184,6 +192,17 @@ describe('bad requests get a clear error and leave nothing behind', () => {
     expect(server.process.exitCode).toBeNull();
     expect((await request(server.url, 'GET', '/status')).status).toBe(200);
     expect((await request(server.url, 'POST', '/v1/flexible/infers', JSON.stringify({ model: 'good', args: [[[1, 2, 3]]] }))).status).toBe(200);
+  });
+
+  it('stops a model whose uid of 100 characters is longer than that as a URL', async () => {
+    // Six bytes of percent-escapes per character: past fastify's default 100 for a path parameter.
+    const api = client(server.url);
+    const uid = 'ü'.repeat(100);
+    expect((await api.post('/v1/models', { model_name: 'good-clf', model_type: 'flexible', model_uid: uid })).status).toBe(200);
+    const at = `/v1/models/${encodeURIComponent(uid)}`;
+    expect((await api.get(at)).status).toBe(200);
+    expect((await api.delete(at)).status).toBe(200);
+    expect((await api.get(at)).status).toBe(404);
   });
 
   it('rolls back a launch of a corrupt model file completely', async () => {

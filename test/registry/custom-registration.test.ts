@@ -95,6 +95,19 @@ describe('register: every refusal names the field', () => {
     expect(err.param).toBe('model_name');
   });
 
+  it.each([
+    ['x'.repeat(101), 'at most 100 characters'],
+    ['.', 'must not start with "."'],
+    ['..', 'must not start with "."'],
+    ['.hidden', 'must not start with "."'],
+    ['lone\ud800surrogate', 'Unicode text'],
+    ['c1\u0085control', ''],
+  ])('name %j, saying why', async (name, why) => {
+    const err = await expectHangarError(() => registry.register('flexible', { model: flexible({ model_name: name }) }, false), 'invalid_model_name', 400);
+    expect(err.message).toContain(why);
+    expect(err.param).toBe('model_name');
+  });
+
   it('clash with a built-in: 409', async () => {
     const definition = { model_name: 'bge-small-en-v1.5', dimensions: 4, max_tokens: 8, language: ['en'], model_specs: [{ model_format: 'pytorch', model_uri: weights }] };
     const err = await expectHangarError(() => registry.register('embedding', { model: definition }, false), 'registration_conflict', 409);

@@ -14,6 +14,8 @@ describe('model uids', () => {
     ['a b', 'character code 32'],
     ['a\tb', 'character code 9'],
     ['a\u0000b', 'character code 0'],
+    ['a\u0085b', 'character code 133'],
+    ['a\ud800b', 'lone surrogate'],
   ])('refuses %j', (uid, why) => {
     try {
       validateModelUid(uid);

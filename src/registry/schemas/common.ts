@@ -8,9 +8,9 @@ import { z } from 'zod';
 
 /**
  * Xinference's name rule (notes §8.3); `+ / ? % # & =` and whitespace would break URLs
- * and file names, and so would control characters (a NUL cannot be in a file name).
+ * and file names, and so would control characters (C0, DEL, C1; a NUL cannot be in a file name).
  */
-export const MODEL_NAME_PATTERN = /^[^+/?%#&=\s\x00-\x1f\x7f]+$/;
+export const MODEL_NAME_PATTERN = /^[^+/?%#&=\s\x00-\x1f\x7f-\x9f]+$/;
 
 /** The hubs the runtime can download from. */
 export const MODEL_HUBS = ['huggingface', 'modelscope'] as const;
