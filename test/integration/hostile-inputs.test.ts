@@ -107,6 +107,10 @@ describe('hostile inputs (issue 29, items 7 to 11)', () => {
       const second = await send(agent, server.url, 'POST', '/v1/audio/transcriptions', unknownFile, headers);
       expect(second.status, second.body).toBe(400);
       expect(JSON.parse(second.body).error.param).toBe('other');
+      // A file field sent twice is a malformed form (400 naming it), not a large one.
+      const twice = multipart(boundary, [{ name: 'model', data: 'x' }, { name: 'file', filename: 'a.wav', data: 'RIFF' }, { name: 'file', filename: 'b.wav', data: 'RIFF' }]);
+      const third = await send(agent, server.url, 'POST', '/v1/audio/transcriptions', twice, headers);
+      expect([third.status, JSON.parse(third.body).error.code, JSON.parse(third.body).error.param], third.body).toEqual([400, 'invalid_field', 'file']);
       const next = await send(agent, server.url, 'GET', '/status', '', {});
       expect(next.status).toBe(200);
     } finally {

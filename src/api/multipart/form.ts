@@ -86,7 +86,8 @@ function formError(err: unknown, rules: FormRules, field: string): unknown {
     case 'FST_REQ_FILE_TOO_LARGE':
       return new HangarError('payload_too_large', [`the ${field} file is larger than ${mebibytes(rules.maxFileBytes)}, the limit of ${rules.route}`], { param: field, cause: err });
     case 'FST_FILES_LIMIT':
-      return new HangarError('payload_too_large', [`${rules.route} takes at most ${rules.fileFields.length} file(s)`], { param: field, cause: err });
+      // One file too many (a field sent twice) is a malformed form, not a large one.
+      return new HangarError('invalid_field', [`${field}: ${rules.route} takes one file in each of ${rules.fileFields.join(', ')}; this one came again`], { param: field, cause: err });
     case 'FST_FIELDS_LIMIT':
     case 'FST_PARTS_LIMIT':
       return new HangarError('payload_too_large', [`${rules.route} takes at most ${MAX_FIELDS} fields`], { cause: err });
