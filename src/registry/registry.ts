@@ -299,8 +299,16 @@ export class Registry {
     if (this.builtins[t].has(name)) throw new HangarError('builtin_unregister', [name], { param: 'model_name' });
     if (!this.customs[t].has(name)) throw new HangarError('registration_not_found', [name], { param: 'model_name' });
     authorize?.(this.owners.owner(t, name));
-    await this.store.remove(t, name);
+    // Out of the table before the first await: a concurrent unregister of the same name
+    // then finds nothing (404), where before every one of them answered 200.
+    const record = this.customs[t].get(name)!;
     this.customs[t].delete(name);
+    try {
+      await this.store.remove(t, name);
+    } catch (err) {
+      this.customs[t].set(name, record);
+      throw err;
+    }
     await this.owners.set(t, name, null);
     this.logger.info({ model_type: t, model_name: name }, `Unregistered custom ${t} model ${name}`);
   }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Registry } from '../../src/registry/registry.js';
+import type { HangarError } from '../../src/errors/hangar-error.js';
 import { expectHangarError, openRegistry, RecordingLogger, tempHome } from './fixtures.js';
 
 let home: string;
@@ -302,6 +303,14 @@ describe('unregister', () => {
     await expectHangarError(() => registry.get('flexible', 'my-clf'), 'registration_not_found', 404);
     const { registry: reopened } = await openRegistry(home);
     expect(await reopened.list('flexible')).toEqual([]);
+  });
+
+  it('removes a model once when asked many times at once: the others find nothing', async () => {
+    await registry.register('flexible', { model: flexible() }, true);
+    const results = await Promise.allSettled(Array.from({ length: 8 }, () => registry.unregister('flexible', 'my-clf')));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    for (const r of results) if (r.status === 'rejected') expect((r.reason as HangarError).code).toBe('registration_not_found');
+    expect(await readdir(folder('flexible'))).toEqual([]);
   });
 
   it('refuses a built-in with 400', async () => {
