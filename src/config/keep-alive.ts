@@ -8,7 +8,7 @@
 export function parseKeepAlive(value: unknown): number | null {
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) throw new Error(`keep_alive must be a duration such as "5m", a number of seconds, 0 or -1; got ${value}`);
-    return value < 0 ? null : Math.round(value * 1000);
+    return value < 0 ? null : finiteMs(value * 1000);
   }
   if (typeof value !== 'string') throw new Error(`keep_alive must be a duration such as "5m", a number of seconds, 0 or -1; got ${JSON.stringify(value)}`);
   const text = value.trim().toLowerCase();
@@ -27,7 +27,13 @@ export function parseKeepAlive(value: unknown): number | null {
   if (consumed === 0 || consumed !== body.length) {
     throw new Error(`keep_alive must be a duration such as "5m", "30s", "1h30m", a number of seconds, 0 or -1; got ${JSON.stringify(value)}`);
   }
-  return negative ? null : Math.round(total);
+  return negative ? null : finiteMs(total);
+}
+
+/** Longer than any timer or clock can count (1e308 s, `99999999999h`): never, which it means, not Infinity shown as "Infinityh". */
+function finiteMs(ms: number): number | null {
+  const rounded = Math.round(ms);
+  return Number.isSafeInteger(rounded) ? rounded : null;
 }
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };

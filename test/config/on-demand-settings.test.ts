@@ -15,6 +15,10 @@ describe('keep_alive', () => {
     expect(parseKeepAlive(-1)).toBeNull();
     expect(parseKeepAlive('-1m')).toBeNull();
     expect(parseKeepAlive('never')).toBeNull();
+    // Past what a clock counts: never, not Infinity.
+    expect(parseKeepAlive(1e308)).toBeNull();
+    expect(parseKeepAlive('99999999999h')).toBeNull();
+    expect(parseKeepAlive('1000d')).toBe(86_400_000_000);
   });
 
   it('refuses what is not a duration, naming what it got', () => {
