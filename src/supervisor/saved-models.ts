@@ -70,7 +70,9 @@ export class SavedModels {
       // Terminated meanwhile: the user chose to forget it.
       if (!this.unrestored.get(uid)) return;
       this.unrestored.keep(uid, request, reason);
-      this.parts.logger.error({ model_uid: uid, err }, `${reason}; it stays saved, to restore once repaired (POST /v1/models/${uid}/restore)`);
+      // A refusal (its registration is gone, its files moved) says all in its code and message; a stack only for a fault of ours.
+      const cause = err instanceof HangarError && err.status < 500 ? { code: err.code } : { err };
+      this.parts.logger.error({ model_uid: uid, ...cause }, `${reason}; it stays saved, to restore once repaired (POST /v1/models/${uid}/restore)`);
     }
   }
 
