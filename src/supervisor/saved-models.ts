@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { HangarError } from '../errors/hangar-error.js';
 import type { Logger } from '../logging/logger.js';
 import { launchCodeRisks, type ResolvedModel } from '../registry/index.js';
@@ -23,6 +24,8 @@ export interface SavedModelsParts {
   gpuCount: number;
   shuttingDown: () => boolean;
   logger: Logger;
+  /** How many saved models load at once at start; default: half the cores, at least 2. */
+  restoreConcurrency?: number;
 }
 
 /**
@@ -57,8 +60,19 @@ export class SavedModels {
   async restore(): Promise<number> {
     const saved = (await this.parts.store?.load()) ?? [];
     for (const { uid, request } of saved) this.unrestored.keep(uid, request, 'being restored');
-    for (const { uid, request } of saved) void this.restoreOne(uid, request);
-    if (saved.length > 0) this.parts.logger.info({ models: saved.map((s) => s.uid) }, `restoring ${saved.length} model(s)`);
+    // A few at a time: fourteen runtimes importing their engines at once on two cores
+    // each took seven times as long, long enough for one to miss its heartbeats and be
+    // ended by its own watchdog; in turns they are READY one by one, sooner on average.
+    const queue = [...saved];
+    const next = async (): Promise<void> => {
+      for (let entry = queue.shift(); entry; entry = queue.shift()) {
+        // Terminated (forgotten) while it waited its turn: the user no longer wants it back.
+        if (this.unrestored.get(entry.uid)) await this.restoreOne(entry.uid, entry.request);
+      }
+    };
+    const width = Math.min(queue.length, this.parts.restoreConcurrency ?? Math.max(2, Math.floor(availableParallelism() / 2)));
+    for (let i = 0; i < width; i++) void next();
+    if (saved.length > 0) this.parts.logger.info({ models: saved.map((s) => s.uid) }, `restoring ${saved.length} model(s), ${width} at a time`);
     return saved.length;
   }
 
