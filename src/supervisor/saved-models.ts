@@ -59,7 +59,7 @@ export class SavedModels {
    */
   async restore(): Promise<number> {
     const saved = (await this.parts.store?.load()) ?? [];
-    for (const { uid, request } of saved) this.unrestored.keep(uid, request, 'being restored');
+    for (const { uid, request } of saved) this.unrestored.keep(uid, request, 'waiting its turn to be restored', true);
     // A few at a time: fourteen runtimes importing their engines at once on two cores
     // each took seven times as long, long enough for one to miss its heartbeats and be
     // ended by its own watchdog; in turns they are READY one by one, sooner on average.

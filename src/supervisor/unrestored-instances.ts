@@ -7,6 +7,8 @@ export interface UnrestoredInstance {
   reason: string;
   /** Seconds since the epoch, when the restore failed. */
   failedTs: number;
+  /** Not tried yet: waiting its turn at start (saved-models.ts restores a few at a time). */
+  waiting: boolean;
 }
 
 /**
@@ -20,8 +22,8 @@ export interface UnrestoredInstance {
 export class UnrestoredInstances {
   private readonly entries = new Map<string, UnrestoredInstance>();
 
-  keep(uid: string, request: LaunchRequest, reason: string): void {
-    this.entries.set(uid, { uid, request, reason, failedTs: Math.floor(Date.now() / 1000) });
+  keep(uid: string, request: LaunchRequest, reason: string, waiting = false): void {
+    this.entries.set(uid, { uid, request, reason, failedTs: Math.floor(Date.now() / 1000), waiting });
   }
 
   forget(uid: string): boolean {
@@ -51,8 +53,9 @@ export function describeUnrestored(entry: UnrestoredInstance): Record<string, un
     address: null,
     accelerators: [],
     model_ability: [],
-    status: 'ERROR',
-    error_message: entry.reason,
+    // One waiting its turn is launching, as far as a client can tell; it has not failed.
+    status: entry.waiting ? 'CREATING' : 'ERROR',
+    error_message: entry.waiting ? null : entry.reason,
   };
 }
 
@@ -66,10 +69,10 @@ export function unrestoredInstanceRecord(entry: UnrestoredInstance): Record<stri
     model_version: null,
     model_ability: [],
     replica: entry.request.replica,
-    status: 'ERROR',
+    status: entry.waiting ? 'CREATING' : 'ERROR',
     instance_created_ts: entry.failedTs,
     n_worker: 1,
-    error_message: entry.reason,
+    error_message: entry.waiting ? null : entry.reason,
     replica_statuses: [],
   };
 }

@@ -6,6 +6,7 @@ import { createLogger } from '../../src/logging/logger.js';
 import { InstanceStore } from '../../src/supervisor/instance-store.js';
 import type { LaunchRequest } from '../../src/supervisor/launch-request.js';
 import { SavedModels } from '../../src/supervisor/saved-models.js';
+import { describeUnrestored } from '../../src/supervisor/unrestored-instances.js';
 
 describe('restoring saved models at start', () => {
   let folder = '';
@@ -33,6 +34,7 @@ describe('restoring saved models at start', () => {
         most = Math.max(most, ++running);
         await new Promise<void>((resolve) => finishers.push(resolve));
         running--;
+        if (request.model_uid === 'e') throw new Error('its registration is gone');
         saved.unrestored.forget(request.model_uid!);
         return request.model_uid!;
       },
@@ -47,6 +49,8 @@ describe('restoring saved models at start', () => {
     expect(await saved.restore()).toBe(5);
     await new Promise((resolve) => setImmediate(resolve));
     expect(launched).toEqual(['a', 'b']);
+    // One waiting its turn reads as launching, not as failed.
+    expect(describeUnrestored(saved.unrestored.get('c')!)).toMatchObject({ status: 'CREATING', error_message: null });
     // Terminated while queued: forgotten, so never launched.
     saved.unrestored.forget('d');
     while (finishers.length > 0) {
@@ -55,5 +59,7 @@ describe('restoring saved models at start', () => {
     }
     expect(launched).toEqual(['a', 'b', 'c', 'e']);
     expect(most).toBe(2);
+    expect(describeUnrestored(saved.unrestored.get('e')!)).toMatchObject({ status: 'ERROR', error_message: expect.stringContaining('its registration is gone') });
+    expect(saved.unrestored.get('c')).toBeUndefined();
   });
 });

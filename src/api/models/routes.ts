@@ -39,7 +39,8 @@ export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor; registry:
         const described = i.describe();
         return [described, ...adapterItems(described)];
       }),
-      ...supervisor.saved.listUnrestored({ includeErrorRecords: true }).map(describeUnrestored),
+      // Saved ones that could not come back (a launching one, waiting its turn at start, is not listed yet).
+      ...supervisor.saved.listUnrestored({ includeErrorRecords: true }).filter((e) => !e.waiting).map(describeUnrestored),
       // On-demand entries not loaded now: available, loaded by the first request that names them.
       ...supervisor.onDemandUnloaded().map(describeOnDemand),
     ],
