@@ -7,14 +7,14 @@
  */
 export const KEPT_FAILED_LAUNCHES = 32;
 
-interface Record {
+interface Entry {
   readonly uid: string;
   /** When its launch failed (ms); null for one that has not. */
   readonly launchFailedAt: number | null;
 }
 
 /** Drops all but the newest `keep` failed launches' records from `instances`. */
-export function forgetOldFailedLaunches(instances: Map<string, Record>, keep = KEPT_FAILED_LAUNCHES): string[] {
+export function forgetOldFailedLaunches(instances: Map<string, Entry>, keep = KEPT_FAILED_LAUNCHES): string[] {
   const failed = [...instances.values()].filter((i) => i.launchFailedAt !== null).sort((a, b) => a.launchFailedAt! - b.launchFailedAt!);
   const dropped = failed.slice(0, Math.max(0, failed.length - keep)).map((i) => i.uid);
   for (const uid of dropped) instances.delete(uid);
