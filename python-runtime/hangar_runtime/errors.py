@@ -8,6 +8,13 @@ class InvalidModel(Exception):
     launcher raising): LOAD_FAILED with kind "invalid" rather than "internal"."""
 
 
+class SourceUnreachable(InvalidModel):
+    """The model's files are not here and their hub could not be reached now: LOAD_FAILED
+    with kind "unavailable", which the control plane answers 503 (try again, or use a
+    mirror), not 400 (the model is not at fault). An InvalidModel still for code that
+    catches those."""
+
+
 def field_error(param: str, message: str, cls: type = ValueError) -> Exception:
     """A ValueError (or `cls`) about one request field: its ERROR names it in `param`
     (docs/runtime-protocol.md, "Calls"), dotted as the HTTP request spells it

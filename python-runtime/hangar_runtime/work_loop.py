@@ -16,7 +16,7 @@ from .compute_priority import lower_compute_priority
 from .compute_threads import apply_cpu_threads
 from .engines.base import Engine
 from .engines.registry import engine_class
-from .errors import InvalidModel, exception_text
+from .errors import InvalidModel, SourceUnreachable, exception_text
 from .outbox import Outbox
 from .plain_values import to_plain
 from .replies import Replies
@@ -112,7 +112,7 @@ class WorkLoop:
             description = to_plain(engine.describe())
         except InvalidModel as exc:
             log.error("load failed: %s", exception_text(exc))
-            return self._load_failed("invalid", exception_text(exc))
+            return self._load_failed("unavailable" if isinstance(exc, SourceUnreachable) else "invalid", exception_text(exc))
         # BaseException: whatever happens, the control plane gets READY or LOAD_FAILED.
         except BaseException as exc:
             log.error("load failed", exc_info=True)

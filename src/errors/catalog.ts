@@ -92,6 +92,7 @@ export const catalog = {
   model_uid_conflict: entry(409, 'conflict_error', 'Model is already in the model list, uid: %s'),
   model_load_invalid: entry(400, 'invalid_request_error', 'Model %s could not be loaded: %s'),
   model_load_failed: entry(500, 'server_error', 'Model %s failed to load: %s'),
+  model_source_unreachable: entry(503, 'service_unavailable_error', 'Model %s could not be loaded now: %s'),
   launch_cancelled: entry(499, 'invalid_request_error', 'Launch of model %s was cancelled'),
   no_gpu_slot: entry(503, 'service_unavailable_error', 'No available slot found for the model: %s'),
   insufficient_memory: entry(400, 'invalid_request_error', 'Model %s requires more memory than is available: %s'),

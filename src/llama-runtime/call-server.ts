@@ -3,7 +3,7 @@ import { AbortedIds } from './aborted-ids.js';
 import type { Engine } from './engine/engine.js';
 import type { Progress } from './engine/model-file.js';
 import { ExitCode } from './exit-codes.js';
-import { CallAborted, InvalidInput, fieldOf } from './invalid-input.js';
+import { CallAborted, InvalidInput, SourceUnreachable, fieldOf } from './invalid-input.js';
 import { residentBytes } from './resident-memory.js';
 import type { RuntimeLog } from './runtime-log.js';
 import type { RuntimeSockets } from './runtime-sockets.js';
@@ -81,7 +81,7 @@ export class CallServer {
         this.log.info(`ready: ${JSON.stringify(engine.describe())}`);
       },
       (err: unknown) => {
-        const kind = err instanceof InvalidInput ? 'invalid' : 'internal';
+        const kind = err instanceof SourceUnreachable ? 'unavailable' : err instanceof InvalidInput ? 'invalid' : 'internal';
         const message = (err as Error).message ?? String(err);
         this.log.error(`load failed: ${message}`);
         if (kind === 'internal' && (err as Error).stack) this.log.error((err as Error).stack!);

@@ -16,6 +16,15 @@ export class InvalidInput extends Error {
   }
 }
 
+/**
+ * The model's files are not here and their hub could not be reached now: LOAD_FAILED
+ * `unavailable`, which the control plane answers 503 (try again, or use a mirror), not
+ * 400; the Python runtime's SourceUnreachable.
+ */
+export class SourceUnreachable extends InvalidInput {
+  override name = 'SourceUnreachable';
+}
+
 /** The request fields this runtime's messages start with (`top_p must be ...`, `logit_bias: ...`). */
 const FIELDS = new Set([
   'max_tokens', 'temperature', 'top_p', 'top_k', 'min_p', 'seed', 'stop', 'stop_token_ids', 'repetition_penalty',

@@ -301,7 +301,8 @@ export class RuntimeConnection {
         return this.onReady(body);
       case MessageType.LOAD_FAILED:
         if (this.handshake) {
-          const failure = new RuntimeFailure(body.kind === 'invalid' ? 'invalid' : 'internal', String(body.message ?? 'load failed'));
+          const kind = body.kind === 'invalid' || body.kind === 'unavailable' ? body.kind : 'internal';
+          const failure = new RuntimeFailure(kind, String(body.message ?? 'load failed'));
           this.failLoad(failure);
         }
         return;

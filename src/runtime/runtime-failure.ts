@@ -17,7 +17,9 @@ export type RuntimeFailureKind =
   /** The launch was cancelled. */
   | 'cancelled'
   /** No node of the cluster can hold the replica now (cluster mode). */
-  | 'no_fit';
+  | 'no_fit'
+  /** A load whose files are not here could not reach their hub now (LOAD_FAILED `unavailable`). */
+  | 'unavailable';
 
 export class RuntimeFailure extends Error {
   constructor(
@@ -32,7 +34,7 @@ export class RuntimeFailure extends Error {
   }
 }
 
-const KINDS: ReadonlySet<string> = new Set(['invalid', 'internal', 'aborted', 'unknown_method', 'dead', 'cancelled', 'no_fit']);
+const KINDS: ReadonlySet<string> = new Set(['invalid', 'internal', 'aborted', 'unknown_method', 'dead', 'cancelled', 'no_fit', 'unavailable']);
 
 export function failureKind(value: unknown): RuntimeFailureKind {
   return typeof value === 'string' && KINDS.has(value) ? (value as RuntimeFailureKind) : 'internal';

@@ -8,6 +8,8 @@ export function launchFailure(instance: ModelInstance, cause: unknown): HangarEr
   const name = instance.resolved.modelName;
   if (cause instanceof RuntimeFailure) {
     if (cause.kind === 'invalid') return new HangarError('model_load_invalid', [name, cause.message], { cause });
+    // Not the model's fault and not for good: the hub was out of reach and the files are not cached.
+    if (cause.kind === 'unavailable') return new HangarError('model_source_unreachable', [name, cause.message], { cause, headers: { 'retry-after': '30' } });
     if (cause.kind === 'cancelled') return new HangarError('launch_cancelled', [instance.uid], { cause });
     // Xinference's code for "no room for this model"; the message says what was asked and what is free.
     if (cause.kind === 'no_fit') return new HangarError('no_gpu_slot', [`${name}: ${cause.message}`], { cause });

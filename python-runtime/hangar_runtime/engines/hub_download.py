@@ -14,7 +14,7 @@ import os
 import shutil
 import threading
 
-from ..errors import InvalidModel, exception_text
+from ..errors import InvalidModel, SourceUnreachable, exception_text
 from .base import Progress
 from .model_uri import local_path
 
@@ -74,7 +74,7 @@ def download(model_id: str, revision: str | None, cache_dir: str | None, progres
         return _cached_copy(model_id, revision, cache_dir,
                             f"Cannot download {where}: the hub {constants.ENDPOINT} could not be reached "
                             f"(waited at most {_PROBE_TIMEOUT_S:g}s; {type(exc).__name__}: {_first_line(exc)}), and the model "
-                            f"is not in the cache {_cache_name(cache_dir)}.")
+                            f"is not in the cache {_cache_name(cache_dir)}.", unreachable=True)
     wanted = _wanted_files(info, ignore_patterns)
     repo_folder = _repo_folder(model_id, cache_dir)
     _check_disk_space(where, wanted, repo_folder)
@@ -219,13 +219,15 @@ def _size(n: int) -> str:
     return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
 
 
-def _cached_copy(model_id: str, revision: str | None, cache_dir: str | None, why: str) -> str:
+def _cached_copy(model_id: str, revision: str | None, cache_dir: str | None, why: str,
+                 unreachable: bool = False) -> str:
     from huggingface_hub import snapshot_download
 
     try:
         path = snapshot_download(model_id, revision=revision, cache_dir=cache_dir, local_files_only=True)
     except Exception as exc:
-        raise InvalidModel(f"{why} {_LOCAL_HINT}") from exc
+        # The hub out of reach is "not now" (503); offline mode is the user's own setting (400).
+        raise (SourceUnreachable if unreachable else InvalidModel)(f"{why} {_LOCAL_HINT}") from exc
     log.info("using the cached copy of %s at %s", model_id, path)
     return path
 

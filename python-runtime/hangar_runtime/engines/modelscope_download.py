@@ -25,7 +25,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from ..errors import InvalidModel, exception_text
+from ..errors import InvalidModel, SourceUnreachable, exception_text
 from .base import Progress
 
 log = logging.getLogger("hangar_runtime.modelscope")
@@ -195,7 +195,8 @@ def _cached_copy(folder: str, where: str, why: str) -> str:
             return folder
     except (OSError, ValueError, KeyError, TypeError):
         pass
-    raise InvalidModel(f"Cannot download {where}: {why}, and the model is not in the cache {folder}. {_LOCAL_HINT}")
+    # Only called when ModelScope could not be reached: "not now" (503), not a bad model.
+    raise SourceUnreachable(f"Cannot download {where}: {why}, and the model is not in the cache {folder}. {_LOCAL_HINT}")
 
 
 def _check_disk_space(where: str, missing: list[dict], folder: str) -> None:

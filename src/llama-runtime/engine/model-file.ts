@@ -5,7 +5,7 @@ import { mkdir, open as fsOpen, readFile, readdir, rename, rm, stat, statfs } fr
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
-import { InvalidInput } from '../invalid-input.js';
+import { InvalidInput, SourceUnreachable } from '../invalid-input.js';
 
 /** The share of a launch's progress that downloading takes; loading the weights is the rest. */
 export const DOWNLOAD_SHARE = 0.8;
@@ -306,7 +306,7 @@ async function open(hub: Hub, url: string, offset: number, timeoutMs: number, un
     }
     return response;
   } catch (err) {
-    throw new InvalidInput(unreachable(`the hub ${hub.endpoint} could not be reached (waited at most ${timeoutMs / 1000}s; ${causeOf(err)})`));
+    throw new SourceUnreachable(unreachable(`the hub ${hub.endpoint} could not be reached (waited at most ${timeoutMs / 1000}s; ${causeOf(err)})`));
   } finally {
     clearTimeout(timer);
   }
