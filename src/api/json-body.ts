@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import sjson from 'secure-json-parse';
 import { HangarError } from '../errors/hangar-error.js';
 
@@ -14,26 +14,49 @@ export const MAX_JSON_DEPTH = 64;
  * 400 here instead of a stack overflow in whatever walks the value later.
  */
 export function installJsonBody(app: FastifyInstance): void {
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body as string;
-    if (text.length === 0) {
-      // OpenAI's SDKs send DELETE (and some clients GET) with the JSON content type and
-      // no body: nothing to parse, not a malformed body. A POST without one still is.
-      if (request.method === 'DELETE' || request.method === 'GET') return done(null, undefined);
-      return done(new HangarError('invalid_json', ['the body is empty']));
-    }
-    let value: unknown;
-    try {
-      value = sjson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' });
-    } catch (err) {
-      return done(new HangarError('invalid_json', [(err as Error).message]));
-    }
-    if (depthExceeds(value, MAX_JSON_DEPTH)) {
-      return done(new HangarError('invalid_json', [`the body is nested deeper than ${MAX_JSON_DEPTH} levels`]));
-    }
-    done(null, value);
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJson);
+  // Xinference reads every JSON body with `await request.json()`, whatever its content
+  // type: `curl -d '{...}'` without `-H 'Content-Type: application/json'` (curl then
+  // says form-urlencoded) and a browser's `fetch` of a string (text/plain) work there,
+  // and scripts written for it must work here. A form that is not JSON (OAuth2's
+  // `POST /token`) is read as its fields. No new exposure: CORS already lets any page
+  // send JSON itself (docs/decisions.md, "Bodies of other content types").
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, parseJson);
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (request, body, done) => {
+    if (/^\s*[[{]/.test(body as string)) return parseJson(request, body, done);
+    done(null, formFields(body as string));
   });
+}
+
+/** A URL-encoded form's fields; a field given more than once keeps every value, in order. */
+function formFields(text: string): Record<string, string | string[]> {
+  const fields: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
+  for (const [name, value] of new URLSearchParams(text)) {
+    const previous = fields[name];
+    fields[name] = previous === undefined ? value : [...(Array.isArray(previous) ? previous : [previous]), value];
+  }
+  return { ...fields };
+}
+
+function parseJson(request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void): void {
+  const text = body as string;
+  if (text.length === 0) {
+    // OpenAI's SDKs send DELETE (and some clients GET) with the JSON content type and
+    // no body: nothing to parse, not a malformed body. A POST without one still is.
+    if (request.method === 'DELETE' || request.method === 'GET') return done(null, undefined);
+    return done(new HangarError('invalid_json', ['the body is empty']));
+  }
+  let value: unknown;
+  try {
+    value = sjson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' });
+  } catch (err) {
+    return done(new HangarError('invalid_json', [(err as Error).message]));
+  }
+  if (depthExceeds(value, MAX_JSON_DEPTH)) {
+    return done(new HangarError('invalid_json', [`the body is nested deeper than ${MAX_JSON_DEPTH} levels`]));
+  }
+  done(null, value);
 }
 
 /** Iterative, so measuring the depth cannot overflow the stack itself. */

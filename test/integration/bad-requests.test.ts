@@ -194,6 +194,23 @@ describe('bad requests get a clear error and leave nothing behind', () => {
     expect((await request(server.url, 'POST', '/v1/flexible/infers', JSON.stringify({ model: 'good', args: [[[1, 2, 3]]] }))).status).toBe(200);
   });
 
+  it("reads a JSON body sent as text/plain or as curl -d's form type, as Xinference does, and a real form as its fields", async () => {
+    const json = JSON.stringify({ model: 'good', args: [[[1, 2, 3]]] });
+    const plain = await request(server.url, 'POST', '/v1/flexible/infers', json);
+    expect(plain.status, plain.text).toBe(200);
+    for (const type of ['text/plain;charset=UTF-8', 'application/x-www-form-urlencoded']) {
+      const res = await request(server.url, 'POST', '/v1/flexible/infers', json, { 'content-type': type });
+      expect([res.status, res.body], type).toEqual([200, plain.body]);
+    }
+    // A form that is not JSON: its fields, checked as any body is.
+    const form = await request(server.url, 'POST', '/v1/flexible/infers', 'model=good&args=1', { 'content-type': 'application/x-www-form-urlencoded' });
+    expect([form.status, form.body.error?.param], form.text).toEqual([400, 'args']);
+    const broken = await request(server.url, 'POST', '/v1/flexible/infers', '{"model": "good", "args": [', { 'content-type': 'text/plain' });
+    expect([broken.status, broken.body.error?.code]).toEqual([400, 'invalid_json']);
+    const xml = await request(server.url, 'POST', '/v1/flexible/infers', '<model>good</model>', { 'content-type': 'application/xml' });
+    expect([xml.status, xml.body.error?.code]).toEqual([415, 'unsupported_media_type']);
+  });
+
   it('stops a model whose uid of 100 characters is longer than that as a URL', async () => {
     // Six bytes of percent-escapes per character: past fastify's default 100 for a path parameter.
     const api = client(server.url);

@@ -1,4 +1,3 @@
-import formbody from '@fastify/formbody';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -13,12 +12,11 @@ const tokenBody = z.object({
 
 /**
  * POST /token (contract §6): JSON as Xinference's client sends it, or form-encoded as
- * OAuth2 password-flow clients send it. Failures are throttled per username and per
+ * OAuth2 password-flow clients send it (read as its fields by json-body.ts). Failures are throttled per username and per
  * client address (login-throttle.ts) and written to the audit log.
  */
 export const tokenRoute: FastifyPluginAsync<{ access: AccessControl; throttle?: LoginThrottle }> = async (fastify, { access, throttle = new LoginThrottle() }) => {
   const { authenticator, audit } = access;
-  await fastify.register(formbody);
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   app.post('/token', { schema: { body: tokenBody, tags: ['auth'] } }, async (request) => {
     if (!authenticator.enabled) throw new HangarError('auth_disabled');
