@@ -6,6 +6,7 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, stepCountIs, streamText, tool } from 'ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from './harness/processes.js';
 import { z } from 'zod';
 import { upstreamAuthConfig } from '../fixtures/auth-users.js';
 import { request } from './harness/http.js';
@@ -299,6 +300,25 @@ print(json.dumps(out))
       expect(res.status, `${JSON.stringify(body)}: ${res.text}`).toBe(status);
       expect(res.body.error, JSON.stringify(body)).toMatchObject({ code, param });
     }
+  });
+
+  it('stores nothing for a stream its client leaves, not a cut answer marked completed', async () => {
+    const controller = new AbortController();
+    const res = await fetch(`${server.url}/v1/responses`, {
+      method: 'POST',
+      headers: { ...as(), 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sim', input: 'long', max_output_tokens: 100_000, stream: true }),
+      signal: controller.signal,
+    });
+    const reader = res.body!.getReader();
+    let text = '';
+    while (!text.includes('response.output_text.delta')) text += new TextDecoder().decode((await reader.read()).value);
+    const id = /"id":"(resp_[^"]+)"/.exec(text)![1]!;
+    controller.abort();
+    await reader.cancel().catch(() => {});
+    const idle = await waitFor(async () => (await get('/v1/models/sim/replicas')).body[0].in_flight === 0, 10_000);
+    expect(idle).toBe(true);
+    expect((await get(`/v1/responses/${id}`)).status).toBe(404);
   });
 
   it('is aborted by request id like chat: the stream ends with response.failed, and nothing is stored', async () => {

@@ -66,7 +66,7 @@ export async function relayChoices(
           batch = merge ? source.takeQueued() : [];
           if (batch.length === 0 && !out.clientGone) batch = await source.nextBatch();
         }
-        out.write(held.rest(format, merge) + format.closing());
+        if (!out.clientGone) out.write(held.rest(format, merge) + format.closing());
       }),
     );
     const aborted = options.aborted();

@@ -27,6 +27,7 @@ export async function relayPerToken(request: FastifyRequest, reply: FastifyReply
       }
       batch = await source.nextBatch();
     }
+    if (out.clientGone) return;
     out.end(format.closing() + SSE_DONE);
   } catch (err) {
     out.end(failureEvent(request, err));

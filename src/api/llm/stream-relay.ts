@@ -62,6 +62,8 @@ export async function relayStream(request: FastifyRequest, reply: FastifyReply, 
       batch = merge ? source.takeQueued() : [];
       if (batch.length === 0) batch = await source.nextBatch();
     }
+    // Left by its client: nothing is closed for it (a Responses stream would store a cut answer as completed).
+    if (out.clientGone) return;
     const aborted = options.aborted?.();
     if (aborted) throw aborted;
     out.end(pending + held.rest(format, merge) + format.closing() + (format.done ?? SSE_DONE));
