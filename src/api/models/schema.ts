@@ -48,7 +48,8 @@ export const launchQuery = z.object({
 });
 
 export const uidParams = z.object({ model_uid: z.string() });
-export const replicaParams = z.object({ model_uid: z.string(), replica_id: z.coerce.number().int().min(0) });
+// Digits only: a coerced number read ' ' as 0 and '0x1' as 1, and removed a replica nobody named.
+export const replicaParams = z.object({ model_uid: z.string(), replica_id: z.string().regex(/^\d{1,9}$/, 'must be a replica id: a whole number from 0, in digits').transform(Number) });
 
 export const instancesQuery = z.object({
   model_name: z.string().optional(),
