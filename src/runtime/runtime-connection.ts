@@ -222,21 +222,23 @@ export class RuntimeConnection {
    * The runtime is gone (process exit, missed heartbeats, DEAD message) or is being
    * stopped: every call in flight fails at once, and listeners hear about it once.
    */
-  markDead(reason: string): void {
+  markDead(reason: string, detail = ''): void {
     if (this.deadReason) return;
     this.deadReason = reason;
     this.liveness.stop();
     const failure = new RuntimeFailure('dead', reason);
     if (this.handshake) {
       clearTimeout(this.handshake.deadline);
-      this.handshake.reject(failure);
+      // Whoever launched it reads why the load died (a traceback's last lines, CUDA out of memory).
+      this.handshake.reject(detail ? new RuntimeFailure('dead', reason + detail) : failure);
       this.handshake = null;
     }
+    // A caller of the model reads only that it died: its output is the operator's, in the log and the events.
     for (const call of this.calls.values()) call.reject(failure);
     this.calls.clear();
     for (const queue of this.streams.values()) queue.fail(failure);
     this.streams.clear();
-    for (const listener of this.deathListeners) listener(reason);
+    for (const listener of this.deathListeners) listener(reason + detail);
   }
 
   /** Fails a pending handshake with a specific failure (cancel), then marks the connection dead. */

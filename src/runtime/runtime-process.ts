@@ -57,7 +57,7 @@ export class RuntimeProcess {
       const how = result.signal ? `signal ${result.signal}` : `exit code ${String(result.exitCode)}`;
       if (!this.stopping) output.log.warn({ pid: subprocess.pid }, `runtime process ended unexpectedly (${how})`);
       const last = lastLines.length > 0 ? `; its last output: ${lastLines.join(' | ')}` : '';
-      connection.markDead(`the runtime process ended (${how})${last}`);
+      connection.markDead(`the runtime process ended (${how})`, last);
       // Nobody stops a runtime that ended by itself: its sockets, their files and its
       // engine's socket folder (endpoints.ts) would stay behind for every death.
       void connection.close().catch((err: unknown) => output.log.warn({ err }, 'could not remove the ended runtime\'s socket files'));

@@ -31,6 +31,8 @@ export function callFailure(instance: ModelInstance, cause: unknown): HangarErro
       case 'dead':
       case 'cancelled':
       case 'aborted':
+        // Ended by a terminate: say so, not how its process ended.
+        if (instance.lifetime.signal.aborted) return new HangarError('runtime_unavailable', [instance.uid, 'the model was terminated'], { cause });
         return new HangarError('runtime_unavailable', [instance.uid, cause.message], { cause });
       case 'internal':
         return new HangarError('inference_failed', [cause.message], { cause });

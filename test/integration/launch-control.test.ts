@@ -17,7 +17,10 @@ def load(gate, limit_s=30):
 
 def infer(model, action="echo", value=None):
     if action == "crash":
+        print("about to crash: the engine's own last words", flush=True)
         os._exit(17)
+    if action == "sleep":
+        time.sleep(value)
     if action == "fail":
         raise RuntimeError("the model broke")
     return {"value": value, "pid": os.getpid()}
@@ -94,6 +97,16 @@ describe('launch control: progress, cancel, loading, limits, crashes', () => {
     expect((await api.post('/v1/flexible/infers', { model: 'fragile', value: 3 })).body.value).toBe(3);
   });
 
+  it('tells a call cut by a terminate that the model was terminated', async () => {
+    expect((await api.post('/v1/models', { model_name: 'slow', model_type: 'flexible', model_uid: 'doomed' })).status).toBe(200);
+    const call = api.post('/v1/flexible/infers', { model: 'doomed', action: 'sleep', value: 20 });
+    expect(await waitFor(async () => (await api.get('/v1/models/doomed/replicas')).body[0]?.in_flight === 1, 10_000)).toBe(true);
+    expect((await api.delete('/v1/models/doomed')).status).toBe(200);
+    const cut = await call;
+    expect([cut.status, cut.body.error.code]).toEqual([503, 'runtime_unavailable']);
+    expect(cut.body.detail).toContain('the model was terminated');
+  });
+
   it('fails a call at once with 503 naming the cause when its runtime dies, then restarts the replica', async () => {
     const pid = (await api.post('/v1/flexible/infers', { model: 'fragile', value: 1 })).body.pid as number;
     const crashed = await api.post('/v1/flexible/infers', { model: 'fragile', action: 'crash' });
@@ -101,7 +114,11 @@ describe('launch control: progress, cancel, loading, limits, crashes', () => {
     expect(crashed.body.error.code).toBe('runtime_unavailable');
     expect(crashed.body.detail).toContain('fragile');
     expect(crashed.body.detail).toContain('exit code 17');
+    // Its output is the operator's (the log, the model's events), not the caller's.
+    expect(crashed.body.detail).not.toContain('last words');
     expect(isAlive(pid)).toBe(false);
+    const died = (await api.get('/v1/models/fragile/events')).body.map((e: { event_content: string }) => e.event_content);
+    expect(died.some((e: string) => e.includes('exit code 17') && e.includes('last words'))).toBe(true);
 
     // While the replica comes back, calls get 503 with Retry-After; then it serves again.
     const during = await api.post('/v1/flexible/infers', { model: 'fragile', value: 1 });
