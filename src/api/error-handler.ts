@@ -41,8 +41,19 @@ export function frameworkErrors(err: FastifyError, request: FastifyRequest, repl
   sendError(reply, request, error);
 }
 
+/**
+ * A failure of ours is logged with its stack; a 503 (the model is loading, was
+ * terminated or cancelled, the hub is out of reach) is a state the service is in, not a
+ * fault: a warning with its code, which said as an error with a stack it drowned the
+ * real ones. 4xx are the client's and go to the request log only.
+ */
+export function logFailure(request: FastifyRequest, error: HangarError): void {
+  if (error.status === 503) request.log.warn({ code: error.code }, error.message);
+  else if (error.status >= 500) request.log.error({ err: error.cause ?? error, code: error.code }, error.message);
+}
+
 export function sendError(reply: FastifyReply, request: FastifyRequest, error: HangarError): FastifyReply {
-  if (error.status >= 500) request.log.error({ err: error.cause ?? error, code: error.code }, error.message);
+  logFailure(request, error);
   // Answered before the body was read to its end: see unread-body.ts. fastify marks
   // every body-parser error `Connection: close`; a body we drain instead keeps the
   // connection, so a client still sending it is not cut off (EPIPE) before the answer.

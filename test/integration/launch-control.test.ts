@@ -98,6 +98,7 @@ describe('launch control: progress, cancel, loading, limits, crashes', () => {
   });
 
   it('tells a call cut by a terminate that the model was terminated', async () => {
+    await writeFile(gate, 'open');
     expect((await api.post('/v1/models', { model_name: 'slow', model_type: 'flexible', model_uid: 'doomed' })).status).toBe(200);
     const call = api.post('/v1/flexible/infers', { model: 'doomed', action: 'sleep', value: 20 });
     expect(await waitFor(async () => (await api.get('/v1/models/doomed/replicas')).body[0]?.in_flight === 1, 10_000)).toBe(true);
@@ -105,6 +106,10 @@ describe('launch control: progress, cancel, loading, limits, crashes', () => {
     const cut = await call;
     expect([cut.status, cut.body.error.code]).toEqual([503, 'runtime_unavailable']);
     expect(cut.body.detail).toContain('the model was terminated');
+    // A state the service was in, not a fault of its own: a warning, no stack.
+    const logged = server.logs.filter((l) => JSON.stringify(l).includes('the model was terminated'));
+    expect(logged.length).toBeGreaterThan(0);
+    expect(logged.filter((l) => (l.level as number) >= 50 || JSON.stringify(l).includes('"stack"'))).toEqual([]);
   });
 
   it('fails a call at once with 503 naming the cause when its runtime dies, then restarts the replica', async () => {

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HangarError, errorBody } from '../../errors/hangar-error.js';
 import { SSE_DONE, SseResponse, sseEvent } from '../sse/sse-response.js';
+import { logFailure } from '../error-handler.js';
 import { asGeneration } from './generate-config.js';
 import { HeldChunks } from './held-chunks.js';
 import type { StreamFormat } from './stream-format.js';
@@ -78,7 +79,7 @@ export async function relayStream(request: FastifyRequest, reply: FastifyReply, 
 export function failureEvent(request: FastifyRequest, err: unknown, format?: StreamFormat): string {
   const error = err instanceof HangarError ? err : new HangarError('internal_error', [String(request.id)], { cause: err });
   request.meter?.fail();
-  if (error.status >= 500) request.log.error({ err: error.cause ?? error, code: error.code }, error.message);
+  logFailure(request, error);
   if (format?.failure) return format.failure(error);
   return sseEvent(JSON.stringify({ error: errorBody(error).error }));
 }
