@@ -272,6 +272,8 @@ print(json.dumps(out))
       [{ model: 'sim', input: 'x', tools: [{ type: 'web_search' }] }, 400, 'field_unsupported', 'tools.0.type'],
       [{ model: 'sim', input: 'x', tools: [{ type: 'function' }] }, 400, 'invalid_field', 'tools.0.name'],
       [{ model: 'sim', input: 'x', background: true }, 400, 'field_unsupported', 'background'],
+      [{ model: 'sim', input: 'x', background: 'yes' }, 400, 'invalid_field', 'background'],
+      [{ model: 'sim', input: 'x', max_tool_calls: 'many' }, 400, 'invalid_field', 'max_tool_calls'],
       [{ model: 'sim', input: 'x', conversation: 'conv_1' }, 400, 'field_unsupported', 'conversation'],
       [{ model: 'sim', input: 'x', reasoning: { effort: 'high' } }, 400, 'field_unsupported', 'reasoning'],
       [{ model: 'sim', input: 'x', truncation: 'auto' }, 400, 'field_unsupported', 'truncation'],

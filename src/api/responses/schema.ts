@@ -78,6 +78,9 @@ export const responsesBody = z.looseObject({
     .refine((m) => Object.keys(m).length <= 16, 'at most 16 keys')
     .nullish(),
   store: z.boolean().nullish(),
+  // Typed so that `"yes"` or `1` is refused, not read as false; `true` is refused by name (routes.ts).
+  background: z.boolean().nullish(),
+  max_tool_calls: z.int().min(0).nullish(),
   previous_response_id: z.string().min(1).nullish(),
   stream: z.boolean().nullish(),
   stream_options: z.looseObject({ include_obfuscation: z.boolean().nullish() }).nullish(),
