@@ -111,6 +111,24 @@ describe('Prometheus /metrics', () => {
     expect(sample(after, 'hangar_process_resident_memory_bytes')).toBeGreaterThan(0);
   });
 
+  it('counts a request whose client leaves before its answer ends as 499, once', async () => {
+    const route = { route: '/v1/chat/completions', model: 'tiny' };
+    const before = await scrape();
+    const left = sample(before, 'hangar_http_requests_total', { ...route, status: '499' }) ?? 0;
+    const ok = sample(before, 'hangar_http_requests_total', { ...route, status: '200' }) ?? 0;
+    const controller = new AbortController();
+    const res = await fetch(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...as(USER3_KEY), 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 200, ignore_eos: true, stream: true }),
+      signal: controller.signal,
+    });
+    await res.body!.getReader().read();
+    controller.abort();
+    expect(await waitFor(async () => sample(await scrape(), 'hangar_http_requests_total', { ...route, status: '499' }) === left + 1, 10_000)).toBe(true);
+    expect(sample(await scrape(), 'hangar_http_requests_total', { ...route, status: '200' }) ?? 0).toBe(ok);
+  });
+
   it('counts a failed launch and a restart', async () => {
     const broken = path.join(work, 'broken_launcher.py');
     await writeFile(broken, 'def load():\n    raise RuntimeError("this model does not load")\n\ndef infer(model, *args):\n    return None\n');
