@@ -18,15 +18,26 @@ export function installJsonBody(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJson);
   // Xinference reads every JSON body with `await request.json()`, whatever its content
   // type: `curl -d '{...}'` without `-H 'Content-Type: application/json'` (curl then
-  // says form-urlencoded) and a browser's `fetch` of a string (text/plain) work there,
-  // and scripts written for it must work here. A form that is not JSON (OAuth2's
-  // `POST /token`) is read as its fields. No new exposure: CORS already lets any page
-  // send JSON itself (docs/decisions.md, "Bodies of other content types").
-  app.addContentTypeParser('text/plain', { parseAs: 'string' }, parseJson);
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (request, body, done) => {
-    if (/^\s*[[{]/.test(body as string)) return parseJson(request, body, done);
-    done(null, formFields(body as string));
+  // says form-urlencoded) works there, and scripts written for it must work here. Not
+  // from a browser (a request with an Origin): these two types need no CORS preflight,
+  // so a page of any origin could post them past a `--cors-origins` list; a page sends
+  // application/json. A form that is not JSON is read as its fields on `POST /token`
+  // alone (OAuth2's password flow). docs/decisions.md, "Bodies of other content types".
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (request, body, done) => {
+    if (request.headers.origin !== undefined) return done(notJson(request));
+    parseJson(request, body, done);
   });
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (request, body, done) => {
+    const login = request.routeOptions.url === '/token';
+    if (!login && request.headers.origin !== undefined) return done(notJson(request));
+    if (/^\s*[[{]/.test(body as string)) return parseJson(request, body, done);
+    if (login) return done(null, formFields(body as string));
+    done(notJson(request));
+  });
+}
+
+function notJson(request: FastifyRequest): HangarError {
+  return new HangarError('unsupported_media_type', [`${String(request.headers['content-type'])}; send JSON as application/json`]);
 }
 
 /** A URL-encoded form's fields; a field given more than once keeps every value, in order. */

@@ -194,7 +194,7 @@ describe('bad requests get a clear error and leave nothing behind', () => {
     expect((await request(server.url, 'POST', '/v1/flexible/infers', JSON.stringify({ model: 'good', args: [[[1, 2, 3]]] }))).status).toBe(200);
   });
 
-  it("reads a JSON body sent as text/plain or as curl -d's form type, as Xinference does, and a real form as its fields", async () => {
+  it("reads a JSON body sent as text/plain or as curl -d's form type, as Xinference does, but not from a browser page", async () => {
     const json = JSON.stringify({ model: 'good', args: [[[1, 2, 3]]] });
     const plain = await request(server.url, 'POST', '/v1/flexible/infers', json);
     expect(plain.status, plain.text).toBe(200);
@@ -202,9 +202,14 @@ describe('bad requests get a clear error and leave nothing behind', () => {
       const res = await request(server.url, 'POST', '/v1/flexible/infers', json, { 'content-type': type });
       expect([res.status, res.body], type).toEqual([200, plain.body]);
     }
-    // A form that is not JSON: its fields, checked as any body is.
+    // A page of another origin sends these without a preflight, past any CORS list: refused.
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded']) {
+      const res = await request(server.url, 'POST', '/v1/flexible/infers', json, { 'content-type': type, origin: 'https://elsewhere.example' });
+      expect([res.status, res.body.error?.code], type).toEqual([415, 'unsupported_media_type']);
+    }
+    // A form that is not JSON is read only by POST /token (OAuth2's password flow).
     const form = await request(server.url, 'POST', '/v1/flexible/infers', 'model=good&args=1', { 'content-type': 'application/x-www-form-urlencoded' });
-    expect([form.status, form.body.error?.param], form.text).toEqual([400, 'args']);
+    expect([form.status, form.body.error?.code], form.text).toEqual([415, 'unsupported_media_type']);
     const broken = await request(server.url, 'POST', '/v1/flexible/infers', '{"model": "good", "args": [', { 'content-type': 'text/plain' });
     expect([broken.status, broken.body.error?.code]).toEqual([400, 'invalid_json']);
     const xml = await request(server.url, 'POST', '/v1/flexible/infers', '<model>good</model>', { 'content-type': 'application/xml' });
