@@ -31,6 +31,12 @@ export function checkCallable(instance: ModelInstance, target: CallTarget): void
   if (instance.state === 'CREATING' || instance.asleep) {
     throw new HangarError('model_loading', [target.uid], { headers: { 'retry-after': '5' } });
   }
+  // A launch that failed or was cancelled is not coming back: not found, as Xinference
+  // answers for a model not running, not a 503 that invites retries. Its record stays
+  // readable (GET /v1/models/{uid}, failed-launches.ts).
+  if (instance.launchFailedAt !== null) {
+    throw new HangarError('model_not_found', [`${target.uid} (its launch failed: ${instance.errorMessage ?? 'unknown error'})`], { param: 'model' });
+  }
   if (instance.state !== 'READY') {
     throw new HangarError('runtime_unavailable', [target.uid, instance.errorMessage ?? instance.state.toLowerCase()]);
   }

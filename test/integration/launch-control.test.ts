@@ -70,6 +70,10 @@ describe('launch control: progress, cancel, loading, limits, crashes', () => {
     expect((await api.post('/v1/models/pending/cancel')).status).toBe(200);
     expect((await api.get('/v1/models/instances?model_uid=pending')).body[0].status).toBe('ERROR');
     expect(await runtimePids(server.home)).toEqual([]);
+    // Not coming back: not found (no 503 that invites retries), saying why.
+    const after = await api.post('/v1/flexible/infers', { model: 'pending', args: [] });
+    expect([after.status, after.body.error.code]).toEqual([404, 'model_not_found']);
+    expect(after.body.detail).toContain('cancelled');
   });
 
   it('terminates a model that is still launching', async () => {
