@@ -32,15 +32,15 @@ const OTHER_WEIGHTS = /\.(bin|pt|pth|ckpt|joblib|pkl|onnx|h5|msgpack)$/i;
  */
 export async function weightsOfFolder(folder: string): Promise<ModelShape | null> {
   const files = await walk(folder);
-  const safetensors = files.filter((f) => f.endsWith('.safetensors'));
+  const safetensors = files.filter((f) => f.file.endsWith('.safetensors'));
   let parameters: number | null = null;
   let weightBytes = 0;
   let fileBytes = 0;
   if (safetensors.length > 0) {
     parameters = 0;
-    for (const file of safetensors) {
+    for (const { file, bytes } of safetensors) {
       const header = await safetensorsHeader(file);
-      fileBytes += (await stat(file)).size;
+      fileBytes += bytes;
       if (!header) {
         parameters = null;
         break;
@@ -49,7 +49,7 @@ export async function weightsOfFolder(folder: string): Promise<ModelShape | null
       weightBytes += header.bytes;
     }
   } else {
-    for (const file of files.filter((f) => OTHER_WEIGHTS.test(f))) fileBytes += (await stat(file)).size;
+    for (const { bytes } of files.filter((f) => OTHER_WEIGHTS.test(f.file))) fileBytes += bytes;
   }
   if (fileBytes === 0) return null;
   const config = await readJson(path.join(folder, 'config.json'));
@@ -141,14 +141,18 @@ export async function ggufShape(file: string): Promise<ModelShape | null> {
   };
 }
 
-/** The folder's regular files (a link is followed to one: the hub's cache links its snapshots' files), three levels deep. */
-async function walk(folder: string, depth = 0): Promise<string[]> {
+/** The folder's regular files and their sizes (a link is followed to one: the hub's cache links its snapshots' files), three levels deep. */
+async function walk(folder: string, depth = 0): Promise<Array<{ file: string; bytes: number }>> {
   if (depth > 3) return [];
-  const out: string[] = [];
+  const out: Array<{ file: string; bytes: number }> = [];
   for (const entry of await readdir(folder, { withFileTypes: true }).catch(() => [])) {
     const full = path.join(folder, entry.name);
-    if (entry.isDirectory()) out.push(...(await walk(full, depth + 1)));
-    else if ((await stat(full).catch(() => null))?.isFile()) out.push(full);
+    if (entry.isDirectory()) {
+      out.push(...(await walk(full, depth + 1)));
+      continue;
+    }
+    const info = await stat(full).catch(() => null);
+    if (info?.isFile()) out.push({ file: full, bytes: info.size });
   }
   return out;
 }
