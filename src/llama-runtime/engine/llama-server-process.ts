@@ -67,12 +67,12 @@ export class LlamaServerProcess {
   // As long as the control plane waits for a load that reports no progress (loadStallTimeoutMs).
   static async start(options: LlamaServerOptions, timeoutMs = 15 * 60_000): Promise<LlamaServerProcess> {
     // Made 0700 either way: the socket in it is ours alone.
-    const folder = options.socketPath !== null ? path.dirname(options.socketPath) : mkdtempSync(path.join(os.tmpdir(), 'hangar-llama-'));
+    const socketPath = options.socketPath ?? path.join(mkdtempSync(path.join(os.tmpdir(), 'hangar-llama-')), 'server.sock');
+    const folder = path.dirname(socketPath);
     if (options.socketPath !== null) {
       rmSync(folder, { recursive: true, force: true });
       mkdirSync(folder, { mode: 0o700 });
     }
-    const socketPath = options.socketPath ?? path.join(folder, 'server.sock');
     const args = [
       '-m', options.file,
       '--host', socketPath,
