@@ -17,9 +17,23 @@ export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => sendError(reply, request, toHangarError(err, request)));
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? request.url;
+    // A path that is served under other methods is a 405 with `Allow`, as FastAPI
+    // (Xinference) answers: a client that sent GET to a POST route learns that it is
+    // the method, not the path, that is wrong.
+    // A route of this very method that found nothing (a static file missing) is a 404.
+    const allowed = ROUTE_METHODS.filter((method) => app.findRoute({ method, url: path }) !== null);
+    const own = request.method === 'HEAD' ? 'GET' : request.method;
+    if (allowed.length > 0 && !allowed.some((method) => method === own)) {
+      if (allowed.includes('GET')) allowed.push('HEAD');
+      reply.header('allow', allowed.join(', '));
+      sendError(reply, request, new HangarError('method_not_allowed', [request.method, path, allowed.join(', ')]));
+      return;
+    }
     sendError(reply, request, new HangarError('route_not_found', [request.method, path]));
   });
 }
+
+const ROUTE_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /** The longest path parameter read, as sent (percent-escapes counted): a 100-character uid of 4-byte characters is 1,200. */
 export const MAX_PATH_PARAM_LENGTH = 2048;

@@ -36,6 +36,7 @@ export const catalog = {
   request_timeout: entry(408, 'invalid_request_error', 'The request did not arrive within %s s (HANGAR_REQUEST_BODY_TIMEOUT_MS); the connection is closed'),
   bad_http_request: entry(400, 'invalid_request_error', 'The request could not be read as HTTP: %s'),
   route_not_found: entry(404, 'not_found_error', 'Route %s %s not found'),
+  method_not_allowed: entry(405, 'invalid_request_error', 'Method Not Allowed: %s %s; this path takes %s'),
   bad_url: entry(400, 'invalid_request_error', 'The path %s holds a percent-escape that is not UTF-8 text'),
   path_segment_too_long: entry(414, 'invalid_request_error', 'A part of the path %s is over %s characters; no uid or name is that long'),
 

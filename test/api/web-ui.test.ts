@@ -117,6 +117,24 @@ for (const auth of [false, true]) {
       }
     });
 
+    it('answers a served path under a method it does not take with 405 and Allow, as FastAPI does', async () => {
+      const headers = auth ? { authorization: `Bearer ${ADMIN_KEY}` } : {};
+      const cases: Array<[method: 'GET' | 'PUT' | 'DELETE', url: string, allow: string]> = [
+        ['GET', '/v1/chat/completions', 'POST'],
+        ['PUT', '/v1/models', 'GET, POST, HEAD'],
+        ['DELETE', '/v1/embeddings?x=1', 'POST'],
+        ['DELETE', '/assets/no-such-file.js', 'GET, HEAD'],
+      ];
+      for (const [method, url, allow] of cases) {
+        if (auth) expect((await app.inject({ method, url })).statusCode, url).toBe(401);
+        const res = await app.inject({ method, url, headers });
+        expect(res.statusCode, url).toBe(405);
+        expect(res.headers.allow, url).toBe(allow);
+        expect(res.json().error.code, url).toBe('method_not_allowed');
+        expect(res.json().detail, url).toContain(`${method} ${url.split('?')[0]}`);
+      }
+    });
+
     if (auth) {
       it('still guards every API route the page calls', async () => {
         for (const url of ['/v1/models', '/v1/model_registrations/LLM', '/v1/cluster/devices']) {
