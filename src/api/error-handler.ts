@@ -21,7 +21,7 @@ export function installErrorHandler(app: FastifyInstance): void {
     // (Xinference) answers: a client that sent GET to a POST route learns that it is
     // the method, not the path, that is wrong.
     // A route of this very method that found nothing (a static file missing) is a 404.
-    const allowed = ROUTE_METHODS.filter((method) => app.findRoute({ method, url: path }) !== null);
+    const allowed: string[] = ROUTE_METHODS.filter((method) => app.findRoute({ method, url: path }) !== null);
     const own = request.method === 'HEAD' ? 'GET' : request.method;
     if (allowed.length > 0 && !allowed.some((method) => method === own)) {
       if (allowed.includes('GET')) allowed.push('HEAD');
