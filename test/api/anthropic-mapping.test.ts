@@ -70,6 +70,33 @@ describe('Anthropic Messages as OpenAI chat', () => {
     ]);
   });
 
+  it("refuses tool turns that do not pair up, by Anthropic's rule and in its words", () => {
+    const use = (id: string) => ({ type: 'tool_use', id, name: 'weather', input: {} });
+    const result = (id: string) => ({ type: 'tool_result', tool_use_id: id, content: 'sunny' });
+    const refusal = (messages: unknown[]): { param?: string; message: string } | null => {
+      try {
+        toChatRequest(parse({ model: 'm', max_tokens: 1, messages }));
+        return null;
+      } catch (err) {
+        return { param: (err as { param?: string }).param, message: (err as Error).message };
+      }
+    };
+    const ask = { role: 'user', content: 'Weather?' };
+    // Paired, several calls answered in any order, and an assistant prefill ending with a call: taken.
+    expect(refusal([ask, { role: 'assistant', content: [use('a'), use('b')] }, { role: 'user', content: [result('b'), result('a'), { type: 'text', text: 'so?' }] }])).toBeNull();
+    expect(refusal([ask, { role: 'assistant', content: [use('a')] }])).toBeNull();
+    // A result with no call just before it.
+    const stray = refusal([ask, { role: 'assistant', content: 'ok' }, { role: 'user', content: [{ type: 'text', text: 'x' }, result('zz')] }]);
+    expect(stray?.param).toBe('messages.2.content.1');
+    expect(stray?.message).toContain('unexpected `tool_use_id` found in `tool_result` blocks: zz');
+    expect(refusal([{ role: 'user', content: [result('a')] }])?.param).toBe('messages.0.content.0');
+    // A call the next message does not answer (all of them named), or answers a turn late.
+    const unanswered = refusal([ask, { role: 'assistant', content: [use('a'), use('b')] }, { role: 'user', content: [result('a')] }]);
+    expect(unanswered?.param).toBe('messages.2');
+    expect(unanswered?.message).toContain('`tool_use` ids were found without `tool_result` blocks immediately after: b');
+    expect(refusal([ask, { role: 'assistant', content: [use('a')] }, { role: 'user', content: 'later' }, { role: 'assistant', content: 'x' }, { role: 'user', content: [result('a')] }])?.param).toBe('messages.2');
+  });
+
   it('spells tool_choice and stop reasons as each side does', () => {
     const choice = (c: unknown) => toChatRequest(parse({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: 'x' }], tool_choice: c })).tool_choice;
     expect([choice({ type: 'auto' }), choice({ type: 'any' }), choice({ type: 'none' })]).toEqual(['auto', 'required', 'none']);

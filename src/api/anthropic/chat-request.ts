@@ -1,13 +1,16 @@
 import { HangarError } from '../../errors/hangar-error.js';
 import type { ContentBlock, MessagesBody } from './schema.js';
+import { checkToolPairing } from './tool-pairing.js';
 
 /**
  * An Anthropic Messages request as the OpenAI chat request the engines already serve
  * (docs/anthropic.md, "Mapping"): system first, text parts joined, images as
  * `image_url` parts, `tool_use` blocks as the assistant's `tool_calls`, `tool_result`
- * blocks as `tool` messages, tools and tool_choice in OpenAI's spelling.
+ * blocks as `tool` messages, tools and tool_choice in OpenAI's spelling. Tool turns
+ * that do not pair up are refused first (tool-pairing.ts).
  */
 export function toChatRequest(body: MessagesBody): Record<string, unknown> {
+  checkToolPairing(body.messages);
   const messages: Array<Record<string, unknown>> = [];
   if (body.system !== undefined) {
     const system = typeof body.system === 'string' ? body.system : joinTexts(body.system);
