@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { reportFailure } from './cli-error.js';
 import { resolveConnection, type ConnectionOptions } from './connection.js';
 import { HttpClient } from './http-client.js';
@@ -34,4 +34,14 @@ export function printJson(value: unknown): void {
 /** clientAction for a command with one positional argument (commander passes it first). */
 export function clientActionWithArgument<A, O extends ConnectionOptions>(work: (http: HttpClient, argument: A, options: O) => Promise<void>) {
   return (argument: A, options: O, command: Command): Promise<void> => clientAction<O>((http, o) => work(http, argument, o))(options, command);
+}
+
+/**
+ * A uid or name flag's value: an empty one (`-u ''`, an unset shell variable) would
+ * name no model and reach the server as another route (`DELETE /v1/models/`), so it is
+ * refused here, naming the flag.
+ */
+export function nonEmpty(value: string): string {
+  if (value.trim() === '') throw new InvalidArgumentError('must not be empty.');
+  return value;
 }

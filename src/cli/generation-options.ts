@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { withConnectionOptions } from './command-options.js';
+import { nonEmpty, withConnectionOptions } from './command-options.js';
 import type { ConnectionOptions } from './connection.js';
 
 export interface GenerationOptions extends ConnectionOptions {
@@ -19,7 +19,7 @@ const number = (min: number) => (value: string): number => {
 export function withGenerationOptions(command: Command): Command {
   return withConnectionOptions(
     command
-      .requiredOption('-u, --model-uid <uid>', 'uid of the running model')
+      .requiredOption('-u, --model-uid <uid>', 'uid of the running model', nonEmpty)
       .option('--max-tokens <n>', 'most tokens per answer, also --max_tokens', number(1), 512)
       .option('--temperature <t>', 'sampling temperature (0: greedy)', number(0))
       .option('--stream', 'print the answer as it is generated (the default)')

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { clientAction, printJson, withConnectionOptions } from '../command-options.js';
+import { clientAction, nonEmpty, printJson, withConnectionOptions } from '../command-options.js';
 import type { ConnectionOptions } from '../connection.js';
 import { formatTable } from '../table.js';
 
@@ -25,7 +25,7 @@ export function engineCommand(): Command {
   return withConnectionOptions(
     new Command('engine')
       .description('list the engines that can run a model, and why the others cannot')
-      .requiredOption('-n, --model-name <name>', 'registered model name')
+      .requiredOption('-n, --model-name <name>', 'registered model name', nonEmpty)
       .option('-t, --model-type <type>', 'model type (default LLM)')
       .option('--model-engine <engine>', 'only this engine, also -en')
       .option('-f, --model-format <format>', 'only this format')

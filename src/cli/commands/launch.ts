@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { CliError } from '../cli-error.js';
-import { clientAction, printJson, withConnectionOptions } from '../command-options.js';
+import { clientAction, nonEmpty, printJson, withConnectionOptions } from '../command-options.js';
 import type { ConnectionOptions } from '../connection.js';
 import { engineKwargs } from '../engine-kwargs.js';
 import { followLaunch } from '../launch-progress.js';
@@ -53,7 +53,7 @@ export function launchFlags(command: Command): Command {
       .option('-n, --model-name <name>', 'registered model name, or a hub id hf.co/<org>/<repo>[:<quantization>] (also as the first argument)')
       .option('-t, --model-type <type>', 'LLM, embedding, rerank, image, audio, video or flexible', 'LLM')
       .option('--model-engine <engine>', 'engine, also -en (required for LLMs), e.g. Transformers')
-      .option('-u, --model-uid <uid>', 'uid for the running model (default: the model name)')
+      .option('-u, --model-uid <uid>', 'uid for the running model (default: the model name)', nonEmpty)
       .option('-s, --size-in-billions <size>', 'model size, e.g. 7 or 0_5')
       .option('-f, --model-format <format>', 'e.g. pytorch, gptq, ggufv2')
       .option('-q, --quantization <q>', 'e.g. none, Int4, q4_0')

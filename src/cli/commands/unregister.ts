@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { clientAction, withConnectionOptions } from '../command-options.js';
+import { clientAction, nonEmpty, withConnectionOptions } from '../command-options.js';
 import type { ConnectionOptions } from '../connection.js';
 
 /** `hangar unregister -t <type> -n <name>`: removes a custom registration. */
@@ -8,7 +8,7 @@ export function unregisterCommand(): Command {
     new Command('unregister')
       .description('remove a custom model registration')
       .option('-t, --model-type <type>', 'LLM, embedding, rerank, image, audio, video or flexible', 'LLM')
-      .requiredOption('-n, --model-name <name>', 'the custom model to remove'),
+      .requiredOption('-n, --model-name <name>', 'the custom model to remove', nonEmpty),
   ).action(
     clientAction<ConnectionOptions & { modelType: string; modelName: string }>(async (http, options) => {
       await http.delete(`/v1/model_registrations/${encodeURIComponent(options.modelType)}/${encodeURIComponent(options.modelName)}`);
