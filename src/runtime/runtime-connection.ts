@@ -51,6 +51,7 @@ export class RuntimeConnection {
   private readonly deathListeners: Array<(reason: string) => void> = [];
   private readonly connectionLostListeners: Array<() => void> = [];
   private closed = false;
+  private closing: Promise<void> | null = null;
   /** Peers that failed the security handshake (no or wrong cluster key), for the hello-timeout message. */
   private refusedPeers = 0;
 
@@ -251,8 +252,17 @@ export class RuntimeConnection {
     this.markDead(failure.message);
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
+  /**
+   * Closes both sockets and removes their files. Every caller gets the one closing:
+   * the runtime's exit closes it without waiting, and a stop that awaits it after that
+   * exit must still wait for the files to go (the control plane may exit next).
+   */
+  close(): Promise<void> {
+    this.closing ??= this.closeOnce();
+    return this.closing;
+  }
+
+  private async closeOnce(): Promise<void> {
     this.closed = true;
     this.markDead('the runtime was stopped');
     for (const sender of this.senders.values()) sender.clear();

@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writePythonLauncher } from './harness/fixtures.js';
 import { client } from './harness/http.js';
@@ -74,6 +75,9 @@ describe('warm spare runtime', () => {
     await server.stop();
     expect(server.process.exitCode).toBe(0);
     expect(await runtimePids(server.home)).toEqual([]);
+    // Nor are their socket files left in the run folder, the last spare's included.
+    const run = path.join(server.home, 'run');
+    expect(existsSync(run) ? readdirSync(run) : []).toEqual([]);
   });
 
   it('starts the launch cold when the spare it took dies before the load begins', async () => {
