@@ -90,4 +90,13 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX response_items_response ON response_items(response_id);
     `,
   },
+  {
+    version: 3,
+    name: 'stored responses keep each item once (previous_id, deleted)',
+    sql: `
+      ALTER TABLE responses ADD COLUMN previous_id TEXT;
+      ALTER TABLE responses ADD COLUMN deleted INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX responses_previous ON responses(previous_id);
+    `,
+  },
 ];

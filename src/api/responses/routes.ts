@@ -65,7 +65,7 @@ export const responsesRoutes: FastifyPluginAsync<Options> = async (fastify, { su
       logprobs: chat.data.logprobs === true,
     };
     const save = (response: Record<string, unknown>): void => {
-      if (ctx.store) store.save({ id: ctx.id, owner, createdAt: ctx.createdAt, response, inputItems: [...history, ...items] });
+      if (ctx.store) store.save({ id: ctx.id, owner, createdAt: ctx.createdAt, response, previousId: body.previous_response_id ?? null, ownItems: items, history });
     };
     return withResponsesNames(serveGeneration(supervisor, streaming, request, reply, {
       ...call,
