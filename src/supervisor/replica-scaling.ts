@@ -83,7 +83,9 @@ export class ReplicaScaling {
   async remove(instance: ModelInstance, replicaId: number): Promise<void> {
     requireReady(instance);
     const replica = instance.replicas.find((r) => r.index === replicaId);
-    if (!replica) throw new HangarError('replica_not_found', [replicaId, instance.uid], { param: 'replica_id' });
+    // One being removed already (it drains) is gone for a second DELETE: one caller
+    // removed it, as one unregister removes a registration.
+    if (!replica || replica.status === 'TERMINATING' || replica.status === 'TERMINATED') throw new HangarError('replica_not_found', [replicaId, instance.uid], { param: 'replica_id' });
     const others = instance.replicas.filter((r) => r !== replica && r.status === 'READY');
     if (others.length === 0) throw new HangarError('last_replica', [instance.uid], { param: 'replica_id' });
     instance.events.add('INFO', `Removing replica ${replica.uid}: draining ${replica.inFlight} call(s)`);

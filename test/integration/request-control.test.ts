@@ -110,7 +110,12 @@ describe('request control and service routes (real server)', () => {
     // Two streams, one per replica (round robin); removing replica 1 waits for its call.
     const streams = [0, 1].map(() => readSse(server.url, '/v1/chat/completions', { model: 'sim', messages, max_tokens: 25, stream: true }));
     await waitFor(async () => ((await api.get('/v1/models/sim/replicas')).body as Array<{ in_flight: number }>).every((r) => r.in_flight > 0), 10_000);
-    const removed = await request(server.url, 'DELETE', '/v1/models/sim/replicas/1');
+    const removing = request(server.url, 'DELETE', '/v1/models/sim/replicas/1');
+    // A second DELETE while it drains finds it gone: one caller removed it.
+    await waitFor(async () => ((await api.get('/v1/models/sim/replicas')).body as Array<{ replica_id: number; status: string }>).some((r) => r.replica_id === 1 && r.status === 'TERMINATING'), 10_000);
+    const again = await request(server.url, 'DELETE', '/v1/models/sim/replicas/1');
+    expect([again.status, again.body.error?.code]).toEqual([404, 'replica_not_found']);
+    const removed = await removing;
     expect(removed.status, removed.text).toBe(200);
     expect(removed.body).toEqual({ result: true });
     for (const s of await Promise.all(streams)) {
