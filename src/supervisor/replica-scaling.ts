@@ -95,7 +95,8 @@ export class ReplicaScaling {
     while (replica.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, DRAIN_POLL_MS));
     await replica.starting?.catch(() => {});
     await replica.runtime?.terminate();
-    if (replica.status === 'TERMINATING') replica.transition('TERMINATED');
+    // Read again: the awaits above let the replica's state move (TS keeps the narrowing from before them).
+    if ((replica.status as Replica['status']) === 'TERMINATING') replica.transition('TERMINATED');
     remove(instance, replica);
     await this.parts.charge?.(instance, instance.replicas.map((r) => r.gpuIndexes));
     this.parts.logger.info({ model_uid: instance.uid, replica: replica.uid }, 'replica removed');
