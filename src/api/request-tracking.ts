@@ -1,14 +1,19 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HangarError } from '../errors/hangar-error.js';
+import { ownerOf } from './auth/request-owner.js';
 import { inferenceBody, wantedTokens } from './inference-body.js';
 
 /** One inference request in flight: what `POST .../requests/{id}/abort` and `GET /v1/requests/{id}/progress` reach. */
 export interface TrackedRequest {
   /** The model uid the request named. */
   readonly model: string;
+  /** The user it came as ('' while auth is off): only they reach it by id. */
+  readonly owner: string;
   readonly controller: AbortController;
   /** Set when the abort came through the API (not a client that went away). */
   abortedByApi: boolean;
+  /** The id the abort named (the client's own `request_id`, or ours). */
+  abortedAs: string | null;
   /** 0 to 1; generation reports tokens out of `max_tokens` when it has one. */
   progress: number;
   readonly maxTokens: number | null;
@@ -31,39 +36,49 @@ const FINISHED_KEPT = 1000;
  * every answer) and, when the client gave one, the `request_id` of its body or of its
  * `generate_config` (Xinference's clients' habit). Finished ids are remembered a while
  * (the last 1,000) so a progress poll after the end reads 1.0 rather than an error.
+ *
+ * Each user reaches only their own requests (docs/auth.md): ids chosen by clients
+ * ("job-42") are easy to guess, and one user aborting another's calls was a denial of
+ * service across users. Two users may use the same `request_id` without meeting.
  */
 export class InflightRequests {
   private readonly live = new Map<string, TrackedRequest>();
-  private readonly finished = new Map<string, string>();
+  private readonly finished = new Set<string>();
 
   track(ids: readonly string[], entry: TrackedRequest): () => void {
-    for (const id of ids) this.live.set(id, entry);
+    const keys = ids.map((id) => keyOf(entry.owner, id));
+    for (const key of keys) this.live.set(key, entry);
     return () => {
-      for (const id of ids) {
-        if (this.live.get(id) !== entry) continue;
-        this.live.delete(id);
-        this.finished.set(id, entry.model);
-        if (this.finished.size > FINISHED_KEPT) this.finished.delete(this.finished.keys().next().value!);
+      for (const key of keys) {
+        if (this.live.get(key) !== entry) continue;
+        this.live.delete(key);
+        this.finished.add(key);
+        if (this.finished.size > FINISHED_KEPT) this.finished.delete(this.finished.values().next().value!);
       }
     };
   }
 
-  /** `DONE` when a request of that model was in flight and is now aborted; `NOT_FOUND` otherwise (Xinference's answers). */
-  abort(model: string, id: string): 'DONE' | 'NOT_FOUND' {
-    const entry = this.live.get(id);
+  /** `DONE` when the owner's request of that model was in flight and is now aborted; `NOT_FOUND` otherwise (Xinference's answers). */
+  abort(owner: string, model: string, id: string): 'DONE' | 'NOT_FOUND' {
+    const entry = this.live.get(keyOf(owner, id));
     if (!entry || entry.model !== model) return 'NOT_FOUND';
     entry.abortedByApi = true;
+    entry.abortedAs ??= id;
     entry.controller.abort();
     return 'DONE';
   }
 
-  /** Progress of a request in flight (or 1 once finished); null for an id never seen. */
-  progress(id: string): number | null {
-    const entry = this.live.get(id);
+  /** Progress of the owner's request in flight (or 1 once finished); null for an id never seen. */
+  progress(owner: string, id: string): number | null {
+    const key = keyOf(owner, id);
+    const entry = this.live.get(key);
     if (entry) return entry.progress;
-    return this.finished.has(id) ? 1 : null;
+    return this.finished.has(key) ? 1 : null;
   }
 }
+
+/** Owner and id as one key that no other pair spells. */
+const keyOf = (owner: string, id: string): string => JSON.stringify([owner, id]);
 
 /** The ids a request is known by: its own, and the client's `request_id` if it gave one. */
 function idsOf(request: FastifyRequest, body: Record<string, unknown>): string[] {
@@ -81,7 +96,7 @@ export function installRequestTracking(app: FastifyInstance): void {
   app.addHook('preHandler', (request, reply, done) => {
     const body = inferenceBody(request);
     if (!body) return done();
-    const entry: TrackedRequest = { model: body.model, controller: new AbortController(), abortedByApi: false, progress: 0, maxTokens: wantedTokens(body) };
+    const entry: TrackedRequest = { model: body.model, owner: ownerOf(request), controller: new AbortController(), abortedByApi: false, abortedAs: null, progress: 0, maxTokens: wantedTokens(body) };
     request.tracking = entry;
     const untrack = app.inflight.track(idsOf(request, body), entry);
     reply.raw.on('close', untrack);
@@ -89,7 +104,8 @@ export function installRequestTracking(app: FastifyInstance): void {
   });
 }
 
-/** What a request aborted through the API answers (non-stream) or ends its stream with. */
+/** What a request aborted through the API answers (non-stream) or ends its stream with: it names the id the abort named. */
 export function abortedError(request: FastifyRequest): HangarError | null {
-  return request.tracking?.abortedByApi ? new HangarError('request_aborted', [String(request.id)]) : null;
+  const tracking = request.tracking;
+  return tracking?.abortedByApi ? new HangarError('request_aborted', [tracking.abortedAs ?? String(request.id)]) : null;
 }

@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upstreamAuthConfig } from '../fixtures/auth-users.js';
 import { request } from './harness/http.js';
+import { waitFor } from './harness/processes.js';
 import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
 import { jsonEvents, readSse } from './harness/sse-client.js';
 import { tinyEmbedder, tinyEmbedderRegistration } from './harness/tiny-models.js';
@@ -132,6 +133,33 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
     expect((await tokenize(byName.key)).body.error).toMatchObject({ code: 'key_model_denied', param: 'model' });
     // `sim` is admitted; its engine has no tokenizer, and says so.
     expect((await tokenize(created.key)).body.error).toMatchObject({ code: 'inference_invalid_input', message: expect.stringContaining('tokenize') });
+  });
+
+  it("a user reaches only their own requests by id: another user's abort and progress find nothing", async () => {
+    const USER3 = 'sk-m6jEzEwmCc4iQ'; // models:read, not admin
+    const messages = [{ role: 'user', content: 'hi' }];
+    // The admin and user3 each stream with the same client-chosen id.
+    const adminStream = readSse(server.url, '/v1/chat/completions', { model: 'sim', messages, max_tokens: 600, stream: true, request_id: 'job-42' }, { headers: as(ADMIN_KEY) });
+    const userStream = readSse(server.url, '/v1/chat/completions', { model: 'sim', messages, max_tokens: 400, stream: true, request_id: 'job-42' }, { headers: as(USER3) });
+    const moving = async (credential: string) => ((await get('/v1/requests/job-42/progress', credential)).body?.progress ?? 0) > 0;
+    await waitFor(async () => (await moving(ADMIN_KEY)) && (await moving(USER3)), 10_000);
+    // A key of user3's limited to another model may not abort calls of this one.
+    const embedOnly = await newKey({ name: 'embed-only', owner: 'user3', model_permissions: ['embed'] });
+    clearKeys.push(embedOnly.key);
+    expect((await post('/v1/models/sim/requests/job-42/abort', {}, embedOnly.key)).body.error).toMatchObject({ code: 'key_model_denied' });
+    // user3's abort stops user3's stream only, and names the id it was given.
+    expect((await post('/v1/models/sim/requests/job-42/abort', {}, USER3)).body).toEqual({ msg: 'DONE' });
+    const stopped = jsonEvents(await userStream);
+    expect(stopped.at(-1)?.error).toMatchObject({ code: 'request_aborted', message: expect.stringContaining('job-42') });
+    expect(await moving(ADMIN_KEY)).toBe(true);
+    expect((await get('/v1/requests/job-42/progress', USER3)).body).toEqual({ progress: 1 });
+    // Nor can user3 reach the admin's request by its own id (x-request-id).
+    const admin = await adminStream;
+    expect(admin.data.at(-1)).toBe('[DONE]');
+    const adminId = admin.headers['x-request-id'] as string;
+    expect((await post(`/v1/models/sim/requests/${adminId}/abort`, {}, USER3)).body).toEqual({ msg: 'NOT_FOUND' });
+    expect((await get(`/v1/requests/${adminId}/progress`, USER3)).body.error).toMatchObject({ code: 'request_not_found' });
+    expect((await get(`/v1/requests/${adminId}/progress`)).body).toEqual({ progress: 1 });
   });
 
   it('database users log in, hold only their own keys, and no key exceeds its owner', async () => {

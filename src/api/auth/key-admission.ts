@@ -188,6 +188,14 @@ declare module 'fastify' {
   }
 }
 
+/** 403 `key_model_denied` when the request's database key is limited to other models (by uid or model name). */
+export function requireKeyModel(request: FastifyRequest, model: string): void {
+  const key = request.principal?.key;
+  if (!key || key.model_permissions.length === 0) return;
+  const name = request.server.modelLookup(model);
+  if (!key.model_permissions.some((m) => m === model || m === name)) throw new HangarError('key_model_denied', [model], { param: 'model' });
+}
+
 /**
  * Admits one model call of a keyed request, or throws 403/429. A request without a
  * database key (auth off, a login token, a key of the auth config file) has no limits;
@@ -204,9 +212,7 @@ export function admitKeyedCall(request: FastifyRequest, reply: FastifyReply, mod
     reply.raw.on('close', () => meter.finish(reply.raw.statusCode, reply.raw.writableFinished));
     return;
   }
-  if (key.model_permissions.length > 0 && !key.model_permissions.some((m) => m === model || m === name)) {
-    throw new HangarError('key_model_denied', [model], { param: 'model' });
-  }
+  requireKeyModel(request, model);
   const counted = name === null ? '(unknown)' : model;
   const outcome = access.limiter.admit(key.id, key.limits, maxTokens);
   if (isRefusal(outcome)) {

@@ -3,6 +3,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { HangarError } from '../../errors/hangar-error.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
+import { requireKeyModel } from '../auth/key-admission.js';
+import { ownerOf } from '../auth/request-owner.js';
 import { needs } from '../auth/route-permission.js';
 
 const abortParams = z.object({ model_uid: z.string().min(1), request_id: z.string().min(1).max(256) });
@@ -11,7 +13,8 @@ const progressParams = z.object({ request_id: z.string().min(1).max(256) });
 /**
  * Request control (Xinference 2.x, docs/requests.md): abort one inference request by
  * the id every answer carries in `x-request-id` (or the `request_id` the client gave),
- * and read its progress.
+ * and read its progress. Only the user who sent a request reaches it (request-tracking.ts),
+ * and a key limited to other models may not abort calls of this one.
  */
 export const requestRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async (fastify, { supervisor }) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
@@ -20,13 +23,14 @@ export const requestRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = asy
   app.post('/v1/models/:model_uid/requests/:request_id/abort', { ...needs('models:read'), schema: { params: abortParams, tags } }, async (request) => {
     const { model_uid: uid, request_id: id } = request.params;
     supervisor.require(uid); // an unknown model is 404, as everywhere
-    const msg = request.server.inflight.abort(uid, id);
+    requireKeyModel(request, uid);
+    const msg = request.server.inflight.abort(ownerOf(request), uid, id);
     if (msg === 'DONE') request.log.info({ model_uid: uid, aborted_request: id }, 'request aborted through the API');
     return { msg };
   });
 
   app.get('/v1/requests/:request_id/progress', { ...needs('models:read'), schema: { params: progressParams, tags } }, async (request) => {
-    const progress = request.server.inflight.progress(request.params.request_id);
+    const progress = request.server.inflight.progress(ownerOf(request), request.params.request_id);
     if (progress === null) throw new HangarError('request_not_found', [request.params.request_id], { param: 'request_id' });
     return { progress };
   });

@@ -5,6 +5,7 @@ import type { ImageFetchSettings } from '../../config/image-fetch.js';
 import { HangarError } from '../../errors/hangar-error.js';
 import type { ResponseStore } from '../../storage/response-store.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
+import { ownerOf } from '../auth/request-owner.js';
 import { needs } from '../auth/route-permission.js';
 import { chatBody } from '../chat/schema.js';
 import { prepareChatWithImages } from '../chat/serving.js';
@@ -26,7 +27,6 @@ interface Options {
 }
 
 /** Whose stored responses a request may see: the user it came as ('' while auth is off). */
-const ownerOf = (request: FastifyRequest): string => request.principal?.username ?? '';
 
 /**
  * OpenAI's Responses API over the chat engines (docs/responses.md): POST
