@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { AuthConfig } from './auth-config.js';
 import { API_KEY_PATTERN } from './auth-config.js';
 import { DATABASE_KEY_PATTERN } from './api-key-secret.js';
@@ -96,7 +96,7 @@ export class Authenticator {
     if (!user && !this.identities.hasUsers()) return (sameDigest(DUMMY_DIGEST, digest(password)), null);
     const ok = await verifyPassword(password, user?.passwordHash ?? (await dummyPasswordHash()));
     if (!ok || !user?.enabled) return null;
-    return signToken(this.jwt, user.username, user.permissions);
+    return signToken(this.jwt, user.username, user.permissions, { uid: user.id, pwd: this.passwordStamp(user.passwordHash) });
   }
 
   /**
@@ -137,7 +137,15 @@ export class Authenticator {
     if (fileUser) return { username: claims.sub, scopes: keyScopes({ scopes: claims.scopes }, expandScopes(fileUser.permissions)), userId: null, key: null };
     const user = this.identities.userByName(claims.sub);
     if (!user?.enabled) return null;
+    // The user it was issued to, with the password it was issued for: a user deleted and
+    // made again under the same name, or a changed password, ends the old tokens.
+    if (claims.uid !== user.id || claims.pwd !== this.passwordStamp(user.passwordHash)) return null;
     return { username: user.username, scopes: expandScopes(user.permissions), userId: user.id, key: null };
+  }
+
+  /** Names a password hash without telling anything about it to whoever reads a token (an HMAC under the signing secret). */
+  private passwordStamp(passwordHash: string): string {
+    return createHmac('sha256', this.jwt.secret).update(passwordHash).digest('base64url').slice(0, 22);
   }
 
   /** A user of either source by name; the file's users win (they cannot be shadowed). */

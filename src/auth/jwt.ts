@@ -4,6 +4,13 @@ export interface TokenClaims {
   sub: string;
   scopes: string[];
   exp?: number;
+  /**
+   * A database user's token only (ours, not Xinference's): the user's id and a stamp of
+   * their password at login, so a token dies with its user, never passes to a new
+   * user of the same name, and dies when the password changes.
+   */
+  uid?: number;
+  pwd?: string;
 }
 
 export interface JwtSettings {
@@ -13,8 +20,8 @@ export interface JwtSettings {
   enforceExpiry: boolean;
 }
 
-export function signToken(settings: JwtSettings, username: string, scopes: string[]): Promise<string> {
-  return new SignJWT({ scopes })
+export function signToken(settings: JwtSettings, username: string, scopes: string[], holder: { uid: number; pwd: string } | null = null): Promise<string> {
+  return new SignJWT(holder ? { scopes, uid: holder.uid, pwd: holder.pwd } : { scopes })
     .setProtectedHeader({ alg: settings.algorithm, typ: 'JWT' })
     .setSubject(username)
     .setExpirationTime(Math.floor(Date.now() / 1000) + settings.expireInMinutes * 60)
@@ -35,10 +42,17 @@ export async function verifyToken(settings: JwtSettings, token: string): Promise
     return null;
   }
   if (!payload || typeof payload !== 'object') return null;
-  const { sub, scopes, exp } = payload as Record<string, unknown>;
+  const { sub, scopes, exp, uid, pwd } = payload as Record<string, unknown>;
   if (typeof sub !== 'string' || sub.length === 0) return null;
   if (!Array.isArray(scopes) || !scopes.every((s) => typeof s === 'string')) return null;
   if (exp !== undefined && typeof exp !== 'number') return null;
+  if ((uid !== undefined && !Number.isSafeInteger(uid)) || (pwd !== undefined && typeof pwd !== 'string')) return null;
   if (settings.enforceExpiry && (exp === undefined || exp * 1000 <= Date.now())) return null;
-  return exp === undefined ? { sub, scopes } : { sub, scopes, exp };
+  return {
+    sub,
+    scopes,
+    ...(exp === undefined ? {} : { exp }),
+    ...(typeof uid === 'number' ? { uid } : {}),
+    ...(typeof pwd === 'string' ? { pwd } : {}),
+  };
 }

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { AuthConfig } from '../../src/auth/auth-config.js';
 import { Authenticator } from '../../src/auth/authenticator.js';
 import { IdentityStore } from '../../src/auth/identity-store.js';
+import { hashPassword } from '../../src/auth/password-hash.js';
 import { sameText } from '../../src/auth/secret-digest.js';
 import { openDatabase } from '../../src/storage/sqlite-database.js';
 import { SECRET, upstreamAuthConfig } from '../fixtures/auth-users.js';
@@ -87,6 +88,33 @@ describe('Authenticator with database keys', () => {
     const other = make();
     identities.updateUser(bob.id, { enabled: false });
     expect(await auth.authenticate(other)).toBeNull();
+  });
+
+  it("ends a database user's login tokens when the user is deleted (a new user of the name gets none of them) or the password changes", async () => {
+    const identities = new IdentityStore(openDatabase(':memory:'));
+    const auth = new Authenticator(null, identities);
+    const carol = identities.createUser({ username: 'carol', passwordHash: await hashPassword('first password'), permissions: ['models:list'] }, new Date());
+    const token = (await auth.login('carol', 'first password'))!;
+    expect((await auth.authenticate(token))?.userId).toBe(carol.id);
+    // Its claims carry the id and a stamp, never the password's hash.
+    const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
+    expect(claims).toMatchObject({ sub: 'carol', uid: carol.id, pwd: expect.any(String) });
+    expect(token).not.toContain(identities.userByName('carol')!.passwordHash.split('$').at(-1)!);
+
+    identities.updateUser(carol.id, { passwordHash: await hashPassword('second password') });
+    expect(await auth.authenticate(token)).toBeNull();
+    const second = (await auth.login('carol', 'second password'))!;
+    expect((await auth.authenticate(second))?.username).toBe('carol');
+
+    // Made again with the very same password hash: only the id tells the two apart.
+    const sameHash = identities.userByName('carol')!.passwordHash;
+    identities.deleteUser(carol.id);
+    expect(await auth.authenticate(second)).toBeNull();
+    const again = identities.createUser({ username: 'carol', passwordHash: sameHash, permissions: ['admin'] }, new Date());
+    expect(again.id).not.toBe(carol.id);
+    expect(await auth.authenticate(second)).toBeNull();
+    expect(await auth.authenticate(token)).toBeNull();
+    expect((await auth.authenticate((await auth.login('carol', 'second password'))!))?.scopes.has('admin')).toBe(true);
   });
 
   it("never lends a file user's permissions to a database user's key of the same name", async () => {
