@@ -102,6 +102,22 @@ describe('launch by hub id', () => {
     expect((await api.get('/v1/model_registrations/LLM/test-org--other')).status).toBe(404);
   }, 60_000);
 
+  it('answers a connection cut while it reads the GGUF header with 503, which a retry gets past, not 400', async () => {
+    const cut = await startHub({ 'test-org/cut-GGUF': path.dirname(tinyGguf().files.q8_0!) }, ['--cut-once', 'tiny-q8_0.gguf:1000']);
+    try {
+      const body = { model_name: 'hf.co/test-org/cut-GGUF:q8_0', model_uid: 'cut', envs: { HF_ENDPOINT: cut.url } };
+      const first = await api.post('/v1/models', body);
+      expect([first.status, first.body.error?.code], first.text).toEqual([503, 'hub_unreachable']);
+      expect(first.body.error.message).toContain('tiny-q8_0.gguf');
+      expect((await api.get('/v1/model_registrations/LLM/test-org--cut-GGUF')).status).toBe(404);
+      const again = await api.post('/v1/models', body);
+      expect(again.status, again.text).toBe(200);
+      expect((await api.delete('/v1/models/cut')).status).toBe(200);
+    } finally {
+      cut.process.kill();
+    }
+  }, 120_000);
+
   it('launches by hub id from the CLI (the id as its first argument) and an embedding model by id', async () => {
     const launched = await runCli(['launch', 'hf.co/test-org/tiny-GGUF:Q8_0', '-u', 'from-cli', '-e', server.url, '--json'], { env: {} });
     expect(launched.code, launched.stderr).toBe(0);

@@ -161,7 +161,7 @@ async function ggufFacts(client: HubClient, info: RepoInfo, quantization: GgufQu
       fetchRetryOptions: { retries: 0 }, ...(signal ? { signal } : {}),
     });
   } catch (err) {
-    throw new HangarError('hub_model_unusable', [info.repo, `${quantization.files[0]} does not read as GGUF: ${(err as Error).message}`], { param: 'model_name', cause: err });
+    throw ggufReadFailure(err, client, info, quantization.files[0]!, signal);
   }
   const meta = parsed.metadata as unknown as Json;
   const general = (meta.general ?? {}) as Json;
@@ -175,6 +175,24 @@ async function ggufFacts(client: HubClient, info: RepoInfo, quantization: GgufQu
     embeddingLength: numberIn(archMeta, ['embedding_length']),
     parameters: sizeLabel(general.size_label),
   };
+}
+
+/**
+ * Why the header could not be read. Only a file that arrived and does not parse is the
+ * repository's fault (400); a connection that failed or was cut is the hub out of reach
+ * (503, worth a retry: the next try usually reads it), and an HTTP error the hub's (502).
+ */
+function ggufReadFailure(err: unknown, client: HubClient, info: RepoInfo, file: string, signal?: AbortSignal): unknown {
+  if (signal?.aborted) return err;
+  const failure = err as Error & { cause?: { code?: string; message?: string } };
+  // undici's own words for a request that failed or a body cut short; a timeout by name.
+  const network = failure.name === 'TimeoutError' || (failure instanceof TypeError && (failure.message === 'fetch failed' || failure.message === 'terminated'));
+  if (network) {
+    const why = failure.cause?.code ?? failure.cause?.message ?? failure.message;
+    return new HangarError('hub_unreachable', [client.endpoint, `${why} (reading the GGUF header of ${file}; set HF_ENDPOINT for a mirror)`], { cause: err });
+  }
+  if (/^Failed to fetch byte range/.test(failure.message ?? '')) return new HangarError('hub_error', [client.endpoint, failure.message, file], { cause: err });
+  return new HangarError('hub_model_unusable', [info.repo, `${file} does not read as GGUF: ${failure.message}`], { param: 'model_name', cause: err });
 }
 
 function sizeLabel(label: unknown): number | null {
