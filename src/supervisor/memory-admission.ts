@@ -93,6 +93,12 @@ export class MemoryAdmission {
         await sleep(BUSY_POLL_MS, undefined, { signal: options.signal });
         continue;
       }
+      // The wait ran out while the models in the way still serve: they will be idle
+      // soon, so this is a state to retry, not a request that can never fit.
+      if (busy && options.waitUntil !== null) {
+        const names = onDemand.filter((h) => !idle.includes(h)).map((h) => h.uid).join(', ');
+        throw new HangarError('model_loading', [`${instance.uid} (waiting for memory: ${names} still serving requests)`], { headers: { 'retry-after': '5' } });
+      }
       throw refusal(instance.uid, estimate, over, held.length > 0);
     }
   }

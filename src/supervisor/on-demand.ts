@@ -111,7 +111,7 @@ export class OnDemandModels {
         instance = this.parts.instance(uid) ?? (await this.parts.load(uid, request, this.logFor(uid)));
       } catch (err) {
         this.remember(uid, err);
-        throw err;
+        throw forCaller(uid, err);
       }
     }
     if (!instance) throw new HangarError('model_not_found', [uid], { param: 'model' });
@@ -124,7 +124,7 @@ export class OnDemandModels {
       } catch (err) {
         lease.release();
         this.remember(uid, err);
-        throw err;
+        throw forCaller(uid, err);
       }
     }
     if (instance.asleep || instance.sleepChange) {
@@ -138,8 +138,14 @@ export class OnDemandModels {
     return lease;
   }
 
+  /**
+   * Holds a failed load's error for a while, so a broken entry does not start a process
+   * per request. Not a state that passes or that another caller made: a load still
+   * going (or waiting for busy models), one terminated while it loaded, a budget that
+   * another model's end may free: the next request tries again.
+   */
   private remember(uid: string, err: unknown): void {
-    if (err instanceof HangarError && err.code === 'model_loading') return;
+    if (err instanceof HangarError && PASSING_FAILURES.has(err.code)) return;
     this.failed.set(uid, { error: err, until: Date.now() + FAILED_LOAD_HOLD_MS });
   }
 
@@ -175,4 +181,17 @@ export class OnDemandModels {
       },
     };
   }
+}
+
+/** Failures of a load on demand that say nothing lasting about the entry (see remember). */
+const PASSING_FAILURES: ReadonlySet<string> = new Set(['model_loading', 'launch_cancelled', 'insufficient_memory']);
+
+/**
+ * A load on demand that was terminated (DELETE) while a request waited for it: that
+ * request cancelled nothing, so it gets the 503 of a model that went away, which clients
+ * retry, not the 499 of a cancelled launch, which no OpenAI client knows.
+ */
+function forCaller(uid: string, err: unknown): unknown {
+  if (!(err instanceof HangarError) || err.code !== 'launch_cancelled') return err;
+  return new HangarError('runtime_unavailable', [uid, 'it was terminated while it loaded on demand; a new request loads it again'], { headers: { 'retry-after': '1' }, cause: err });
 }

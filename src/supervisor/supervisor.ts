@@ -178,6 +178,20 @@ export class Supervisor {
     return this.onDemand.entries().filter((e) => !this.instances.get(e.uid)?.isActive);
   }
 
+  /**
+   * On-demand entries that are not READY now, with what to show for each: `UNLOADED`,
+   * or the state of a load or unload under way. The model lists show them beside the
+   * READY models, so an entry never drops out of a list while its first load runs.
+   */
+  onDemandNotReady(): Array<{ entry: StoredInstance; status: string }> {
+    if (!this.onDemand.enabled) return [];
+    return this.onDemand.entries().flatMap((entry) => {
+      const instance = this.instances.get(entry.uid);
+      if (instance?.state === 'READY') return [];
+      return [{ entry, status: instance?.isActive ? instance.state : 'UNLOADED' }];
+    });
+  }
+
   /** Each device's budget, what is held and by whom (`GET /v1/memory`). */
   memoryUse(): DeviceUse[] {
     return this.memory.use();

@@ -35,10 +35,12 @@ describe('models on demand within a memory budget', () => {
     sklearn = tinySklearn();
     const sleeper = path.join(work, 'sleeper.py');
     await writeFile(sleeper, 'import time\n\ndef load():\n    return None\n\ndef infer(model, seconds):\n    time.sleep(seconds)\n    return {"slept": seconds}\n');
+    const slowLoader = path.join(work, 'slow_loader.py');
+    await writeFile(slowLoader, 'import time\n\ndef load():\n    time.sleep(3)\n    return None\n\ndef infer(model, *args):\n    return {"ok": True}\n');
     server = await startServer({ args: ['--on-demand', '--memory-budget', String(BUDGET)], env: { HANGAR_IDLE_CHECK_MS: '100' } });
     api = client(server.url);
     const scaler = await writePythonLauncher(work);
-    for (const [name, uri, launcher, args] of [['clf', sklearn.modelPath, 'sklearn', '{}'], ['sleeper', sleeper, 'python', '{}'], ['scaler', scaler, 'python', '{"scale": 3, "offset": 1}']] as const) {
+    for (const [name, uri, launcher, args] of [['clf', sklearn.modelPath, 'sklearn', '{}'], ['sleeper', sleeper, 'python', '{}'], ['scaler', scaler, 'python', '{"scale": 3, "offset": 1}'], ['slow-loader', slowLoader, 'python', '{}']] as const) {
       const definition = { model_name: name, model_uri: uri, launcher, launcher_args: args };
       expect((await api.post('/v1/model_registrations/flexible', { model: JSON.stringify(definition), persist: false })).status).toBe(200);
     }
@@ -215,6 +217,27 @@ describe('models on demand within a memory budget', () => {
     expect(events.slice(0, 2)).toEqual(['Load model on demand', 'Model is ready']);
     await api.delete('/v1/on_demand/models/sim-od');
   });
+
+  it('lists an entry while it loads, and a load terminated under a waiting request is a 503 the next request gets past', async () => {
+    await unloadAll();
+    expect((await api.post('/v1/on_demand/models', { model_name: 'slow-loader', model_type: 'flexible', model_uid: 'slowload' })).status).toBe(200);
+    const waiting = api.post('/v1/flexible/infers', { model: 'slowload', args: [] });
+    expect(await waitFor(async () => (await status('slowload')) === 'CREATING', 10_000)).toBe(true);
+    // Still in OpenAI's and Anthropic's lists, with its state.
+    const listed = (await api.get('/v1/models')).body.data.find((m: { id: string }) => m.id === 'slowload');
+    expect(listed).toMatchObject({ on_demand: true, status: 'CREATING' });
+    expect((await api.get('/anthropic/v1/models')).body.data.map((m: { id: string }) => m.id)).toContain('slowload');
+    // Terminated by someone else while it loads: the waiting request cancelled nothing.
+    expect((await api.delete('/v1/models/slowload')).status).toBe(200);
+    const cut = await waiting;
+    expect([cut.status, cut.body.error?.code], cut.text).toEqual([503, 'runtime_unavailable']);
+    expect(cut.headers.get('retry-after')).toBe('1');
+    // Nothing held against the entry: the next request loads it again.
+    const next = await api.post('/v1/flexible/infers', { model: 'slowload', args: [] });
+    expect(next.status, next.text).toBe(200);
+    expect((await api.get('/v1/models')).body.data.find((m: { id: string }) => m.id === 'slowload')).toMatchObject({ id: 'slowload' });
+    await api.delete('/v1/on_demand/models/slowload');
+  }, 60_000);
 
   it('answers a broken entry\'s load failure, and does not load it again for every request', async () => {
     await unloadAll();

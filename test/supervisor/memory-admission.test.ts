@@ -90,6 +90,15 @@ describe('admission into the budget', () => {
     expect(evicted).toEqual(['busy']);
   });
 
+  it('answers 503 model_loading with Retry-After when the wait runs out while busy models still serve', async () => {
+    const busy = make('busy', { onDemand: true, gib: 8, busy: true });
+    const { admission, evicted } = setup([busy]);
+    const err = await admission.admit(make('new', { state: 'CREATING' }), estimate(4), { host: 4 * GIB, gpus: {} }, { force: false, waitUntil: Date.now() + 300, signal }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'model_loading', status: 503, headers: { 'retry-after': '5' } });
+    expect((err as Error).message).toContain('busy still serving requests');
+    expect(evicted).toEqual([]);
+  });
+
   it('does not wait for busy models that could not make room anyway', async () => {
     const busy = make('busy', { onDemand: true, gib: 1, busy: true });
     const { admission, evicted } = setup([make('manual', { gib: 8 }), busy]);

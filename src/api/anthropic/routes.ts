@@ -57,7 +57,8 @@ export const anthropicRoutes: FastifyPluginAsync<{ supervisor: Supervisor; strea
   const describe = (uid: string, created: number) => ({ type: 'model', id: uid, display_name: uid, created_at: new Date(created * 1000).toISOString() });
 
   app.get('/anthropic/v1/models', { ...needs('models:list'), schema: { tags } }, async () => {
-    const data = supervisor.listReady().map((i) => describe(i.uid, i.createdTs));
+    // On-demand entries not loaded are models to call too, as in OpenAI's list.
+    const data = [...supervisor.listReady().map((i) => describe(i.uid, i.createdTs)), ...supervisor.onDemandNotReady().map(({ entry }) => describe(entry.uid, 0))];
     return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
   });
 

@@ -41,8 +41,9 @@ export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor; registry:
       }),
       // Saved ones that could not come back (a launching one, waiting its turn at start, is not listed yet).
       ...supervisor.saved.listUnrestored({ includeErrorRecords: true }).filter((e) => !e.waiting).map(describeUnrestored),
-      // On-demand entries not loaded now: available, loaded by the first request that names them.
-      ...supervisor.onDemandUnloaded().map(describeOnDemand),
+      // On-demand entries not READY now: available, loaded by the first request that names
+      // them (or loading, or unloading, which is said in `status`).
+      ...supervisor.onDemandNotReady().map(({ entry, status }) => describeOnDemand(entry, status)),
     ],
   }));
 
