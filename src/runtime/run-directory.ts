@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { lstat, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { MAX_IPC_PATH, SOCKET_NAME_LENGTH } from './endpoints.js';
@@ -26,6 +27,7 @@ export async function chooseRunDirectory(home: string): Promise<RunDirectory> {
   const inHome = path.join(home, 'run');
   if (fits(inHome)) {
     await mkdir(inHome, { recursive: true, mode: 0o700 });
+    await clearStaleSockets(inHome);
     return { path: inHome, private: false };
   }
   const base = [os.tmpdir(), '/tmp'].find((dir) => fits(path.join(dir, 'hangar-4294967295-0123456789ab')));
@@ -42,11 +44,43 @@ export async function chooseRunDirectory(home: string): Promise<RunDirectory> {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
   const found = await lstat(named);
-  if (found.isDirectory() && found.uid === uid && (found.mode & 0o077) === 0) return { path: named, private: true };
+  if (found.isDirectory() && found.uid === uid && (found.mode & 0o077) === 0) {
+    await clearStaleSockets(named);
+    return { path: named, private: true };
+  }
   // Someone else made that name (or opened it up): a fresh folder of our own instead.
   return { path: await mkdtemp(path.join(base, `hangar-${uid}-`)), private: true };
 }
 
 export async function removeRunDirectory(dir: RunDirectory): Promise<void> {
   if (dir.private) await rm(dir.path, { recursive: true, force: true });
+}
+
+/**
+ * The socket files (and engine socket folders) of runtimes that are gone: a control
+ * plane killed with SIGKILL, or a crashed host, could not remove them, and they stayed
+ * through every later start. A runtime's files go when nothing answers on its data
+ * socket any more; a live one's (a second service wrongly started on the same home)
+ * are left alone.
+ */
+export async function clearStaleSockets(dir: string): Promise<void> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const bases = new Set(names.map((name) => /^([0-9a-f]{12})(\.data|\.ctl)?$/.exec(name)?.[1]).filter((base): base is string => base !== undefined));
+  await Promise.all([...bases].map(async (base) => {
+    const stem = path.join(dir, base);
+    if (await answers(`${stem}.data`)) return;
+    await Promise.all([`${stem}.data`, `${stem}.ctl`, stem].map((file) => rm(file, { recursive: true, force: true })));
+  }));
+}
+
+/** Whether a process listens on the Unix socket (a refused or missing one does not). */
+function answers(socket: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = net.connect({ path: socket });
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once('error', () => resolve(false));
+  });
 }

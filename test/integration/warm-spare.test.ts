@@ -104,7 +104,17 @@ describe('warm spare runtime', () => {
     await server.kill();
     // The spare's watchdog sees its parent gone within half a second.
     expect(await waitFor(async () => (await runtimePids(server.home)).length === 0, 5000)).toBe(true);
-  });
+    // Its socket files stay (nobody was left to remove them) until the next start on
+    // this home finds that nothing answers on them.
+    const run = path.join(server.home, 'run');
+    const stale = readdirSync(run);
+    expect(stale.length).toBeGreaterThan(0);
+    const next = await startServer({ home: server.home, env: { HANGAR_WARM_SPARE: '' } });
+    servers.push(next);
+    expect(await waitFor(async () => (await sparePids(next.home)).length === 1, 15_000)).toBe(true);
+    expect(readdirSync(run).filter((name) => stale.includes(name))).toEqual([]);
+    expect(readdirSync(run).length).toBeGreaterThan(0); // the new spare's, alive, are kept
+  }, 60_000);
 
   it('is off with --no-warm-spare (and with HANGAR_WARM_SPARE=0)', async () => {
     for (const options of [{ args: ['--no-warm-spare'], env: { HANGAR_WARM_SPARE: '' } }, { env: { HANGAR_WARM_SPARE: '0' } }]) {
