@@ -118,6 +118,20 @@ describe('launch by hub id', () => {
     }
   }, 120_000);
 
+  it('registers a repo once for two launches of it at once, and both launch', async () => {
+    const twin = await startHub({ 'test-org/twin-GGUF': path.dirname(tinyGguf().files.q8_0!) });
+    try {
+      const launch = (uid: string) => api.post('/v1/models', { model_name: 'hf.co/test-org/twin-GGUF:q8_0', model_uid: uid, envs: { HF_ENDPOINT: twin.url } });
+      const both = await Promise.all([launch('twin-a'), launch('twin-b')]);
+      expect(both.map((r) => [r.status, r.body.model_uid]), JSON.stringify(both.map((r) => r.body))).toEqual([[200, 'twin-a'], [200, 'twin-b']]);
+      // The hub's API was asked for the repo once: one registration served both.
+      expect(twin.asked.filter((line) => /^GET \/api\/models\/test-org\/twin-GGUF(\/revision\/[^ ]+)?( |$)/.test(line))).toHaveLength(1);
+      for (const uid of ['twin-a', 'twin-b']) expect((await api.delete(`/v1/models/${uid}`)).status).toBe(200);
+    } finally {
+      twin.process.kill();
+    }
+  }, 120_000);
+
   it('launches by hub id from the CLI (the id as its first argument) and an embedding model by id', async () => {
     const launched = await runCli(['launch', 'hf.co/test-org/tiny-GGUF:Q8_0', '-u', 'from-cli', '-e', server.url, '--json'], { env: {} });
     expect(launched.code, launched.stderr).toBe(0);

@@ -9,6 +9,9 @@ import type { LaunchBody } from './schema.js';
 
 const HUB_TYPES: readonly string[] = ['LLM', 'embedding', 'rerank'];
 
+/** Registrations from the hub under way, by `<type>/<name>`: concurrent launches of one repo share one. */
+const inFlight = new Map<string, Promise<void>>();
+
 /**
  * A launch whose `model_name` is a hub id (docs/registry.md, "Launch by hub id"):
  * the repo is registered as a custom model owned by the caller (built from the hub
@@ -37,13 +40,23 @@ export async function hubLaunchBody(body: LaunchBody, registry: Registry, reques
   const name = registrationName(id);
   const modelType = type as HubModelType;
   if (!registry.custom(modelType, name)) {
-    const client = new HubClient({ env: hubEnvironment(body.envs ?? {}), timeoutMs: hubTimeoutMs() });
-    const definition = await buildHubRegistration({ client, id, modelType, builtinFamily: (repo) => registry.builtinFamilyOfRepo(repo) });
+    // Two launches of one repo at once: one reads the hub and registers, the other
+    // waits for that and uses the same registration (each 409'd the other before).
+    const key = `${modelType}/${name}`;
+    let registering = inFlight.get(key);
+    if (!registering) {
+      registering = (async () => {
+        const client = new HubClient({ env: hubEnvironment(body.envs ?? {}), timeoutMs: hubTimeoutMs() });
+        const definition = await buildHubRegistration({ client, id, modelType, builtinFamily: (repo) => registry.builtinFamilyOfRepo(repo) });
+        await registry.register(modelType, { model: definition }, true, codePower(request, 'model.register.code', modelType), principal?.username ?? null);
+        request.log.info({ model_name: name, repo: id.repo }, `Registered ${id.repo} from the hub as ${name}`);
+      })().finally(() => inFlight.delete(key));
+      inFlight.set(key, registering);
+    }
     try {
-      await registry.register(modelType, { model: definition }, true, codePower(request, 'model.register.code', modelType), principal?.username ?? null);
-      request.log.info({ model_name: name, repo: id.repo }, `Registered ${id.repo} from the hub as ${name}`);
+      await registering;
     } catch (err) {
-      // Two launches of one repo at once: the second uses the first's registration.
+      // Registered meanwhile by hand or by another path: that registration serves.
       if (!(err instanceof HangarError && err.code === 'registration_conflict' && registry.custom(modelType, name))) throw err;
     }
   }
