@@ -32,6 +32,7 @@ import type { GpuDeviceReading } from '../runtime/gpu-memory.js';
 import { SleepMode } from './sleep-mode.js';
 import type { EventLog } from './event-log.js';
 import { forgetOldFailedLaunches } from './failed-launches.js';
+import { PreparingLaunches, type PreparingLaunch } from './preparing-launches.js';
 
 export type { CallResult, CallTarget } from './replica-calls.js';
 export type { LaunchEvent, LifecycleListener, ReplicaSnapshot, RestartEvent, UnloadEvent, WakeEvent } from './lifecycle-events.js';
@@ -83,6 +84,8 @@ export class Supervisor {
   private readonly scaling: ReplicaScaling;
   /** Launches and restarts, for metrics. */
   readonly lifecycle = new LifecycleEvents();
+  /** Launches being prepared before their record exists (a hub id's repo read and registered). */
+  readonly preparing = new PreparingLaunches();
   /** What outlives the process: the saved state, the models not restored yet, the autostart list. */
   readonly saved: SavedModels;
   private readonly memory: MemoryAccounting;
@@ -274,6 +277,8 @@ export class Supervisor {
 
   /** Terminate (contract §3): a launch in progress is cancelled first; resolves when every process is gone. */
   async terminate(uid: string): Promise<void> {
+    // A launch still being prepared (its repo read from the hub): it stops there.
+    if (!this.instances.has(uid) && this.preparing.cancel(uid)) return;
     // A saved model that never came back: terminating it is the user's word to forget it.
     if (!this.instances.has(uid) && this.saved.unrestored.forget(uid)) {
       await this.persist();
@@ -328,6 +333,7 @@ export class Supervisor {
 
   /** Cancel a launch in progress (contract §3); the instance ends in ERROR. A finished launch is left alone. */
   async cancel(uid: string): Promise<void> {
+    if (!this.instances.has(uid) && this.preparing.cancel(uid)) return;
     const instance = this.require(uid);
     if (instance.state !== 'CREATING') return;
     instance.launchAbort.abort();
@@ -376,6 +382,11 @@ export class Supervisor {
   /** A saved model that is not running and has no record (its restore could not even begin), or undefined. */
   unrestoredOnly(uid: string): UnrestoredInstance | undefined {
     return this.instances.has(uid) ? undefined : this.saved.unrestored.get(uid);
+  }
+
+  /** A launch of the uid being prepared, while no record of it exists yet. */
+  preparingOnly(uid: string): PreparingLaunch | undefined {
+    return this.instances.has(uid) ? undefined : this.preparing.get(uid);
   }
 
   /** The instance of a uid, or 404. */

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
+import { waitFor } from './harness/processes.js';
 import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
 import { startStandin } from './harness/hub-standins.js';
 import { tinyEmbedder, tinyGguf, tinyLlm } from './harness/tiny-models.js';
@@ -129,6 +130,30 @@ describe('launch by hub id', () => {
       for (const uid of ['twin-a', 'twin-b']) expect((await api.delete(`/v1/models/${uid}`)).status).toBe(200);
     } finally {
       twin.process.kill();
+    }
+  }, 120_000);
+
+  it('shows a launch by hub id as CREATING from its POST, and a cancel or terminate while the hub is read stops it', async () => {
+    const slow = await startHub({ 'test-org/slow-GGUF': path.dirname(tinyGguf().files.q8_0!) }, ['--slow-info', '2']);
+    try {
+      const body = (uid: string) => ({ model_name: 'hf.co/test-org/slow-GGUF:q8_0', model_uid: uid, envs: { HF_ENDPOINT: slow.url } });
+      for (const [uid, stop] of [['slow-cancel', 'cancel'], ['slow-delete', 'delete']] as const) {
+        const launching = api.post('/v1/models', body(uid));
+        expect(await waitFor(async () => (await api.get(`/v1/models/${uid}`)).status === 200, 5_000)).toBe(true);
+        expect((await api.get(`/v1/models/${uid}`)).body).toMatchObject({ id: uid, status: 'CREATING', model_name: 'hf.co/test-org/slow-GGUF:q8_0' });
+        expect((await api.get(`/v1/models/instances?model_uid=${uid}`)).body).toMatchObject([{ model_uid: uid, status: 'CREATING' }]);
+        const stopped = stop === 'cancel' ? await api.post(`/v1/models/${uid}/cancel`, {}) : await api.delete(`/v1/models/${uid}`);
+        expect(stopped.status, stopped.text).toBe(200);
+        const answer = await launching;
+        expect([answer.status, answer.body.error?.code], answer.text).toEqual([499, 'launch_cancelled']);
+        expect((await api.get(`/v1/models/${uid}`)).status).toBe(404);
+      }
+      // Nothing was launched once the hub answered.
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      expect((await api.get('/v1/models/instances')).body.map((i: { model_uid: string }) => i.model_uid)).not.toContain('slow-cancel');
+      expect((await api.get('/v1/models/instances')).body.map((i: { model_uid: string }) => i.model_uid)).not.toContain('slow-delete');
+    } finally {
+      slow.process.kill();
     }
   }, 120_000);
 

@@ -20,6 +20,12 @@ const inFlight = new Map<string, Promise<void>>();
  * the body names none, the format and engine the repo's files call for. Any other
  * body comes back as it was.
  */
+/** The uid a launch by hub id will run under (the body's, else `<org>--<repo>`); null for a body that names no hub id. */
+export function hubLaunchUid(body: LaunchBody): string | null {
+  const id = parseHubId(body.model_name);
+  return id ? (body.model_uid ?? registrationName(id)) : null;
+}
+
 export async function hubLaunchBody(body: LaunchBody, registry: Registry, request: FastifyRequest): Promise<LaunchBody> {
   const id = parseHubId(body.model_name);
   if (!id) return body;

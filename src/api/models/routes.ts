@@ -4,11 +4,12 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 import { toLaunchRequest, withPreferredHub } from './launch-request.js';
 import type { ModelSource } from '../../config/model-source.js';
-import { hubLaunchBody } from './hub-launch.js';
+import { hubLaunchBody, hubLaunchUid } from './hub-launch.js';
 import type { Registry } from '../../registry/index.js';
 import { fieldsOfVersion, instancesQuery, launchBody, launchByVersionBody, launchQuery, replicaParams, uidParams } from './schema.js';
 import { codePower } from '../auth/code-power.js';
 import { describeUnrestored, unrestoredInstanceRecord } from '../../supervisor/unrestored-instances.js';
+import { describePreparing, preparingInstanceRecord } from '../../supervisor/preparing-launches.js';
 import { adapterItems } from '../llm/lora-model-id.js';
 import { describeOnDemand } from './on-demand-record.js';
 
@@ -17,8 +18,16 @@ export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor; registry:
   const app = fastify.withTypeProvider<ZodTypeProvider>();
 
   app.post('/v1/models', { ...needs('models:start'), schema: { body: launchBody, querystring: launchQuery, tags: ['models'] } }, async (request) => {
-    // A hub id (`hf.co/<org>/<repo>[:<tag>]`) is registered from the hub first (docs/registry.md, "Launch by hub id").
-    const body = await hubLaunchBody(request.body, registry, request);
+    // A hub id (`hf.co/<org>/<repo>[:<tag>]`) is registered from the hub first (docs/registry.md,
+    // "Launch by hub id"); meanwhile its uid reads as CREATING and a cancel or terminate stops it.
+    const hubUid = hubLaunchUid(request.body);
+    const asked = request.body;
+    const body = hubUid === null
+      ? asked
+      : await supervisor.preparing.run(
+        { uid: hubUid, modelName: asked.model_name, modelType: asked.model_type, modelEngine: asked.model_engine ?? null, replica: asked.replica },
+        () => hubLaunchBody(asked, registry, request),
+      );
     const uid = await supervisor.launch(await withPreferredHub(toLaunchRequest(body), modelSource), request.query.wait_ready, codePower(request, 'model.launch.code', body.model_uid ?? body.model_name));
     return { model_uid: uid };
   });
@@ -53,12 +62,15 @@ export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor; registry:
     const saved = supervisor.saved
       .listUnrestored({ includeErrorRecords: false })
       .filter((e) => (uid ? e.uid === uid : name ? e.request.model_name === name : true));
-    return [...supervisor.listInstances(request.query).map((i) => i.toInstanceRecord()), ...saved.map(unrestoredInstanceRecord)];
+    const preparing = supervisor.preparing.list().filter((e) => !supervisor.has(e.uid) && (uid ? e.uid === uid : name ? e.modelName === name : true));
+    return [...supervisor.listInstances(request.query).map((i) => i.toInstanceRecord()), ...saved.map(unrestoredInstanceRecord), ...preparing.map(preparingInstanceRecord)];
   });
 
   app.get('/v1/models/:model_uid', { ...needs('models:list'), schema: { params: uidParams, tags: ['models'] } }, async (request) => {
     const saved = supervisor.unrestoredOnly(request.params.model_uid);
     if (saved) return describeUnrestored(saved);
+    const preparing = supervisor.preparingOnly(request.params.model_uid);
+    if (preparing) return describePreparing(preparing);
     const entry = supervisor.onDemandUnloaded().find((e) => e.uid === request.params.model_uid);
     if (entry) return describeOnDemand(entry);
     const instance = supervisor.require(request.params.model_uid);
