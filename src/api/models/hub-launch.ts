@@ -12,6 +12,12 @@ const HUB_TYPES: readonly string[] = ['LLM', 'embedding', 'rerank'];
 /** Registrations from the hub under way, by `<type>/<name>`: concurrent launches of one repo share one. */
 const inFlight = new Map<string, Promise<void>>();
 
+/** The uid a launch by hub id will run under (the body's, else `<org>--<repo>`); null for a body that names no hub id. */
+export function hubLaunchUid(body: LaunchBody): string | null {
+  const id = parseHubId(body.model_name);
+  return id ? (body.model_uid ?? registrationName(id)) : null;
+}
+
 /**
  * A launch whose `model_name` is a hub id (docs/registry.md, "Launch by hub id"):
  * the repo is registered as a custom model owned by the caller (built from the hub
@@ -20,12 +26,6 @@ const inFlight = new Map<string, Promise<void>>();
  * the body names none, the format and engine the repo's files call for. Any other
  * body comes back as it was.
  */
-/** The uid a launch by hub id will run under (the body's, else `<org>--<repo>`); null for a body that names no hub id. */
-export function hubLaunchUid(body: LaunchBody): string | null {
-  const id = parseHubId(body.model_name);
-  return id ? (body.model_uid ?? registrationName(id)) : null;
-}
-
 export async function hubLaunchBody(body: LaunchBody, registry: Registry, request: FastifyRequest): Promise<LaunchBody> {
   const id = parseHubId(body.model_name);
   if (!id) return body;
