@@ -41,11 +41,12 @@ export function envNeedsCodePower(name: string): boolean {
 /** Risks of a custom registration (what launching it will run). */
 export function registrationCodeRisks(type: ModelType, record: ModelRecord): string[] {
   if (type !== 'flexible') return [];
-  const flexible = record as { launcher?: string; launcher_args?: Record<string, unknown> };
+  const flexible = record as { launcher?: string; launcher_args?: Record<string, unknown> | string };
   const risks: string[] = [];
   const launcher = flexible.launcher ? CODE_LAUNCHERS[flexible.launcher] : undefined;
   if (launcher) risks.push(launcher);
-  if (flexible.launcher_args?.trust_remote_code === true) risks.push('trust_remote_code in launcher_args');
+  // A record keeps its launcher_args as the JSON string Xinference's wire shape has (docs/registry.md).
+  if (pythonTruthy(argsOf(flexible.launcher_args).trust_remote_code)) risks.push('trust_remote_code in launcher_args');
   return risks;
 }
 
@@ -54,8 +55,30 @@ export function launchCodeRisks(resolved: ResolvedModel, request: { envs: Record
   const risks: string[] = [];
   const launcher = resolved.load.launcher ? CODE_LAUNCHERS[resolved.load.launcher] : undefined;
   if (launcher) risks.push(launcher);
-  if (request.engine_kwargs.trust_remote_code === true || resolved.load.launcher_args.trust_remote_code === true) risks.push('trust_remote_code');
+  if (pythonTruthy(request.engine_kwargs.trust_remote_code) || pythonTruthy(resolved.load.launcher_args.trust_remote_code)) risks.push('trust_remote_code');
   const envs = Object.keys(request.envs).filter(envNeedsCodePower);
   if (envs.length > 0) risks.push(`launch envs ${envs.join(', ')} (only hub, CUDA, NCCL, thread and engine settings are allowed without it)`);
   return risks;
+}
+
+/**
+ * Whether the Python runtime reads a value as true: it passes `trust_remote_code` on
+ * with Python's truthiness (`bool(...)`), so `"yes"`, `1` and even `"false"` trust the
+ * folder's code there, and each needs the power here as `true` does.
+ */
+function pythonTruthy(value: unknown): boolean {
+  if (value === undefined || value === null || value === false || value === 0 || value === '') return false;
+  if (Array.isArray(value)) return value.length > 0;
+  if (typeof value === 'object') return Object.keys(value).length > 0;
+  return true;
+}
+
+function argsOf(args: Record<string, unknown> | string | undefined): Record<string, unknown> {
+  if (typeof args !== 'string') return args ?? {};
+  try {
+    const parsed: unknown = JSON.parse(args);
+    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
 }

@@ -34,8 +34,13 @@ export function planLaunch(asked: LaunchRequest, context: LaunchPlanContext, aut
   const request = withAbsoluteModelPath(asked);
   if (request.model_uid !== undefined) validateModelUid(request.model_uid);
   const resolved = context.resolve(request);
+  // The runtime reads it with Python's truthiness, where "false" is true: only a boolean says what it means.
+  const trust = request.engine_kwargs.trust_remote_code;
+  if (trust !== undefined && trust !== null && typeof trust !== 'boolean') {
+    throw new HangarError('invalid_field', [`trust_remote_code: must be true or false, not ${JSON.stringify(trust)}`], { param: 'trust_remote_code' });
+  }
   authorize?.(launchCodeRisks(resolved, request));
-  checkLoraAdapters(request, resolved.engine);
+  checkLoraAdapters(request, resolved.engine, context.modelDirs ?? null);
   if (request.model_path !== undefined && !existsSync(request.model_path)) {
     throw new HangarError('model_path_not_found', [request.model_path], { param: 'model_path' });
   }

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { checkModelDir } from '../config/model-dirs.js';
 import { HangarError } from '../errors/hangar-error.js';
 import type { LaunchRequest } from './launch-request.js';
 
@@ -7,10 +8,13 @@ const LORA_ENGINES: ReadonlySet<string> = new Set(['Transformers', 'vLLM', 'diff
 
 /**
  * Checks the LoRA adapters a launch names (`peft_model_config.lora_list`): each path
- * must exist, and the engine must load adapters. Otherwise a 400 names the adapter or
- * the engine, instead of a 200 that serves the base model in silence.
+ * must lie inside `--model-dirs` when that is set (as `model_path` must: an adapter is
+ * loaded from disk as a model is), and exist, and the engine must load adapters.
+ * Otherwise a 400 names the adapter or the engine, instead of a 200 that serves the
+ * base model in silence. The folders are checked before existence, so a path outside
+ * them tells nothing about what is there.
  */
-export function checkLoraAdapters(request: LaunchRequest, engine: string): void {
+export function checkLoraAdapters(request: LaunchRequest, engine: string, modelDirs: readonly string[] | null = null): void {
   const config = request.peft_model_config as { lora_list?: Array<{ lora_name: string; local_path: string }> | null } | undefined;
   const adapters = config?.lora_list ?? [];
   if (adapters.length === 0) return;
@@ -21,6 +25,7 @@ export function checkLoraAdapters(request: LaunchRequest, engine: string): void 
       throw new HangarError('invalid_field', [`${field}: ${adapter.lora_name} is given twice, reserved, or holds a colon`], { param: field });
     }
     names.add(adapter.lora_name);
+    checkModelDir(adapter.local_path, modelDirs, adapter.local_path, `peft_model_config.lora_list.${i}.local_path`);
     if (!existsSync(adapter.local_path)) {
       const field = `peft_model_config.lora_list.${i}.local_path`;
       throw new HangarError('invalid_field', [`${field}: the LoRA adapter ${adapter.lora_name} at ${adapter.local_path} does not exist`], { param: field });

@@ -49,6 +49,8 @@ describe('models:code: the power to run code on the host (real server, auth on)'
     ['register the python launcher', 'POST', '/v1/model_registrations/flexible', () => flexible('py-model', launcher, 'python'), 'python launcher'],
     ['register an sklearn pickle', 'POST', '/v1/model_registrations/flexible', () => flexible('pickle-model', sklearnFile, 'sklearn'), 'unpickles'],
     ['launch with trust_remote_code', 'POST', '/v1/models', () => ({ model_name: 'tiny-embed', model_type: 'embedding', model_uid: 'trc', trust_remote_code: true }), 'trust_remote_code'],
+    // Python reads "yes" as true (it passes the value on with bool()): so does the check.
+    ['register launcher_args with trust_remote_code "yes"', 'POST', '/v1/model_registrations/flexible', () => flexible('trc-flex', tinyEmbedder().path, 'transformers', { trust_remote_code: 'yes' }), 'trust_remote_code'],
     ['launch with LD_PRELOAD', 'POST', '/v1/models', () => ({ model_name: 'tiny-embed', model_type: 'embedding', model_uid: 'ldp', envs: { LD_PRELOAD: '/tmp/nothing-here.so' } }), 'LD_PRELOAD'],
     ['launch with PYTHONPATH', 'POST', '/v1/models', () => ({ model_name: 'tiny-embed', model_type: 'embedding', model_uid: 'pyp', envs: { PYTHONPATH: '/tmp' } }), 'PYTHONPATH'],
   ];
@@ -61,6 +63,16 @@ describe('models:code: the power to run code on the host (real server, auth on)'
     expect(res.headers.get('www-authenticate')).toBe('Bearer scope="models:code"');
     expect((await call('GET', '/v1/models', undefined, ADMIN)).body.data).toEqual([]);
     expect((await call('GET', '/v1/model_registrations/flexible', undefined, ADMIN)).body).toEqual([]);
+  });
+
+  it('refuses a trust_remote_code that is not a boolean with 400, to everybody: the runtime would read "false" as true', async () => {
+    for (const key of [DEV, CODER]) {
+      for (const value of ['yes', 'false', 1]) {
+        const res = await call('POST', '/v1/models', { model_name: 'tiny-embed', model_type: 'embedding', model_uid: 'trc-typed', trust_remote_code: value }, key);
+        expect([res.status, res.body.error?.param], res.text).toEqual([400, 'trust_remote_code']);
+      }
+    }
+    expect((await call('GET', '/v1/models/instances', undefined, ADMIN)).body).toEqual([]);
   });
 
   it('lets the hub, CUDA and engine envs through without the power', async () => {
@@ -76,7 +88,7 @@ describe('models:code: the power to run code on the host (real server, auth on)'
     }
     const audit = (await call('GET', '/v1/admin/audit?limit=100', undefined, ADMIN)).body as Array<{ actor: string; action: string; detail: { risks: string[] } }>;
     const code = audit.filter((e) => e.action.endsWith('.code'));
-    expect(code.map((e) => e.action).sort()).toEqual(['model.launch.code', 'model.launch.code', 'model.launch.code', 'model.register.code', 'model.register.code']);
+    expect(code.map((e) => e.action).sort()).toEqual(['model.launch.code', 'model.launch.code', 'model.launch.code', 'model.register.code', 'model.register.code', 'model.register.code']);
     expect(code.every((e) => e.actor === 'coder' && e.detail.risks.length > 0)).toBe(true);
     // Launching what a coder registered still needs the power: the launch runs the file.
     expect((await call('POST', '/v1/models', { model_name: 'py-model', model_type: 'flexible', model_uid: 'py' }, DEV)).status).toBe(403);

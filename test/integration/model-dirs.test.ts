@@ -77,6 +77,12 @@ describe('--model-dirs (real server)', () => {
     const launch = await api.post('/v1/models', { model_name: 'in', model_type: 'embedding', model_uid: 'out', model_path: path.join(outside, 'embedder') });
     expect(launch.status).toBe(400);
     expect(launch.body.error).toMatchObject({ code: 'model_dir_refused', param: 'model_path' });
+    // A LoRA adapter is loaded from disk as a model is: held to the same folders, and
+    // refused before anything is looked up there (a path that is not there says the same).
+    for (const adapter of [path.join(outside, 'embedder'), '/etc/shadow', path.join(outside, 'no-such-adapter')]) {
+      const lora = await api.post('/v1/models', { model_name: 'in', model_type: 'embedding', model_uid: 'lora-out', peft_model_config: { lora_list: [{ lora_name: 'a', local_path: adapter }] } });
+      expect([lora.status, lora.body.error?.code, lora.body.error?.param], lora.text).toEqual([400, 'model_dir_refused', 'peft_model_config.lora_list.0.local_path']);
+    }
     const auto = await api.post('/v1/models/llm/auto-register', { model_path: outside });
     expect(auto.body.error?.code).toBe('model_dir_refused');
   });
