@@ -1,8 +1,9 @@
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { HangarError } from '../errors/hangar-error.js';
 import { sweepStaleTemps, writeFileAtomic } from '../storage/atomic-file.js';
 import { MODEL_TYPES, registryFolder, type ModelType } from './model-type.js';
+import { readRegularText } from './regular-file.js';
 import type { RegistryLogger } from './registry-logger.js';
 
 /** One persisted definition as read from disk, not yet validated. */
@@ -71,7 +72,10 @@ export class CustomStore {
       for (const name of names.filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort()) {
         const file = path.join(folder, name);
         try {
-          stored.push({ type, file, definition: JSON.parse(await readFile(file, 'utf8')) });
+          // Only a regular file: a named pipe here held the start until someone wrote to it.
+          const text = await readRegularText(file);
+          if (text === null) throw new Error('it is not a regular file that can be read (or is over 16 MiB)');
+          stored.push({ type, file, definition: JSON.parse(text) });
         } catch (err) {
           this.logger.warn({ file, err }, `Skipping custom model file ${file}: ${(err as Error).message}`);
         }

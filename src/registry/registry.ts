@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { HangarError } from '../errors/hangar-error.js';
 import { loadBuiltinCatalog, DEFAULT_BUILTIN_DIR, type BuiltinCatalog } from './builtin-catalog.js';
 import { specCacheStatus } from './cache-status.js';
@@ -117,6 +118,24 @@ export class Registry {
     await this.owners.keepOnly((type, name) => (customs[type]?.has(name) ?? false) || existsSync(this.store.file(type, name)));
     const count = MODEL_TYPES.reduce((n, t) => n + customs[t].size, 0);
     this.logger.info({ customModels: count }, `Loaded the model catalog and ${count} custom registration(s)`);
+  }
+
+  /**
+   * Registration files that did not load at start and read now, repaired on disk
+   * (docs/requests.md, "Restore after a restart"): loaded beside the others, with the
+   * same checks. Files of names already loaded are left alone. Returns the names added.
+   */
+  async loadRepaired(): Promise<string[]> {
+    const added: string[] = [];
+    for (const { type, file, definition } of await this.store.loadAll()) {
+      if (this.customs[type].has(path.basename(file, '.json'))) continue;
+      const record = await this.loadStored(type, file, definition, this.customs);
+      if (!record || this.customs[type].has(record.model_name)) continue;
+      this.customs[type].set(record.model_name, record);
+      added.push(record.model_name);
+      this.logger.info({ model_type: type, model_name: record.model_name, file }, `Loaded the repaired registration ${record.model_name} from ${file}`);
+    }
+    return added;
   }
 
   /** Whether the runtime's Python can import `module` (the last environment probe). */

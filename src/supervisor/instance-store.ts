@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../logging/logger.js';
 import { sweepStaleTemps, writeFileAtomic } from '../storage/atomic-file.js';
+import { keepDamagedCopy } from '../storage/damaged-file.js';
 import type { LaunchRequest } from './launch-request.js';
 
 /** One model that should be running: its uid and how it was launched. */
@@ -52,9 +53,16 @@ export class InstanceStore {
     try {
       const state = JSON.parse(text) as StateFile;
       if (state.version !== 1 || !Array.isArray(state.instances)) throw new Error('unknown format');
-      return state.instances.filter((i) => typeof i?.uid === 'string' && i.request && typeof i.request.model_name === 'string');
+      const kept = state.instances.filter((i) => typeof i?.uid === 'string' && i.request && typeof i.request.model_name === 'string');
+      if (kept.length < state.instances.length) {
+        const copy = await keepDamagedCopy(this.file);
+        this.logger.warn({ file: this.file, copy }, `skipping ${state.instances.length - kept.length} saved running model(s) of a shape this version does not read in ${this.file}; the file as it was is kept as ${copy ?? '(no copy could be made)'}`);
+      }
+      return kept;
     } catch (err) {
-      this.logger.warn({ err, file: this.file }, `ignoring the saved running models in ${this.file}: ${(err as Error).message}`);
+      // The next save writes over the file: keep what it held for a person to recover.
+      const copy = await keepDamagedCopy(this.file);
+      this.logger.warn({ err, file: this.file, copy }, `ignoring the saved running models in ${this.file}: ${(err as Error).message}; the file as it was is kept as ${copy ?? '(no copy could be made)'}`);
       return [];
     }
   }

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Logger } from '../logging/logger.js';
 import { writeFileAtomic } from '../storage/atomic-file.js';
+import { keepDamagedCopy } from '../storage/damaged-file.js';
 import type { LaunchRequest } from './launch-request.js';
 import type { StoredInstance } from './instance-store.js';
 
@@ -37,9 +38,16 @@ export class SavedLaunches {
     try {
       const state = JSON.parse(text) as SavedLaunchesFile;
       if (state.version !== 1 || !Array.isArray(state.models)) throw new Error('unknown format');
-      this.entries = new Map(state.models.filter((m) => typeof m?.uid === 'string' && typeof m.request?.model_name === 'string').map((m) => [m.uid, m.request]));
+      const kept = state.models.filter((m) => typeof m?.uid === 'string' && typeof m.request?.model_name === 'string');
+      this.entries = new Map(kept.map((m) => [m.uid, m.request]));
+      if (kept.length < state.models.length) {
+        const copy = await keepDamagedCopy(this.file);
+        this.logger.warn({ file: this.file, copy }, `skipping ${state.models.length - kept.length} entr(ies) of the ${this.label} of a shape this version does not read; the file as it was is kept as ${copy ?? '(no copy could be made)'}`);
+      }
     } catch (err) {
-      this.logger.warn({ err, file: this.file }, `ignoring the ${this.label} in ${this.file}: ${(err as Error).message}`);
+      // The next change writes over the file: keep what it held for a person to recover.
+      const copy = await keepDamagedCopy(this.file);
+      this.logger.warn({ err, file: this.file, copy }, `ignoring the ${this.label} in ${this.file}: ${(err as Error).message}; the file as it was is kept as ${copy ?? '(no copy could be made)'}`);
     }
   }
 

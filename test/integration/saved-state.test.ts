@@ -112,6 +112,24 @@ describe('saved models whose registration breaks', () => {
     expect(await savedUids(home)).toEqual([]);
     expect((await again.get('/v1/models/kept')).status).toBe(404);
   }, 90_000);
+
+  it('starts with a named pipe among the registrations, and restores a model whose file was repaired on disk', async () => {
+    let api = client(server!.url);
+    expect((await api.post('/v1/model_registrations/flexible', { model: registration, persist: true })).status).toBe(200);
+    expect((await api.post('/v1/models', { model_name: 'pidder', model_type: 'flexible', model_uid: 'mended' })).status).toBe(200);
+    await server!.stop();
+    await writeFile(regFile, '{');
+    // Reading a pipe blocks until someone writes to it: the start must not wait on it.
+    expect(spawnSync('mkfifo', [path.join(path.dirname(regFile), 'pipe.json')]).status).toBe(0);
+    api = await start();
+    await waitFor(async () => (await api.get('/v1/models/mended')).body?.status === 'ERROR', 10_000);
+    // Repaired in place, not through the API: the restore reads it again.
+    await writeFile(regFile, JSON.stringify(registration));
+    const restored = await api.post('/v1/models/mended/restore');
+    expect(restored.status, restored.text).toBe(200);
+    expect((await api.post('/v1/flexible/infers', { model: 'mended' })).status).toBe(200);
+    expect((await api.get('/v1/model_registrations/flexible/pidder')).status).toBe(200);
+  }, 90_000);
 });
 
 // Issue 29, items 4 and 6, with authentication on (the upstream users, plus one who may register).

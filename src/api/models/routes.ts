@@ -80,6 +80,8 @@ export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor; registry:
   // A saved model whose restore failed (docs/requests.md, "Restore after a restart"), once repaired.
   app.post('/v1/models/:model_uid/restore', { ...needs('models:start'), schema: { params: uidParams, tags: ['models'] } }, async (request) => {
     const uid = request.params.model_uid;
+    // A registration file repaired on disk is read again first: that may be the repair.
+    await registry.loadRepaired();
     return { model_uid: await supervisor.saved.restoreSaved(uid, codePower(request, 'model.launch.code', uid)) };
   });
 
