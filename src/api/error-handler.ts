@@ -83,6 +83,10 @@ function toHangarError(err: FastifyError, request: FastifyRequest): HangarError 
   if (closedByClient(request)) return new HangarError('client_closed', [String(request.id)], { cause: err });
   if (err instanceof HangarError) return err;
   if (hasZodFastifySchemaValidationErrors(err)) {
+    // No body at all (none sent, or an empty one) where the route reads one.
+    if (err.validationContext === 'body' && (request.body === undefined || request.body === null)) {
+      return new HangarError('invalid_field', ['The request has no body; this route takes a JSON object'], { param: null, cause: err });
+    }
     const first = err.validation[0];
     const issue = first ? specificIssue({ ...(first.params as object), code: first.keyword, path: first.instancePath === '/' ? [] : first.instancePath.slice(1).split('/'), message: first.message ?? 'invalid value' }) : undefined;
     const where = err.validationContext === 'body' || !err.validationContext ? '' : `${err.validationContext}.`;

@@ -53,10 +53,11 @@ function formFields(text: string): Record<string, string | string[]> {
 function parseJson(request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void): void {
   const text = body as string;
   if (text.length === 0) {
-    // OpenAI's SDKs send DELETE (and some clients GET) with the JSON content type and
-    // no body: nothing to parse, not a malformed body. A POST without one still is.
-    if (request.method === 'DELETE' || request.method === 'GET') return done(null, undefined);
-    return done(new HangarError('invalid_json', ['the body is empty']));
+    // OpenAI's SDKs send the JSON content type with no body on routes that take none
+    // (DELETE, `client.post("/models/x/cancel")`, `responses.cancel`): no body, not a
+    // malformed one. A route that needs a body then says which field is missing, and
+    // an unknown path stays a 404.
+    return done(null, undefined);
   }
   let value: unknown;
   try {

@@ -1,0 +1,39 @@
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp } from './test-app.js';
+
+/**
+ * An empty body sent with the JSON content type, as OpenAI's SDKs send it on routes
+ * that take none (`client.post("/models/x/cancel")`, `responses.cancel`): no body.
+ */
+describe('an empty JSON body', () => {
+  let app: FastifyInstance;
+  let close: () => Promise<void>;
+  beforeAll(async () => {
+    ({ app, close } = await buildTestApp(null));
+  });
+  afterAll(async () => {
+    await close();
+  });
+  const post = (url: string) => app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: '' });
+
+  it('reaches routes that take no body as no body, and leaves an unknown path a 404', async () => {
+    expect((await post('/v1/models/nope/cancel')).json().error.code).toBe('model_not_found');
+    expect((await post('/v1/models/nope/requests/x/abort')).json().error.code).toBe('model_not_found');
+    const unknown = await post('/v1/responses/resp_x/cancel');
+    expect([unknown.statusCode, unknown.json().error.code]).toEqual([404, 'route_not_found']);
+  });
+
+  it('is refused where a body is needed, as a missing body, in the error shape', async () => {
+    for (const url of ['/v1/chat/completions', '/v1/models', '/v1/embeddings']) {
+      const res = await post(url);
+      expect(res.statusCode, url).toBe(400);
+      expect(res.json().detail, url).toBe(res.json().error.message);
+      expect(res.json().error.code, url).toBe('invalid_field');
+      expect(res.json().detail, url).toBe('The request has no body; this route takes a JSON object');
+    }
+    // A body that is there but broken is still malformed JSON.
+    const broken = await app.inject({ method: 'POST', url: '/v1/models', headers: { 'content-type': 'application/json' }, payload: '{"model_name": ' });
+    expect(broken.json().error.code).toBe('invalid_json');
+  });
+});
