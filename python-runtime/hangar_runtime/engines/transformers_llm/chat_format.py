@@ -31,6 +31,12 @@ def render_chat(tokenizer, messages, *, template: str | None, tools=None, chat_t
     # a role they do not know): the request is at fault, not the engine.
     except TemplateError as exc:
         raise ValueError(f"The chat template rejected the messages: {exc}") from exc
+    # What Jinja's sandbox stops outside TemplateError: a range over its limit
+    # (OverflowError), an `include` with no loader or an operation on the wrong type
+    # (TypeError), a macro that recurses without end. A registered template's fault
+    # (or its messages'), said as such: not a failure of the engine.
+    except (OverflowError, TypeError, RecursionError) as exc:
+        raise ValueError(f"The chat template could not render the messages: {type(exc).__name__}: {exc}") from exc
 
 
 def normalize_messages(messages, parts: bool = False) -> list[dict]:
