@@ -110,6 +110,24 @@ def test_a_decompression_bomb_and_too_many_images_are_refused(engine):
         engine.chat([image_message("What?", *[png(1)] * (MAX_IMAGES + 1))], generate_config=GREEDY)
 
 
+@pytest.mark.parametrize("size", [(1, 6_000_000), (6_000_000, 1), (1, 201)])
+def test_a_strip_of_extreme_aspect_ratio_is_refused_before_the_processor_scales_it(engine, size):
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("1", size).save(buffer, format="PNG")  # a few kB: under every pixel and byte limit
+    strip = "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
+    with pytest.raises(ValueError, match=rf"{size[0]}x{size[1]} pixels; its long side may be at most 200 times"):
+        engine.chat([image_message("What?", strip)], generate_config=GREEDY)
+
+
+def test_an_unreadable_image_is_named_without_the_buffers_address(engine):
+    url = "data:image/png;base64," + base64.b64encode(b"not an image at all").decode()
+    with pytest.raises(ValueError) as caught:
+        engine.chat([image_message("What?", url)], generate_config=GREEDY)
+    assert "0x" not in str(caught.value) and "BytesIO" not in str(caught.value)
+
+
 def test_a_text_model_refuses_images_clearly(tiny_llm):
     engine = TransformersLLMEngine()
     engine.load({"model_uri": tiny_llm["path"], "engine_kwargs": {}, "model_ability": ["chat"]}, lambda *a: None)

@@ -141,6 +141,8 @@ describe('vision chat on the Transformers engine', () => {
       ['ftp://example.com/a.png', 'image_url_refused', /ftp: URLs are not fetched/],
       [`data:image/png;base64,${Buffer.alloc(MAX_BYTES + 10).toString('base64')}`, 'image_too_large', /over the limit/],
       ['data:text/plain;base64,aGVsbG8=', 'invalid_field', /must hold an image/],
+      ['data:image/png;base64,!!!!', 'invalid_field', /not base64/],
+      ['data:image/png;base64,', 'invalid_field', /empty or not base64/],
     ];
     for (const [url, code, message] of cases) {
       const res = await chat([{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello' }, ask('What?', dataUrl('a'), url)]);
@@ -153,8 +155,15 @@ describe('vision chat on the Transformers engine', () => {
     expect(corrupt.status).toBe(400);
     expect(corrupt.body.error.message).toMatch(/not an image this service can read/);
     expect(corrupt.body.error.param).toBe('messages.0.content.0.image_url.url');
-    // The model is still there and answers.
-    expect((await chat([ask('Still there?', dataUrl('a'))])).status).toBe(200);
+    // OpenAI's detail values only.
+    const detail = await chat([{ role: 'user', content: [{ type: 'image_url', image_url: { url: dataUrl('a'), detail: 'bogus' } }] }]);
+    expect([detail.status, detail.body.error.param]).toEqual([400, 'messages.0.content.0.image_url.detail']);
+    // The model is still there and answers; a scheme in capitals is a data: URL too, with the same answer.
+    const plain = await chat([ask('Still there?', dataUrl('a'))]);
+    expect(plain.status).toBe(200);
+    const shouted = await chat([ask('Still there?', dataUrl('a').replace(/^data:/, 'DATA:'))]);
+    expect(shouted.status, shouted.text).toBe(200);
+    expect(shouted.body.choices[0].message.content).toBe(plain.body.choices[0].message.content);
   });
 
   it('streams an image chat: the deltas make the same text, with usage', async () => {

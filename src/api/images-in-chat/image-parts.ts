@@ -44,6 +44,7 @@ export async function resolveImageParts<M extends Message>(messages: M[], settin
     throw new HangarError('invalid_field', [`messages: ${parts.length} images; at most ${MAX_IMAGES_PER_REQUEST} per request`], { param: 'messages' });
   }
   const urls = new Map<Record<string, unknown>, string>();
+  for (const { param, part } of parts) checkDetail(param, part);
   await Promise.all(parts.map(async ({ param, url, part }) => urls.set(part, await dataUrl(param, url, settings))));
   return messages.map((message) => {
     if (!Array.isArray(message.content)) return message;
@@ -57,11 +58,24 @@ export async function resolveImageParts<M extends Message>(messages: M[], settin
   });
 }
 
-const DATA_URL = /^data:([^;,]*)((?:;[^;,]*)*),/;
+// URL schemes are case-insensitive: `DATA:image/png;base64,...` is a data: URL too.
+const DATA_URL = /^data:([^;,]*)((?:;[^;,]*)*),/i;
+// What the runtime's decoder takes (Python's b64decode with validate): no whitespace, no URL-safe alphabet.
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+/** OpenAI's values for `image_url.detail`. */
+const DETAILS: readonly unknown[] = ['auto', 'low', 'high'];
+
+function checkDetail(param: string, part: Record<string, unknown>): void {
+  const value = part.image_url;
+  const detail = typeof value === 'object' && value !== null ? (value as { detail?: unknown }).detail : undefined;
+  if (detail !== undefined && detail !== null && !DETAILS.includes(detail)) {
+    throw new HangarError('invalid_field', [`${param}.detail: must be auto, low or high, not ${JSON.stringify(detail)}`], { param: `${param}.detail` });
+  }
+}
 
 async function dataUrl(param: string, url: unknown, settings: ImageFetchSettings): Promise<string> {
   if (typeof url !== 'string' || url.length === 0) throw new HangarError('invalid_field', [`${param}.url: must be a URL string (http(s) or data:)`], { param: `${param}.url` });
-  if (url.startsWith('data:')) return checkedDataUrl(param, url, settings.maxBytes);
+  if (/^data:/i.test(url)) return checkedDataUrl(param, url, settings.maxBytes);
   try {
     const image = await fetchImage(url, settings);
     return `data:${image.mediaType};base64,${image.bytes.toString('base64')}`;
@@ -81,5 +95,9 @@ function checkedDataUrl(param: string, url: string, maxBytes: number): string {
   if (!mediaType.startsWith('image/')) throw new HangarError('invalid_field', [`${param}.url: a data: URL must hold an image (image/png, image/jpeg, ...), not ${mediaType || 'no media type'}`], { param: `${param}.url` });
   const bytes = Math.floor(((url.length - match[0].length) * 3) / 4);
   if (bytes > maxBytes) throw new HangarError('image_too_large', [`${param}.url`, `the image is about ${bytes} bytes, over the limit of ${maxBytes} (HANGAR_IMAGE_MAX_BYTES)`], { param: `${param}.url` });
-  return url;
+  if (url.length === match[0].length || !BASE64.test(url.slice(match[0].length))) {
+    throw new HangarError('invalid_field', [`${param}.url: the data: URL's payload is empty or not base64 (A-Z, a-z, 0-9, + and /, = at the end)`], { param: `${param}.url` });
+  }
+  // The scheme in the case every engine reads.
+  return `data:${url.slice(5)}`;
 }

@@ -7,6 +7,7 @@ The runtime never fetches a URL itself: what reaches it is bytes, checked here f
 size and decodability before the model sees them."""
 
 import base64
+import re
 import binascii
 import io
 import warnings
@@ -16,6 +17,8 @@ from ...errors import field_error
 # A decoded image bigger than this many pixels is refused: a small PNG can expand
 # to gigabytes of pixels (a "decompression bomb"); PIL only warns below twice its own limit.
 MAX_IMAGE_PIXELS = 40_000_000
+# Longest side over shortest side (Qwen2-VL's processor refuses past 200 too).
+MAX_ASPECT_RATIO = 200
 # The control plane holds each image to HANGAR_IMAGE_MAX_BYTES (docs/vision.md); this
 # only guards a direct caller, above anything a 50 MiB chat body can carry.
 MAX_IMAGE_BYTES = 64 * 1024 * 1024
@@ -109,9 +112,15 @@ def decode_image(url: str, where: str):
             width, height = image.size
             if width * height > MAX_IMAGE_PIXELS:
                 raise ValueError(f"{where}: the image is {width}x{height} pixels; at most {MAX_IMAGE_PIXELS} pixels")
+            # A processor scales the short side up to its size (336, 448, ...): a 1x6,000,000
+            # strip became billions of pixels and a MemoryError. Qwen2-VL's own bound.
+            if min(width, height) < 1 or max(width, height) > MAX_ASPECT_RATIO * min(width, height):
+                raise ValueError(f"{where}: the image is {width}x{height} pixels; its long side may be at most {MAX_ASPECT_RATIO} times its short side")
             return image.convert("RGB")
     except (OSError, SyntaxError, Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
-        raise ValueError(f"{where}: not an image this service can read ({type(exc).__name__}: {exc})") from exc
+        # PIL names the buffer it read (`<_io.BytesIO object at 0x...>`): an address, not news to the caller.
+        why = re.sub(r"<_io\.BytesIO object at 0x[0-9a-fA-F]+>", "the data", str(exc))
+        raise ValueError(f"{where}: not an image this service can read ({type(exc).__name__}: {why})") from exc
 
 
 def batch_vision_inputs(rows: list[list[int]], visions: list[dict | None], width: int, device) -> dict:
