@@ -31,9 +31,20 @@ export function openDatabase(file: string, migrations: readonly Migration[] = MI
     migrate(db, migrations);
   } catch (err) {
     db.close();
-    throw err;
+    throw unreadable(file, err);
   }
   return db;
+}
+
+/**
+ * A file that is not a database (or a damaged one) is refused, never replaced: it holds
+ * the users, keys, usage and stored responses. The message names it and what to do;
+ * SQLite's own ("file is not a database") named neither.
+ */
+function unreadable(file: string, err: unknown): unknown {
+  const code = (err as { code?: unknown }).code;
+  if (code !== 'SQLITE_NOTADB' && code !== 'SQLITE_CORRUPT') return err;
+  return new Error(`the database ${file} cannot be read (${(err as Error).message}). It holds the users, API keys, usage and stored responses: restore it from a backup, or move it aside to start with an empty one (its users and keys are then gone)`, { cause: err });
 }
 
 /** The schema version of an open database (`PRAGMA user_version`). */

@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -65,5 +65,12 @@ describe('openDatabase', () => {
     db.close();
     expect(() => openDatabase(file)).toThrow(/schema version 99, newer/);
     expect(readFileSync(file).length).toBeGreaterThan(0);
+  });
+
+  it('refuses a file that is not a database, naming it and what to do, and leaves it as it was', () => {
+    const file = path.join(dir, 'hangar.db');
+    writeFileSync(file, 'x'.repeat(4096));
+    expect(() => openDatabase(file)).toThrow(new RegExp(`the database ${file} cannot be read \\(file is not a database\\).*restore it from a backup, or move it aside`));
+    expect(readFileSync(file, 'utf8')).toBe('x'.repeat(4096));
   });
 });
