@@ -2,6 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { Template } from '@huggingface/jinja';
+import { TEMPLATE_LIMITS } from '../../src/llama-runtime/engine/bounded-template.js';
 import { ChatPrompt } from '../../src/llama-runtime/engine/chat-prompt.js';
 import { fieldOf, type InvalidInput } from '../../src/llama-runtime/invalid-input.js';
 import { repoRoot, venvPython } from '../integration/harness/server.js';
@@ -101,5 +103,32 @@ describe('chat prompts: the llama.cpp engine renders what the Transformers engin
     expect(textless?.message).toBe("messages[0].content[1].text must be a string (a text part's text)");
     expect(fieldOf(textless)).toBe('messages.0.content.1.text');
     expect(() => new ChatPrompt('{% if %}', SPECIAL)).toThrow(/does not parse/);
+  });
+
+  it('renders hostile templates under limits: a refused request, never an exhausted runtime', () => {
+    const user = [{ role: 'user', content: 'hi' }];
+    const refused = (source: string): string => {
+      try {
+        new ChatPrompt(source, SPECIAL).render(user);
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return 'rendered';
+    };
+    // Each of these ran node out of heap or for hours with the library's own render.
+    expect(refused('{% for i in range(100000000) %}x{% endfor %}')).toMatch(/rejected the messages: range\(\) of 100000000 items; templates may range over at most 100000/);
+    expect(refused('{% for i in range(3000) %}{% for j in range(3000) %}{% endfor %}{% endfor %}')).toMatch(/more than 1000000 steps/);
+    expect(refused("{% set ns = namespace(s='ab') %}{% for i in range(60) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s }}")).toMatch(/more than 67108864 bytes of text and lists/);
+    expect(refused("{% set ns = namespace(l=[1]) %}{% for i in range(60) %}{% set ns.l = ns.l + ns.l %}{% endfor %}")).toMatch(/more than 67108864 bytes of text and lists/);
+    // The caps sit where Python's sandbox has its range: up to it renders.
+    expect(TEMPLATE_LIMITS.maxRange).toBe(100_000);
+    expect(new ChatPrompt('{% for i in range(100000) %}{% endfor %}{{ messages[0].content }}', SPECIAL).render(user)).toBe('hi');
+    // The globals behave as the library's own: range's forms, strftime_now, raise_exception, the constants.
+    const probe = '{{ range(5)|join(",") }}|{{ range(2, 9, 3)|join(",") }}|{{ range(5, 0, -2)|join(",") }}|{{ range(3, 1)|length }}|{{ strftime_now("%Y-%m-%d %b %B %H:%M %%") }}|{{ true }}{{ True }}{{ none is none }}';
+    expect(new ChatPrompt(probe, SPECIAL).render(user)).toBe(new Template(probe).render({}));
+    expect(refused('{{ range(1, 5, 0) }}')).toMatch(/step must not be zero/);
+    expect(refused("{{ raise_exception('no system role') }}")).toMatch(/no system role/);
+    // The context cannot replace a global, as before.
+    expect(() => new ChatPrompt('{{ range(3)|length }}', SPECIAL).render(user, { chatTemplateKwargs: { range: 7 } })).toThrow(/already declared: range/);
   });
 });

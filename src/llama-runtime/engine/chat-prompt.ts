@@ -1,5 +1,5 @@
-import { Template } from '@huggingface/jinja';
 import { InvalidInput } from '../invalid-input.js';
+import { BoundedTemplate } from './bounded-template.js';
 
 type Message = Record<string, unknown>;
 
@@ -14,15 +14,15 @@ export type SpecialTokens = Record<string, string>;
  * chat_format.py): the same message normalisation, `add_generation_prompt`, `tools`
  * and special tokens; @huggingface/jinja (the port of Jinja made for chat templates)
  * brings `raise_exception`, `strftime_now`, `tojson` and Jinja's `trim_blocks` and
- * `lstrip_blocks`, as transformers sets them.
+ * `lstrip_blocks`, as transformers sets them, rendered under limits (bounded-template.ts).
  * Compiled templates are kept: a template is parsed once per model.
  */
 export class ChatPrompt {
-  private readonly template: Template;
+  private readonly template: BoundedTemplate;
 
   constructor(source: string, private readonly specialTokens: SpecialTokens) {
     try {
-      this.template = new Template(source);
+      this.template = new BoundedTemplate(source);
     } catch (err) {
       throw new InvalidInput(`The chat template does not parse: ${(err as Error).message}`);
     }
