@@ -87,8 +87,9 @@ export default defineConfig({
           env: { TESTCONTAINERS_RYUK_DISABLED: 'true', TESTCONTAINERS_HOST_OVERRIDE: '127.0.0.1' },
           testTimeout: 180_000,
           hookTimeout: 300_000,
-          maxWorkers: 1,
-          fileParallelism: false,
+          // Two files at a time: each starts its own containers, on free ports, with
+          // volumes of random names; most of their time is waiting on a container.
+          maxWorkers: 2,
           sequence: { groupOrder: 2 },
         },
       },

@@ -2,7 +2,8 @@
 // `npm test`: the whole suite, with both cores busy, then a table of where the time went.
 //
 //   system packages ─▶ set-up ─▶ test models ─▶ pytest (2 workers) ─┐
-//                   ─▶ llama-server build ─▶ container image build ──┴─▶ vitest (integration, shared, e2e) ─▶ vitest (serial) ────────────────────────────────▶ vitest (container)
+//                   ─▶ llama-server build ─▶ container image build ──┴─▶ vitest (integration, shared, e2e) ─▶ vitest (serial)
+//                                                                                                          ─▶ vitest (container, 2 files at a time)
 //                                                                                                          ─▶ at SCHED_IDLE: typecheck + depcheck ─▶ vitest (unit)
 //
 // llama-server (scripts/build-llama-server.mjs) builds at nice +10 from right after the
@@ -11,9 +12,10 @@
 // starts after it; on a machine that built the same inputs before it is skipped. The test
 // models (test/fixtures/model_cache.py) are built once, in one Python process, before any
 // test needs them. vitest's projects decide which files run two at a time (vitest.config.ts).
-// The serial files keep one core busy at most, so the type check and the unit files,
-// which wait on no timer of theirs, take the other one at SCHED_IDLE: they get only the
-// CPU time that the serial files leave (docs/testing.md).
+// The serial files keep one core busy at most, so the image's tests, which spend most
+// of their time waiting on a container, run beside them, and the type check and the
+// unit files, which wait on no timer of theirs, take what is left at SCHED_IDLE
+// (docs/testing.md).
 // Each part writes its timings under test-output/, read back for the table at the end
 // (docs/testing.md explains it).
 //
@@ -289,24 +291,23 @@ const besideSerial = (async () => {
   });
   return { ok: checks.ok && unit.ok };
 })();
-const serial = await phase('vitest (serial)', process.execPath, vitestArgs('serial'), { env: { HANGAR_TEST_TIMINGS: timingsOf('serial') } });
-
-let container = { ok: true };
-if (!skipContainer) {
-  const image = built.stdout.trim().split('\n').pop() ?? '';
-  if (built.ok && image) {
-    container = await phase('vitest (container)', process.execPath, vitestArgs('container'), {
-      env: { HANGAR_TEST_IMAGE: image, HANGAR_TEST_TIMINGS: timingsOf('container') },
-    });
-  } else {
-    container = { ok: false };
+// The image's tests beside the serial files, at a normal priority: they once ran after
+// them, with a core idle for most of their minute; beside them, measured, the serial
+// files took no longer (docs/testing.md).
+const imageTests = (async () => {
+  if (skipContainer) {
+    console.warn(`test/container: SKIPPED, the Docker image is not built or tested (HANGAR_SKIP_CONTAINER_TESTS=${skipContainer})`);
+    return { ok: true };
   }
-} else {
-  console.warn(`test/container: SKIPPED, the Docker image is not built or tested (HANGAR_SKIP_CONTAINER_TESTS=${skipContainer})`);
-}
-
-// Whatever of the type check and the unit files is left runs beside the image's tests,
-// still at SCHED_IDLE.
+  const image = built.stdout.trim().split('\n').pop() ?? '';
+  if (!built.ok || !image) return { ok: false };
+  return phase('vitest (container)', process.execPath, vitestArgs('container'), {
+    logFile: path.join(out, 'vitest-container.log'),
+    env: { HANGAR_TEST_IMAGE: image, HANGAR_TEST_TIMINGS: timingsOf('container') },
+  });
+})();
+const serial = await phase('vitest (serial)', process.execPath, vitestArgs('serial'), { env: { HANGAR_TEST_TIMINGS: timingsOf('serial') } });
+const container = await imageTests;
 const beside = await besideSerial;
 printTable();
 process.exit(beside.ok && vt.ok && serial.ok && container.ok ? 0 : 1);
