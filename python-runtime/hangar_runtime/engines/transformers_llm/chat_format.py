@@ -5,6 +5,7 @@ tokenizer's own."""
 import json
 
 from ...errors import field_error
+from .template_limits import BoundedRender
 
 
 def render_chat(tokenizer, messages, *, template: str | None, tools=None, chat_template_kwargs=None,
@@ -25,8 +26,10 @@ def render_chat(tokenizer, messages, *, template: str | None, tools=None, chat_t
     # ending where the assistant's reply starts.
     options = {**chat_template_kwargs, "tools": tools or None, "chat_template": template,
                "tokenize": False, "add_generation_prompt": True, "return_dict": False}
+    normalized = normalize_messages(messages, parts=parts)
     try:
-        return tokenizer.apply_chat_template(normalize_messages(messages, parts=parts), **options)
+        with BoundedRender():
+            return tokenizer.apply_chat_template(normalized, **options)
     # Templates reject what they cannot render (raise_exception("...") in Jinja,
     # a role they do not know): the request is at fault, not the engine.
     except TemplateError as exc:
