@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { grammarSchema } from '../../src/llama-runtime/engine/grammar-schema.js';
+import { checkGrammarSize } from '../../src/llama-runtime/engine/gbnf-size.js';
+import { SCHEMA_LIMITS, grammarSchema } from '../../src/llama-runtime/engine/grammar-schema.js';
 
 describe('JSON schemas for llama.cpp grammars', () => {
   it("rewrites pydantic's shapes to what node-llama-cpp reads, keeping their meaning", () => {
@@ -57,5 +58,32 @@ describe('JSON schemas for llama.cpp grammars', () => {
 
   it('takes a list of types, as JSON Schema allows', () => {
     expect(grammarSchema({ type: ['string', 'null'], maxLength: 3 }, 'f')).toEqual({ type: ['string', 'null'], maxLength: 3 });
+  });
+
+  it("holds a schema to OpenAI's structured-output sizes, counted across the whole schema, where llama.cpp's grammar would take minutes", () => {
+    expect(SCHEMA_LIMITS).toEqual({ alternatives: 1000, properties: 5000, characters: 120_000 });
+    const values = (n: number, prefix = 'v') => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+    // At the limits: kept as they are.
+    const atLimit = { type: 'object', properties: { a: { enum: values(600) }, b: { anyOf: values(400).map((c) => ({ const: c })) } } };
+    expect(grammarSchema(atLimit, 'f')).toMatchObject({ properties: { a: { enum: values(600) } } });
+    expect(() => grammarSchema({ type: 'object', properties: Object.fromEntries(values(5000, 'p').map((p) => [p, { type: 'integer' }])) }, 'f')).not.toThrow();
+    // One past: refused by name, whether the alternatives sit in one enum or are spread over several places.
+    const refusals: Array<[unknown, RegExp]> = [
+      [{ enum: values(20_000) }, /^f: the schema has more than 1000 enum values and oneOf\/anyOf branches, the most a llama.cpp grammar takes here/],
+      [{ type: 'object', properties: { a: { enum: values(600) }, b: { items: { enum: values(401) } } } }, /more than 1000 enum values/],
+      [{ oneOf: [{ enum: values(999) }, { const: 'x' }] }, /more than 1000 enum values/],
+      [{ type: 'object', properties: Object.fromEntries(values(5001, 'p').map((p) => [p, { type: 'integer' }])) }, /more than 5000 object properties/],
+      [{ $defs: { a: { const: 'x'.repeat(60_000) }, b: { enum: ['y'.repeat(60_001)] } }, $ref: '#/$defs/a' }, /more than 120000 characters of property names, definition names, enum and const values/],
+    ];
+    for (const [schema, says] of refusals) expect(() => grammarSchema(schema, 'f'), String(says)).toThrow(says);
+  });
+
+  it('holds a GBNF grammar to the same sizes: alternatives outside strings, classes and comments, and characters', () => {
+    const choice = (n: number) => `root ::= ${Array.from({ length: n }, (_, i) => `"v${i}"`).join(' | ')}`;
+    expect(() => checkGrammarSize(choice(1001))).not.toThrow(); // 1,000 alternatives
+    expect(() => checkGrammarSize(choice(2001))).toThrow(/^grammar: the grammar has 2000 alternatives \(\|\), more than the 1000 a llama.cpp grammar takes here$/);
+    // `|` as text is no alternative.
+    expect(() => checkGrammarSize(`root ::= "${'|'.repeat(2000)}" [|${'\\]|'.repeat(500)}] # ${'|'.repeat(2000)}\n`)).not.toThrow();
+    expect(() => checkGrammarSize(`root ::= "${'a'.repeat(120_001)}"`)).toThrow(/more than the 120000 a llama.cpp grammar takes here/);
   });
 });

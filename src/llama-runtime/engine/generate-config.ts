@@ -1,4 +1,5 @@
 import { InvalidInput } from '../invalid-input.js';
+import { checkGrammarSize } from './gbnf-size.js';
 
 export const DEFAULT_MAX_TOKENS = 256;
 
@@ -159,6 +160,7 @@ function topLogprobs(asked: unknown, top: unknown): number | null {
 function grammarText(value: unknown): string | null {
   if (value === undefined || value === '') return null;
   if (typeof value !== 'string') throw new InvalidInput(`grammar must be a GBNF grammar (a string), got ${shown(value)}`);
+  checkGrammarSize(value);
   return value;
 }
 

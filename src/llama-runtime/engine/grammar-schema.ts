@@ -24,10 +24,41 @@ const COUNTS = new Set(['minProperties', 'maxProperties', 'minItems', 'maxItems'
  * other than date-time, time and date, `not`, conditionals and the like.
  */
 export function grammarSchema(schema: unknown, field: string): Schema {
-  return rewrite(schema, field, field) as Schema;
+  return rewrite(schema, field, field, { alternatives: 0, properties: 0, characters: 0 }) as Schema;
 }
 
-function rewrite(node: unknown, at: string, field: string): unknown {
+/**
+ * The size a schema may have: OpenAI's own limits for structured outputs (1,000 enum
+ * values, 5,000 object properties, 120,000 characters of names, enum and const values),
+ * with oneOf/anyOf branches counted among the enum values, since each is an alternative
+ * of the grammar too. llama.cpp's grammar takes time that grows with the square of a
+ * rule's alternatives, in llama-server's own loop, where every request of the model
+ * waits: 20,000 enum values took it 4.6 s of CPU and 40,000 took 14.6 s with a
+ * 400-token vocabulary, so a 16 MiB body could hold the replica for hours.
+ */
+export const SCHEMA_LIMITS = { alternatives: 1000, properties: 5000, characters: 120_000 };
+
+type Tally = { -readonly [K in keyof typeof SCHEMA_LIMITS]: number };
+
+const LIMIT_WORDS: Record<keyof Tally, string> = {
+  alternatives: 'enum values and oneOf/anyOf branches',
+  properties: 'object properties',
+  characters: 'characters of property names, definition names, enum and const values',
+};
+
+function count(tally: Tally, kind: keyof Tally, amount: number, field: string): void {
+  tally[kind] += amount;
+  if (tally[kind] > SCHEMA_LIMITS[kind]) {
+    throw new InvalidInput(`${field}: the schema has more than ${SCHEMA_LIMITS[kind]} ${LIMIT_WORDS[kind]}, the most a llama.cpp grammar takes here (OpenAI's structured outputs have the same limit)`);
+  }
+}
+
+/** The characters a value adds to the grammar's text: a string's own, anything else as JSON. */
+function textLength(value: unknown): number {
+  return typeof value === 'string' ? value.length : (JSON.stringify(value) ?? '').length;
+}
+
+function rewrite(node: unknown, at: string, field: string, tally: Tally): unknown {
   if (typeof node === 'boolean') {
     if (node) return {};
     throw new InvalidInput(`${field}: the schema at ${at} is false (nothing matches it), so no answer can follow it`);
@@ -37,7 +68,7 @@ function rewrite(node: unknown, at: string, field: string): unknown {
   if (Array.isArray(source.allOf)) {
     if (source.allOf.length !== 1) throw new InvalidInput(`${field}: allOf with ${source.allOf.length} schemas (at ${at}) cannot be enforced by a llama.cpp grammar; merge them into one`);
     const { allOf, ...rest } = source;
-    return rewrite({ ...rest, ...(allOf[0] as Schema) }, at, field);
+    return rewrite({ ...rest, ...(allOf[0] as Schema) }, at, field, tally);
   }
   const out: Schema = {};
   for (const [key, value] of Object.entries(source)) {
@@ -47,24 +78,28 @@ function rewrite(node: unknown, at: string, field: string): unknown {
       case 'anyOf':
       case 'oneOf':
         if (!Array.isArray(value) || value.length === 0) throw new InvalidInput(`${field}: ${here} must be a non-empty list of schemas`);
-        out.oneOf = value.map((branch, i) => rewrite(branch, `${here}[${i}]`, field));
+        count(tally, 'alternatives', value.length, field);
+        out.oneOf = value.map((branch, i) => rewrite(branch, `${here}[${i}]`, field, tally));
         break;
       case 'properties':
       case '$defs':
       case 'definitions': {
         const target = key === 'properties' ? 'properties' : '$defs';
-        const entries = Object.entries(object(value, here, field)).map(([name, sub]) => [name, rewrite(sub, `${here}.${name}`, field)]);
+        const names = Object.keys(object(value, here, field));
+        if (key === 'properties') count(tally, 'properties', names.length, field);
+        count(tally, 'characters', names.reduce((sum, name) => sum + name.length, 0), field);
+        const entries = Object.entries(value as Schema).map(([name, sub]) => [name, rewrite(sub, `${here}.${name}`, field, tally)]);
         // A schema may carry both $defs and the older definitions: one list for the grammar.
         out[target] = { ...((out[target] as Schema | undefined) ?? {}), ...Object.fromEntries(entries) };
         break;
       }
       case 'items':
       case 'additionalProperties':
-        out[key] = typeof value === 'boolean' && key === 'additionalProperties' ? value : rewrite(value, here, field);
+        out[key] = typeof value === 'boolean' && key === 'additionalProperties' ? value : rewrite(value, here, field, tally);
         break;
       case 'prefixItems':
         if (!Array.isArray(value)) throw new InvalidInput(`${field}: ${here} must be a list of schemas`);
-        out.prefixItems = value.map((item, i) => rewrite(item, `${here}[${i}]`, field));
+        out.prefixItems = value.map((item, i) => rewrite(item, `${here}[${i}]`, field, tally));
         break;
       case '$ref':
         if (typeof value !== 'string' || !/^#\/(\$defs|definitions)\/[^/]+$/.test(value)) {
@@ -89,11 +124,17 @@ function rewrite(node: unknown, at: string, field: string): unknown {
       }
       case 'enum':
         if (!Array.isArray(value) || value.length === 0) throw new InvalidInput(`${field}: ${here} must be a non-empty list of values`);
+        count(tally, 'alternatives', value.length, field);
+        count(tally, 'characters', value.reduce((sum: number, v) => sum + textLength(v), 0), field);
         out.enum = value;
         break;
       case 'required':
         if (!Array.isArray(value) || value.some((name) => typeof name !== 'string')) throw new InvalidInput(`${field}: ${here} must be a list of property names`);
         out.required = value;
+        break;
+      case 'const':
+        count(tally, 'characters', textLength(value), field);
+        out.const = value;
         break;
       default:
         if (COUNTS.has(key) && !(Number.isInteger(value) && (value as number) >= 0)) {
