@@ -73,7 +73,13 @@ export class StructuredOutput {
       try {
         made = await this.llama.createGrammarForJsonSchema(rewritten as never);
       } catch (err) {
-        throw new InvalidInput(`${field}: this JSON schema cannot be turned into a llama.cpp grammar: ${(err as Error).message}`);
+        // llama.cpp's parser says why only in its log (stderr): what it refuses in the grammars
+        // a schema makes is repetition past its bound (about 2,000, fewer for repeated rules
+        // of several parts, such as a string's characters).
+        throw new InvalidInput(
+          `${field}: this JSON schema cannot be turned into a llama.cpp grammar: ${(err as Error).message}; llama.cpp's parser refuses ` +
+            'repetitions of more than about 2,000 items (a string of minLength or maxLength 1,000 is already past it), so lower minLength, maxLength, minItems or maxItems',
+        );
       }
       return this.finite(made);
     });
