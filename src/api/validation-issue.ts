@@ -16,12 +16,18 @@ export interface SchemaIssue {
   expected?: string;
   /** `invalid_value`: the values the shape takes (a literal's, an enum's). */
   values?: ReadonlyArray<unknown>;
+  /** `invalid_key`: what the record's key schema found wrong with the key. */
+  issues?: ReadonlyArray<SchemaIssue>;
 }
 
 // zod's own words for a union that gives no reason of its own.
 const GENERIC = 'Invalid input';
 
 export function specificIssue(issue: SchemaIssue): SchemaIssue {
+  // A record's key that fits not its key schema: zod says "Invalid key in record"; the
+  // key schema's own message says what a key must be (`logit_bias.-5: keys must be token ids`).
+  const keyIssue = issue.code === 'invalid_key' ? issue.issues?.[0] : undefined;
+  if (keyIssue && keyIssue.message) return { ...keyIssue, path: issue.path };
   let current = issue;
   let path = [...issue.path];
   // Unions nest (a block union inside a content union); each level is one step down.

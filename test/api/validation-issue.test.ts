@@ -18,6 +18,10 @@ function refusal(schema: { safeParse(v: unknown): { success: boolean; error?: { 
 const anthropic = (content: unknown, extra: Record<string, unknown> = {}) => refusal(messagesBody, { model: 'm', max_tokens: 5, messages: [{ role: 'user', content }], ...extra });
 
 describe('a refusal names the field a client can fix, through unions', () => {
+  it("says what a record's key must be, not zod's \"Invalid key in record\"", () => {
+    expect(refusal(chatBody, { model: 'm', messages: [{ role: 'user', content: 'hi' }], logit_bias: { '-5': 1 } })).toEqual(['logit_bias.-5', 'keys must be token ids']);
+  });
+
   it('keeps a union\'s own words for a value of no kind it knows', () => {
     expect(anthropic([{ type: 'document', source: {} }])).toEqual(['messages.0.content.0', 'content blocks must be text, image, tool_use, tool_result or thinking']);
   });
