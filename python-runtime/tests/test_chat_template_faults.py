@@ -55,5 +55,6 @@ def test_a_template_that_grows_past_its_memory_is_stopped_near_the_limit(tokeniz
     grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - start
     assert grown < 3 * template_limits.MAX_GROWTH_BYTES
     assert render_chat(tokenizer, MESSAGES, template="{{ messages[0].content }}") == "hi"
-    # No timer left running between renders.
+    # No timer left running between renders, and SIGALRM's handler as it was.
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL

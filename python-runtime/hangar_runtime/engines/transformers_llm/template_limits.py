@@ -12,8 +12,8 @@ cost its request, never the replica. The llama.cpp engine bounds its renders too
 While a render runs, a timer (SIGALRM every 10 ms) looks at it, and its handler
 raises in the render when it is past a limit. Python runs signal handlers in the main
 thread between two bytecodes, so the check comes at the latest right after the
-operation in flight, and a render that stays inside the limits costs two system
-calls: tracing each template line measured 3-7 times the render's time, and a
+operation in flight, and a render that stays inside the limits costs four system
+calls (6 µs): tracing each template line measured 3-7 times the render's time, and a
 watchdog thread could not get the GIL between two large copies (a doubling string
 reached 6 GiB before it was stopped).
 - CPU: 5 s of the main thread's CPU time. The built-in families' templates render
@@ -62,7 +62,6 @@ class _Render:
 
 
 _current: _Render | None = None
-_handler_installed = False
 
 
 def _on_tick(signum, frame):
@@ -77,12 +76,12 @@ class BoundedRender:
     """The block is stopped with TemplateLimitExceeded once it goes past a limit."""
 
     def __enter__(self):
-        global _current, _handler_installed
+        global _current
         self._armed = threading.current_thread() is threading.main_thread() and _current is None
         if self._armed:
-            if not _handler_installed:
-                signal.signal(signal.SIGALRM, _on_tick)
-                _handler_installed = True
+            # The handler only for the render, and whatever was there before back after
+            # it (transformers sets its own for a question it asks while loading).
+            self._previous = signal.signal(signal.SIGALRM, _on_tick)
             _current = _Render()
             signal.setitimer(signal.ITIMER_REAL, _TICK_SECONDS, _TICK_SECONDS)
         return self
@@ -93,6 +92,7 @@ class BoundedRender:
             # No render first: a tick that comes now finds nothing to stop.
             _current = None
             signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self._previous)
         if kind is TemplateLimitExceeded:
             # The render's frames hold what it built (the string it doubled): let it go now.
             _clear_frames(tb)
