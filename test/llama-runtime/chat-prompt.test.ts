@@ -115,7 +115,7 @@ describe('chat prompts: the llama.cpp engine renders what the Transformers engin
       }
       return 'rendered';
     };
-    // Each of these ran node out of heap or for hours with the library's own render.
+    // Each of these ran node out of heap, or held its event loop for a minute, with the library's own render.
     expect(refused('{% for i in range(100000000) %}x{% endfor %}')).toMatch(/rejected the messages: range\(\) of 100000000 items; templates may range over at most 100000/);
     expect(refused('{% for i in range(3000) %}{% for j in range(3000) %}{% endfor %}{% endfor %}')).toMatch(/more than 1000000 steps/);
     expect(refused("{% set ns = namespace(s='ab') %}{% for i in range(60) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s }}")).toMatch(/more than 67108864 bytes of text and lists/);
@@ -124,7 +124,7 @@ describe('chat prompts: the llama.cpp engine renders what the Transformers engin
     expect(TEMPLATE_LIMITS.maxRange).toBe(100_000);
     expect(new ChatPrompt('{% for i in range(100000) %}{% endfor %}{{ messages[0].content }}', SPECIAL).render(user)).toBe('hi');
     // The globals behave as the library's own: range's forms, strftime_now, raise_exception, the constants.
-    const probe = '{{ range(5)|join(",") }}|{{ range(2, 9, 3)|join(",") }}|{{ range(5, 0, -2)|join(",") }}|{{ range(3, 1)|length }}|{{ strftime_now("%Y-%m-%d %b %B %H:%M %%") }}|{{ true }}{{ True }}{{ none is none }}';
+    const probe = '{{ range(5)|join(",") }}|{{ range(2, 9, 3)|join(",") }}|{{ range(5, 0, -2)|join(",") }}|{{ range(3, 1)|length }}|{{ strftime_now("%Y-%m-%d %b %B %%") }}|{{ true }}{{ True }}{{ none is none }}';
     expect(new ChatPrompt(probe, SPECIAL).render(user)).toBe(new Template(probe).render({}));
     expect(refused('{{ range(1, 5, 0) }}')).toMatch(/step must not be zero/);
     expect(refused("{{ raise_exception('no system role') }}")).toMatch(/no system role/);
