@@ -1,5 +1,12 @@
 import { z } from 'zod';
 
+/**
+ * The most inputs one embeddings request may carry: OpenAI's own cap. Without one, a 16 MiB
+ * body of short strings is two million inputs: hours of a real encoder's time, every other
+ * request of the model waiting, and a JSON answer of gigabytes (docs/openai-parameters.md).
+ */
+export const MAX_EMBEDDING_INPUTS = 2048;
+
 /** POST /v1/embeddings (OpenAI embeddings, contract §4). */
 export const embeddingsBody = z.looseObject({
   model: z.string({ error: (i) => (i.input === undefined ? 'Invalid input. Please specify the `model` field.' : undefined) }).min(1),
@@ -11,7 +18,11 @@ export const embeddingsBody = z.looseObject({
       z.array(z.array(z.int().min(0)).min(1)).min(1, 'must not be an empty list'),
     ],
     { error: 'must be a string, a list of strings, a list of token ids, or a list of token-id lists' },
-  ),
+  ).superRefine((input, ctx) => {
+    // A flat list of token ids is one input; a list of strings or of id lists is one per item.
+    const count = typeof input === 'string' || typeof input[0] === 'number' ? 1 : input.length;
+    if (count > MAX_EMBEDDING_INPUTS) ctx.addIssue({ code: 'custom', message: `a list of at most ${MAX_EMBEDDING_INPUTS} items per request, got ${count}: send the rest in further requests` });
+  }),
   dimensions: z.int().min(1).nullish(),
   encoding_format: z.enum(['float', 'base64']).nullish(),
   /** Ours: an input longer than the model's max_tokens is cut (default, as Xinference) or refused (false). */
