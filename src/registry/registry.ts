@@ -54,6 +54,12 @@ const emptyCatalog = (): CustomCatalog =>
 export class Registry {
   private builtins: BuiltinCatalog = emptyCatalog();
   private customs: CustomCatalog = emptyCatalog();
+  /**
+   * Built-ins hidden by a stored registration of the same name: the catalog grows with
+   * releases, and a name a user registered before the upgrade stays theirs (their saved
+   * launches keep working) until they unregister it, which brings the built-in back.
+   */
+  private shadowed: BuiltinCatalog = emptyCatalog();
   /** Names being registered right now, so two concurrent registrations of one name cannot both pass the clash check. */
   private readonly pending = new Set<string>();
   private env: EnvironmentFacts;
@@ -107,6 +113,7 @@ export class Registry {
    */
   async load(): Promise<void> {
     this.builtins = await loadBuiltinCatalog(this.builtinDir);
+    this.shadowed = emptyCatalog();
     await this.owners.load();
     const customs = emptyCatalog();
     for (const { type, file, definition } of await this.store.loadAll()) {
@@ -114,6 +121,7 @@ export class Registry {
       if (record) customs[type].set(record.model_name, record);
     }
     this.customs = customs;
+    for (const type of MODEL_TYPES) for (const name of customs[type].keys()) this.shadowBuiltin(type, name);
     // A file that did not load keeps its owner: it may be repaired (docs/requests.md, "Restore after a restart").
     await this.owners.keepOnly((type, name) => (customs[type]?.has(name) ?? false) || existsSync(this.store.file(type, name)));
     const count = MODEL_TYPES.reduce((n, t) => n + customs[t].size, 0);
@@ -132,6 +140,7 @@ export class Registry {
       const record = await this.loadStored(type, file, definition, this.customs);
       if (!record || this.customs[type].has(record.model_name)) continue;
       this.customs[type].set(record.model_name, record);
+      this.shadowBuiltin(type, record.model_name);
       added.push(record.model_name);
       this.logger.info({ model_type: type, model_name: record.model_name, file }, `Loaded the repaired registration ${record.model_name} from ${file}`);
     }
@@ -329,7 +338,12 @@ export class Registry {
       throw err;
     }
     await this.owners.set(t, name, null);
-    this.logger.info({ model_type: t, model_name: name }, `Unregistered custom ${t} model ${name}`);
+    const builtin = this.shadowed[t].get(name);
+    if (builtin) {
+      this.shadowed[t].delete(name);
+      this.builtins[t].set(name, builtin);
+    }
+    this.logger.info({ model_type: t, model_name: name }, `Unregistered custom ${t} model ${name}${builtin ? '; the built-in of that name is back' : ''}`);
   }
 
   /**
@@ -351,6 +365,15 @@ export class Registry {
       throw new HangarError('registration_not_found', [name], { param: 'model_name' });
     }
     return resolveLaunch(typed(t, record), selection, this.env);
+  }
+
+  /** A stored registration named like a built-in (one added by an upgrade) hides the built-in. */
+  private shadowBuiltin(type: ModelType, name: string): void {
+    const builtin = this.builtins[type].get(name);
+    if (!builtin) return;
+    this.builtins[type].delete(name);
+    this.shadowed[type].set(name, builtin);
+    this.logger.warn({ model_type: type, model_name: name }, `The custom ${type} model ${name} has the name of a built-in one; the custom registration is served, and unregistering it brings the built-in back`);
   }
 
   private find(type: ModelType, name: string): ModelRecord | undefined {
@@ -379,9 +402,10 @@ export class Registry {
   /**
    * A persisted registration goes through the same validation as a new one. It is
    * skipped, with a warning naming the file, when it is invalid, when its file name
-   * is not `<model_name>.json` (unregister could not find it), or when a built-in now
-   * has its name. A `model_uri` that does not exist only warns: the disk may be
-   * mounted later, and the launch will say what is missing.
+   * is not `<model_name>.json` (unregister could not find it), or when another file
+   * already gave its name. One that a built-in now has the name of (the catalog grew)
+   * loads, and hides that built-in (shadowBuiltin). A `model_uri` that does not exist
+   * only warns: the disk may be mounted later, and the launch will say what is missing.
    */
   private async loadStored(type: ModelType, file: string, definition: unknown, loaded: CustomCatalog): Promise<ModelRecord | null> {
     let parsed: TypedRecord;
@@ -396,8 +420,8 @@ export class Registry {
       this.logger.warn({ file }, `Skipping custom model file ${file}: it holds model_name ${name}; name the file ${name}.json`);
       return null;
     }
-    if (this.builtins[type].has(name) || loaded[type].has(name)) {
-      this.logger.warn({ file }, `Skipping custom model file ${file}: the name ${name} is already taken by a built-in ${type} model`);
+    if (loaded[type].has(name)) {
+      this.logger.warn({ file }, `Skipping custom model file ${file}: another file already registered ${type} model ${name}`);
       return null;
     }
     try {

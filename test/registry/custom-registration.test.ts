@@ -268,6 +268,16 @@ describe('persistence', () => {
     await writeFile(path.join(folder('flexible'), 'broken.json'), '{"model_name": "broken", ');
     await writeFile(path.join(folder('flexible'), 'wrong-shape.json'), JSON.stringify({ model_name: 'wrong-shape', launcher: 'sklearn' }));
     await writeFile(path.join(folder('flexible'), 'misnamed.json'), JSON.stringify(flexible({ model_name: 'other-name' })));
+    const logger = new RecordingLogger();
+    const { registry: reopened } = await openRegistry(home, undefined, logger);
+    expect((await reopened.list('flexible')).map((i) => i.model_name)).toEqual(['my-clf']);
+    const warned = logger.warnings.map((w) => w.msg).join('\n');
+    for (const file of ['broken.json', 'wrong-shape.json', 'misnamed.json']) expect(warned).toContain(file);
+    expect(warned).toContain('model_uri');
+  });
+
+  it('serves a stored registration whose name a built-in took since (the catalog grew), and gives the built-in back on unregister', async () => {
+    // As a registration made before an upgrade added a built-in of that name: the file on disk.
     await mkdir(folder('embedding'), { recursive: true });
     await writeFile(
       path.join(folder('embedding'), 'bge-small-en-v1.5.json'),
@@ -275,11 +285,18 @@ describe('persistence', () => {
     );
     const logger = new RecordingLogger();
     const { registry: reopened } = await openRegistry(home, undefined, logger);
-    expect((await reopened.list('flexible')).map((i) => i.model_name)).toEqual(['my-clf']);
-    const warned = logger.warnings.map((w) => w.msg).join('\n');
-    for (const file of ['broken.json', 'wrong-shape.json', 'misnamed.json', 'bge-small-en-v1.5.json']) expect(warned).toContain(file);
-    expect(warned).toContain('model_uri');
+    expect((reopened.get('embedding', 'bge-small-en-v1.5') as { dimensions: number }).dimensions).toBe(4);
+    expect(reopened.isBuiltin('embedding', 'bge-small-en-v1.5')).toBe(false);
+    const listed = (await reopened.list('embedding')).filter((i) => i.model_name === 'bge-small-en-v1.5');
+    expect(listed).toEqual([{ model_name: 'bge-small-en-v1.5', is_builtin: false }]);
+    expect(reopened.resolve({ model_type: 'embedding', model_name: 'bge-small-en-v1.5' }).load.model_uri).toBe(weights);
+    expect(logger.warnings.map((w) => w.msg).join('\n')).toContain('bge-small-en-v1.5 has the name of a built-in one');
+    // A new registration of a built-in's name is still refused.
+    await expectHangarError(() => reopened.register('embedding', { model: { model_name: 'bge-base-en-v1.5', dimensions: 4, max_tokens: 8, language: ['en'], model_specs: [{ model_format: 'pytorch', model_uri: weights }] } }, false), 'registration_conflict', 409);
+    await reopened.unregister('embedding', 'bge-small-en-v1.5');
     expect((reopened.get('embedding', 'bge-small-en-v1.5') as { dimensions: number }).dimensions).toBe(384);
+    expect(reopened.isBuiltin('embedding', 'bge-small-en-v1.5')).toBe(true);
+    expect(await readdir(folder('embedding'))).toEqual([]);
   });
 
   it('loads a persisted model whose weights are gone, with a warning', async () => {

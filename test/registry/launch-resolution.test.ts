@@ -19,14 +19,14 @@ beforeAll(async () => {
   await writeFile(script, 'def load(**kw): return kw\ndef infer(model, *a, **k): return model\n');
   await registry.register('flexible', { model: JSON.stringify({ model_name: 'clf', model_uri: joblib, launcher: 'sklearn', model_description: 'a classifier' }) }, false);
   await registry.register('flexible', { model: { model_name: 'echo', model_uri: `file://${script}`, launcher: 'python', launcher_args: '{"scale": 2}' } }, false);
-  const folder = path.join(home, 'tiny-llama');
+  const folder = path.join(home, 'my-tiny-llama');
   await mkdir(folder);
   await registry.register(
     'LLM',
     {
       model: {
         version: 2,
-        model_name: 'tiny-llama',
+        model_name: 'my-tiny-llama',
         model_lang: ['en'],
         model_ability: ['chat', 'generate'],
         model_family: 'llama-3.1-instruct',
@@ -132,8 +132,8 @@ describe('resolve: LLM spec selection', () => {
   });
 
   it('launches a custom LLM from its folder with its family template', () => {
-    const resolved = registry.resolve({ model_type: 'LLM', model_name: 'tiny-llama', model_engine: 'Transformers' });
-    expect(resolved.load).toMatchObject({ model_uri: path.join(home, 'tiny-llama'), model_size_in_billions: '0_01', quantization: 'none' });
+    const resolved = registry.resolve({ model_type: 'LLM', model_name: 'my-tiny-llama', model_engine: 'Transformers' });
+    expect(resolved.load).toMatchObject({ model_uri: path.join(home, 'my-tiny-llama'), model_size_in_billions: '0_01', quantization: 'none' });
     expect(resolved.load.chat_template).toContain('<|start_header_id|>');
     expect(resolved.description).toMatchObject({ model_family: 'llama-3.1-instruct' });
   });

@@ -150,7 +150,7 @@ describe('built-in LLM families', () => {
   });
 
   // Xinference's tool_parser names (its llm_family.json); the engines parse qwen and llama3 (src/registry/tool-parsers.ts).
-  const TOOL_PARSER_NAMES = /^(qwen|llama3|mistral|glm4|minimax|gemma|gpt-oss|deepseek-r1|deepseek_v3|deepseek-v3\.1|deepseek-v3\.2)$/;
+  const TOOL_PARSER_NAMES = /^(qwen|llama3|mistral|glm4|glm5|minimax|minimax_m3|gemma|gpt-oss|deepseek-r1|deepseek_v3|deepseek-v3\.1|deepseek-v3\.2)$/;
 
   it('have specs, integer stop token ids, a template only where the family overrides the model\'s own, and the keys their abilities need', () => {
     for (const record of llms) {
@@ -186,6 +186,21 @@ describe('built-in LLM families', () => {
     }
     for (const name of ['Qwen3-Embedding-0.6B', 'bge-m3', 'embeddinggemma-300m']) expect(catalog.embedding.has(name), name).toBe(true);
     expect(catalog.rerank.has('Qwen3-Reranker-0.6B')).toBe(true);
+  });
+
+  it('launch 150 of Xinference\'s 162 LLM families by the same name, with the corrections docs/catalog-sources.md names', () => {
+    const get = (name: string) => llms.find((r) => r.model_name === name);
+    expect(llms.filter((r) => r.model_name !== 'simulator').length).toBeGreaterThanOrEqual(170);
+    for (const name of ['qwen3.8', 'qwen3.8-max', 'glm-5.2', 'MiniMax-M3', 'Ling-3.0-flash', 'qwen2.5', 'qwen2.5-coder', 'llama-3', 'llama-2', 'Yi-chat', 'qwen1.5-chat', 'deepseek-coder-instruct', 'minicpm3-4b', 'QwQ-32B-Preview']) {
+      expect(get(name), name).toBeDefined();
+    }
+    // Base families complete text and need no template.
+    for (const name of ['qwen2.5', 'llama-3', 'gpt-2']) expect(get(name)!.model_ability, name).toEqual(['generate']);
+    // Xinference gives moonlight size 3 (its active share); GLM-5's text-only architecture has no vision.
+    expect(specsOf(get('moonlight-16b-a3b-instruct')!)[0]).toMatchObject({ model_size_in_billions: 16, activated_size_in_billions: 3 });
+    for (const name of ['glm-5', 'glm-5.1']) expect(get(name)!.model_ability, name).not.toContain('vision');
+    // Families whose checkpoints have no chat template are not listed (docs/catalog-sources.md).
+    for (const name of ['qwen-chat', 'baichuan-2-chat', 'DeepSeek-V4-Pro']) expect(get(name), name).toBeUndefined();
   });
 
   it('keep the abilities and tool parsers of the families that have them', () => {
