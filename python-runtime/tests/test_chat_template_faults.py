@@ -58,3 +58,89 @@ def test_a_template_that_grows_past_its_memory_is_stopped_near_the_limit(tokeniz
     # No timer left running between renders, and SIGALRM's handler as it was.
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
     assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL
+
+
+# One operation that builds a value of any size from a short template: stopped before
+# it runs (template_sandbox.py), since no limit can interrupt it once it has started.
+@pytest.mark.parametrize("template", [
+    "{{ 'a' * 3000000000 }}",
+    "{{ 3000000000 * 'ab' }}",
+    "{{ [0] * 100000000 }}",
+    "{{ 3 ** 100000000 }}",
+    "{{ '%0999999999d' % 1 }}",
+    "{{ '%*d' % (999999999, 1) }}",
+    "{{ '%(x)999999999s' % {'x': 1} }}",
+    "{{ '{:>999999999}'.format(1) }}",
+    "{{ '{:>{}}'.format(1, 999999999) }}",
+    "{{ 'a'.center(999999999) }}",
+    "{{ 'a'.zfill(999999999) }}",
+    "{{ ('\t' * 1000).expandtabs(99999) }}",
+    "{{ ('ab' * 10000).replace('', 'xyz' * 1000) }}",
+    "{{ 'a'|center(999999999) }}",
+    "{{ ('x\n' * 1000)|indent(99999) }}",
+    "{{ (range(1000)|list)|tojson(indent=100000) }}",
+    "{{ '%0999999999d'|format(1) }}",
+    "{{ ('ab' * 10000)|replace('', 'xyz' * 1000) }}",
+    "{{ [1]|batch(999999999, 0)|list }}",
+])
+def test_an_operation_that_would_build_a_huge_value_is_refused_before_it_runs(tokenizer, template):
+    import resource
+    import time
+
+    start_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    started = time.process_time()
+    with pytest.raises(ValueError, match=r"could not render the messages: OverflowError: .*(at most|more than)"):
+        render_chat(tokenizer, MESSAGES, template=template)
+    assert time.process_time() - started < 2.0
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - start_rss < 64 << 20
+
+
+@pytest.mark.parametrize("template, rendered", [
+    ("{{ '-' * 8 }}", "--------"),
+    ("{{ 3 * 'ab' }}", "ababab"),
+    ("{{ 2 ** 10 }}", "1024"),
+    ("{{ '%d/%05.1f' % (1700000000, 2.5) }}", "1700000000/002.5"),
+    ("{{ '{:>4}|{}'.format('x', 1700000000) }}", "   x|1700000000"),
+    ("{{ 'ab'.replace('a', 'c') }}|{{ 'x'.center(5) }}|{{ 'x'|center(3) }}", "cb|  x  | x "),
+    ("{{ 'a\nb'|indent(2) }}", "a\n  b"),
+    ("{{ messages|tojson(indent=2) }}", '[\n  {\n    "role": "user",\n    "content": "hi"\n  }\n]'),
+    ("{{ '%s!'|format(messages[0].content) }}|{{ 'aXa'|replace('a', 'b') }}|{{ [1, 2, 3]|batch(2)|list }}", "hi!|bXb|[[1, 2], [3]]"),
+])
+def test_the_same_operations_at_ordinary_sizes_render_as_before(tokenizer, template, rendered):
+    assert render_chat(tokenizer, MESSAGES, template=template) == rendered
+
+
+def _render_on_a_thread(tokenizer, template):
+    import threading
+
+    outcome = {}
+
+    def run():
+        try:
+            outcome["text"] = render_chat(tokenizer, MESSAGES, template=template)
+        except Exception as exc:  # noqa: BLE001 - the outcome under test
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, name="hangar-prepare-test")
+    thread.start()
+    thread.join(60)
+    assert not thread.is_alive(), "the render on a thread was not stopped"
+    return outcome
+
+
+def test_a_render_off_the_main_thread_is_held_to_the_same_limits(tokenizer, monkeypatch):
+    # The Transformers engine prepares calls of more than 64 Ki characters on a thread of its own.
+    from hangar_runtime.engines.transformers_llm import template_limits
+    monkeypatch.setattr(template_limits, "MAX_CPU_SECONDS", 0.3)
+    nested = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
+    outcome = _render_on_a_thread(tokenizer, nested)
+    assert "the template ran for more than 0.3 s of CPU" in str(outcome.get("error"))
+    # The memory limit with the CPU limit as it ships: a loaded machine copies slowly.
+    monkeypatch.setattr(template_limits, "MAX_CPU_SECONDS", 5.0)
+    doubling = "{% set ns = namespace(s='ab') %}{% for i in range(60) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s }}"
+    outcome = _render_on_a_thread(tokenizer, doubling)
+    assert "the template took more than 256 MiB of memory" in str(outcome.get("error"))
+    # The thread's tracing ends with the render, and an ordinary render there works.
+    assert _render_on_a_thread(tokenizer, "{{ messages[0].content }}") == {"text": "hi"}
+    import sys
+    assert sys.gettrace() is None

@@ -5,6 +5,7 @@ tokenizer's own."""
 import json
 
 from ...errors import field_error
+from . import template_sandbox  # noqa: F401 - bounds the sandbox's size-choosing operations before any template compiles
 from .template_limits import BoundedRender
 
 
