@@ -11,11 +11,12 @@ from urllib.parse import quote
 from .admin import AdminMethods
 from .errors import error_from_response
 from .handles import handle_for
-from .transport import Transport
+from .transport import Transport, json_body
 
 
-def _path(value: str) -> str:
-    return quote(value, safe="")
+def _path(value) -> str:
+    # Xinference builds paths with f-strings, so a uid given as a number worked there too.
+    return quote(str(value), safe="")
 
 
 class Client(AdminMethods):
@@ -36,7 +37,8 @@ class Client(AdminMethods):
             return False
         if response.status_code != 200:
             raise error_from_response("check whether authentication is on", response)
-        return bool(response.json().get("auth"))
+        body = json_body(response, "check whether authentication is on")
+        return bool(body.get("auth")) if isinstance(body, dict) else False
 
     def close(self):
         self._transport.close()

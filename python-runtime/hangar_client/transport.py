@@ -6,6 +6,18 @@ from .errors import HangarClientError, error_from_response
 from .sse import iter_sse_chunks
 
 
+def json_body(response, action: str):
+    """The answer's JSON (None for an empty body); a body that is not JSON (a proxy's
+    HTML page, say) is a HangarClientError naming what came instead."""
+    if not response.content:
+        return None
+    try:
+        return response.json()
+    except ValueError as err:
+        kind = response.headers.get("content-type", "no content type")
+        raise HangarClientError(action, f"the server answered {response.status_code} with a body that is not JSON ({kind}): {response.text[:200]!r}") from err
+
+
 class Transport:
     def __init__(self, base_url: str, timeout=None):
         self.base_url = base_url.rstrip("/")
@@ -23,7 +35,7 @@ class Transport:
         response = self._send(method, path, action, json=json, params=params)
         if response.status_code not in ok:
             raise error_from_response(action, response)
-        return response.json() if response.content else None
+        return json_body(response, action)
 
     def raw(self, method: str, path: str, action: str, **kwargs):
         """The response as it is, for callers that read statuses themselves."""

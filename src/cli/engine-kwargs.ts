@@ -36,6 +36,12 @@ export function parseValue(raw: string): unknown {
   if (lower === 'true') return true;
   if (lower === 'false') return false;
   if (lower === 'none' || lower === 'null') return null;
-  if (/^-?\d+(\.\d+)?(e[+-]?\d+)?$/i.test(raw)) return Number(raw);
+  if (/^[-+]?(\d+(\.\d*)?|\.\d+)(e[+-]?\d+)?$/i.test(raw)) {
+    const n = Number(raw);
+    // A number JSON cannot carry as given (1e400, or an integer past 2^53 that would
+    // arrive rounded) goes as the text: the server then names the field, where a
+    // rounded seed would pass in silence.
+    if (Number.isFinite(n) && (!Number.isInteger(n) || Number.isSafeInteger(n))) return n;
+  }
   return raw;
 }

@@ -30,20 +30,28 @@ export class HttpClient {
   async *stream(path: string, body: unknown): AsyncGenerator<Record<string, unknown>> {
     const res = await this.send('POST', path, body);
     if (!res.ok) throw await failure(res, this.connection.endpoint);
-    if (!res.body) return;
-    for await (const data of readSseData(res.body)) {
-      if (data === '[DONE]') return;
-      const chunk = JSON.parse(data) as Record<string, unknown>;
-      if (chunk.error !== undefined) throw new CliError(`the server stopped the stream: ${errorText(chunk.error)}`);
-      yield chunk;
+    if (!res.body) throw new CliError('the server answered the stream with no body');
+    try {
+      for await (const data of readSseData(res.body)) {
+        if (data === '[DONE]') return;
+        const chunk = parseJson(data, 'an event of the stream') as Record<string, unknown>;
+        if (chunk !== null && typeof chunk === 'object' && chunk.error !== undefined) throw new CliError(`the server stopped the stream: ${errorText(chunk.error)}`);
+        yield chunk;
+      }
+    } catch (err) {
+      if (err instanceof CliError) throw err;
+      // undici's "terminated": the connection closed in the middle of the answer.
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      throw new CliError(`the stream broke off: ${cause?.code ?? cause?.message ?? (err as Error).message}; the answer is cut short`, null, 1, err);
     }
+    throw new CliError('the stream ended before its [DONE]: the answer may be cut short');
   }
 
   private async json<T>(method: string, path: string, body?: unknown): Promise<T> {
     const res = await this.send(method, path, body);
     const text = await res.text();
     if (!res.ok) throw failureFrom(res, text, this.connection.endpoint);
-    return (text.length > 0 ? JSON.parse(text) : null) as T;
+    return (text.length > 0 ? parseJson(text, `the answer to ${method} ${path} (${res.headers.get('content-type') ?? 'no content type'})`) : null) as T;
   }
 
   private async send(method: string, path: string, body?: unknown): Promise<Response> {
@@ -64,6 +72,15 @@ export class HttpClient {
       const why = cause?.code ?? cause?.message ?? (err as Error).message;
       throw new CliError(`cannot reach the Hangar server at ${endpoint} (${why}); is it running? Choose another with -e/--endpoint or HANGAR_ENDPOINT`, null, 1, err);
     }
+  }
+}
+
+/** JSON from the server; anything else (a proxy's HTML page) is a CliError quoting what came. */
+function parseJson(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new CliError(`${what} is not JSON: ${JSON.stringify(text.slice(0, 120))}; is -e/--endpoint a Hangar server?`);
   }
 }
 

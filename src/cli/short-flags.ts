@@ -11,8 +11,13 @@ export const FLAG_SPELLINGS: Readonly<Record<string, string>> = {
   '-ak': '--api-key',
   '-ev': '--env',
   '-lm': '--lora-modules',
+  '-ld': '--image-lora-load-kwargs',
+  '-fd': '--image-lora-fuse-kwargs',
+  '-qc': '--quantization-config',
+  '-vp': '--virtual-env-package',
   '--max_tokens': '--max-tokens',
   '--model_name': '--model-name',
+  '--model_version': '--model-version',
 };
 
 export function expandShortFlags(argv: string[], clientCommands: ReadonlySet<string>): string[] {

@@ -14,6 +14,9 @@ export function validateModelUid(uid: string): void {
   }
   // A lone surrogate has no UTF-8 form: no URL could name the model to stop it.
   if (!uid.isWellFormed()) throw new HangarError('invalid_model_uid', ['it must be Unicode text (it holds a lone surrogate)'], { param: 'model_uid' });
+  // URL parsers (Node's, httpx, browsers) resolve `.` and `..` segments, `%2e` too: no
+  // client could address such a model again, not even to stop it.
+  if (uid === '.' || uid === '..') throw new HangarError('invalid_model_uid', [`it must not be "${uid}", which a URL path cannot hold`], { param: 'model_uid' });
   const bad = FORBIDDEN.exec(uid);
   if (bad) {
     const shown = bad[0] === '/' ? '"/"' : `character code ${bad[0].charCodeAt(0)}`;

@@ -29,3 +29,22 @@ describe('uid and name flags', () => {
     expect(refusal(terminateCommand(), ['-u', 'my-model'])).toBeNull();
   });
 });
+
+describe("Xinference's spellings of the generation flags", () => {
+  it('takes --stream with a value (True/False) or alone, and --max-tokens only as a whole number', () => {
+    const parsed = (args: string[]) => {
+      const command = chatCommand().exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
+      command.action(() => {});
+      command.parse(['node', 'chat', '-u', 'm', ...args]);
+      return command.opts();
+    };
+    expect(parsed(['--stream', 'False']).stream).toBe(false);
+    expect(parsed(['--stream', 'True']).stream).toBe(true);
+    expect(parsed(['--stream']).stream).toBe(true);
+    expect(parsed(['--no-stream']).stream).toBe(false);
+    expect(parsed([]).stream).toBeUndefined();
+    expect(refusal(chatCommand(), ['-u', 'm', '--stream', 'maybe'])).toContain('must be true or false');
+    expect(refusal(chatCommand(), ['-u', 'm', '--max-tokens', '1.5'])).toContain('whole number');
+    expect(parsed(['--max-tokens', '64']).maxTokens).toBe(64);
+  });
+});

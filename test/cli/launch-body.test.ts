@@ -36,3 +36,49 @@ describe('launch flags to the POST /v1/models body', () => {
     expect(() => engineKwargs(['--n-ctx'])).toThrow('--n-ctx needs a value');
   });
 });
+
+describe("the rest of Xinference's launch flags, and numbers read as typed", () => {
+  it('sends -qc, -ld, -fd pairs, --n-worker, --enable-thinking and the virtual-env flags as Xinference\'s CLI does', () => {
+    expect(
+      launchBody(
+        {
+          ...base,
+          quantizationConfig: ['load_in_4bit', 'true', 'bnb_4bit_quant_type', 'nf4'],
+          imageLoraLoadKwargs: ['low_cpu_mem_usage', 'true'],
+          imageLoraFuseKwargs: ['lora_scale', '0.7'],
+          nWorker: 2,
+          enableThinking: true,
+          disableVirtualEnv: true,
+          virtualEnvPackage: ['numpy', 'scipy'],
+          virtualEnvFindLink: ['/wheels'],
+        },
+        [],
+      ),
+    ).toMatchObject({
+      quantization_config: { load_in_4bit: true, bnb_4bit_quant_type: 'nf4' },
+      peft_model_config: { lora_list: [], image_lora_load_kwargs: { low_cpu_mem_usage: true }, image_lora_fuse_kwargs: { lora_scale: 0.7 } },
+      n_worker: 2,
+      enable_thinking: true,
+      enable_virtual_env: false,
+      virtual_env_packages: ['numpy', 'scipy'],
+      virtual_env_find_links: ['/wheels'],
+    });
+    expect(launchBody({ ...base, enableVirtualEnv: true }, [])).toMatchObject({ enable_virtual_env: true });
+    expect(() => launchBody({ ...base, enableVirtualEnv: true, disableVirtualEnv: true }, [])).toThrow('contradict');
+    expect(() => launchBody({ ...base, quantizationConfig: ['load_in_4bit'] }, [])).toThrow('--quantization-config takes a name and a value');
+  });
+
+  it('spells fractional sizes as the catalog does, and refuses empty GPU numbers', () => {
+    for (const [given, sent] of [['.5', '0_5'], ['0.5', '0_5'], ['0_5', '0_5'], ['1.50', '1_5'], ['7', 7], ['7.0', 7]] as const) {
+      expect(launchBody({ ...base, sizeInBillions: given }, []).model_size_in_billions, given).toBe(sent);
+    }
+    for (const bad of ['0', '-1', 'abc', '1e3', '']) expect(() => launchBody({ ...base, sizeInBillions: bad || ' ' }, []), bad).toThrow('--size-in-billions');
+    for (const bad of ['0,,1', '1,', ',', ' ', '0x1']) expect(() => launchBody({ ...base, gpuIdx: bad }, []), bad).toThrow('--gpu-idx');
+    for (const bad of ['', '0x2', '1.5']) expect(() => launchBody({ ...base, nGpu: bad }, []), bad).toThrow('--n-gpu');
+  });
+
+  it('reads engine argument numbers JSON can carry, and leaves the others as text for the server to name', () => {
+    expect(engineKwargs(['--top-p', '.5', '--x', '-2', '--y', '1e3', '--z', '+3'])).toEqual({ top_p: 0.5, x: -2, y: 1000, z: 3 });
+    expect(engineKwargs(['--a', '1e400', '--seed', '12345678901234567890', '--h', '0x10'])).toEqual({ a: '1e400', seed: '12345678901234567890', h: '0x10' });
+  });
+});

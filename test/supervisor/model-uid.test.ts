@@ -3,7 +3,7 @@ import { HangarError } from '../../src/errors/hangar-error.js';
 import { suffixedUid, validateModelUid } from '../../src/supervisor/model-uid.js';
 
 describe('model uids', () => {
-  it.each(['a', 'qwen2.5-instruct', 'x'.repeat(100), 'üñí-código'])('accepts %s', (uid) => {
+  it.each(['a', 'qwen2.5-instruct', 'x'.repeat(100), 'üñí-código', '...', '.x', 'x..'])('accepts %s', (uid) => {
     expect(() => validateModelUid(uid)).not.toThrow();
   });
 
@@ -16,6 +16,9 @@ describe('model uids', () => {
     ['a\u0000b', 'character code 0'],
     ['a\u0085b', 'character code 133'],
     ['a\ud800b', 'lone surrogate'],
+    // Path segments every URL parser resolves away: the model could never be named again.
+    ['.', 'must not be "."'],
+    ['..', 'must not be ".."'],
   ])('refuses %j', (uid, why) => {
     try {
       validateModelUid(uid);

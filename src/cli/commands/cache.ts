@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline/promises';
 import { Command } from 'commander';
-import { clientAction, printJson, withConnectionOptions } from '../command-options.js';
+import { clientAction, nonEmpty, printJson, withConnectionOptions } from '../command-options.js';
 import type { ConnectionOptions } from '../connection.js';
 import { formatTable } from '../table.js';
 
@@ -32,13 +32,15 @@ export function removeCacheCommand(): Command {
   return withConnectionOptions(
     new Command('remove-cache')
       .description("delete one model's weights from the server's cache (refused while a running model uses them)")
-      .requiredOption('--model-version <version>', 'the Version column of `hangar cached`, e.g. huggingface:BAAI/bge-small-en-v1.5')
-      .option('-y, --yes', 'delete without asking'),
+      .requiredOption('-n, --model-version <version>', 'the Version column of `hangar cached`, e.g. huggingface:BAAI/bge-small-en-v1.5 (also --model_version)', nonEmpty)
+      .option('-y, --yes', 'delete without asking')
+      .option('--check', "delete without asking (Xinference's spelling of --yes)")
+      .option('--worker-ip <ip>', 'the worker whose cache it is (one worker here)'),
   ).action(
-    clientAction<ConnectionOptions & { modelVersion: string; yes?: boolean }>(async (http, o) => {
+    clientAction<ConnectionOptions & { modelVersion: string; yes?: boolean; check?: boolean }>(async (http, o) => {
       const version = encodeURIComponent(o.modelVersion);
       const { paths } = await http.get<{ paths: string[] }>(`/v1/cache/models/files?model_version=${version}`);
-      if (!o.yes) {
+      if (!o.yes && !o.check) {
         process.stdout.write(`${paths.join('\n')}\n`);
         const rl = createInterface({ input: process.stdin, output: process.stdout });
         const answer = await rl.question(`Delete these ${paths.length} file(s)? [y/N] `).catch(() => '');

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { CliError } from '../cli-error.js';
 import { clientAction, nonEmpty, printJson, withConnectionOptions } from '../command-options.js';
 import type { ConnectionOptions } from '../connection.js';
 import { formatTable } from '../table.js';
@@ -36,7 +37,9 @@ export function engineCommand(): Command {
     clientAction<EngineOptions>(async (http, options) => {
       const name = encodeURIComponent(options.modelName);
       const path = options.modelType ? `/v1/engines/${encodeURIComponent(options.modelType)}/${name}` : `/v1/engines/${name}`;
-      const table = (await http.get<Record<string, EngineSpec[] | string> | null>(path)) ?? {};
+      // The server answers an unknown name with 200 null, as Xinference's does.
+      const table = await http.get<Record<string, EngineSpec[] | string> | null>(path);
+      if (table === null) throw new CliError(`no ${options.modelType ?? ''}${options.modelType ? ' ' : ''}model is registered as "${options.modelName}"; \`hangar registrations\` lists them`);
       const engines = Object.entries(table).filter(([engine]) => !options.modelEngine || engine.toLowerCase() === options.modelEngine.toLowerCase());
       if (options.json) return printJson(Object.fromEntries(engines));
       const rows: unknown[][] = [];

@@ -6,8 +6,9 @@ import { formatTable } from '../table.js';
 type Key = Record<string, unknown> & { limits?: Record<string, number | null> };
 
 export function positiveInteger(value: string): number {
+  // Digits only (Number() reads "0x10" as 16), and no more than an id or a limit can be.
   const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive whole number');
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive whole number');
   return n;
 }
 
@@ -72,7 +73,7 @@ export function keysCommand(): Command {
         process.stdout.write(
           `${formatTable(
             ['ID', 'Prefix', 'Name', 'Owner', 'Enabled', 'RPM', 'TPM', 'Parallel', 'Models', 'Expires', 'Last used'],
-            rows.map((k) => [k.id, k.key_prefix, k.name, k.owner_username, k.enabled ? 'yes' : 'no', limit(k, 'rpm'), limit(k, 'tpm'), limit(k, 'max_parallel'), (k.model_permissions as string[]).length ? k.model_permissions : 'all', k.expires_at ?? 'never', k.last_used_at ?? 'never']),
+            rows.map((k) => [k.id, k.key_prefix, k.name, k.owner_username, k.enabled ? 'yes' : 'no', limit(k, 'rpm'), limit(k, 'tpm'), limit(k, 'max_parallel'), (k.model_permissions as string[] | null)?.length ? k.model_permissions : 'all', k.expires_at ?? 'never', k.last_used_at ?? 'never']),
           )}\n`,
         );
       }),

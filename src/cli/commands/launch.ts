@@ -2,7 +2,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { CliError } from '../cli-error.js';
 import { clientAction, nonEmpty, printJson, withConnectionOptions } from '../command-options.js';
 import type { ConnectionOptions } from '../connection.js';
-import { engineKwargs } from '../engine-kwargs.js';
+import { engineKwargs, parseValue } from '../engine-kwargs.js';
 import { followLaunch } from '../launch-progress.js';
 
 export interface LaunchOptions extends ConnectionOptions {
@@ -19,6 +19,15 @@ export interface LaunchOptions extends ConnectionOptions {
   modelPath?: string;
   env?: string[];
   loraModules?: string[];
+  imageLoraLoadKwargs?: string[];
+  imageLoraFuseKwargs?: string[];
+  quantizationConfig?: string[];
+  nWorker?: number;
+  enableThinking?: boolean;
+  enableVirtualEnv?: boolean;
+  disableVirtualEnv?: boolean;
+  virtualEnvPackage?: string[];
+  virtualEnvFindLink?: string[];
   workerIp?: string;
   keepAlive?: string;
   force?: boolean;
@@ -26,10 +35,11 @@ export interface LaunchOptions extends ConnectionOptions {
 }
 
 const positiveInt = (value: string): number => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number of 1 or more.');
-  return n;
+  // Digits only: Number() also reads "0x10", "1e1" and " 2 ".
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('must be a whole number of 1 or more.');
+  return Number(value);
 };
+const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
 /** `hangar launch`: Xinference's flags (notes §10); unknown `--name value` pairs go to the engine. */
 export function launchCommand(): Command {
@@ -63,6 +73,15 @@ export function launchFlags(command: Command): Command {
       .option('--model-path <path>', 'launch from a local folder, also -mp')
       .option('--env <name-and-value...>', 'environment variable for the model process, also -ev: --env NAME VALUE (repeatable)')
       .option('--lora-modules <name-and-path...>', 'LoRA adapter to load with the model, also -lm: --lora-modules NAME PATH (repeatable)')
+      .option('--image-lora-load-kwargs <name-and-value...>', "an image model's LoRA load argument, also -ld: NAME VALUE (repeatable)")
+      .option('--image-lora-fuse-kwargs <name-and-value...>', "an image model's LoRA fuse argument, also -fd: NAME VALUE (repeatable)")
+      .option('--quantization-config <name-and-value...>', 'a quantization setting for the Transformers engine, also -qc: NAME VALUE (repeatable)')
+      .option('--n-worker <n>', 'workers the model spans (Xinference; one here)', positiveInt)
+      .option('--enable-thinking', 'think by default, for models that can switch it (Qwen3 and others)')
+      .option('--enable-virtual-env', "Xinference's per-model virtual environment, sent as it sends it (docs/cli.md)")
+      .option('--disable-virtual-env', 'the opposite of --enable-virtual-env')
+      .option('--virtual-env-package <package>', 'a package for the virtual environment, also -vp (repeatable)', collect)
+      .option('--virtual-env-find-link <path>', 'a wheel folder for the virtual environment (repeatable)', collect)
       .option('--worker-ip <ip>', 'worker to place the model on')
       .option('--keep-alive <duration>', 'unload after this long idle: 5m, 30s, 1h, 0 (after each request) or -1 (never, the default)')
       .option('--force', 'launch even when the memory estimate does not fit the memory budget')
@@ -98,7 +117,19 @@ export function launchBody(options: LaunchOptions, extra: string[]): Record<stri
   if (options.modelPath) body.model_path = options.modelPath;
   if (options.workerIp) body.worker_ip = options.workerIp;
   if (options.env) body.envs = envPairs(options.env);
-  if (options.loraModules) body.peft_model_config = { lora_list: loraList(options.loraModules) };
+  const imageLoad = options.imageLoraLoadKwargs ? namedValues('--image-lora-load-kwargs', options.imageLoraLoadKwargs) : null;
+  const imageFuse = options.imageLoraFuseKwargs ? namedValues('--image-lora-fuse-kwargs', options.imageLoraFuseKwargs) : null;
+  if (options.loraModules || imageLoad || imageFuse) {
+    body.peft_model_config = { lora_list: options.loraModules ? loraList(options.loraModules) : [], image_lora_load_kwargs: imageLoad, image_lora_fuse_kwargs: imageFuse };
+  }
+  if (options.quantizationConfig) body.quantization_config = namedValues('--quantization-config', options.quantizationConfig);
+  if (options.nWorker !== undefined) body.n_worker = options.nWorker;
+  if (options.enableThinking) body.enable_thinking = true;
+  if (options.enableVirtualEnv && options.disableVirtualEnv) throw new CliError('--enable-virtual-env and --disable-virtual-env contradict each other');
+  if (options.enableVirtualEnv) body.enable_virtual_env = true;
+  if (options.disableVirtualEnv) body.enable_virtual_env = false;
+  if (options.virtualEnvPackage) body.virtual_env_packages = options.virtualEnvPackage;
+  if (options.virtualEnvFindLink) body.virtual_env_find_links = options.virtualEnvFindLink;
   // Checked by the server, which names the field; a bare number is seconds, as in Ollama.
   if (options.keepAlive !== undefined) body.keep_alive = /^-?\d+(\.\d+)?$/.test(options.keepAlive) ? Number(options.keepAlive) : options.keepAlive;
   if (options.force) body.force = true;
@@ -108,22 +139,30 @@ export function launchBody(options: LaunchOptions, extra: string[]): Record<stri
 function nGpu(value: string): number | string | null {
   if (value === 'auto') return 'auto';
   if (value.toLowerCase() === 'none') return null;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new CliError(`--n-gpu must be auto, none or a whole number, not "${value}"`);
-  return n;
+  if (!/^\d+$/.test(value)) throw new CliError(`--n-gpu must be auto, none or a whole number, not "${value}"`);
+  return Number(value);
 }
 
-/** "7" → 7; "0.5" and "0_5" → "0_5", the catalog's spelling of a fractional size. */
+/** "7" → 7; "0.5", ".5" and "0_5" → "0_5", the catalog's spelling of a fractional size ("1.50" → "1_5"). */
 function sizeInBillions(value: string): number | string {
-  const n = Number(value.replace('_', '.'));
+  const n = /^(\d+([._]\d*)?|[._]\d+)$/.test(value.trim()) ? Number(value.trim().replace('_', '.')) : NaN;
   if (!Number.isFinite(n) || n <= 0) throw new CliError(`--size-in-billions must be a positive number such as 7 or 0_5, not "${value}"`);
-  return Number.isInteger(n) ? n : value.replace('.', '_');
+  return Number.isInteger(n) ? n : String(n).replace('.', '_');
 }
 
 function gpuIdx(value: string): number[] {
-  const list = value.split(',').map((s) => Number(s.trim()));
-  if (list.some((n) => !Number.isInteger(n) || n < 0)) throw new CliError(`--gpu-idx must be GPU numbers separated by commas, such as 0,1; not "${value}"`);
-  return list;
+  // Digits between the commas: Number('') is 0, so "0,,1" would pin GPU 0 twice.
+  const parts = value.split(',').map((s) => s.trim());
+  if (parts.some((s) => !/^\d+$/.test(s))) throw new CliError(`--gpu-idx must be GPU numbers separated by commas, such as 0,1; not "${value}"`);
+  return parts.map(Number);
+}
+
+/** Xinference's NAME VALUE pairs (-qc, -ld, -fd), values read as engine arguments are. */
+function namedValues(flag: string, values: string[]): Record<string, unknown> {
+  if (values.length % 2 !== 0) throw new CliError(`${flag} takes a name and a value: ${flag} NAME VALUE`);
+  const out: Record<string, unknown> = {};
+  for (let i = 0; i < values.length; i += 2) out[values[i]!] = parseValue(values[i + 1]!);
+  return out;
 }
 
 /** Xinference's `--lora-modules NAME PATH` pairs, as `peft_model_config.lora_list`. */

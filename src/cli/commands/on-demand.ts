@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { clientAction, clientActionWithArgument, printJson, withConnectionOptions } from '../command-options.js';
+import { clientAction, clientActionWithArgument, nonEmpty, printJson, withConnectionOptions } from '../command-options.js';
 import type { ConnectionOptions } from '../connection.js';
 import { formatTable } from '../table.js';
 import { launchBody, launchFlags, type LaunchOptions } from './launch.js';
@@ -31,7 +31,7 @@ export function onDemandCommand(): Command {
     ),
   );
   command.addCommand(
-    withConnectionOptions(new Command('remove').description('remove an on-demand model (a loaded one keeps running until it is idle or terminated)').argument('<model_uid>')).action(
+    withConnectionOptions(new Command('remove').description('remove an on-demand model (a loaded one keeps running until it is idle or terminated)').argument('<model_uid>', 'uid of the on-demand model', nonEmpty)).action(
       clientActionWithArgument<string, ConnectionOptions>(async (http, uid) => {
         await http.delete(`/v1/on_demand/models/${encodeURIComponent(uid)}`);
         process.stdout.write(`Removed on-demand model ${uid}\n`);
