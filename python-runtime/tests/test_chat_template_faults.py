@@ -100,6 +100,7 @@ def test_an_operation_that_would_build_a_huge_value_is_refused_before_it_runs(to
     ("{{ 3 * 'ab' }}", "ababab"),
     ("{{ 2 ** 10 }}", "1024"),
     ("{{ '%d/%05.1f' % (1700000000, 2.5) }}", "1700000000/002.5"),
+    ("{{ '%d%%1000000' % 5 }}", "5%1000000"),
     ("{{ '{:>4}|{}'.format('x', 1700000000) }}", "   x|1700000000"),
     ("{{ 'ab'.replace('a', 'c') }}|{{ 'x'.center(5) }}|{{ 'x'|center(3) }}", "cb|  x  | x "),
     ("{{ 'a\nb'|indent(2) }}", "a\n  b"),

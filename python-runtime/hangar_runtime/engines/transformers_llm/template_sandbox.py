@@ -34,7 +34,8 @@ MAX_INT_BITS = 1 << 20
 # tojson's indent lands on every line of the JSON: templates use 2 or 4.
 MAX_JSON_INDENT = 64
 
-_PRINTF_FIELD = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?")
+# `%%` first: a literal percent sign, whose digits after it are text, not a width.
+_PRINTF_FIELD = re.compile(r"%%|%(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?")
 _FORMAT_NUMBER = re.compile(r"\d+")
 _PAD_METHODS = {"center", "ljust", "rjust", "zfill", "expandtabs"}
 
