@@ -2,7 +2,7 @@ import { statsSettings } from './config/stats-settings.js';
 import { ModelSource } from './config/model-source.js';
 import { existsSync, statSync } from 'node:fs';
 import os from 'node:os';
-import { mkdir } from 'node:fs/promises';
+import { makePrivateDirectory } from './storage/private-directory.js';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
@@ -42,7 +42,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   // Checked first: a bad auth file must stop the start before anything is created.
   const authConfig = config.authConfigFile ? await loadAuthConfig(config.authConfigFile) : null;
   if (config.authConfigFile) warnIfReadableByOthers(config.authConfigFile, logger);
-  await mkdir(config.home, { recursive: true, mode: 0o700 });
+  await makePrivateDirectory(config.home);
   const access = AccessControl.open({
     databaseFile: AccessControl.databaseFile(config.home),
     config: authConfig,

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { chmod, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { defaultHome } from '../config/config.js';
+import { makePrivateDirectory } from '../storage/private-directory.js';
 
 /**
  * Tokens saved by `hangar login`, one file per endpoint, as Xinference keeps them
@@ -20,7 +21,7 @@ export function normalizeEndpoint(endpoint: string): string {
 
 export async function saveToken(endpoint: string, token: string): Promise<string> {
   const file = tokenFile(endpoint);
-  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  await makePrivateDirectory(path.dirname(file));
   // Written under a temporary name with 0600 from the start, then renamed: the token
   // is never readable by others, and never half-written.
   const tmp = `${file}.${process.pid}.tmp`;
