@@ -59,11 +59,10 @@ export class HttpClient {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (credential) headers.authorization = `Bearer ${credential}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    let url: URL;
-    try {
-      url = new URL(endpoint + path);
-    } catch {
-      throw new CliError(`the endpoint ${endpoint} is not a URL; pass one like http://127.0.0.1:9997 with -e/--endpoint or HANGAR_ENDPOINT`);
+    const url = URL.canParse(endpoint + path) ? new URL(endpoint + path) : null;
+    // `localhost:9997` parses as a URL of the scheme "localhost:": the same mistake as `127.0.0.1:9997`.
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+      throw new CliError(`the endpoint ${endpoint} is not an http:// or https:// URL; pass one like http://127.0.0.1:9997 with -e/--endpoint or HANGAR_ENDPOINT`);
     }
     try {
       return await fetch(url, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });

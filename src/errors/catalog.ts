@@ -56,6 +56,7 @@ export const catalog = {
   key_not_found: entry(404, 'not_found_error', 'API key %s not found'),
   user_not_found: entry(404, 'not_found_error', 'User %s not found'),
   user_exists: entry(409, 'conflict_error', 'User %s already exists'),
+  user_disabled: entry(409, 'conflict_error', 'User %s is disabled: enable the account (PUT /v1/admin/users/{id} with enabled true) before it can own a key'),
   user_read_only: entry(400, 'invalid_request_error', 'User %s comes from the auth config file; change it there'),
   key_scope_not_held: entry(400, 'invalid_request_error', "A key's scopes must be a subset of its owner's: %s does not hold %s"),
   first_user_not_admin: entry(400, 'invalid_request_error', 'The first database user turns authentication on and must hold admin, or nobody could manage the service'),

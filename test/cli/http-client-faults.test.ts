@@ -77,6 +77,13 @@ describe('the CLI against a broken server', () => {
     expect(error!.message).toContain(says);
   });
 
+  it('refuses an endpoint without http:// or https:// the same way, whether or not it parses as a URL', async () => {
+    for (const endpoint of ['localhost:9997', '127.0.0.1:9997', 'ftp://127.0.0.1:9997']) {
+      const error = await new HttpClient({ endpoint, credential: null }).get('/v1/models').catch((err: Error) => err);
+      expect((error as Error).message, endpoint).toBe(`the endpoint ${endpoint} is not an http:// or https:// URL; pass one like http://127.0.0.1:9997 with -e/--endpoint or HANGAR_ENDPOINT`);
+    }
+  });
+
   it('names an answer that is not JSON instead of printing a parser error', async () => {
     const error = await http.get('/v1/models').catch((err: Error) => err);
     expect(error).toBeInstanceOf(CliError);

@@ -198,6 +198,12 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
     expect((await chat(own.key)).status).toBe(403);
     expect((await put(`/v1/admin/users/${alice.body.id}`, { enabled: false })).status).toBe(200);
     expect((await get('/v1/models', token)).status).toBe(401);
+    // A disabled account can own no new key, and the answer says why (it used to say "not found").
+    for (const owner of ['alice', alice.body.id]) {
+      const refused = await post('/v1/admin/keys', { name: 'for-disabled', owner });
+      expect([refused.status, refused.body.error.code, refused.body.error.param], String(owner)).toEqual([409, 'user_disabled', 'owner']);
+      expect(refused.body.detail).toContain('User alice is disabled');
+    }
     expect((await request(server.url, 'POST', '/token', { username: 'alice', password: 'correct horse battery' })).status).toBe(401);
   });
 

@@ -28,7 +28,12 @@ export function visibleKey(access: AccessControl, request: FastifyRequest, id: n
 export function userNamed(access: AccessControl, owner: number | string): KnownUser {
   const name = typeof owner === 'number' ? access.identities.user(owner)?.username : owner;
   const user = name === undefined ? null : access.authenticator.user(name);
-  if (!user) throw new HangarError('user_not_found', [owner], { param: 'owner' });
+  if (!user) {
+    // A disabled account is there, and says so: "not found" sent operators looking for a typo.
+    const stored = typeof owner === 'number' ? access.identities.user(owner) : access.identities.userByName(owner);
+    if (stored && !stored.enabled) throw new HangarError('user_disabled', [stored.username], { param: 'owner' });
+    throw new HangarError('user_not_found', [owner], { param: 'owner' });
+  }
   return user;
 }
 
