@@ -198,6 +198,16 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
     expect((await chat(own.key)).status).toBe(403);
     expect((await put(`/v1/admin/users/${alice.body.id}`, { enabled: false })).status).toBe(200);
     expect((await get('/v1/models', token)).status).toBe(401);
+    // A username of digits is that user's, in a body and in a query; other digits are an id.
+    const digits = await post('/v1/admin/users', { username: '1', password: 'a long enough password', permissions: ['models:list'] });
+    expect(digits.status, digits.text).toBe(201);
+    const forDigits = await newKey({ name: 'for-1', owner: '1' });
+    clearKeys.push(forDigits.key);
+    expect((await get('/v1/admin/keys?owner=1')).body.map((k: { owner_username: string }) => k.owner_username)).toEqual(['1']);
+    // Its id, which no user has as a name, still names it (alice's id may be 1: the name wins).
+    expect(digits.body.id).not.toBe(1);
+    expect((await get(`/v1/admin/keys?owner=${digits.body.id}`)).body.map((k: { owner_username: string }) => k.owner_username)).toEqual(['1']);
+    expect((await del(`/v1/admin/users/${digits.body.id}`)).status).toBe(200);
     // A disabled account can own no new key, and the answer says why (it used to say "not found").
     for (const owner of ['alice', alice.body.id]) {
       const refused = await post('/v1/admin/keys', { name: 'for-disabled', owner });

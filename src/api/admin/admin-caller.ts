@@ -24,8 +24,15 @@ export function visibleKey(access: AccessControl, request: FastifyRequest, id: n
   return key;
 }
 
-/** A user named by id (a database user) or by username (either source). */
+/**
+ * A user named by id (a database user) or by username (either source). A name of
+ * digits (`?owner=5`, the CLI's `--owner 5`) is the username when a user has it, else
+ * the id: a user may be called "1", and the query string has no numbers.
+ */
 export function userNamed(access: AccessControl, owner: number | string): KnownUser {
+  if (typeof owner === 'string' && /^\d{1,15}$/.test(owner) && !access.authenticator.isConfigUser(owner) && !access.identities.userByName(owner)) {
+    owner = Number(owner);
+  }
   const name = typeof owner === 'number' ? access.identities.user(owner)?.username : owner;
   const user = name === undefined ? null : access.authenticator.user(name);
   if (!user) {

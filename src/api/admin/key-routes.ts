@@ -45,7 +45,7 @@ export const keyRoutes: FastifyPluginAsync<{ access: AccessControl }> = async (f
 
   app.get('/v1/admin/keys', { ...needs('keys:read'), schema: { querystring: keysQuery, tags } }, async (request) => {
     const requested = request.query.owner;
-    let owner = requested === undefined ? undefined : userNamed(access, /^\d+$/.test(requested) ? Number(requested) : requested).username;
+    let owner = requested === undefined ? undefined : userNamed(access, requested).username;
     if (!managesAllKeys(request)) owner = request.principal!.username;
     return access.identities.listKeys(owner).map(keyView);
   });

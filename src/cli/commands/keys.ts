@@ -50,7 +50,8 @@ export function keysCommand(): Command {
         const limits = { rpm: o.rpm ?? null, tpm: o.tpm ?? null, max_parallel: o.maxParallel ?? null };
         const body: Record<string, unknown> = { name: o.name, limits };
         if (o.description) body.description = o.description;
-        if (o.owner) body.owner = /^\d+$/.test(o.owner) ? Number(o.owner) : o.owner;
+        // As given: the server reads digits as the user of that name if there is one, else the id.
+        if (o.owner) body.owner = o.owner;
         if (o.models) body.model_permissions = o.models;
         if (o.scopes) body.scopes = o.scopes;
         if (o.expiresAt) body.expires_at = o.expiresAt;
