@@ -69,9 +69,10 @@ export class Registry {
   private readonly builtinDir: string;
   private readonly home: string;
   private readonly modelDirs: readonly string[] | null;
+  // Family names mean built-in families, also one a stored registration hides by name.
   private readonly llmLookup: BuiltinLlmLookup = {
-    builtinLlm: (name) => this.builtins.LLM.get(name) as LlmRecord | undefined,
-    builtinLlms: () => this.builtins.LLM.values() as Iterable<LlmRecord>,
+    builtinLlm: (name) => (this.builtins.LLM.get(name) ?? this.shadowed.LLM.get(name)) as LlmRecord | undefined,
+    builtinLlms: () => [...this.builtins.LLM.values(), ...this.shadowed.LLM.values()] as LlmRecord[],
   };
 
   /** The Python modules the engine table asks about, for the caller's environment probe. */
@@ -209,7 +210,7 @@ export class Registry {
   /** A registration built from a local save_pretrained folder (auto-registration.ts), to review or register. */
   autoRegistration(input: { modelPath: string; modelName?: string | undefined; modelFamily?: string | undefined }): Promise<Record<string, unknown>> {
     checkModelDir(input.modelPath, this.modelDirs, input.modelPath, 'model_path');
-    const family = input.modelFamily === undefined ? undefined : this.builtins.LLM.get(input.modelFamily);
+    const family = input.modelFamily === undefined ? undefined : this.llmLookup.builtinLlm(input.modelFamily);
     return buildLlmRegistration({ ...input, familyAbilities: family ? [...(family.model_ability as string[])] : null });
   }
 
@@ -260,7 +261,7 @@ export class Registry {
   /** The built-in LLM family whose specs list this hub repository (case-insensitive), if one does. */
   builtinFamilyOfRepo(repo: string): LlmRecord | undefined {
     const wanted = repo.toLowerCase();
-    for (const record of this.builtins.LLM.values()) {
+    for (const record of this.llmLookup.builtinLlms()) {
       if (specsOf(record).some((s) => s.model_id?.toLowerCase() === wanted)) return record as LlmRecord;
     }
     return undefined;
@@ -331,18 +332,24 @@ export class Registry {
     // then finds nothing (404), where before every one of them answered 200.
     const record = this.customs[t].get(name)!;
     this.customs[t].delete(name);
-    try {
-      await this.store.remove(t, name);
-    } catch (err) {
-      this.customs[t].set(name, record);
-      throw err;
-    }
-    await this.owners.set(t, name, null);
+    // A built-in it hid is back in the same step, so a registration of the name meanwhile
+    // meets the built-in (409), never a gap that would let both be kept.
     const builtin = this.shadowed[t].get(name);
     if (builtin) {
       this.shadowed[t].delete(name);
       this.builtins[t].set(name, builtin);
     }
+    try {
+      await this.store.remove(t, name);
+    } catch (err) {
+      if (builtin) {
+        this.builtins[t].delete(name);
+        this.shadowed[t].set(name, builtin);
+      }
+      this.customs[t].set(name, record);
+      throw err;
+    }
+    await this.owners.set(t, name, null);
     this.logger.info({ model_type: t, model_name: name }, `Unregistered custom ${t} model ${name}${builtin ? '; the built-in of that name is back' : ''}`);
   }
 

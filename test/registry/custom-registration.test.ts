@@ -293,10 +293,27 @@ describe('persistence', () => {
     expect(logger.warnings.map((w) => w.msg).join('\n')).toContain('bge-small-en-v1.5 has the name of a built-in one');
     // A new registration of a built-in's name is still refused.
     await expectHangarError(() => reopened.register('embedding', { model: { model_name: 'bge-base-en-v1.5', dimensions: 4, max_tokens: 8, language: ['en'], model_specs: [{ model_format: 'pytorch', model_uri: weights }] } }, false), 'registration_conflict', 409);
-    await reopened.unregister('embedding', 'bge-small-en-v1.5');
+    // A registration of the name while the unregister runs meets the built-in, never a gap.
+    const again = { model: { model_name: 'bge-small-en-v1.5', dimensions: 4, max_tokens: 8, language: ['en'], model_specs: [{ model_format: 'pytorch', model_uri: weights }] } };
+    const [removed, raced] = await Promise.allSettled([reopened.unregister('embedding', 'bge-small-en-v1.5'), reopened.register('embedding', again, true)]);
+    expect(removed.status).toBe('fulfilled');
+    expect(raced.status === 'rejected' && (raced.reason as HangarError).code).toBe('registration_conflict');
     expect((reopened.get('embedding', 'bge-small-en-v1.5') as { dimensions: number }).dimensions).toBe(384);
     expect(reopened.isBuiltin('embedding', 'bge-small-en-v1.5')).toBe(true);
+    expect((await reopened.list('embedding')).filter((i) => i.model_name === 'bge-small-en-v1.5')).toHaveLength(1);
     expect(await readdir(folder('embedding'))).toEqual([]);
+  });
+
+  it('still reads a hidden built-in as the family of other registrations', async () => {
+    // A stored registration named like the built-in family qwen2.5-instruct hides it by name...
+    await mkdir(folder('llm'), { recursive: true });
+    await writeFile(path.join(folder('llm'), 'qwen2.5-instruct.json'), JSON.stringify(llmDefinition({ model_name: 'qwen2.5-instruct', model_ability: ['generate'] })));
+    const { registry: reopened } = await openRegistry(home);
+    expect(reopened.isBuiltin('LLM', 'qwen2.5-instruct')).toBe(false);
+    // ...and a chat registration of that family still gets the built-in's template and stop words.
+    const record = await reopened.register('LLM', { model: llmDefinition() }, false);
+    expect(record).toMatchObject({ model_family: 'qwen2.5-instruct', stop_token_ids: [151643, 151644, 151645] });
+    expect((record as { chat_template: string }).chat_template).toContain('<|im_start|>');
   });
 
   it('loads a persisted model whose weights are gone, with a warning', async () => {
