@@ -109,39 +109,3 @@ def test_an_operation_that_would_build_a_huge_value_is_refused_before_it_runs(to
 ])
 def test_the_same_operations_at_ordinary_sizes_render_as_before(tokenizer, template, rendered):
     assert render_chat(tokenizer, MESSAGES, template=template) == rendered
-
-
-def _render_on_a_thread(tokenizer, template):
-    import threading
-
-    outcome = {}
-
-    def run():
-        try:
-            outcome["text"] = render_chat(tokenizer, MESSAGES, template=template)
-        except Exception as exc:  # noqa: BLE001 - the outcome under test
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=run, name="hangar-prepare-test")
-    thread.start()
-    thread.join(60)
-    assert not thread.is_alive(), "the render on a thread was not stopped"
-    return outcome
-
-
-def test_a_render_off_the_main_thread_is_held_to_the_same_limits(tokenizer, monkeypatch):
-    # The Transformers engine prepares calls of more than 64 Ki characters on a thread of its own.
-    from hangar_runtime.engines.transformers_llm import template_limits
-    monkeypatch.setattr(template_limits, "MAX_CPU_SECONDS", 0.3)
-    nested = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
-    outcome = _render_on_a_thread(tokenizer, nested)
-    assert "the template ran for more than 0.3 s of CPU" in str(outcome.get("error"))
-    # The memory limit with the CPU limit as it ships: a loaded machine copies slowly.
-    monkeypatch.setattr(template_limits, "MAX_CPU_SECONDS", 5.0)
-    doubling = "{% set ns = namespace(s='ab') %}{% for i in range(60) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s }}"
-    outcome = _render_on_a_thread(tokenizer, doubling)
-    assert "the template took more than 256 MiB of memory" in str(outcome.get("error"))
-    # The thread's tracing ends with the render, and an ordinary render there works.
-    assert _render_on_a_thread(tokenizer, "{{ messages[0].content }}") == {"text": "hi"}
-    import sys
-    assert sys.gettrace() is None

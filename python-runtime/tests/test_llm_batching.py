@@ -377,3 +377,35 @@ def test_a_long_call_is_prepared_apart_while_the_batch_steps(batcher, engine, so
     assert isinstance(error, ValueError) and "leaves no room in the model's context" in str(error)
     assert batcher_module.PREPARE_APART_CHARS < len("lorem ipsum " * 10_000)
 
+
+
+def test_a_long_chat_renders_its_template_on_the_work_loop_and_tokenizes_apart(batcher, monkeypatch):
+    """The render's limits hold only on the work loop (template_limits.py), so a long chat
+    renders there; its tokenizing still runs apart, and a refusal arrives through its sink."""
+    import threading
+
+    from hangar_runtime.engines.transformers_llm import request_builder
+
+    rendered_on, tokenized_on = [], []
+    real_render, real_request = request_builder.render_chat, request_builder.RequestBuilder._request
+
+    def render(*args, **kwargs):
+        rendered_on.append(threading.current_thread().name)
+        return real_render(*args, **kwargs)
+
+    def request(self, *args, **kwargs):
+        tokenized_on.append(threading.current_thread().name)
+        return real_request(self, *args, **kwargs)
+
+    monkeypatch.setattr(request_builder, "render_chat", render)
+    monkeypatch.setattr(request_builder.RequestBuilder, "_request", request)
+    sink = ListSink(3, stream=False)
+    batcher.submit("chat", [[{"role": "user", "content": "lorem ipsum " * 10_000}]], {"generate_config": GREEDY}, sink)
+    steps = 0
+    while batcher.has_work():
+        batcher.step()
+        steps += 1
+        assert steps < 2000
+    assert rendered_on == [threading.current_thread().name]
+    assert tokenized_on and tokenized_on[0].startswith("hangar-prepare")
+    assert isinstance(sink.value[2], ValueError) and "leaves no room in the model's context" in str(sink.value[2])

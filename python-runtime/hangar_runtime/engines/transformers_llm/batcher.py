@@ -37,15 +37,21 @@ from .vision_inputs import batch_vision_inputs
 
 log = logging.getLogger("hangar_runtime.transformers")
 
-# A call whose text is longer than this (in characters) is rendered and tokenized on
-# a thread of its own, so the running batch keeps stepping meanwhile (a fast
-# tokenizer releases the GIL). Shorter ones are prepared at once, as they arrive.
+# A call whose text is longer than this (in characters) is tokenized on a thread of
+# its own, so the running batch keeps stepping meanwhile (a fast tokenizer releases the
+# GIL); its chat template still renders on the work loop first, where the render's
+# limits hold (template_limits.py). Shorter ones are prepared at once, as they arrive.
 PREPARE_APART_CHARS = 64 * 1024
 
 
 class Batcher(BatchScheduler):
-    def __init__(self, loaded: LoadedModel, make_sequence, methods: frozenset[str], max_batch_size: int):
-        """make_sequence(method, args, kwargs, sink) -> Sequence, raising for bad input."""
+    def __init__(self, loaded: LoadedModel, make_sequence, methods: frozenset[str], max_batch_size: int,
+                 stage_sequence=None):
+        """make_sequence(method, args, kwargs, sink) -> Sequence, raising for bad input;
+        stage_sequence(method, args, kwargs, sink) -> (() -> Sequence) or None: for a long
+        call, the part that must run on the work loop now (a chat's render) is done, and
+        what it returns finishes apart; None: all of make_sequence runs apart."""
+        self._stage_sequence = stage_sequence
         self._loaded = loaded
         self._model = loaded.model
         self._make_sequence = make_sequence
@@ -81,14 +87,18 @@ class Batcher(BatchScheduler):
         if _text_size(args) + _text_size(kwargs) <= PREPARE_APART_CHARS:
             self._waiting.append(self._make_sequence(method, args, kwargs, sink))
             return
+        finish = self._stage_sequence(method, args, kwargs, sink) if self._stage_sequence else None
+        if finish is None:
+            def finish():
+                return self._make_sequence(method, args, kwargs, sink)
         if self._preparer is None:
             self._preparer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hangar-prepare")
         self._preparing += 1
-        self._preparer.submit(self._prepare_apart, method, args, kwargs, sink)
+        self._preparer.submit(self._prepare_apart, finish, sink)
 
-    def _prepare_apart(self, method: str, args: list, kwargs: dict, sink: CallSink) -> None:
+    def _prepare_apart(self, finish, sink: CallSink) -> None:
         try:
-            self._prepared.append((self._make_sequence(method, args, kwargs, sink), None, sink))
+            self._prepared.append((finish(), None, sink))
         except Exception as exc:  # noqa: BLE001 - a refusal is the call's answer
             self._prepared.append((None, exc, sink))
         self._prepared_event.set()

@@ -68,7 +68,14 @@ class TransformersLLMEngine(Engine):
         def make_sequence(method, args, kwargs, sink):
             return Sequence(builders[method](*args, **kwargs), sink, tokenizer)
 
-        self._batcher = Batcher(loaded, make_sequence, METHODS, max_batch_size)
+        def stage_sequence(method, args, kwargs, sink):
+            # A chat's template renders now, on the work loop; its tokens may come later, apart.
+            if method != "chat":
+                return None
+            finish = builder.chat_stage(*args, **kwargs)
+            return lambda: Sequence(finish(), sink, tokenizer)
+
+        self._batcher = Batcher(loaded, make_sequence, METHODS, max_batch_size, stage_sequence=stage_sequence)
         progress(1.0, "load", f"Loaded {path} on {loaded.device}")
 
     def describe(self) -> dict:

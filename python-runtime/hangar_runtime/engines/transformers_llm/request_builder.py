@@ -94,6 +94,13 @@ class RequestBuilder:
         return self._facts.vocab_size or len(self._facts.tokenizer)
 
     def chat(self, messages, generate_config=None, tools=None, tool_choice=None, chat_template_kwargs=None) -> Request:
+        return self.chat_stage(messages, generate_config, tools, tool_choice, chat_template_kwargs)()
+
+    def chat_stage(self, messages, generate_config=None, tools=None, tool_choice=None, chat_template_kwargs=None):
+        """The chat call up to its prompt text, rendered here; what it returns makes the
+        Request (tokenizing, images) and may run on another thread. The template renders
+        where it is called, which for the engine is the work loop: only there do the
+        render's limits hold (template_limits.py)."""
         config = parse_generate_config(generate_config)
         if config.echo:
             raise ValueError("echo is for generate only")
@@ -119,13 +126,13 @@ class RequestBuilder:
         tags = None if harmony else self._facts.reasoning_tags
         # The template already wrote any BOS token; the tokenizer must not add another.
         tool_format = self._facts.tool_format if parse_tools else None
-        return self._request(prompt, config, add_special_tokens=False,
-                             tool_format=tool_format, harmony=harmony,
-                             keep_ids=self._kept_ids("harmony" if harmony else tool_format, tags),
-                             reasoning_tags=tags,
-                             # DeepSeek-R1's template ends the prompt inside the reasoning.
-                             reasoning_open=bool(tags) and prompt.rstrip().endswith(tags[0]),
-                             images=images)
+        keep_ids = self._kept_ids("harmony" if harmony else tool_format, tags)
+        return lambda: self._request(prompt, config, add_special_tokens=False,
+                                     tool_format=tool_format, harmony=harmony, keep_ids=keep_ids,
+                                     reasoning_tags=tags,
+                                     # DeepSeek-R1's template ends the prompt inside the reasoning.
+                                     reasoning_open=bool(tags) and prompt.rstrip().endswith(tags[0]),
+                                     images=images)
 
     def _kept_ids(self, tool_format: str | None, tags: tuple[str, str] | None) -> frozenset[int]:
         """The special tokens a chat reply must keep as text, or its parsers would not see

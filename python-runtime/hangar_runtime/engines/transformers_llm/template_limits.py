@@ -20,32 +20,25 @@ reached 6 GiB before it was stopped).
   1,000 messages in 10-130 ms.
 - Memory: the process's resident size may grow by 256 MiB during a render, far more
   than a prompt any context window holds.
-The work loop is the main thread (work_loop.py), where both LLM engines render. Only
-the main thread takes a signal's handler, so a render on another thread (the
-Transformers engine prepares a call of more than 64 Ki characters on `hangar-prepare`,
-batcher.py) is watched by a trace function instead: Python calls it on each line of
-the compiled template, and it looks at the same limits there (a string that doubles
-on every line must be seen on every line). A 200-message conversation rendered in
-10.6 ms so, against 1.6 ms untraced (2-core VM), which such a call spends many times
-over tokenizing; until
-2026-11-29 those renders ran without limits (a nested loop held the preparing thread,
-and every long call after it, for hours).
+The work loop is the main thread (work_loop.py), where both LLM engines render; a
+render on another thread runs without these limits, since only the main thread can
+take a signal's handler. None does: the Transformers engine tokenizes a call of more
+than 64 Ki characters on a thread of its own, but renders its template on the work
+loop first (batcher.py; until 2026-11-29 it rendered there too, without limits, and a
+nested loop held that thread, and every long call after it, for hours).
 
-One operation is never interrupted, by either: template_sandbox.py refuses, before
-they run, the few that build a value of any size from a short template.
+One operation is never interrupted: template_sandbox.py refuses, before they run, the
+common ones that build a value of a size the template chooses.
 """
 
 import os
 import signal
-import sys
 import threading
 import time
 
 MAX_CPU_SECONDS = 5.0
 MAX_GROWTH_BYTES = 256 << 20
 _TICK_SECONDS = 0.01
-# Jinja compiles a template given as text into code of this file name.
-_TEMPLATE_FILE = "<template>"
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
@@ -56,17 +49,9 @@ class TemplateLimitExceeded(ValueError):
         super().__init__(f"The chat template could not render the messages: {reason}")
 
 
-_statm: tuple[int, int] | None = None  # (pid, fd): /proc/self is resolved when opened
-
-
 def _resident_bytes() -> int:
-    # One open file read again from its start: the check runs on every template line
-    # off the main thread, and opening the file each time tripled its cost.
-    global _statm
-    pid = os.getpid()
-    if _statm is None or _statm[0] != pid:
-        _statm = (pid, os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC))
-    return int(os.pread(_statm[1], 128, 0).split()[1]) * _PAGE
+    with open("/proc/self/statm", "rb") as statm:
+        return int(statm.read().split()[1]) * _PAGE
 
 
 class _Render:
@@ -98,11 +83,7 @@ class BoundedRender:
 
     def __enter__(self):
         global _current
-        main = threading.current_thread() is threading.main_thread()
-        self._armed = main and _current is None
-        self._traced = not main and sys.gettrace() is None
-        if self._traced:
-            sys.settrace(_template_tracer(_Render()))
+        self._armed = threading.current_thread() is threading.main_thread() and _current is None
         if self._armed:
             # The handler only for the render, and whatever was there before back after
             # it (transformers sets its own for a question it asks while loading).
@@ -113,8 +94,6 @@ class BoundedRender:
 
     def __exit__(self, kind, exc, tb):
         global _current
-        if self._traced:
-            sys.settrace(None)
         if self._armed:
             # No render first: a tick that comes now finds nothing to stop.
             _current = None
@@ -124,23 +103,6 @@ class BoundedRender:
             # The render's frames hold what it built (the string it doubled): let it go now.
             _clear_frames(tb)
         return False
-
-
-def _template_tracer(render: _Render):
-    """A trace function for this thread that looks at the limits on each line of
-    template code (other code runs untraced: it returns no local tracer)."""
-
-    def on_line(frame, event, arg):
-        reason = render.over_limit()
-        if reason is not None:
-            # Raised here, it is raised in the template's frame, on the line it was at.
-            raise TemplateLimitExceeded(reason)
-        return on_line
-
-    def on_call(frame, event, arg):
-        return on_line if frame.f_code.co_filename == _TEMPLATE_FILE else None
-
-    return on_call
 
 
 def _clear_frames(tb) -> None:
