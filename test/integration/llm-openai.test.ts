@@ -5,6 +5,7 @@ import { client } from './harness/http.js';
 import { waitFor } from './harness/processes.js';
 import { venvPython } from './harness/server.js';
 import { sharedServerLogs } from './harness/shared-server.js';
+import { tinyLlm, tinyLlmRegistration } from './harness/tiny-models.js';
 
 // A tiny real Llama served by the Transformers engine, driven by both official OpenAI SDKs,
 // on the server the `shared` project's files share (harness/shared-server.ts: `tiny`).
@@ -114,6 +115,30 @@ describe('LLM serving through the OpenAI SDKs', () => {
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.text ?? '';
     expect(text).toBe(res.choices[0]!.text);
+  });
+
+  it('takes enable_thinking given at launch as the model\'s default, which a request may still set', async () => {
+    const api = client(server.url);
+    const registration = tinyLlmRegistration('tiny-think', tinyLlm().path);
+    const template = "{{ 'the model thinks step by step before it answers this question' if enable_thinking is defined and enable_thinking else 'no' }} {{ messages[-1].content }}";
+    const model = { ...JSON.parse(registration.model), chat_template: template };
+    expect((await api.post('/v1/model_registrations/LLM', { ...registration, model: JSON.stringify(model) })).status).toBe(200);
+    const launched = await api.post('/v1/models', { model_name: 'tiny-think', model_engine: 'Transformers', model_uid: 'think', enable_thinking: true });
+    expect(launched.status, launched.text).toBe(200);
+    try {
+      const promptTokens = async (extra: Record<string, unknown>) => {
+        const res = await api.post('/v1/chat/completions', { model: 'think', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1, ...extra });
+        expect(res.status, res.text).toBe(200);
+        return res.body.usage.prompt_tokens as number;
+      };
+      const byDefault = await promptTokens({});
+      expect(await promptTokens({ enable_thinking: true })).toBe(byDefault);
+      expect(await promptTokens({ enable_thinking: false })).toBeLessThan(byDefault);
+      expect(await promptTokens({ chat_template_kwargs: { enable_thinking: false } })).toBeLessThan(byDefault);
+    } finally {
+      await api.delete('/v1/models/think');
+      await api.delete('/v1/model_registrations/LLM/tiny-think');
+    }
   });
 
   it('refuses tools on a model without the tools ability, naming it', async () => {

@@ -44,6 +44,9 @@ export function prepareChat(supervisor: Supervisor, body: ChatBody): ChatCall {
   checkForcedTool(body);
   const templateKwargs = { ...(body.chat_template_kwargs ?? {}) };
   if (body.enable_thinking !== null && body.enable_thinking !== undefined) templateKwargs.enable_thinking = body.enable_thinking;
+  // Launched with `enable_thinking` (Xinference's launch flag): the model's default, which a request may still set.
+  const launchThinking = instance.request.engine_kwargs.enable_thinking;
+  if (typeof launchThinking === 'boolean' && templateKwargs.enable_thinking === undefined) templateKwargs.enable_thinking = launchThinking;
   const generateConfig = withLogprobs(toGenerateConfig(body, body.max_completion_tokens ?? body.max_tokens), body.logprobs ? (body.top_logprobs ?? 0) : null);
   if (body.response_format && body.response_format.type !== 'text') generateConfig.response_format = body.response_format;
   const kwargs: Record<string, unknown> = {
