@@ -88,6 +88,7 @@ def test_a_template_that_grows_past_its_memory_is_stopped_near_the_limit(tokeniz
     "{% set s = 'a' * 16000000 %}{{ [s, s, s, s, s, s, s, s, s, s, s, s, s]|map('string')|join }}",
     "{% set s = 'a' * 16000000 %}{{ [s, s, s, s, s, s, s, s, s, s, s, s, s]|tojson }}",
     "{% set s = 'a' * 16000000 %}{% for i in range(13) %}{{ s }}{% endfor %}",
+    "{% set s = 'a' * 16000000 %}{% set t = [s, s, s, s, s, s, s, s, s, s, s, s, s] ~ '' %}{{ t|length }}",
     "{{ ('a' * 13).translate({97: 'b' * 16000000}) }}",
     "{{ 'a'.encode().ljust(200000000) }}",
     "{{ '{:>{}}'.format('a', '200000000') }}",
@@ -125,6 +126,7 @@ def test_an_operation_that_would_build_a_huge_value_is_refused_before_it_runs(to
     ("{{ [1, 2, 3]|batch(linecount=2)|list }}|{{ [1, 2, 3, 4]|slice(2)|list }}|{{ [1, 2]|sum }}", "[[1, 2], [3]]|[[1, 2], [3, 4]]|3"),
     ("{{ messages|map(attribute='content')|join(', ') }}|{{ ', '.join(['a', 'b']) }}|{{ messages|tojson }}", 'hi|a, b|[{"role": "user", "content": "hi"}]'),
     ("{% set x %}abc{% endset %}{{ x }}|{{ 'x'|e }}|{{ messages[0]|string }}", "abc|x|{'role': 'user', 'content': 'hi'}"),
+    ("{{ 'a' ~ 1 ~ [2] ~ messages[0].content }}", "a1[2]hi"),
 ])
 def test_the_same_operations_at_ordinary_sizes_render_as_before(tokenizer, template, rendered):
     assert render_chat(tokenizer, MESSAGES, template=template) == rendered

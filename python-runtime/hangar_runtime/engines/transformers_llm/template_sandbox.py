@@ -20,9 +20,10 @@ text in one step. So, before they run:
   (quadratic, in C) is refused.
 Each is an OverflowError, which render_chat answers as the template's fault (400).
 
-What is left: `~` of a huge list (Jinja's own `str_join`) and the like are not
-checked; a render in a child process under RLIMIT_AS would bound everything, at a
-process per render.
+- `~` of a list or map (Jinja's `str_join` and `markup_join`) past MAX_BUILT.
+What is left: whatever a future Jinja adds, and Python's own objects met through
+attributes the sandbox allows; a render in a child process under RLIMIT_AS would
+bound everything, at a process per render.
 
 Jinja's documented hooks do it (`intercepted_binops`, `call_binop`, `call`,
 `finalize`, `concat`, the filters), set on ImmutableSandboxedEnvironment, the class
@@ -33,6 +34,7 @@ has its operators built in).
 
 import re
 
+import jinja2.runtime
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 # The longest text or list one operation may build: 16 Mi items, far past any prompt
@@ -217,6 +219,17 @@ def _bounded_call(__self, __context, __obj, *args, **kwargs):  # noqa: N807 - Ji
     return _sandbox_call(__self, __context, __obj, *args, **kwargs)
 
 
+def _joining(original):
+    # `a ~ b` compiles to str_join((a, b)) (markup_join with autoescape): str() of each.
+    def join(seq):
+        parts = tuple(seq)
+        for part in parts:
+            _check_text(part, "'~'")
+        return original(parts)
+    join._hangar_guarded = True
+    return join
+
+
 def _bounded_finalize(value):
     # Every `{{ value }}` is turned into text right after this, in one step.
     _check_text(value, "the output of an expression")
@@ -381,6 +394,9 @@ def install() -> None:
     ImmutableSandboxedEnvironment.call_binop = _bounded_binop
     ImmutableSandboxedEnvironment.call = _bounded_call
     ImmutableSandboxedEnvironment.__init__ = _bounded_init
+    # Compiled templates import these from jinja2.runtime when they are made.
+    jinja2.runtime.str_join = _joining(jinja2.runtime.str_join)
+    jinja2.runtime.markup_join = _joining(jinja2.runtime.markup_join)
     ImmutableSandboxedEnvironment._hangar_bounded = True
 
 
