@@ -10,12 +10,15 @@
 from .client import Client, RESTfulClient
 from .errors import HangarClientError
 from .handles import (
+    RESTfulAudioModelHandle,
     RESTfulChatModelHandle,
     RESTfulEmbeddingModelHandle,
     RESTfulFlexibleModelHandle,
     RESTfulGenerateModelHandle,
+    RESTfulImageModelHandle,
     RESTfulModelHandle,
     RESTfulRerankModelHandle,
+    RESTfulVideoModelHandle,
 )
 
 __all__ = [
@@ -28,4 +31,7 @@ __all__ = [
     "RESTfulEmbeddingModelHandle",
     "RESTfulRerankModelHandle",
     "RESTfulFlexibleModelHandle",
+    "RESTfulImageModelHandle",
+    "RESTfulAudioModelHandle",
+    "RESTfulVideoModelHandle",
 ]

@@ -18,6 +18,15 @@ def json_body(response, action: str):
         raise HangarClientError(action, f"the server answered {response.status_code} with a body that is not JSON ({kind}): {response.text[:200]!r}") from err
 
 
+def _chunks(response, action: str):
+    try:
+        yield from response.iter_bytes(1024)
+    except httpx.HTTPError as err:
+        raise HangarClientError(action, f"the stream broke off: {err}") from err
+    finally:
+        response.close()
+
+
 class Transport:
     def __init__(self, base_url: str, timeout=None):
         self.base_url = base_url.rstrip("/")
@@ -36,6 +45,37 @@ class Transport:
         if response.status_code not in ok:
             raise error_from_response(action, response)
         return json_body(response, action)
+
+    def call_form(self, path: str, action: str, *, data: dict, files: list):
+        """A multipart POST (an upload), as Xinference's client sends one; the JSON
+        answer, or the text of a text one (a transcript asked for as text, srt or vtt)."""
+        # httpx sends a form field per list item; None means the field is not sent.
+        fields = {k: v for k, v in data.items() if v is not None}
+        response = self._send("POST", path, action, data=fields, files=files)
+        if response.status_code != 200:
+            raise error_from_response(action, response)
+        if response.headers.get("content-type", "").startswith("text/"):
+            return response.text
+        return json_body(response, action)
+
+    def call_bytes(self, path: str, action: str, *, json, stream: bool = False):
+        """A POST whose answer is a file (speech): its bytes, or with ``stream`` an
+        iterator of chunks that closes the response when it ends or is abandoned."""
+        if not stream:
+            response = self._send("POST", path, action, json=json)
+            if response.status_code != 200:
+                raise error_from_response(action, response)
+            return response.content
+        try:
+            request = self.http.build_request("POST", path, json=json, headers=self.headers)
+            response = self.http.send(request, stream=True)
+        except httpx.TransportError as err:
+            raise self._unreachable(action, err) from err
+        if response.status_code != 200:
+            response.read()
+            response.close()
+            raise error_from_response(action, response)
+        return _chunks(response, action)
 
     def raw(self, method: str, path: str, action: str, **kwargs):
         """The response as it is, for callers that read statuses themselves."""

@@ -179,3 +179,46 @@ def test_errors_carry_status_and_message(client, server):
         Client("http://127.0.0.1:9")
     assert err.value.status is None
     assert "http://127.0.0.1:9" in err.value.message
+
+
+def test_audio_and_image_handles_speak_listen_and_read(client):
+    """Xinference's audio and image handles, on the engines that need no download:
+    espeak-ng speaks, pocketsphinx hears the speech back, tesseract reads an image."""
+    import io
+
+    from PIL import Image, ImageDraw, ImageFont
+
+    from hangar_client import RESTfulAudioModelHandle, RESTfulImageModelHandle
+
+    for name, model_type, uid in (("espeak-ng", "audio", "tts"), ("pocketsphinx-en-us", "audio", "asr"), ("tesseract-ocr", "image", "ocr")):
+        assert client.launch_model(model_name=name, model_type=model_type, model_uid=uid) == uid
+    try:
+        tts, asr, ocr = client.get_model("tts"), client.get_model("asr"), client.get_model("ocr")
+        assert isinstance(tts, RESTfulAudioModelHandle) and isinstance(ocr, RESTfulImageModelHandle)
+
+        # espeak-ng at 150 words a minute; pocketsphinx hears synthetic speech only
+        # approximately, so keywords are looked for (as test/integration/media-audio-image.test.ts does).
+        spoken = tts.speech("please open the door and turn on the light", voice="en-us", response_format="wav", speed=150 / 175)
+        assert spoken[:4] == b"RIFF" and len(spoken) > 22050
+        streamed = b"".join(tts.speech("please open the door", voice="en-us", response_format="wav", stream=True))
+        assert streamed[:4] == b"RIFF"
+        heard = asr.transcriptions(spoken)
+        assert "door" in heard["text"].lower()
+        as_text = asr.transcriptions(spoken, response_format="text")
+        assert isinstance(as_text, str) and "door" in as_text.lower()
+
+        font = ImageFont.load_default(size=40)
+        text = "Hangar reads 42 words"
+        image = Image.new("RGB", (int(font.getlength(text)) + 60, 110), "white")
+        ImageDraw.Draw(image).text((30, 30), text, fill="black", font=font)
+        png = io.BytesIO()
+        image.save(png, format="PNG")
+        assert ocr.ocr(png.getvalue())["text"] == text
+
+        # A model of the wrong kind for the call: the server's refusal, as a client error.
+        with pytest.raises(HangarClientError) as err:
+            ocr.text_to_image("a cat")
+        assert err.value.status == 400
+    finally:
+        for uid in ("tts", "asr", "ocr"):
+            client.terminate_model(uid)
