@@ -66,22 +66,17 @@ class Transport:
             if response.status_code != 200:
                 raise error_from_response(action, response)
             return response.content
-        try:
-            request = self.http.build_request("POST", path, json=json, headers=self.headers)
-            response = self.http.send(request, stream=True)
-        except httpx.TransportError as err:
-            raise self._unreachable(action, err) from err
-        if response.status_code != 200:
-            response.read()
-            response.close()
-            raise error_from_response(action, response)
-        return _chunks(response, action)
+        return _chunks(self._open_stream(path, json, action), action)
 
     def raw(self, method: str, path: str, action: str, **kwargs):
         """The response as it is, for callers that read statuses themselves."""
         return self._send(method, path, action, **kwargs)
 
     def stream(self, path: str, body: dict, action: str):
+        return iter_sse_chunks(self._open_stream(path, body, action), action)
+
+    def _open_stream(self, path: str, body: dict, action: str):
+        """A POST whose answer is read as it comes; an error answer is raised, read and closed."""
         try:
             request = self.http.build_request("POST", path, json=body, headers=self.headers)
             response = self.http.send(request, stream=True)
@@ -91,7 +86,7 @@ class Transport:
             response.read()
             response.close()
             raise error_from_response(action, response)
-        return iter_sse_chunks(response, action)
+        return response
 
     def close(self):
         self.http.close()
