@@ -102,7 +102,14 @@ describe('token-id prompts and prompt log-probabilities on /v1/completions', () 
     expect(streamed).toBe(whole.text);
     expect(whole.text.startsWith(text)).toBe(true);
     expect(tokens).toEqual(whole.logprobs!.tokens);
-    expect(values).toEqual(whole.logprobs!.token_logprobs);
+    // The same entries to float precision: a decode step batched with another file's calls
+    // on this shared model sums in another order (the 7th digit moved once in CI).
+    const expected = whole.logprobs!.token_logprobs!;
+    expect(values.length).toBe(expected.length);
+    values.forEach((value, i) => {
+      if (value === null || expected[i] === null) expect(value, `entry ${i}`).toBe(expected[i]);
+      else expect(value, `entry ${i}`).toBeCloseTo(expected[i]!, 4);
+    });
   });
 
   it('refuses echo with logprobs on llama.cpp and the simulator, and token ids outside the vocabulary, naming the field', async () => {
