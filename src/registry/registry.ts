@@ -4,6 +4,7 @@ import { HangarError } from '../errors/hangar-error.js';
 import { loadBuiltinCatalog, DEFAULT_BUILTIN_DIR, type BuiltinCatalog } from './builtin-catalog.js';
 import { specCacheStatus } from './cache-status.js';
 import { parseCustomDefinition, type BuiltinLlmLookup } from './custom-definition.js';
+import { BuiltinShadows } from './builtin-shadows.js';
 import { CustomStore } from './custom-store.js';
 import { RegistrationOwners } from './registration-owners.js';
 import { candidateEngines, engineMatchesSpec, engineTable, unusableReason, type EngineParams } from './engine-matching.js';
@@ -54,12 +55,7 @@ const emptyCatalog = (): CustomCatalog =>
 export class Registry {
   private builtins: BuiltinCatalog = emptyCatalog();
   private customs: CustomCatalog = emptyCatalog();
-  /**
-   * Built-ins hidden by a stored registration of the same name: the catalog grows with
-   * releases, and a name a user registered before the upgrade stays theirs (their saved
-   * launches keep working) until they unregister it, which brings the built-in back.
-   */
-  private shadowed: BuiltinCatalog = emptyCatalog();
+  private shadows: BuiltinShadows;
   /** Names being registered right now, so two concurrent registrations of one name cannot both pass the clash check. */
   private readonly pending = new Set<string>();
   private env: EnvironmentFacts;
@@ -69,10 +65,9 @@ export class Registry {
   private readonly builtinDir: string;
   private readonly home: string;
   private readonly modelDirs: readonly string[] | null;
-  // Family names mean built-in families, also one a stored registration hides by name.
   private readonly llmLookup: BuiltinLlmLookup = {
-    builtinLlm: (name) => (this.builtins.LLM.get(name) ?? this.shadowed.LLM.get(name)) as LlmRecord | undefined,
-    builtinLlms: () => [...this.builtins.LLM.values(), ...this.shadowed.LLM.values()] as LlmRecord[],
+    builtinLlm: (name) => this.shadows.family(name),
+    builtinLlms: () => this.shadows.families(),
   };
 
   /** The Python modules the engine table asks about, for the caller's environment probe. */
@@ -103,6 +98,7 @@ export class Registry {
     this.modelDirs = options.modelDirs ?? null;
     this.env = options.env;
     this.logger = options.logger;
+    this.shadows = new BuiltinShadows(this.builtins, this.logger);
     this.builtinDir = options.builtinDir ?? DEFAULT_BUILTIN_DIR;
     this.store = new CustomStore(options.home, options.logger);
     this.owners = new RegistrationOwners(options.home, options.logger);
@@ -114,7 +110,7 @@ export class Registry {
    */
   async load(): Promise<void> {
     this.builtins = await loadBuiltinCatalog(this.builtinDir);
-    this.shadowed = emptyCatalog();
+    this.shadows = new BuiltinShadows(this.builtins, this.logger);
     await this.owners.load();
     const customs = emptyCatalog();
     for (const { type, file, definition } of await this.store.loadAll()) {
@@ -122,7 +118,7 @@ export class Registry {
       if (record) customs[type].set(record.model_name, record);
     }
     this.customs = customs;
-    for (const type of MODEL_TYPES) for (const name of customs[type].keys()) this.shadowBuiltin(type, name);
+    for (const type of MODEL_TYPES) for (const name of customs[type].keys()) this.shadows.hide(type, name);
     // A file that did not load keeps its owner: it may be repaired (docs/requests.md, "Restore after a restart").
     await this.owners.keepOnly((type, name) => (customs[type]?.has(name) ?? false) || existsSync(this.store.file(type, name)));
     const count = MODEL_TYPES.reduce((n, t) => n + customs[t].size, 0);
@@ -141,7 +137,7 @@ export class Registry {
       const record = await this.loadStored(type, file, definition, this.customs);
       if (!record || this.customs[type].has(record.model_name)) continue;
       this.customs[type].set(record.model_name, record);
-      this.shadowBuiltin(type, record.model_name);
+      this.shadows.hide(type, record.model_name);
       added.push(record.model_name);
       this.logger.info({ model_type: type, model_name: record.model_name, file }, `Loaded the repaired registration ${record.model_name} from ${file}`);
     }
@@ -334,23 +330,16 @@ export class Registry {
     this.customs[t].delete(name);
     // A built-in it hid is back in the same step, so a registration of the name meanwhile
     // meets the built-in (409), never a gap that would let both be kept.
-    const builtin = this.shadowed[t].get(name);
-    if (builtin) {
-      this.shadowed[t].delete(name);
-      this.builtins[t].set(name, builtin);
-    }
+    const hideAgain = this.shadows.reveal(t, name);
     try {
       await this.store.remove(t, name);
     } catch (err) {
-      if (builtin) {
-        this.builtins[t].delete(name);
-        this.shadowed[t].set(name, builtin);
-      }
+      hideAgain?.();
       this.customs[t].set(name, record);
       throw err;
     }
     await this.owners.set(t, name, null);
-    this.logger.info({ model_type: t, model_name: name }, `Unregistered custom ${t} model ${name}${builtin ? '; the built-in of that name is back' : ''}`);
+    this.logger.info({ model_type: t, model_name: name }, `Unregistered custom ${t} model ${name}${hideAgain ? '; the built-in of that name is back' : ''}`);
   }
 
   /**
@@ -372,15 +361,6 @@ export class Registry {
       throw new HangarError('registration_not_found', [name], { param: 'model_name' });
     }
     return resolveLaunch(typed(t, record), selection, this.env);
-  }
-
-  /** A stored registration named like a built-in (one added by an upgrade) hides the built-in. */
-  private shadowBuiltin(type: ModelType, name: string): void {
-    const builtin = this.builtins[type].get(name);
-    if (!builtin) return;
-    this.builtins[type].delete(name);
-    this.shadowed[type].set(name, builtin);
-    this.logger.warn({ model_type: type, model_name: name }, `The custom ${type} model ${name} has the name of a built-in one; the custom registration is served, and unregistering it brings the built-in back`);
   }
 
   private find(type: ModelType, name: string): ModelRecord | undefined {
@@ -411,7 +391,7 @@ export class Registry {
    * skipped, with a warning naming the file, when it is invalid, when its file name
    * is not `<model_name>.json` (unregister could not find it), or when another file
    * already gave its name. One that a built-in now has the name of (the catalog grew)
-   * loads, and hides that built-in (shadowBuiltin). A `model_uri` that does not exist
+   * loads, and hides that built-in (builtin-shadows.ts). A `model_uri` that does not exist
    * only warns: the disk may be mounted later, and the launch will say what is missing.
    */
   private async loadStored(type: ModelType, file: string, definition: unknown, loaded: CustomCatalog): Promise<ModelRecord | null> {
