@@ -10,16 +10,14 @@
 from .client import Client, RESTfulClient
 from .errors import HangarClientError
 from .handles import (
-    RESTfulAudioModelHandle,
     RESTfulChatModelHandle,
     RESTfulEmbeddingModelHandle,
     RESTfulFlexibleModelHandle,
     RESTfulGenerateModelHandle,
-    RESTfulImageModelHandle,
     RESTfulModelHandle,
     RESTfulRerankModelHandle,
-    RESTfulVideoModelHandle,
 )
+from .media_handles import RESTfulAudioModelHandle, RESTfulImageModelHandle, RESTfulVideoModelHandle
 
 __all__ = [
     "Client",

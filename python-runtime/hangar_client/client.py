@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 from .admin import AdminMethods
 from .errors import error_from_response
-from .handles import handle_for
+from .handle_choice import handle_for
 from .transport import Transport, json_body
 
 

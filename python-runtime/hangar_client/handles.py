@@ -64,75 +64,8 @@ class RESTfulRerankModelHandle(RESTfulModelHandle):
         return self._post("/v1/rerank", body, "rerank")
 
 
-class RESTfulImageModelHandle(RESTfulModelHandle):
-    def text_to_image(self, prompt, n: int = 1, size: str = "1024*1024", response_format: str = "url", **kwargs) -> dict:
-        """POST /v1/images/generations; extra keywords travel as Xinference's ``kwargs`` JSON string."""
-        body = {"model": self._model_uid, "prompt": prompt, "n": n, "size": size,
-                "response_format": response_format, "kwargs": json.dumps(kwargs)}
-        return self._post("/v1/images/generations", body, "create the images")
-
-    def ocr(self, image: bytes, **kwargs):
-        """POST /v1/images/ocr (multipart): the text the model reads in ``image``."""
-        return self._transport.call_form("/v1/images/ocr", "ocr the images",
-                                         data={"model": self._model_uid, "kwargs": json.dumps(kwargs)},
-                                         files=[("image", ("image", image, "application/octet-stream"))])
-
-
-class RESTfulVideoModelHandle(RESTfulModelHandle):
-    def text_to_video(self, prompt: str, n: int = 1, **kwargs) -> dict:
-        """POST /v1/video/generations."""
-        body = {"model": self._model_uid, "prompt": prompt, "n": n, "kwargs": json.dumps(kwargs)}
-        return self._post("/v1/video/generations", body, "create the video")
-
-
-class RESTfulAudioModelHandle(RESTfulModelHandle):
-    def transcriptions(self, audio: bytes, language=None, prompt=None, response_format="json", temperature=0,
-                       timestamp_granularities=None, **kwargs):
-        """POST /v1/audio/transcriptions (multipart), as Xinference's client sends it."""
-        return self._audio_text("/v1/audio/transcriptions", "transcribe the audio", audio, language, prompt,
-                                response_format, temperature, timestamp_granularities, kwargs)
-
-    def translations(self, audio: bytes, language=None, prompt=None, response_format="json", temperature=0,
-                     timestamp_granularities=None):
-        """POST /v1/audio/translations (multipart): the speech in English."""
-        return self._audio_text("/v1/audio/translations", "translate the audio", audio, language, prompt,
-                                response_format, temperature, timestamp_granularities, None)
-
-    def speech(self, input: str, voice: str = "", response_format: str = "mp3", speed: float = 1.0,
-               stream: bool = False, **kwargs):
-        """POST /v1/audio/speech: the audio's bytes, or with ``stream`` an iterator of chunks."""
-        body = {"model": self._model_uid, "input": input, "voice": voice, "response_format": response_format,
-                "speed": speed, "stream": stream, "kwargs": json.dumps(kwargs)}
-        return self._transport.call_bytes("/v1/audio/speech", "speech the text", json=body, stream=stream)
-
-    def _audio_text(self, path, action, audio, language, prompt, response_format, temperature, granularities, kwargs):
-        data = {"model": self._model_uid, "language": language, "prompt": prompt, "response_format": response_format,
-                "temperature": temperature, "timestamp_granularities[]": granularities}
-        if kwargs is not None:
-            data["kwargs"] = json.dumps(kwargs)
-        return self._transport.call_form(path, action, data=data, files=[("file", ("file", audio, "application/octet-stream"))])
-
-
 class RESTfulFlexibleModelHandle(RESTfulModelHandle):
     def infer(self, *args, **kwargs):
         """POST /v1/flexible/infers: the model's launcher gets ``args`` and every keyword."""
         body = {"model": self._model_uid, "args": list(args), **kwargs}
         return self._post("/v1/flexible/infers", body, "infer")
-
-
-def handle_for(description: dict, model_uid: str, transport) -> RESTfulModelHandle:
-    """The handle class Xinference's ``get_model`` picks for a model's type and abilities."""
-    model_type = description.get("model_type", "LLM")
-    if model_type == "LLM":
-        if "chat" in (description.get("model_ability") or []):
-            return RESTfulChatModelHandle(model_uid, transport)
-        return RESTfulGenerateModelHandle(model_uid, transport)
-    by_type = {
-        "embedding": RESTfulEmbeddingModelHandle,
-        "rerank": RESTfulRerankModelHandle,
-        "flexible": RESTfulFlexibleModelHandle,
-        "image": RESTfulImageModelHandle,
-        "audio": RESTfulAudioModelHandle,
-        "video": RESTfulVideoModelHandle,
-    }
-    return by_type.get(model_type, RESTfulModelHandle)(model_uid, transport)

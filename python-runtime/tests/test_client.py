@@ -188,7 +188,7 @@ def test_audio_and_image_handles_speak_listen_and_read(client):
 
     from PIL import Image, ImageDraw, ImageFont
 
-    from hangar_client import RESTfulAudioModelHandle, RESTfulImageModelHandle
+    from hangar_client import RESTfulAudioModelHandle, RESTfulImageModelHandle, RESTfulVideoModelHandle
 
     for name, model_type, uid in (("espeak-ng", "audio", "tts"), ("pocketsphinx-en-us", "audio", "asr"), ("tesseract-ocr", "image", "ocr")):
         assert client.launch_model(model_name=name, model_type=model_type, model_uid=uid) == uid
@@ -219,6 +219,29 @@ def test_audio_and_image_handles_speak_listen_and_read(client):
         with pytest.raises(HangarClientError) as err:
             ocr.text_to_image("a cat")
         assert err.value.status == 400
+
+        # The image-to-image calls' forms, as Xinference's client sends them, pass the
+        # server's checks (fields, file names, image format) and reach the model, which
+        # has no image2image: diffusers does not install here.
+        source = png.getvalue()
+        for call in (lambda: ocr.image_to_image(source, "a cat", size="64*64", num_inference_steps=2),
+                     lambda: ocr.image_edit(source, "a cat"),
+                     lambda: ocr.image_edit([source], "a cat", size="original")):
+            with pytest.raises(HangarClientError) as err:
+                call()
+            assert (err.value.status, err.value.code) == (400, "ability_missing"), err.value.message
+        with pytest.raises(HangarClientError) as err:
+            ocr.image_edit([source, source], "a cat")
+        assert err.value.code == "invalid_field" and "images[]" in err.value.message
+        with pytest.raises(ValueError):
+            ocr.image_edit([], "a cat")
+        video = RESTfulVideoModelHandle("ocr", ocr._transport)
+        for call in (lambda: ocr.inpainting(source, source, "a cat"),
+                     lambda: video.image_to_video(source, "a cat"),
+                     lambda: video.flf_to_video(source, source, "a cat")):
+            with pytest.raises(HangarClientError) as err:
+                call()
+            assert err.value.code == "route_engine_missing" and "diffusers" in err.value.message
     finally:
         for uid in ("tts", "asr", "ocr"):
             client.terminate_model(uid)

@@ -232,6 +232,33 @@ describe('audio and image models', () => {
     expect(listen.body.error.code).toBe('ability_missing');
     const draw = await api.post('/v1/images/generations', { model: 'ocr', prompt: 'a cat' });
     expect(draw.body.error.code).toBe('ability_missing');
+    renderTextImage('a cat', path.join(work, 'source.png'));
+    const png = await readFile(path.join(work, 'source.png'));
+    // The source image where OpenAI's SDK (image, image[]) and Xinference's client (image,
+    // images, images[]) put it: read and checked, then refused only for the model's ability.
+    for (const field of ['image', 'image[]', 'images', 'images[]']) {
+      const form = imageForm('ocr', png, field);
+      form.append('prompt', 'a cat');
+      form.append('size', 'original');
+      const edit = await post('/v1/images/edits', form);
+      expect(edit.body.error, field).toMatchObject({ code: 'ability_missing', param: 'model' });
+    }
+    const twoSources = imageForm('ocr', png, 'image');
+    twoSources.append('images[]', new Blob([png]), 'b.png');
+    twoSources.append('prompt', 'a cat');
+    const refusedSecond = await post('/v1/images/variations', twoSources);
+    expect(refusedSecond.body.error).toMatchObject({ code: 'invalid_field', param: 'images[]' });
+    // A field sent twice while another is absent used to replace the first file silently.
+    const twice = imageForm('ocr', png, 'image');
+    twice.append('image', new Blob([Buffer.from('not an image')]), 'b.png');
+    twice.append('prompt', 'a cat');
+    const refusedTwice = await post('/v1/images/variations', twice);
+    expect(refusedTwice.body.error).toMatchObject({ code: 'invalid_field', param: 'image' });
+    expect(refusedTwice.body.detail).toMatch(/came again/);
+    const streamed = imageForm('ocr', png, 'image');
+    streamed.append('prompt', 'a cat');
+    streamed.append('stream', 'true');
+    expect((await post('/v1/images/edits', streamed)).body.error).toMatchObject({ code: 'invalid_field', param: 'stream' });
     const wrongType = await post('/v1/audio/transcriptions', audioForm('ocr', spoken));
     expect(wrongType.body.error.code).toBe('wrong_model_type');
     const expired = await api.get('/v1/media/abcdef.png');

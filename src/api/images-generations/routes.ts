@@ -5,7 +5,7 @@ import { needs } from '../auth/route-permission.js';
 import type { MediaStore } from '../media-files/media-store.js';
 import { multipartSchema } from '../multipart/form-schema.js';
 import { imageGenerationBody, imageVariationFields } from './schema.js';
-import { serveGeneration, serveVariation } from './serving.js';
+import { SOURCE_IMAGE_FIELDS, serveGeneration, serveVariation } from './serving.js';
 
 /** POST /v1/images/generations (JSON), /v1/images/variations and /v1/images/edits (multipart), served by diffusers models. */
 export const imageGenerationRoutes: FastifyPluginAsync<{ supervisor: Supervisor; media: MediaStore }> = async (fastify, { supervisor, media }) => {
@@ -14,7 +14,7 @@ export const imageGenerationRoutes: FastifyPluginAsync<{ supervisor: Supervisor;
     serveGeneration(supervisor, media, request, reply, request.body),
   );
   for (const route of ['/v1/images/variations', '/v1/images/edits'] as const) {
-    app.post(route, { ...needs('models:read'), schema: { tags: ['inference'], ...multipartSchema(imageVariationFields, { required: ['image'], optional: ['mask'] }) } }, (request, reply) =>
+    app.post(route, { ...needs('models:read'), schema: { tags: ['inference'], ...multipartSchema(imageVariationFields, { required: ['image'], optional: [...SOURCE_IMAGE_FIELDS.slice(1), 'mask'] }) } }, (request, reply) =>
       serveVariation(supervisor, media, request, reply, route),
     );
   }

@@ -6,7 +6,7 @@ import { abortOnDisconnect } from '../client-disconnect.js';
 import type { MediaStore } from '../media-files/media-store.js';
 import { engineKwargs } from '../media/engine-kwargs.js';
 import { PNG, resultItems } from '../media/generated-files.js';
-import { parseFields, readForm, requireFile } from '../multipart/form.js';
+import { parseFields, readForm, requireFile, type Form, type UploadedFile } from '../multipart/form.js';
 import { checkImage } from '../multipart/upload-format.js';
 import { MAX_IMAGE_BYTES } from '../images-ocr/serving.js';
 import { setOverheadHeader } from '../overhead.js';
@@ -33,24 +33,44 @@ export async function serveGeneration(supervisor: Supervisor, media: MediaStore,
 }
 
 /**
- * Image to image: Xinference's /v1/images/variations and OpenAI's /v1/images/edits
- * (the source image in `image`). A `mask` (inpainting) is refused plainly: the
- * diffusers engine here has no inpainting pipeline yet.
+ * Where clients put the source image: `image` (OpenAI's SDK for one image, Xinference's
+ * image_to_image), `image[]` (OpenAI's SDK for a list), `images` and `images[]`
+ * (Xinference's image_edit). Xinference's server reads all four.
+ */
+export const SOURCE_IMAGE_FIELDS = ['image', 'image[]', 'images', 'images[]'] as const;
+
+/**
+ * Image to image: Xinference's /v1/images/variations and OpenAI's /v1/images/edits.
+ * One source image: the diffusers engine here takes no reference images, so a second
+ * is refused by name rather than dropped. A `mask` (inpainting) is refused plainly:
+ * the diffusers engine here has no inpainting pipeline yet.
  */
 export async function serveVariation(supervisor: Supervisor, media: MediaStore, request: FastifyRequest, reply: FastifyReply, route: '/v1/images/variations' | '/v1/images/edits'): Promise<Record<string, unknown>> {
-  const form = await readForm(request, { route, fileFields: ['image', 'mask'], maxFileBytes: MAX_IMAGE_BYTES });
+  const form = await readForm(request, { route, fileFields: [...SOURCE_IMAGE_FIELDS, 'mask'], maxFileBytes: MAX_IMAGE_BYTES });
   const fields = parseFields(imageVariationFields, form);
+  if (fields.stream?.toLowerCase() === 'true') {
+    throw new HangarError('invalid_field', ['stream: streamed image edits (partial images as events) are not supported; leave stream out'], { param: 'stream' });
+  }
   admitKeyedCall(request, reply, fields.model, null);
   await leaseModel(request, reply, fields.model);
   if (form.files.has('mask')) throw new HangarError('invalid_field', ['mask: inpainting with a mask is not supported; send the image alone'], { param: 'mask' });
-  const image = requireFile(form, 'image', route);
-  checkImage(image.data, 'image');
+  const image = sourceImage(form, route);
+  checkImage(image.data, image.field);
   requireAbility(supervisor, fields.model, 'image2image', 'image-to-image');
   const kwargs: Record<string, unknown> = { ...engineKwargs(fields.kwargs), n: fields.n };
-  if (fields.size) kwargs.size = fields.size;
+  // `original` (Xinference) and `auto` (OpenAI) both mean the source image's size.
+  if (fields.size && fields.size !== 'original' && fields.size !== 'auto') kwargs.size = fields.size;
   if (fields.negative_prompt) kwargs.negative_prompt = fields.negative_prompt;
   const result = await supervisor.call({ uid: fields.model, route, types: ['image'] }, 'image_to_image', [image.data, fields.prompt], kwargs, abortOnDisconnect(reply));
   setOverheadHeader(request, reply, result.runtimeMs);
   const images = (result.value as { images?: unknown }).images;
   return { created: Math.floor(Date.now() / 1000), data: resultItems(request, media, images, fields.response_format, PNG) };
+}
+
+function sourceImage(form: Form, route: string): UploadedFile {
+  const given = SOURCE_IMAGE_FIELDS.filter((field) => form.files.has(field));
+  if (given.length > 1) {
+    throw new HangarError('invalid_field', [`${given[1]}: ${route} takes one source image (reference images are not supported); this one came in both ${given.join(' and ')}`], { param: given[1] });
+  }
+  return requireFile(form, given[0] ?? 'image', route);
 }

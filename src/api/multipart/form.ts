@@ -48,6 +48,12 @@ export async function readForm(request: FastifyRequest, rules: FormRules): Promi
           part.file.resume();
           throw new HangarError('invalid_field', [`${part.fieldname}: ${rules.route} takes no file in this field (file fields: ${rules.fileFields.join(', ')})`], { param: part.fieldname });
         }
+        // The parser's file count only bounds the total: a field sent twice while
+        // another is absent would otherwise replace the first file without a word.
+        if (form.files.has(part.fieldname)) {
+          part.file.resume();
+          throw duplicateFile(part.fieldname, rules);
+        }
         form.files.set(part.fieldname, { field: part.fieldname, filename: part.filename, data: await readFile(part, parts) });
         continue;
       }
@@ -87,7 +93,7 @@ function formError(err: unknown, rules: FormRules, field: string): unknown {
       return new HangarError('payload_too_large', [`the ${field} file is larger than ${mebibytes(rules.maxFileBytes)}, the limit of ${rules.route}`], { param: field, cause: err });
     case 'FST_FILES_LIMIT':
       // One file too many (a field sent twice) is a malformed form, not a large one.
-      return new HangarError('invalid_field', [`${field}: ${rules.route} takes one file in each of ${rules.fileFields.join(', ')}; this one came again`], { param: field, cause: err });
+      return duplicateFile(field, rules, err);
     case 'FST_FIELDS_LIMIT':
     case 'FST_PARTS_LIMIT':
       return new HangarError('payload_too_large', [`${rules.route} takes at most ${MAX_FIELDS} fields`], { cause: err });
@@ -99,6 +105,10 @@ function formError(err: unknown, rules: FormRules, field: string): unknown {
     return new HangarError('invalid_field', [`The multipart body could not be read: ${err.message}`], { cause: err });
   }
   return err;
+}
+
+function duplicateFile(field: string, rules: FormRules, cause?: unknown): HangarError {
+  return new HangarError('invalid_field', [`${field}: ${rules.route} takes one file in each of ${rules.fileFields.join(', ')}; this one came again`], { param: field, cause });
 }
 
 function mebibytes(bytes: number): string {
