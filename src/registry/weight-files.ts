@@ -1,6 +1,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { openRegular, readRegularText } from './regular-file.js';
+import { fileSource, readGgufMetadata, type GgufScalar } from './gguf-header.js';
 
 /** What the memory estimate needs to know of a model, read from its files. */
 export interface ModelShape {
@@ -105,8 +106,8 @@ export async function safetensorsHeader(file: string): Promise<{ parameters: num
 }
 
 /**
- * A GGUF file's shape from its metadata (node-llama-cpp's reader: the header only,
- * no tensor data); the weights are the file's bytes, all parts of a split model.
+ * A GGUF file's shape from its metadata (the header only, within its limits:
+ * gguf-header.ts); the weights are the file's bytes, all parts of a split model.
  */
 export async function ggufShape(file: string): Promise<ModelShape | null> {
   const info = await stat(file);
@@ -118,26 +119,30 @@ export async function ggufShape(file: string): Promise<ModelShape | null> {
     fileBytes = 0;
     for (const name of siblings) if (name.startsWith(`${split[1]}-`) && name.toLowerCase().endsWith(`-of-${split[3]}.gguf`)) fileBytes += (await stat(path.join(path.dirname(file), name))).size;
   }
-  let meta: Record<string, unknown> = {};
+  let meta = new Map<string, GgufScalar>();
+  const source = await fileSource(file);
   try {
-    const { readGgufFileInfo } = await import('node-llama-cpp');
-    const info = await readGgufFileInfo(file, { readTensorInfo: false, logWarnings: false });
-    meta = (info.architectureMetadata ?? {}) as Record<string, unknown>;
+    meta = await readGgufMetadata(source);
   } catch {
-    // Not readable as GGUF: the file's size is still the weights.
+    // Not readable as GGUF (or a header past the limit): the file's size is still the weights.
+  } finally {
+    await source.close();
   }
-  const attention = (meta.attention ?? {}) as Record<string, unknown>;
-  const n = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : null);
-  const heads = n(attention.head_count);
-  const embedding = n(meta.embedding_length);
+  const arch = meta.get('general.architecture');
+  const n = (key: string): number | null => {
+    const v = meta.get(`${String(arch)}.${key}`);
+    return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : null;
+  };
+  const heads = n('attention.head_count');
+  const embedding = n('embedding_length');
   return {
     parameters: null,
     bytesPerParameter: 2,
     fileBytes,
-    layers: n(meta.block_count),
-    kvHeads: n(attention.head_count_kv) ?? heads,
-    headDim: n(attention.key_length) ?? (heads && embedding ? embedding / heads : null),
-    contextLength: n(meta.context_length),
+    layers: n('block_count'),
+    kvHeads: n('attention.head_count_kv') ?? heads,
+    headDim: n('attention.key_length') ?? (heads && embedding ? embedding / heads : null),
+    contextLength: n('context_length'),
   };
 }
 

@@ -1,4 +1,5 @@
 import { HangarError } from '../../errors/hangar-error.js';
+import { GgufHeaderError, MAX_GGUF_HEADER_BYTES, readGgufMetadata, type GgufScalar } from '../gguf-header.js';
 import { contextLengthOf, sizeInBillions, stopsOf, templateInTokenizerConfig, textConfig } from '../config-facts.js';
 import type { LlmRecord } from '../schemas/llm.js';
 import { bitsPerWeight, ggufQuantizations, pickQuantization, type GgufQuantization, type RepoFile } from './gguf-files.js';
@@ -150,49 +151,53 @@ interface GgufFacts {
   parameters: number | null;
 }
 
-/** The GGUF's metadata, read over HTTP ranges from the hub (node-llama-cpp reads only the header). */
+/** A GGUF header from the hub may take this long to read (a cut or trickling hub fails the launch, not holds it). */
+const GGUF_HEADER_TIMEOUT_MS = 30_000;
+
+/** The GGUF's metadata, read from the start of the file on the hub, within the header's byte and time limits. */
 async function ggufFacts(client: HubClient, info: RepoInfo, quantization: GgufQuantization, signal?: AbortSignal): Promise<GgufFacts> {
-  const { readGgufFileInfo } = await import('node-llama-cpp');
-  const url = client.fileUrl(info.repo, info.sha, quantization.files[0]!);
-  let parsed;
+  const file = quantization.files[0]!;
+  const timeout = AbortSignal.timeout(GGUF_HEADER_TIMEOUT_MS);
+  const limit = signal ? AbortSignal.any([signal, timeout]) : timeout;
+  let meta: Map<string, GgufScalar>;
   try {
-    parsed = await readGgufFileInfo(url, {
-      sourceType: 'network', readTensorInfo: false, logWarnings: false, spliceSplitFiles: false, fetchHeaders: client.headers,
-      fetchRetryOptions: { retries: 0 }, ...(signal ? { signal } : {}),
-    });
+    const source = await client.fileStart(info.repo, info.sha, file, MAX_GGUF_HEADER_BYTES, limit);
+    try {
+      meta = await readGgufMetadata(source);
+    } finally {
+      source.close();
+    }
   } catch (err) {
-    throw ggufReadFailure(err, client, info, quantization.files[0]!, signal);
+    throw ggufReadFailure(err, client, info, file, signal);
   }
-  const meta = parsed.metadata as unknown as Json;
-  const general = (meta.general ?? {}) as Json;
-  const arch = typeof general.architecture === 'string' ? general.architecture : null;
-  const archMeta = ((arch ? meta[arch] : undefined) ?? {}) as Json;
-  const tokenizer = (meta.tokenizer ?? {}) as Json;
+  const text = (key: string): string | null => (typeof meta.get(key) === 'string' ? (meta.get(key) as string) : null);
+  const arch = text('general.architecture');
+  const count = (key: string): number | null => {
+    const value = meta.get(`${arch}.${key}`);
+    return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : null;
+  };
   return {
     architecture: arch,
-    template: typeof tokenizer.chat_template === 'string' ? tokenizer.chat_template : null,
-    contextLength: numberIn(archMeta, ['context_length']),
-    embeddingLength: numberIn(archMeta, ['embedding_length']),
-    parameters: sizeLabel(general.size_label),
+    template: text('tokenizer.chat_template'),
+    contextLength: arch ? count('context_length') : null,
+    embeddingLength: arch ? count('embedding_length') : null,
+    parameters: sizeLabel(meta.get('general.size_label')),
   };
 }
 
 /**
  * Why the header could not be read. Only a file that arrived and does not parse is the
- * repository's fault (400); a connection that failed or was cut is the hub out of reach
- * (503, worth a retry: the next try usually reads it), and an HTTP error the hub's (502).
+ * repository's fault (400); a connection that failed, was cut or took too long is the
+ * hub out of reach (503, worth a retry), and an HTTP error the hub's (502).
  */
 function ggufReadFailure(err: unknown, client: HubClient, info: RepoInfo, file: string, signal?: AbortSignal): unknown {
-  if (signal?.aborted) return err;
+  if (signal?.aborted || err instanceof HangarError) return err;
   const failure = err as Error & { cause?: { code?: string; message?: string } };
-  // undici's own words for a request that failed or a body cut short; a timeout by name.
-  const network = failure.name === 'TimeoutError' || (failure instanceof TypeError && (failure.message === 'fetch failed' || failure.message === 'terminated'));
-  if (network) {
-    const why = failure.cause?.code ?? failure.cause?.message ?? failure.message;
-    return new HangarError('hub_unreachable', [client.endpoint, `${why} (reading the GGUF header of ${file}; set HF_ENDPOINT for a mirror)`], { cause: err });
+  if (err instanceof GgufHeaderError) {
+    return new HangarError('hub_model_unusable', [info.repo, `${file} does not read as GGUF: ${failure.message}`], { param: 'model_name', cause: err });
   }
-  if (/^Failed to fetch byte range/.test(failure.message ?? '')) return new HangarError('hub_error', [client.endpoint, failure.message, file], { cause: err });
-  return new HangarError('hub_model_unusable', [info.repo, `${file} does not read as GGUF: ${failure.message}`], { param: 'model_name', cause: err });
+  const why = failure.name === 'TimeoutError' ? `its header not read within ${GGUF_HEADER_TIMEOUT_MS / 1000} s` : (failure.cause?.code ?? failure.cause?.message ?? failure.message);
+  return new HangarError('hub_unreachable', [client.endpoint, `${why} (reading the GGUF header of ${file}; set HF_ENDPOINT for a mirror)`], { cause: err });
 }
 
 function sizeLabel(label: unknown): number | null {
