@@ -95,6 +95,10 @@ function checkName(name: unknown): void {
   if (!name.isWellFormed()) refuse('it must be Unicode text');
   // `.` and `..` are no path segment a URL keeps, and a saved `.name.json` is a hidden file.
   if (name.startsWith('.')) refuse('it must not start with "."');
+  // Invisible formatting (a zero-width space, a right-to-left override) lets a name pass
+  // for another one, a built-in's included, in every listing and log.
+  const invisible = /\p{Cf}/u.exec(name);
+  if (invisible) refuse(`it must not hold invisible formatting characters; it has U+${invisible[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`);
   if (!MODEL_NAME_PATTERN.test(name)) throw new HangarError('invalid_model_name', [name], { param: 'model_name' });
 }
 

@@ -301,6 +301,11 @@ export class Registry {
     if (this.builtins[t].has(name) || this.customs[t].has(name) || this.pending.has(key)) {
       throw new HangarError('registration_conflict', [name], { param: 'model_name' });
     }
+    // Names that differ only in case pass for each other, and their files are one file on
+    // a case-insensitive disk (macOS, Windows volumes).
+    const lower = name.toLowerCase();
+    const twin = [...this.builtins[t].keys(), ...this.customs[t].keys()].find((other) => other.toLowerCase() === lower);
+    if (twin !== undefined) throw new HangarError('registration_conflict', [`${twin} (the names differ only in case)`], { param: 'model_name' });
     this.pending.add(key);
     try {
       await checkModelUris(parsed, this.modelDirs);

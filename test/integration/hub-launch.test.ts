@@ -95,6 +95,16 @@ describe('launch by hub id', () => {
     expect((await api.get('/v1/models')).body.data.length).toBe(before);
   }, 60_000);
 
+  it('does not take a registration of the same name made by hand for the repo', async () => {
+    const made = await api.post('/v1/models/llm/auto-register', { model_path: tinyLlm().path, model_name: 'test-org--squat', register: true });
+    expect(made.status, made.text).toBe(200);
+    const launch = await api.post('/v1/models', { model_name: 'test-org/squat' });
+    expect([launch.status, launch.body.error?.code, launch.body.error?.param], launch.text).toEqual([409, 'registration_conflict', 'model_name']);
+    expect(launch.body.error.message).toContain('not one downloaded from test-org/squat');
+    expect(hub.asked.some((line) => line.includes('squat'))).toBe(false);
+    expect((await api.delete('/v1/model_registrations/LLM/test-org--squat')).status).toBe(200);
+  }, 60_000);
+
   it('answers 503 naming the hub when it cannot be reached, and leaves nothing behind', async () => {
     const down = await api.post('/v1/models', { model_name: 'hf.co/test-org/other', envs: { HF_ENDPOINT: 'http://127.0.0.1:9' } });
     expect(down.status).toBe(503);

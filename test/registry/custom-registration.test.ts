@@ -109,6 +109,48 @@ describe('register: every refusal names the field', () => {
     expect(err.param).toBe('model_name');
   });
 
+  it.each([
+    ['a zero-width space', 'qwen2.5-instruct\u200b', 'U+200B'],
+    ['a right-to-left override', 'rtl\u202eevil', 'U+202E'],
+    ['a byte-order mark', '\ufeffmodel', 'U+FEFF'],
+  ])('name with %s (a name passing for another)', async (_what, name, code) => {
+    const err = await expectHangarError(() => registry.register('flexible', { model: flexible({ model_name: name }) }, false), 'invalid_model_name', 400);
+    expect(err.message).toContain(code);
+  });
+
+  it('a name that differs from another only in case: 409 (one file on a case-insensitive disk)', async () => {
+    const definition = { model_name: 'BGE-Small-EN-v1.5', dimensions: 4, max_tokens: 8, language: ['en'], model_specs: [{ model_format: 'pytorch', model_uri: weights }] };
+    const err = await expectHangarError(() => registry.register('embedding', { model: definition }, false), 'registration_conflict', 409);
+    expect(err.message).toContain('bge-small-en-v1.5 (the names differ only in case)');
+    await registry.register('flexible', { model: flexible() }, false);
+    await expectHangarError(() => registry.register('flexible', { model: flexible({ model_name: 'My-Clf' }) }, false), 'registration_conflict', 409);
+  });
+
+  it.each([
+    ['model_revision', { model_id: 'org/name', model_revision: '../../../../tmp/escaped' }, 'model_specs.0.model_revision'],
+    ['model_revision', { model_id: 'org/name', model_revision: 'main/../../x' }, 'model_specs.0.model_revision'],
+    ['model_revision', { model_id: 'org/name', model_revision: '/etc' }, 'model_specs.0.model_revision'],
+    ['model_id', { model_id: 'a/../../../../tmp/escaped', model_hub: 'modelscope' }, 'model_specs.0.model_id'],
+    ['model_id', { model_id: '../../etc' }, 'model_specs.0.model_id'],
+    ['model_id', { model_id: 'org/na\u0000me' }, 'model_specs.0.model_id'],
+    ['model_id', { model_id: 'org/sub/name' }, 'model_specs.0.model_id'],
+    ['quantization', { model_id: 'org/name', quantization: '../../x/{quantization}' }, 'model_specs.0.quantization'],
+    ['model_format', { model_id: 'org/name', model_format: '../../x' }, 'model_specs.0.model_format'],
+  ])('a %s that would name a folder outside the cache', async (_field, spec, param) => {
+    const definition = llmDefinition({ model_specs: [{ model_format: 'ggufv2', model_size_in_billions: 1, quantization: 'Q8_0', ...spec }] });
+    const err = await expectHangarError(() => registry.register('LLM', { model: definition }, false), 'invalid_registration', 400);
+    expect(err.param).toBe(param);
+  });
+
+  it('takes the ids, revisions and quantizations hubs use', async () => {
+    const specs = [
+      { model_format: 'ggufv2', model_size_in_billions: 1, quantization: 'Q4_K_M', model_id: 'Qwen/Qwen2.5-0.5B-Instruct-GGUF', model_revision: 'refs/pr/12' },
+      { model_format: 'gptq', model_size_in_billions: 1, quantization: 'Int4', model_id: 'Qwen/Qwen2.5-0.5B-Instruct-GPTQ-{quantization}', model_revision: '0123456789abcdef0123456789abcdef01234567' },
+      { model_format: 'pytorch', model_size_in_billions: 1, quantization: 'none', model_id: 'gpt2', model_revision: 'v1.0' },
+    ];
+    await registry.register('LLM', { model: llmDefinition({ model_specs: specs }) }, false);
+  });
+
   it('clash with a built-in: 409', async () => {
     const definition = { model_name: 'bge-small-en-v1.5', dimensions: 4, max_tokens: 8, language: ['en'], model_specs: [{ model_format: 'pytorch', model_uri: weights }] };
     const err = await expectHangarError(() => registry.register('embedding', { model: definition }, false), 'registration_conflict', 409);

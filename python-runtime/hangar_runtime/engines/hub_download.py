@@ -11,6 +11,7 @@ the revision is; if that fails, only a complete copy already in the cache will d
 import hashlib
 import logging
 import os
+import re
 import shutil
 import threading
 
@@ -24,6 +25,11 @@ DOWNLOAD_SHARE = 0.8  # of the load's progress; loading the weights is the rest
 _PROBE_TIMEOUT_S = 5.0
 _REPORT_EVERY_S = 0.5
 _LOCAL_HINT = "Download the model on a machine that can reach the hub and launch it from a local folder with model_path."
+# The id, revision and commit become folders in the cache (models--org--name/refs/<revision>,
+# modelscope/models/org/name): the control plane's registration rules, checked again here.
+_REPO_ID = re.compile(r"^[\w.-]+(/[\w.-]+)?$", re.ASCII)
+_REVISION = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)*$", re.ASCII)
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
 def model_folder(spec: dict, progress: Progress, ignore_patterns: list[str] | None = None) -> str:
@@ -37,6 +43,11 @@ def model_folder(spec: dict, progress: Progress, ignore_patterns: list[str] | No
     model_id = spec.get("model_id")
     if not isinstance(model_id, str) or not model_id:
         raise InvalidModel("The load spec has neither model_uri nor model_id")
+    if not _REPO_ID.match(model_id) or ".." in model_id:
+        raise InvalidModel(f"{model_id!r} is not a hub repository id such as org/name")
+    revision = spec.get("model_revision")
+    if revision and (not isinstance(revision, str) or not _REVISION.match(revision) or ".." in revision):
+        raise InvalidModel(f"{revision!r} is not a branch, tag or commit of a hub repository")
     hub = spec.get("model_hub") or "huggingface"
     if hub == "modelscope":
         from . import modelscope_download
@@ -75,6 +86,8 @@ def download(model_id: str, revision: str | None, cache_dir: str | None, progres
                             f"Cannot download {where}: the hub {constants.ENDPOINT} could not be reached "
                             f"(waited at most {_PROBE_TIMEOUT_S:g}s; {type(exc).__name__}: {_first_line(exc)}), and the model "
                             f"is not in the cache {_cache_name(cache_dir)}.", unreachable=True)
+    if not isinstance(info.sha, str) or not _COMMIT.match(info.sha):
+        raise InvalidModel(f"The hub {constants.ENDPOINT} gave {where} a commit id that is not 40 hex digits: {str(info.sha)[:80]!r}")
     wanted = _wanted_files(info, ignore_patterns)
     repo_folder = _repo_folder(model_id, cache_dir)
     _check_disk_space(where, wanted, repo_folder)

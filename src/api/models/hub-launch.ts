@@ -66,7 +66,19 @@ export async function hubLaunchBody(body: LaunchBody, registry: Registry, reques
       if (!(err instanceof HangarError && err.code === 'registration_conflict' && registry.custom(modelType, name))) throw err;
     }
   }
-  return { ...body, model_name: name, ...choice(id, body, registry, modelType, name, registry.custom(modelType, name)!) };
+  const record = registry.custom(modelType, name)!;
+  if (!downloadsRepo(record, id.repo)) {
+    // A registration of this name made by hand (auto-register from a folder, say) would
+    // otherwise serve every later launch of the repo's id, with its own weights.
+    throw new HangarError('registration_conflict', [`${name}: it is registered as another model, not one downloaded from ${id.repo}; launch it by that name, or unregister it to launch ${id.repo} by id`], { param: 'model_name' });
+  }
+  return { ...body, model_name: name, ...choice(id, body, registry, modelType, name, record) };
+}
+
+/** Whether every spec of a registration downloads `repo` from the Hugging Face hub (as the registrations this file builds do). */
+function downloadsRepo(record: object, repo: string): boolean {
+  const specs = (record as { model_specs?: Array<{ model_id?: string | null; model_hub?: string | null; model_uri?: string | null }> }).model_specs ?? [];
+  return specs.length > 0 && specs.every((s) => s.model_id?.toLowerCase() === repo.toLowerCase() && (s.model_hub ?? 'huggingface') === 'huggingface' && !s.model_uri);
 }
 
 /** Format, quantization and engine of the launch: the body's where it gives them, else what the tag and files say. */

@@ -48,6 +48,11 @@ export async function ggufFile(spec: GgufLocation, progress: Progress, lookupTim
   // Names from a registration or a hub's listing become paths in the cache: none may leave it.
   const outside = [modelId, ...files].find((name) => path.isAbsolute(name) || name.split(/[\\/]/).some((part) => part === '..' || part === ''));
   if (outside !== undefined) throw new InvalidInput(`${JSON.stringify(outside)} is not a path inside the model's repository`);
+  // The revision names the snapshot's folder: the registration's rule (schemas/common.ts), checked again here.
+  const revision = text(spec.model_revision);
+  if (revision !== null && (!/^[A-Za-z0-9][\w.-]*(\/[\w.-]+)*$/.test(revision) || revision.includes('..'))) {
+    throw new InvalidInput(`${JSON.stringify(revision)} is not a branch, tag or commit of a hub repository`);
+  }
   if (files.length === 0) {
     throw new InvalidInput(`${modelId} names no GGUF file for quantization ${String(spec.quantization)}: the spec needs model_file_name_template. ${LOCAL_HINT}`);
   }

@@ -41,7 +41,10 @@ export async function buildHubRegistration(input: HubRegistrationInput): Promise
     throw new HangarError('hub_model_unusable', [id.repo, 'it has no safetensors, PyTorch or GGUF weight files'], { param: 'model_name' });
   }
   const config = torch.length > 0 ? await client.fileJson(info.repo, info.sha, 'config.json') : null;
-  if (ggufs.length === 0 && !config) throw new HangarError('hub_model_unusable', [id.repo, 'its weights come without a config.json'], { param: 'model_name' });
+  if (ggufs.length === 0 && !config) {
+    const why = hasFile(info, 'config.json') ? 'its config.json does not read as a JSON object' : 'its weights come without a config.json';
+    throw new HangarError('hub_model_unusable', [id.repo, why], { param: 'model_name' });
+  }
   // One file's header says what all say (template, context); the tag's file, else the default pick.
   const picked = ggufs.length > 0 ? pickQuantization(ggufs, id.tag, id.repo) : null;
   const gguf = picked ? await ggufFacts(client, info, picked, input.signal) : null;

@@ -28,6 +28,31 @@ export const modelSizeSchema = z.union([
 
 export const nullableString = z.string().nullable().default(null);
 
+/*
+ * Names that become folders in the weights cache (`models--org--name/snapshots/<revision>`,
+ * `modelscope/models/org/name`) and parts of file names: a registration's `..` or `/`
+ * there wrote a download outside the cache. Every built-in id, revision and
+ * quantization fits these rules.
+ */
+const noDotDot = (v: string) => !v.includes('..');
+
+/** A hub repository, `org/name` or a bare `name`, in Hugging Face's letters (`A-Z a-z 0-9 _ . -`); `{quantization}` may stand in it. */
+export const hubModelId = z
+  .string()
+  .regex(/^[\w.{}-]+(\/[\w.{}-]+)?$/, 'must be a hub repository id such as "org/name" (letters, digits, "_", ".", "-")')
+  .refine(noDotDot, 'must not contain ".."');
+/** A branch, tag or commit of a hub repository. */
+export const hubRevision = z
+  .string()
+  .regex(/^[A-Za-z0-9][\w.-]*(\/[\w.-]+)*$/, 'must be a branch, tag or commit such as "main" (letters, digits, "_", ".", "-", "/")')
+  .max(255)
+  .refine(noDotDot, 'must not contain ".."');
+/** A format or quantization name (`pytorch`, `Q4_K_M`, `4-bit`): one word, no path separator. */
+export const specToken = z
+  .string()
+  .regex(/^[\w+-][\w.+-]*$/, 'must be one word (letters, digits, "_", ".", "+", "-")')
+  .refine(noDotDot, 'must not contain ".."');
+
 export const stringList = z.array(z.string().min(1));
 
 /** Free-form engine defaults (`default_model_config` and friends): any JSON object. */
@@ -38,12 +63,12 @@ export const configObject = z.record(z.string(), z.unknown());
  * quantization (notes §8.2). Extra keys (gguf file templates, activated size) are kept.
  */
 export const flatSpecSchema = z.looseObject({
-  model_format: z.string().min(1),
-  quantization: z.string().min(1).default('none'),
-  model_id: nullableString,
+  model_format: specToken,
+  quantization: specToken.default('none'),
+  model_id: hubModelId.nullable().default(null),
   model_hub: modelHubSchema.nullable().default('huggingface'),
   model_uri: nullableString,
-  model_revision: nullableString,
+  model_revision: hubRevision.nullable().default(null),
 });
 export type FlatSpec = z.output<typeof flatSpecSchema>;
 
@@ -52,8 +77,8 @@ export type FlatSpec = z.output<typeof flatSpecSchema>;
  * of quantizations that `flatten` expands into one spec each.
  */
 export const hubSourceSchema = z.looseObject({
-  model_id: z.string().min(1),
-  quantizations: z.array(z.string().min(1)).min(1).default(['none']),
-  model_revision: z.string().nullable().optional(),
+  model_id: hubModelId,
+  quantizations: z.array(specToken).min(1).default(['none']),
+  model_revision: hubRevision.nullable().optional(),
 });
 export const modelSrcSchema = z.partialRecord(modelHubSchema, hubSourceSchema);

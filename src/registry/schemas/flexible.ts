@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { configObject, modelHubSchema, nullableString } from './common.js';
+import { configObject, hubModelId, hubRevision, modelHubSchema, nullableString } from './common.js';
 
 /**
  * Flexible models have no built-ins (notes §8.1). `launcher_args` is a JSON *string*
@@ -10,9 +10,9 @@ export const flexibleRecordSchema = z.looseObject({
   version: z.literal(2).default(2),
   model_name: z.string().min(1),
   model_description: nullableString,
-  model_id: nullableString,
+  model_id: hubModelId.nullable().default(null),
   model_hub: modelHubSchema.default('huggingface'),
-  model_revision: nullableString,
+  model_revision: hubRevision.nullable().default(null),
   model_uri: z.string({ error: 'a flexible model needs model_uri: the file or folder its launcher loads' }).min(1),
   launcher: z.string().min(1),
   launcher_args: z.string().default('{}'),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { configObject, flatSpecSchema, modelHubSchema, modelSrcSchema, nullableString } from './common.js';
+import { configObject, flatSpecSchema, hubModelId, hubRevision, modelHubSchema, modelSrcSchema, nullableString } from './common.js';
 
 /**
  * Image, audio and video families share one shape (notes §8.2): a family name that
@@ -40,9 +40,9 @@ function familyFields(type: MediaType) {
 export function mediaRecordSchema(type: MediaType) {
   return z.looseObject({
     ...familyFields(type),
-    model_id: nullableString,
+    model_id: hubModelId.nullable().default(null),
     model_hub: modelHubSchema.nullable().default(null),
-    model_revision: nullableString,
+    model_revision: hubRevision.nullable().default(null),
     model_uri: nullableString,
     model_specs: z.array(flatSpecSchema).min(1),
   });
@@ -58,9 +58,9 @@ export function mediaBuiltinSchema(type: MediaType) {
 export function mediaCustomSchema(type: MediaType) {
   return z.looseObject({
     ...familyFields(type),
-    model_id: nullableString,
+    model_id: hubModelId.nullable().default(null),
     model_hub: modelHubSchema.default('huggingface'),
-    model_revision: nullableString,
+    model_revision: hubRevision.nullable().default(null),
     model_uri: nullableString,
   });
 }
