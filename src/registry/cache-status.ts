@@ -1,4 +1,4 @@
-import { access } from 'node:fs/promises';
+import { access, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { localModelPath } from './model-uri.js';
 import type { FlatSpec } from './model-record.js';
@@ -7,9 +7,9 @@ import type { FlatSpec } from './model-record.js';
  * `cache_status` of one spec: are its weights on local disk? The rule, in order:
  *  1. a `model_uri` (custom models): the file or folder exists;
  *  2. no `model_id` (pocketsphinx, espeak-ng, tesseract ship their own models): true;
- *  3. Hugging Face: `<home>/cache/huggingface/models--<org>--<name>/snapshots` exists
- *     (the layout snapshot_download writes with the runtime's cache_dir), or the same
- *     under `hub/`;
+ *  3. Hugging Face: `<home>/cache/huggingface/models--<org>--<name>/snapshots` holds a
+ *     snapshot with something in it (the layout snapshot_download writes with the
+ *     runtime's cache_dir), or the same under `hub/`;
  *  4. ModelScope: `<home>/cache/modelscope/models/<org>/<name>` exists (its layout
  *     with `MODELSCOPE_CACHE=<home>/cache/modelscope`).
  * A snapshot folder says the repository was fetched, not that every file of every
@@ -30,7 +30,15 @@ export async function specCacheStatus(home: string, spec: Pick<FlatSpec, 'model_
   // Where the runtime's snapshot_download(cache_dir=<home>/cache/huggingface) puts it,
   // or under hub/ as HF_HOME-style tools do.
   const folder = `models--${repo.split('/').join('--')}`;
-  return (await exists(path.join(cache, 'huggingface', folder, 'snapshots'))) || exists(path.join(cache, 'huggingface', 'hub', folder, 'snapshots'));
+  return (await hasSnapshot(path.join(cache, 'huggingface', folder, 'snapshots'))) || hasSnapshot(path.join(cache, 'huggingface', 'hub', folder, 'snapshots'));
+}
+
+/** A snapshot folder with something in it: a download that failed before its first file leaves an empty one. */
+async function hasSnapshot(snapshots: string): Promise<boolean> {
+  for (const commit of await readdir(snapshots).catch(() => [])) {
+    if ((await readdir(path.join(snapshots, commit)).catch(() => [])).length > 0) return true;
+  }
+  return false;
 }
 
 async function exists(target: string): Promise<boolean> {

@@ -104,6 +104,12 @@ describe('cache routes (real server, real cache folder)', () => {
     expect(existsSync(repoDir)).toBe(true);
 
     expect((await api.delete('/v1/models/bge')).status).toBe(200);
+    // A launch that failed (listed as ERROR until removed) holds no weights: the
+    // disk-full error's own advice, deleting the cache, must not answer 409.
+    const failed = await api.post('/v1/models', { model_name: 'bge-small-en-v1.5', model_type: 'embedding', model_uid: 'broken', batching: 'yes' });
+    expect([failed.status, failed.body.error?.code]).toEqual([400, 'model_load_invalid']);
+    expect((await api.get('/v1/models/instances')).body.map((i: { model_uid: string; status: string }) => [i.model_uid, i.status])).toContainEqual(['broken', 'ERROR']);
+    expect((await api.get('/v1/cache/models')).body.list[0].in_use_by).toEqual([]);
     const removed = execFileSync(venvPython, ['-c', 'import sys; from hangar_client import Client; print(Client(sys.argv[1]).confirm_and_remove_model(sys.argv[2]))', server.url, VERSION], {
       env: { ...process.env, PYTHONPATH: path.join(repoRoot, 'python-runtime') },
       encoding: 'utf8',

@@ -18,7 +18,11 @@ beforeAll(async () => {
   const gone = { ...definition, model_name: 'zz-gone', model_specs: [{ model_format: 'pytorch', model_id: 'org/not-downloaded' }] };
   await registry.register('embedding', { model: gone }, false);
   // What huggingface_hub leaves after downloading bge-small-en-v1.5 into <home>/cache/huggingface.
-  await mkdir(path.join(home, 'cache', 'huggingface', 'hub', 'models--BAAI--bge-small-en-v1.5', 'snapshots'), { recursive: true });
+  const snapshot = path.join(home, 'cache', 'huggingface', 'hub', 'models--BAAI--bge-small-en-v1.5', 'snapshots', 'a'.repeat(40));
+  await mkdir(snapshot, { recursive: true });
+  await writeFile(path.join(snapshot, 'config.json'), '{}');
+  // What a download that failed before its first file leaves: an empty snapshot, not a cached model.
+  await mkdir(path.join(home, 'cache', 'huggingface', 'models--BAAI--bge-base-en-v1.5', 'snapshots', 'b'.repeat(40)), { recursive: true });
 });
 afterAll(() => cleanup());
 

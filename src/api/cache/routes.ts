@@ -21,10 +21,11 @@ export const cacheRoutes: FastifyPluginAsync<{ registry: Registry; supervisor: S
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const tags = ['cache'];
 
-  /** Uids of models (running or launching) that load this entry's repository. */
+  /** Uids of models (running or launching) that load this entry's repository; a failed launch holds nothing. */
   const usersOf = (entry: CacheEntry): string[] =>
     supervisor
       .listInstances({})
+      .filter((i) => i.state !== 'ERROR' && i.state !== 'TERMINATED')
       .filter((i) => {
         const load = i.resolved.load;
         const id = load.model_id?.replace('{quantization}', load.quantization ?? '');
