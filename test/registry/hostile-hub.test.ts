@@ -5,6 +5,7 @@ import { HangarError } from '../../src/errors/hangar-error.js';
 import { buildHubRegistration } from '../../src/registry/hub/hub-registration.js';
 import { HubClient } from '../../src/registry/hub/hub-client.js';
 import { parseHubId } from '../../src/registry/hub/hub-id.js';
+import { searchHub, type HubSearchQuery } from '../../src/api/hub/hub-search.js';
 
 const SHA = 'a'.repeat(40);
 const u32 = (n: number) => { const b = Buffer.alloc(4); b.writeUInt32LE(n); return b; };
@@ -38,10 +39,17 @@ describe('a hostile hub', () => {
   let hub: Server;
   let endpoint: string;
   const ranges: string[] = [];
+  const infoAsked: string[] = [];
 
   beforeAll(async () => {
     hub = createServer((req: IncomingMessage, res) => {
       const url = decodeURIComponent(req.url ?? '');
+      if (url.startsWith('/api/models?')) {
+        // A search that ignores `limit`, with ids that are no repository and counts that are no counts.
+        const found = [{ id: '../../etc' }, { id: 'evil/other-id', downloads: 1e308, likes: -1 }, { id: 'evil' }, ...Array.from({ length: 500 }, (_, i) => ({ id: `evil/r${i}`, downloads: i }))];
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(found));
+      }
+      if (url.startsWith('/api/models/') && url.includes('/revision/')) infoAsked.push(url);
       const info = /^\/api\/models\/(.+?)\/revision\//.exec(url);
       if (info) {
         const repo = repos[info[1]!];
@@ -100,5 +108,12 @@ describe('a hostile hub', () => {
     expect(err.message).toMatch(/claims 1099511627776 more bytes/);
     expect(ranges.at(-1)).toBe(`bytes=0-${64 * 1024 * 1024 - 1}`);
     expect(process.memoryUsage().rss - before).toBeLessThan(200 * 1024 * 1024);
+  });
+
+  it('searches without asking for ids that are no repository, and no more results than the limit', async () => {
+    infoAsked.length = 0;
+    const found = await searchHub({ search: 'x', limit: 2 } as HubSearchQuery, { env: { HF_ENDPOINT: endpoint }, timeoutMs: 10_000, cacheDir: '/nonexistent', devices: [] });
+    expect(found.data.map((r) => [r.id, r.downloads, r.likes])).toEqual([['evil/other-id', null, null], ['evil/r0', 0, null]]);
+    expect(infoAsked.map((u) => u.split('/revision/')[0])).toEqual(['/api/models/evil/other-id', '/api/models/evil/r0']);
   });
 });

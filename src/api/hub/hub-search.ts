@@ -1,5 +1,5 @@
 import { HangarError } from '../../errors/hangar-error.js';
-import { estimateMemory, estimateOfShape, HubClient, type GgufQuantization, type MemoryEstimate, type ResolvedModel } from '../../registry/index.js';
+import { estimateMemory, estimateOfShape, HubClient, parseHubId, type GgufQuantization, type MemoryEstimate, type ResolvedModel } from '../../registry/index.js';
 import { ggufQuantizations, pickQuantization } from '../../registry/hub/gguf-files.js';
 import type { DeviceUse } from '../../supervisor/memory-budget.js';
 
@@ -53,7 +53,13 @@ export async function searchHub(query: HubSearchQuery, deps: SearchDeps): Promis
   if (query.format === 'pytorch') params.append('filter', 'safetensors');
   if (query.task) params.set('pipeline_tag', query.task);
   const found = await client.search(params);
-  const items = found.filter((f): f is Record<string, unknown> => typeof f === 'object' && f !== null && typeof (f as { id?: unknown }).id === 'string');
+  // The hub's answer is not trusted: ids that are no repository id (`../../etc`) would be
+  // asked for next and offered as launches, and a hub that ignores `limit` would have
+  // each of its thousands of results asked for.
+  const items = found
+    .filter((f): f is Record<string, unknown> => typeof f === 'object' && f !== null && typeof (f as { id?: unknown }).id === 'string')
+    .filter((f) => isRepoId(f.id as string))
+    .slice(0, query.limit);
   const onGpu = deps.devices.some((d) => d.device !== 'cpu');
   const data = await Promise.all(items.map((item) => describe(item, client, query, deps, onGpu)));
   return { hub: client.endpoint, data };
@@ -65,8 +71,8 @@ async function describe(item: Record<string, unknown>, client: HubClient, query:
   const result: HubSearchResult = {
     id,
     model_name: `hf.co/${id}`,
-    downloads: typeof item.downloads === 'number' ? item.downloads : null,
-    likes: typeof item.likes === 'number' ? item.likes : null,
+    downloads: count(item.downloads),
+    likes: count(item.likes),
     pipeline_tag: typeof item.pipeline_tag === 'string' ? item.pipeline_tag : null,
     parameters: typeof total === 'number' ? total : null,
     gguf: [],
@@ -109,4 +115,18 @@ function fit(estimate: MemoryEstimate, devices: DeviceUse[]): Fit {
   const budget = Math.max(0, ...candidates.map((d) => d.budget_bytes));
   const free = Math.max(0, ...candidates.map((d) => d.free_bytes));
   return { memory_estimate: estimate.bytes, fits: estimate.bytes <= budget, fits_now: estimate.bytes <= free };
+}
+
+/** A count the hub gives: a whole number from 0, else null (not `1e308` or `-1`). */
+function count(value: unknown): number | null {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : null;
+}
+
+/** An `<org>/<repo>` a launch by hub id takes, without a tag. */
+function isRepoId(id: string): boolean {
+  try {
+    return id.includes('/') && parseHubId(id)?.tag === null;
+  } catch {
+    return false;
+  }
 }
