@@ -21,6 +21,9 @@ export interface OnDemandConfig {
   gpuMemoryFraction: number;
 }
 
+/** Node's timers take at most 2^31 - 1 ms (24.8 days); a longer one fires after 1 ms, so "wait very long" meant "never wait". */
+const MAX_TIMER_MS = 2_147_483_647;
+
 export function onDemandFromEnv(env: NodeJS.ProcessEnv, flags: { onDemand?: boolean; memoryBudget?: string | undefined } = {}): OnDemandConfig {
   const text = (name: string): string | undefined => {
     const raw = env[name]?.trim();
@@ -49,10 +52,10 @@ export function onDemandFromEnv(env: NodeJS.ProcessEnv, flags: { onDemand?: bool
   const budget = flags.memoryBudget ?? text('HANGAR_MEMORY_BUDGET');
   return {
     enabled: flags.onDemand === true || ['1', 'true', 'on', 'yes'].includes(flag ?? ''),
-    waitMs: number('HANGAR_ON_DEMAND_WAIT_MS', 300_000, 0),
+    waitMs: number('HANGAR_ON_DEMAND_WAIT_MS', 300_000, 0, MAX_TIMER_MS),
     onDemandKeepAliveMs: keepAlive('HANGAR_ON_DEMAND_KEEP_ALIVE', 300_000),
     keepAliveMs: keepAlive('HANGAR_KEEP_ALIVE', null),
-    idleCheckMs: number('HANGAR_IDLE_CHECK_MS', 1000, 10),
+    idleCheckMs: number('HANGAR_IDLE_CHECK_MS', 1000, 10, MAX_TIMER_MS),
     memoryBudgetBytes: budget === undefined ? null : parseSize(budget, flags.memoryBudget !== undefined ? '--memory-budget' : 'HANGAR_MEMORY_BUDGET'),
     gpuMemoryFraction: number('HANGAR_GPU_MEMORY_FRACTION', 0.9, 0.01, 1),
   };

@@ -52,6 +52,8 @@ export async function hubShape(resolved: ResolvedModel, access: HubAccess): Prom
   const tree = await get(`${endpoint}/api/models/${repo}/tree/${encodeURIComponent(revision)}?recursive=true`);
   if (!Array.isArray(tree)) return null;
   const files = (tree as TreeEntry[]).filter((e) => e.type !== 'directory' && typeof e.path === 'string').map((e) => ({ path: e.path!, size: e.lfs?.size ?? e.size ?? 0 }));
+  // A listing whose sizes are no byte counts (`"abc"`, -1) says nothing: the catalog's size serves.
+  if (!files.every((f) => Number.isSafeInteger(f.size) && f.size >= 0)) return null;
   let shape: ModelShape | null;
   if (resolved.runtimeEngine === 'llama_cpp') {
     const bytes = ggufBytes(files, resolved);

@@ -108,6 +108,12 @@ function kvCacheBytes(shape: ModelShape, resolved: ResolvedModel, kwargs: Record
   return tokens * layers * kvHeads * headDim * 2 * bytesPerValue;
 }
 
+/** Every count of a shape is a finite number from 0 (or unknown): a NaN weight left a model out of the budget. */
+function saneShape(shape: ModelShape): boolean {
+  const counts = [shape.parameters, shape.fileBytes, shape.layers, shape.kvHeads, shape.headDim, shape.contextLength, shape.bytesPerParameter];
+  return counts.every((n) => n === null || (Number.isFinite(n) && n >= 0));
+}
+
 function positiveInt(value: unknown): number | null {
   const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
   return typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? n : null;
@@ -118,12 +124,12 @@ async function modelShape(input: EstimateInput): Promise<{ shape: ModelShape; ba
   const local = await localFiles(input);
   if (local) {
     const shape = await shapeOf(local, input.resolved);
-    if (shape) return { shape, basis: 'files' };
+    if (shape && saneShape(shape)) return { shape, basis: 'files' };
   }
   // Not downloaded yet (and no local path): the hub's own listing, if it answers in time.
   if (input.hub && !input.modelPath && !input.resolved.load.model_uri) {
     const shape = await hubShape(input.resolved, input.hub).catch(() => null);
-    if (shape) return { shape, basis: 'hub' };
+    if (shape && saneShape(shape)) return { shape, basis: 'hub' };
   }
   const billions = input.resolved.load.model_size_in_billions;
   const parameters = billions !== undefined ? modelSizeValue(billions) * 1e9 : Number.NaN;

@@ -93,6 +93,8 @@ export async function safetensorsHeader(file: string): Promise<{ parameters: num
     let bytes = 0;
     for (const [name, tensor] of Object.entries(header)) {
       if (name === '__metadata__' || !Array.isArray(tensor?.shape)) continue;
+      // A dimension that is no count (`"abc"`, -1e9) makes the file's size unknown, not NaN or negative.
+      if (!tensor.shape.every((d) => Number.isSafeInteger(d) && d >= 0)) return null;
       const count = tensor.shape.reduce((a, b) => a * b, 1);
       parameters += count;
       bytes += count * (SAFETENSORS_DTYPE_BYTES[tensor.dtype ?? ''] ?? 2);

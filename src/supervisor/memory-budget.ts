@@ -65,8 +65,13 @@ export function chargeOf(estimate: MemoryEstimate, replicaGpus: number[][], engi
 export function heldBy(instance: ModelInstance): MemoryCharge {
   const charge = instance.charge ?? { host: 0, gpus: {} };
   let measured = 0;
-  for (const replica of instance.replicas) measured += replica.runtime?.stats?.rssBytes ?? 0;
-  return { host: Math.max(charge.host, measured), gpus: charge.gpus };
+  for (const replica of instance.replicas) measured += bytesOrZero(replica.runtime?.stats?.rssBytes);
+  // Math.max with a NaN is NaN, which every later comparison drops: a model would hold nothing.
+  return { host: Math.max(bytesOrZero(charge.host), measured), gpus: charge.gpus };
+}
+
+function bytesOrZero(value: number | undefined): number {
+  return value !== undefined && Number.isFinite(value) && value > 0 ? value : 0;
 }
 
 /** The devices' budgets and what each holder holds, for refusals and `GET /v1/memory`. */

@@ -71,6 +71,10 @@ describe('on-demand settings', () => {
     expect(() => onDemandFromEnv({ HANGAR_ON_DEMAND: 'maybe' })).toThrow(/HANGAR_ON_DEMAND must be 1 or 0/);
     expect(() => onDemandFromEnv({ HANGAR_KEEP_ALIVE: 'a while' })).toThrow(/HANGAR_KEEP_ALIVE: keep_alive must be/);
     expect(() => onDemandFromEnv({ HANGAR_GPU_MEMORY_FRACTION: '1.5' })).toThrow(/HANGAR_GPU_MEMORY_FRACTION must be a number from 0.01 to 1/);
+    // Past Node's timer limit a wait fires after 1 ms: "wait very long" would mean "never wait".
+    expect(() => onDemandFromEnv({ HANGAR_ON_DEMAND_WAIT_MS: '99999999999' })).toThrow(/HANGAR_ON_DEMAND_WAIT_MS must be a number from 0 to 2147483647/);
+    expect(() => onDemandFromEnv({ HANGAR_IDLE_CHECK_MS: '99999999999' })).toThrow(/HANGAR_IDLE_CHECK_MS must be a number from 10 to 2147483647/);
+    expect(onDemandFromEnv({ HANGAR_ON_DEMAND_WAIT_MS: '2147483647' }).waitMs).toBe(2147483647);
     expect(() => onDemandFromEnv({}, { memoryBudget: 'big' })).toThrow(/--memory-budget must be bytes/);
   });
 });

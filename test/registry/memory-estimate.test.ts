@@ -48,6 +48,21 @@ describe('the memory estimate', () => {
     expect(await safetensorsHeader(path.join(dir, 'not.safetensors'))).toBeNull();
   });
 
+  it('takes a safetensors header whose dimensions are no counts for an unknown size, never NaN or negative', async () => {
+    const file = path.join(dir, 'evil.safetensors');
+    for (const shape of [['abc'], [-1_000_000_000, 1000], [1.5], [null]]) {
+      const json = Buffer.from(JSON.stringify({ t: { dtype: 'F32', shape, data_offsets: [0, 0] } }));
+      const prefix = Buffer.alloc(8);
+      prefix.writeBigUInt64LE(BigInt(json.length));
+      await writeFile(file, Buffer.concat([prefix, json]));
+      expect(await safetensorsHeader(file), JSON.stringify(shape)).toBeNull();
+    }
+    const estimate = await estimateMemory({ resolved: resolved('transformers', { model_uri: dir, model_format: 'pytorch', model_size_in_billions: 1 }), engineKwargs: {}, onGpu: true, cacheDir: dir });
+    // The file counts by its bytes, as any weight file whose header says nothing does.
+    expect(estimate).toMatchObject({ basis: 'files', weights: 65 });
+    expect(Number.isFinite(estimate.bytes) && estimate.bytes > 0).toBe(true);
+  });
+
   it('counts float32 weights on CPU, the checkpoint\'s dtype on a GPU, and a KV cache from the config', async () => {
     await writeSafetensors(path.join(dir, 'model-00001-of-00002.safetensors'), { a: { dtype: 'BF16', shape: [1000, 100] } });
     await writeSafetensors(path.join(dir, 'model-00002-of-00002.safetensors'), { b: { dtype: 'BF16', shape: [500] } });
@@ -107,6 +122,9 @@ describe('the memory estimate', () => {
           { type: 'file', path: 'q-Q8_0.gguf', lfs: { size: 900_000_000 } },
         ]);
       }
+      if (req.url === '/api/models/org/liar/tree/main?recursive=true') {
+        return json(200, [{ type: 'file', path: 'model.safetensors', size: 'abc' }, { type: 'file', path: 'b.safetensors', lfs: { size: -5_000_000_000 } }]);
+      }
       if (req.url?.startsWith('/api/models/org/slow/')) return; // never answers
       json(404, { error: 'Repository not found' });
     });
@@ -122,7 +140,8 @@ describe('the memory estimate', () => {
       expect(onCpu.weights).toBe(8_000_000_000);
       const gguf = await estimateMemory({ resolved: resolved('llama_cpp', { model_id: 'org/q-GGUF', model_format: 'ggufv2', quantization: 'Q8_0', model_file_name_template: 'q-{quantization}.gguf', model_size_in_billions: 7 }), engineKwargs: {}, onGpu: false, cacheDir: dir, hub: access() });
       expect(gguf).toMatchObject({ basis: 'hub', weights: 900_000_000 });
-      for (const [model, env] of [['org/slow', {}], ['org/missing', {}], ['org/big2', { HF_HUB_OFFLINE: '1' }]] as const) {
+      // A listing whose sizes are no byte counts is no basis: the catalog's size serves.
+      for (const [model, env] of [['org/slow', {}], ['org/missing', {}], ['org/liar', {}], ['org/big2', { HF_HUB_OFFLINE: '1' }]] as const) {
         const fallback = await estimateMemory({ resolved: resolved('transformers', { model_id: model, model_format: 'pytorch', model_size_in_billions: 1 }), engineKwargs: {}, onGpu: true, cacheDir: dir, hub: access(env) });
         expect(fallback, model).toMatchObject({ basis: 'catalog', weights: 2e9 });
       }
