@@ -100,6 +100,9 @@ describe('Anthropic Messages as OpenAI chat', () => {
   it('spells tool_choice and stop reasons as each side does', () => {
     const choice = (c: unknown) => toChatRequest(parse({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: 'x' }], tool_choice: c })).tool_choice;
     expect([choice({ type: 'auto' }), choice({ type: 'any' }), choice({ type: 'none' })]).toEqual(['auto', 'required', 'none']);
+    expect(choice({ type: 'auto', disable_parallel_tool_use: false })).toBe('auto');
+    // As chat's parallel_tool_calls: false: refused by name, not dropped without a word.
+    expect(() => choice({ type: 'auto', disable_parallel_tool_use: true })).toThrow(/tool_choice.disable_parallel_tool_use: is not supported/);
     const reason = (finish_reason: string | undefined) => stopOf({ text: '', finish_reason }, []).stop_reason;
     expect(['stop', 'length', 'tool_calls', undefined].map(reason)).toEqual(['end_turn', 'max_tokens', 'tool_use', 'end_turn']);
     expect(() => toChatRequest(parse({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: [{ type: 'tool_use', id: 'a', name: 'b', input: {} }] }] }))).toThrow(/assistant/);

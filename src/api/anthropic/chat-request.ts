@@ -94,6 +94,11 @@ function imagePart(block: unknown): Record<string, unknown> {
 }
 
 function toolChoice(choice: NonNullable<MessagesBody['tool_choice']>): unknown {
+  // Chat's `parallel_tool_calls: false` is refused the same way: nothing here keeps a
+  // model to one call, and dropping the others without a word would lose them.
+  if ((choice as { disable_parallel_tool_use?: unknown }).disable_parallel_tool_use === true) {
+    throw new HangarError('invalid_field', ['tool_choice.disable_parallel_tool_use: is not supported: every tool call the model makes is returned (leave it out or false)'], { param: 'tool_choice.disable_parallel_tool_use' });
+  }
   if (choice.type === 'tool') return { type: 'function', function: { name: (choice as { name: string }).name } };
   return { auto: 'auto', any: 'required', none: 'none' }[choice.type];
 }

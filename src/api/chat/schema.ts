@@ -14,13 +14,25 @@ const contentPart = z.discriminatedUnion('type', [
   ...(['image_url', 'input_audio', 'file', 'refusal', 'video_url', 'audio_url'] as const).map((type) => z.looseObject({ type: z.literal(type) })),
 ]);
 
-const message = z.looseObject({
+const messageShape = z.looseObject({
   role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
   content: z.union([z.string(), z.array(contentPart), z.null()]).optional(),
   name: z.string().optional(),
   tool_calls: z.array(z.unknown()).optional(),
   tool_call_id: z.string().optional(),
 });
+/**
+ * An answer's message sent back as history the way SDKs dump it (`message.model_dump()`
+ * writes `tool_calls: null`, `name: null`): a null there means "none", and is dropped
+ * before a chat template could read it as a list.
+ */
+const NULL_MEANS_NONE = ['name', 'tool_calls', 'tool_call_id', 'function_call', 'audio', 'refusal', 'annotations'];
+const message = z.preprocess((value) => {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const record = value as Record<string, unknown>;
+  if (!NULL_MEANS_NONE.some((key) => record[key] === null)) return value;
+  return Object.fromEntries(Object.entries(record).filter(([key, v]) => !(v === null && NULL_MEANS_NONE.includes(key))));
+}, messageShape);
 
 /**
  * A function tool as OpenAI defines it (and the Responses route checks it): a name of 1
