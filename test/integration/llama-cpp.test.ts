@@ -287,6 +287,32 @@ describe('llama.cpp engine: GGUF models', () => {
     const unknown = await api.post('/v1/chat/completions', { model: 'q8', messages, tools, tool_choice: { type: 'function', function: { name: 'nope' } } });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error.message).toContain('weather, time');
+    // Cut by the token limit: never the grammar's JSON wrapper as text; the call so far
+    // once its name is whole (as OpenAI answers), with finish_reason "length".
+    for (const max_tokens of [2, 8]) {
+      const cut = await api.post('/v1/chat/completions', { model: 'q8', messages, tools, tool_choice: { type: 'function', function: { name: 'weather' } }, max_tokens, temperature: 0.7, seed: 4 });
+      expect(cut.status, cut.text).toBe(200);
+      const choice = cut.body.choices[0];
+      expect([choice.finish_reason, choice.message.content ?? ''], JSON.stringify(choice)).toEqual(['length', '']);
+      for (const call of choice.message.tool_calls ?? []) expect(call.function.name).toBe('weather');
+      const streamed = jsonEvents(await readSse(server.url, '/v1/chat/completions', { model: 'q8', messages, tools, tool_choice: 'required', max_tokens, temperature: 0.7, seed: 4, stream: true }));
+      expect(streamed.map((e) => e.choices?.[0]?.delta?.content ?? '').join('')).toBe('');
+      expect(streamed.at(-2)?.choices?.[0]?.finish_reason ?? streamed.at(-1)?.choices?.[0]?.finish_reason).toBe('length');
+    }
+  });
+
+  it("names no grammar's hidden stop as stop_reason", async () => {
+    // The JSON grammar ends its output with a stop trigger of its own (four newlines); the
+    // random model closes its object within the limit for some seeds, which this needs.
+    const reasons: Array<[string, unknown]> = [];
+    for (const seed of [1, 2, 3, 4, 5, 6]) {
+      const json = await api.post('/v1/chat/completions', { model: 'q8', messages: [{ role: 'user', content: 'JSON?' }], response_format: { type: 'json_object' }, max_tokens: 150, temperature: 0.7, seed });
+      expect(json.status, json.text).toBe(200);
+      reasons.push([json.body.choices[0].finish_reason, json.body.choices[0].stop_reason]);
+    }
+    const stopped = reasons.filter(([finish]) => finish === 'stop');
+    expect(stopped.length, JSON.stringify(reasons)).toBeGreaterThan(0);
+    for (const [, reason] of stopped) expect(reason).toBeNull();
   });
 
   it('runs two streams at once and gives each the text it gets alone', async () => {

@@ -57,6 +57,25 @@ describe('the llama.cpp engine\'s text path', () => {
     expect(toolCallFormat('qwen', 'llama-3.1-instruct')).toBe('hermes');
   });
 
+  it('never hands out a forced call as text: cut short, it is the call so far once its name is whole', () => {
+    const cut = (text: string) => {
+      const forced = new ToolCallText('json', true);
+      const shown = forced.feed(text);
+      const [rest, calls] = forced.finish();
+      return { text: shown + rest, calls: calls.map((c) => [c.function.name, c.function.arguments]), truncated: forced.truncated };
+    };
+    expect(cut('{"name": "get_weather",\n\t"')).toEqual({ text: '', calls: [['get_weather', '']], truncated: true });
+    expect(cut('{"name": "get_weather", "arguments": {"city": "Par')).toEqual({ text: '', calls: [['get_weather', '{"city": "Par']], truncated: true });
+    expect(cut('{"name": "get_wea')).toEqual({ text: '', calls: [], truncated: true });
+    expect(cut('{ "name":"a\\"b", "arguments": {}')).toEqual({ text: '', calls: [['a"b', '{}']], truncated: true });
+    expect(cut('   ')).toEqual({ text: '', calls: [], truncated: false });
+    // A whole call is a call, as without the grammar.
+    expect(cut('{"name": "t", "arguments": {"tz": "UTC"}}')).toEqual({ text: '', calls: [['t', '{"tz":"UTC"}']], truncated: false });
+    // Not forced, a cut JSON stays the text it was.
+    const free = new ToolCallText('json');
+    expect(free.feed('{"name": "t"') + free.finish()[0]).toBe('{"name": "t"');
+  });
+
   it('splits reasoning from the answer across token boundaries', () => {
     fc.assert(
       fc.property(fc.array(fc.nat(), { maxLength: 10 }), (cuts) => {

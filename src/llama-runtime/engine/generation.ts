@@ -19,11 +19,15 @@ export interface GenerationRequest {
   config: GenerateConfig;
   /** Already capped by the room the context leaves. */
   maxTokens: number;
-  /** The registration's and the request's. */
+  /** The registration's and the request's (and a grammar's, in `grammarStops`). */
   stop: string[];
+  /** A grammar's stop triggers among `stop`: they end the text but are not the request's, so no `stop_reason` names them. */
+  grammarStops?: readonly string[];
   /** The request's own stop token ids; the model's end tokens stop too unless `ignore_eos`. */
   stopTokenIds: ReadonlySet<number>;
   toolFormat: ToolFormat | null;
+  /** The grammar forces a tool call: the reply is never text (tool-calls.ts). */
+  forcedCall?: boolean;
   /** Special tokens whose text the reply keeps: the tool format's markup, special reasoning tags. */
   keepTokens: ReadonlySet<Token>;
   reasoningTags: [string, string] | null;
@@ -81,7 +85,7 @@ export class Generation {
     this.detok = new Detokenizer(model, request.promptIds, request.keepTokens);
     this.stops = new StopScanner(request.stop);
     this.harmony = request.harmony ? new HarmonyText() : null;
-    this.tools = request.toolFormat && !this.harmony ? new ToolCallText(request.toolFormat) : null;
+    this.tools = request.toolFormat && !this.harmony ? new ToolCallText(request.toolFormat, request.forcedCall === true) : null;
     this.reasoning = request.reasoningTags ? new ReasoningSplitter(...request.reasoningTags, request.reasoningOpen) : null;
     this.echo = request.echo;
   }
@@ -212,12 +216,13 @@ export class Generation {
     const completion = this.generatedIds.length;
     const final: Record<string, unknown> = {
       text: this.sink.stream ? '' : this.text.join(''),
-      finish_reason: toolCalls.length > 0 ? 'tool_calls' : reason,
+      // A forced call the limit cut short ends for that reason, as OpenAI's does.
+      finish_reason: toolCalls.length > 0 && !this.tools?.truncated ? 'tool_calls' : reason,
       usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
     };
     if (toolCalls.length > 0) final.tool_calls = toolCalls;
     // Which stop string ended the text (Anthropic's `stop_sequence`; docs/runtime-protocol.md).
-    else if (reason === 'stop' && this.stops.matched !== null) final.stop_sequence = this.stops.matched;
+    else if (reason === 'stop' && this.stops.matched !== null && !this.request.grammarStops?.includes(this.stops.matched)) final.stop_sequence = this.stops.matched;
     else if (reason === 'stop' && this.stopToken !== null) final.stop_token_id = this.stopToken;
     if (this.request.config.topLogprobs !== null) final.logprobs = this.takeLogprobs();
     if (this.thought.length > 0) final.reasoning_content = this.thought.join('');

@@ -135,6 +135,7 @@ export class LlmEngine implements Engine {
       promptIds: this.tokenize(text),
       config,
       toolFormat,
+      forcedCall: forced !== null,
       keepTokens: this.keptTokens(harmony ? 'harmony' : toolFormat, tags),
       reasoningTags: tags,
       harmony,
@@ -254,7 +255,7 @@ export class LlmEngine implements Engine {
 
   private async run(
     call: CallContext,
-    request: Omit<GenerationRequest, 'maxTokens' | 'stop' | 'stopTokenIds'> & { config: GenerateConfig },
+    request: Omit<GenerationRequest, 'maxTokens' | 'stop' | 'stopTokenIds' | 'grammarStops'> & { config: GenerateConfig },
   ): Promise<Record<string, unknown>> {
     const { promptIds, config } = request;
     const outside = [...config.logitBias.keys()].filter((t) => t >= this.vocabulary);
@@ -263,13 +264,15 @@ export class LlmEngine implements Engine {
     }
     const room = this.roomAfter(promptIds);
     const stopTokenIds = new Set(config.ignoreEos ? config.stopTokenIds : [...this.spec.stopTokenIds, ...config.stopTokenIds]);
+    const hidden = request.grammar ? grammarStops(request.grammar) : [];
     const generation = new Generation(
       this.model,
       {
         ...request,
         maxTokens: Math.min(config.maxTokens ?? DEFAULT_MAX_TOKENS, room),
         // A grammar's output is whole at its stop trigger; what follows is padding.
-        stop: [...this.spec.stop, ...config.stop, ...(request.grammar ? grammarStops(request.grammar) : [])],
+        stop: [...this.spec.stop, ...config.stop, ...hidden],
+        grammarStops: hidden,
         stopTokenIds,
       },
       { stream: call.stream, chunk: (value) => call.chunk(value) },

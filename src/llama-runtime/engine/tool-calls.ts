@@ -1,5 +1,5 @@
 import { splitHeld } from './holdback.js';
-import { callFromValue, jsonSequence, DEEPSEEK_CALL, DEEPSEEK_CALLS, MISTRAL_CALLS, parseDeepseek, parseMistral, type ToolCall } from './tool-call-markup.js';
+import { callFromValue, jsonSequence, makeCall, DEEPSEEK_CALL, DEEPSEEK_CALLS, MISTRAL_CALLS, parseDeepseek, parseMistral, type ToolCall } from './tool-call-markup.js';
 
 export type { ToolCall } from './tool-call-markup.js';
 
@@ -82,8 +82,15 @@ export class ToolCallText {
   private held = '';
   private holding = false;
   private seenText = false; // json: a reply that does not open with JSON is plain text
+  /** A forced call cut short (the token limit): what came is returned as a partial call. */
+  truncated = false;
 
-  constructor(format: ToolFormat) {
+  /**
+   * `forced`: the reply is a call the grammar forces (`tool_choice` "required" or a named
+   * function), never text: its JSON wrapper must not reach the client as content when
+   * the limit cuts it, as it did ("{\"name\": \"get_weather\",\n\t\"").
+   */
+  constructor(format: ToolFormat, private readonly forced = false) {
     this.json = format === 'json';
     if (format === 'harmony') throw new Error('harmony replies are read by HarmonyText');
     this.marked = format === 'json' ? null : MARKED[format];
@@ -103,8 +110,11 @@ export class ToolCallText {
   finish(): [string, ToolCall[]] {
     const held = this.held;
     this.held = '';
-    if (!this.holding) return [held, []];
-    return this.json ? parseJsonCalls(held) : this.marked!.parse(held);
+    if (!this.holding) return [this.forced ? '' : held, []];
+    const [text, calls] = this.json ? parseJsonCalls(held) : this.marked!.parse(held);
+    if (!this.forced || calls.length > 0) return [text, calls];
+    this.truncated = true;
+    return ['', partialCall(held)];
   }
 
   private feedMarked(text: string): string {
@@ -148,4 +158,21 @@ function callFromJson(raw: string): ToolCall | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * A forced call's JSON cut short, as OpenAI answers one at the token limit: the call
+ * with the arguments written so far, once its name is whole; nothing before that.
+ */
+function partialCall(held: string): ToolCall[] {
+  const name = /^\s*\{\s*"name"\s*:\s*"((?:[^"\\]|\\.)+)"/.exec(held);
+  if (!name) return [];
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(`"${name[1]}"`);
+  } catch {
+    return [];
+  }
+  const args = /"(?:arguments|parameters)"\s*:\s*([\s\S]*)$/.exec(held.slice(name.index + name[0].length));
+  return [makeCall(String(decoded), args ? args[1]!.trimEnd() : '')];
 }
