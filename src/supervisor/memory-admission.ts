@@ -51,19 +51,29 @@ export class MemoryAdmission {
 
   constructor(private readonly parts: AdmissionParts) {}
 
-  admit(instance: ModelInstance, estimate: MemoryEstimate, charge: MemoryCharge, options: AdmissionOptions): Promise<void> {
-    const turn = this.tail.then(() => this.admitNow(instance, estimate, charge, options));
-    this.tail = turn.catch(() => {});
-    // A launch cancelled while it waits for its turn ends now, not when the turn comes.
-    return new Promise<void>((resolve, reject) => {
-      const onAbort = (): void => reject(options.signal.reason ?? new Error('aborted'));
-      if (options.signal.aborted) return onAbort();
-      options.signal.addEventListener('abort', onAbort, { once: true });
-      turn.then(resolve, reject).finally(() => options.signal.removeEventListener('abort', onAbort));
+  async admit(instance: ModelInstance, estimate: MemoryEstimate, charge: MemoryCharge, options: AdmissionOptions): Promise<void> {
+    // A load that waits for busy models waits between turns, not in one: launches by
+    // hand and forced ones behind it are decided at once (they waited up to
+    // HANGAR_ON_DEMAND_WAIT_MS in line before).
+    while ((await this.turn(() => this.admitNow(instance, estimate, charge, options), options.signal)) === 'wait') {
+      await sleep(BUSY_POLL_MS, undefined, { signal: options.signal });
+    }
+  }
+
+  /** `work` alone in the queue; a launch cancelled while it waits for its turn ends now, not when the turn comes. */
+  private turn<T>(work: () => Promise<T>, signal: AbortSignal): Promise<T> {
+    const turn = this.tail.then(work);
+    this.tail = turn.then(() => {}, () => {});
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = (): void => reject(signal.reason ?? new Error('aborted'));
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      turn.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
     });
   }
 
-  private async admitNow(instance: ModelInstance, estimate: MemoryEstimate, charge: MemoryCharge, options: AdmissionOptions): Promise<void> {
+  /** One turn: admitted, or 'wait' (busy on-demand models will be idle soon), or a refusal. */
+  private async admitNow(instance: ModelInstance, estimate: MemoryEstimate, charge: MemoryCharge, options: AdmissionOptions): Promise<'admitted' | 'wait'> {
     for (;;) {
       options.signal.throwIfAborted();
       const others = this.parts.holders().filter((i) => i !== instance && i.charge !== null);
@@ -73,7 +83,7 @@ export class MemoryAdmission {
       if (!over || options.force) {
         if (over) this.parts.logger.warn({ model_uid: instance.uid, device: over.device }, `launching ${instance.uid} past the ${over.device} memory budget (force)`);
         instance.charge = charge;
-        return;
+        return 'admitted';
       }
       const onDemand = held.filter((h) => h.instance.onDemand);
       const idle = onDemand.filter((h) => h.instance.state === 'READY' && h.instance.idle).sort((a, b) => a.instance.lastUsedAt - b.instance.lastUsedAt);
@@ -88,11 +98,8 @@ export class MemoryAdmission {
       // Loading, or serving a request: each can be evicted once its requests are done.
       // Worth waiting for only if unloading every on-demand model would make room.
       const busy = onDemand.length > idle.length && !overBudget(budgets, charge, held.filter((h) => !h.instance.onDemand));
-      if (busy && options.waitUntil !== null && Date.now() < options.waitUntil) {
-        // LocalAI's way: busy models finish their requests, then one can go.
-        await sleep(BUSY_POLL_MS, undefined, { signal: options.signal });
-        continue;
-      }
+      // LocalAI's way: busy models finish their requests, then one can go.
+      if (busy && options.waitUntil !== null && Date.now() < options.waitUntil) return 'wait';
       // The wait ran out while the models in the way still serve: they will be idle
       // soon, so this is a state to retry, not a request that can never fit.
       if (busy && options.waitUntil !== null) {

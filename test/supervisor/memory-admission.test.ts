@@ -126,6 +126,28 @@ describe('admission into the budget', () => {
     expect(next.charge?.host).toBe(4 * GIB);
   });
 
+  it('decides launches by hand and forced ones at once while a load on demand waits for busy models', async () => {
+    const busy = make('busy', { onDemand: true, gib: 8, busy: true });
+    const held = [busy];
+    const { admission } = setup(held);
+    const waiter = make('waiter', { state: 'CREATING' });
+    const waiting = admission.admit(waiter, estimate(4), { host: 4 * GIB, gpus: {} }, { force: false, waitUntil: Date.now() + 60_000, signal });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Before, both stood in line behind the waiting load, up to its whole wait.
+    const byHand = make('by-hand', { state: 'CREATING' });
+    await expectHangarError(() => admission.admit(byHand, estimate(4), { host: 4 * GIB, gpus: {} }, { force: false, waitUntil: null, signal }), 'insufficient_memory', 400);
+    const forced = make('forced', { state: 'CREATING' });
+    await admission.admit(forced, estimate(4), { host: 4 * GIB, gpus: {} }, { force: true, waitUntil: null, signal });
+    expect(forced.charge?.host).toBe(4 * GIB);
+    held.push(forced);
+    expect(waiter.charge).toBeNull();
+    // The waiter still gets its room once the busy model is idle and evicted (the forced one stays).
+    held.splice(held.indexOf(forced), 1);
+    busy.leases = 0;
+    await waiting;
+    expect(waiter.charge?.host).toBe(4 * GIB);
+  });
+
   it('launches anyway with force', async () => {
     const { admission, evicted } = setup([make('manual', { gib: 9 })]);
     const incoming = make('new', { state: 'CREATING' });
