@@ -76,6 +76,12 @@ describe('cache routes (real server, real cache folder)', () => {
     const missing = await api.get('/v1/cache/models/files');
     expect(missing.status).toBe(400);
     expect(missing.body.error.param).toBe('querystring.model_version');
+    expect(missing.body.error.message).toContain('is required');
+    // Too long is too long, not "required".
+    const long = await api.get(`/v1/cache/models/files?model_version=${'x'.repeat(3000)}`);
+    expect([long.status, long.body.error.param]).toEqual([400, 'querystring.model_version']);
+    expect(long.body.error.message).not.toContain('is required');
+    expect(long.body.error.message).toMatch(/512/);
     const unknown = await api.get('/v1/cache/models/files?model_version=huggingface:nobody/nothing');
     expect(unknown.status).toBe(404);
     expect(unknown.body.error.code).toBe('cache_entry_not_found');

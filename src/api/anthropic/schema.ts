@@ -24,7 +24,7 @@ export const contentBlock = z.union([textBlock, imageBlock, toolUseBlock, toolRe
 export type ContentBlock = z.infer<typeof contentBlock>;
 
 export const messagesBody = z.looseObject({
-  model: z.string({ error: 'is required' }).min(1),
+  model: z.string({ error: (issue) => (issue.input === undefined ? 'is required' : undefined) }).min(1),
   max_tokens: z.int({ error: (issue) => (issue.input === undefined ? 'is required: the most tokens to generate' : undefined) }).min(1),
   messages: z
     .array(z.looseObject({ role: z.enum(['user', 'assistant']), content: z.union([z.string(), z.array(contentBlock)]) }), {

@@ -7,7 +7,7 @@ import { toLaunchRequest } from './launch-request.js';
 import { launchBody } from './schema.js';
 import { codePower } from '../auth/code-power.js';
 
-const uidQuery = z.object({ model_uid: z.string({ error: 'is required: the uid (or name) the model autostarts as' }).min(1).max(256) });
+const uidQuery = z.object({ model_uid: z.string({ error: (issue) => (issue.input === undefined ? 'is required: the uid (or name) the model autostarts as' : undefined) }).min(1).max(256) });
 
 /** Models launched at every start (Xinference 2.12's autostart; docs/requests.md, "Autostart"). */
 export const autostartRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async (fastify, { supervisor }) => {

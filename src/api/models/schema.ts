@@ -58,7 +58,7 @@ export const instancesQuery = z.object({
 
 /** POST /v1/models/instance (Xinference): a launch named by a model_version of GET /v1/models/{type}/{name}/versions. */
 export const launchByVersionBody = z.object({
-  model_version: z.string({ error: 'is required: a model_version from GET /v1/models/{model_type}/{model_name}/versions' }).min(1).max(512),
+  model_version: z.string({ error: (issue) => (issue.input === undefined ? 'is required: a model_version from GET /v1/models/{model_type}/{model_name}/versions' : undefined) }).min(1).max(512),
   model_type: z.string().default('LLM'),
   model_engine: z.string().min(1).nullish(),
   model_uid: z.string().nullish(),

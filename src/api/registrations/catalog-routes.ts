@@ -9,13 +9,13 @@ import { typeNameParams } from './schema.js';
 import { codePower } from '../auth/code-power.js';
 
 const autoRegisterBody = z.object({
-  model_path: z.string({ error: 'is required: a local folder written by save_pretrained' }).min(1).max(4096),
+  model_path: z.string({ error: (issue) => (issue.input === undefined ? 'is required: a local folder written by save_pretrained' : undefined) }).min(1).max(4096),
   model_family: z.string().min(1).max(256).nullish().transform((v) => v ?? undefined),
   model_name: z.string().min(1).max(256).nullish().transform((v) => v ?? undefined),
   register: z.boolean().default(false),
   persist: z.boolean().default(false),
 });
-const updateTypeBody = z.object({ model_type: z.string({ error: 'is required' }).min(1) });
+const updateTypeBody = z.object({ model_type: z.string({ error: (issue) => (issue.input === undefined ? 'is required' : undefined) }).min(1) });
 
 /**
  * Catalog helpers Xinference's UI and clients read (docs/registry.md, "Catalog
