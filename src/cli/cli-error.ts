@@ -19,10 +19,19 @@ export class CliError extends Error {
 /** Prints the failure and sets the exit code; anything that is not a CliError is a bug worth its stack with --debug. */
 export function reportFailure(err: unknown, debug: boolean): void {
   const message = err instanceof Error ? err.message : String(err);
-  process.stderr.write(`hangar: ${message.split('\n')[0]}\n`);
+  process.stderr.write(`hangar: ${printable(message.split('\n')[0]!)}\n`);
   if (debug && err instanceof Error) {
     process.stderr.write(`${err.stack ?? err.message}\n`);
     if (err.cause instanceof Error) process.stderr.write(`Caused by: ${err.cause.stack ?? err.cause.message}\n`);
   }
   process.exitCode = err instanceof CliError ? err.exitCode : 1;
+}
+
+/**
+ * Text from a server (its error messages echo what was sent) as a terminal shows it
+ * plainly: control characters (an ESC sequence could move the cursor, retitle the
+ * window or hide text) are written as `\u001b`.
+ */
+export function printable(text: string): string {
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

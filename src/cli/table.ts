@@ -1,3 +1,5 @@
+import { printable } from './cli-error.js';
+
 /** An aligned text table: a header row, a rule, then one row per item; cells padded to the widest. */
 export function formatTable(headers: string[], rows: unknown[][]): string {
   const cells = rows.map((row) => row.map(cellText));
@@ -10,5 +12,6 @@ function cellText(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (Array.isArray(value)) return value.map(cellText).join(', ');
   if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
+  // A cell is one line of plain text, whatever a server sent (a newline would break the table's rows).
+  return printable(String(value).replace(/[\r\n\t]/g, ' '));
 }

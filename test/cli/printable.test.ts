@@ -1,0 +1,18 @@
+import { describe, expect, it } from 'vitest';
+import { printable } from '../../src/cli/cli-error.js';
+import { formatTable } from '../../src/cli/table.js';
+
+describe('what the CLI prints of a server\'s text', () => {
+  it('writes control characters out, so an escape sequence never reaches the terminal', () => {
+    expect(printable('model \u001b]0;owned\u0007 not found')).toBe('model \\u001b]0;owned\\u0007 not found');
+    expect(printable('c1 \u009b31m red')).toBe('c1 \\u009b31m red');
+    expect(printable('plain text, ünïcode, 日本')).toBe('plain text, ünïcode, 日本');
+  });
+
+  it('keeps each table cell on one line of plain text', () => {
+    const table = formatTable(['Name', 'Note'], [['a\u001b[2Jb', 'two\nlines']]);
+    expect(table.split('\n')).toHaveLength(3);
+    expect(table).toContain('a\\u001b[2Jb');
+    expect(table).toContain('two lines');
+  });
+});
