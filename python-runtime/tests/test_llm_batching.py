@@ -2,6 +2,8 @@
 output equals solo output, admission respects max_batch_size, and the token-level
 rules (end tokens, sampling, tool calls in a stream) hold."""
 
+import re
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -246,13 +248,38 @@ def test_logprobs_are_the_models_own_with_top_alternatives(engine, stream):
     ids = loaded.tokenizer(PROMPTS[1])["input_ids"]
     generated = loaded.model.generate(torch.tensor([ids]), max_new_tokens=6, do_sample=False)[0, len(ids):].tolist()
     expected = _model_logprobs(engine, PROMPTS[1], generated)
+    from hangar_runtime.engines.transformers_llm.token_bytes import token_text_and_bytes
+
     for entry, token, lp in zip(entries, generated, expected):
-        assert entry["token"] == loaded.tokenizer.decode([token])
+        assert (entry["token"], entry["bytes"]) == token_text_and_bytes(loaded.tokenizer, token)
         assert entry["logprob"] == pytest.approx(float(lp[token]), abs=1e-3)
-        assert entry["bytes"] == list(entry["token"].encode())
         assert len(entry["top_logprobs"]) == 3
         # Greedy: the chosen token is the most likely one.
         assert entry["top_logprobs"][0]["logprob"] == pytest.approx(entry["logprob"], abs=1e-5)
+
+
+def test_logprob_bytes_put_the_text_back_together_where_tokens_split_characters(engine):
+    """A token holding part of a character decodes alone to U+FFFD: its entry carries its
+    own bytes (OpenAI's `bytes`) and OpenAI's `bytes:\\xNN` spelling, so the bytes of all
+    entries are the text's, and distinct tokens stay distinct among the alternatives."""
+    from hangar_runtime.engines.transformers_llm.token_bytes import token_text_and_bytes
+
+    tokenizer = engine.scheduler()._loaded.tokenizer
+    text = "é😀日本 naïve"
+    ids = tokenizer(text)["input_ids"]
+    pieces = [token_text_and_bytes(tokenizer, i) for i in ids]
+    assert b"".join(bytes(b) for _, b in pieces).decode("utf-8") == text
+    partial = [t for t, _ in pieces if t.startswith("bytes:")]
+    assert partial and all(re.fullmatch(r"bytes:(\\x[0-9a-f]{2})+", t) for t in partial)
+    assert ("é" not in text) or len({t for t, _ in pieces[:2]}) == 2
+    # Through the engine (this random model writes many byte tokens): no entry is a bare
+    # U+FFFD, and the alternatives, four distinct tokens, have four distinct spellings.
+    config = {**GREEDY, "max_tokens": 12, "logprobs": True, "top_logprobs": 4}
+    result = engine.generate("日本語の文章", generate_config=config)
+    for entry in result["logprobs"]:
+        for item in [entry, *entry["top_logprobs"]]:
+            assert item["token"] != "\ufffd" and bytes(item["bytes"]) != "\ufffd".encode()
+        assert len({alt["token"] for alt in entry["top_logprobs"]}) == 4
 
 
 def test_logit_bias_forces_a_token_and_penalties_change_greedy_text(engine):

@@ -48,6 +48,7 @@ def test_a_token_id_prompt_is_given_to_the_model_as_it_is(engine, batcher):
 @pytest.mark.parametrize("stream", [False, True])
 def test_echo_with_logprobs_scores_the_prompts_own_tokens(engine, batcher, stream, monkeypatch):
     from hangar_runtime.engines.transformers_llm import prompt_scoring
+    from hangar_runtime.engines.transformers_llm.token_bytes import token_text_and_bytes
     monkeypatch.setattr(prompt_scoring, "CHUNK_TOKENS", 4)  # several chunks, each over the cache of the last
     loaded = engine.scheduler()._loaded
     prompt = PROMPTS[4]
@@ -61,15 +62,15 @@ def test_echo_with_logprobs_scores_the_prompts_own_tokens(engine, batcher, strea
     generated = scored.value["usage"]["completion_tokens"]
     assert len(entries) == len(ids) + generated
     first = entries[0]
-    assert (first["token"], first["logprob"], first["top_logprobs"]) == (loaded.tokenizer.decode([ids[0]]), None, None)
+    assert (first["token"], first["logprob"], first["top_logprobs"]) == (token_text_and_bytes(loaded.tokenizer, ids[0])[0], None, None)
     with torch.no_grad():
         logprobs = torch.log_softmax(loaded.model(torch.tensor([ids])).logits[0].float(), dim=-1)
     for place in range(1, len(ids)):
         entry, token = entries[place], ids[place]
-        assert entry["token"] == loaded.tokenizer.decode([token])
+        assert entry["token"] == token_text_and_bytes(loaded.tokenizer, token)[0]
         assert entry["logprob"] == pytest.approx(float(logprobs[place - 1, token]), abs=1e-4)
         best = torch.topk(logprobs[place - 1], 2)
-        assert [t["token"] for t in entry["top_logprobs"]] == [loaded.tokenizer.decode([i]) for i in best.indices.tolist()]
+        assert [t["token"] for t in entry["top_logprobs"]] == [token_text_and_bytes(loaded.tokenizer, i)[0] for i in best.indices.tolist()]
         assert [t["logprob"] for t in entry["top_logprobs"]] == pytest.approx(best.values.tolist(), abs=1e-4)
     # The generated tokens' entries follow, as without echo.
     alone = engine.generate(prompt, generate_config={**config, "echo": False})

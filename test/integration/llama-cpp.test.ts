@@ -146,6 +146,16 @@ describe('llama.cpp engine: GGUF models', () => {
       // Greedy: the chosen token is the likeliest.
       expect(entry.logprob).toBeCloseTo(entry.top_logprobs[0].logprob, 6);
     }
+    // Tokens that split characters (the grammar makes the model write them): each entry
+    // carries the token's own bytes, so together they are the text's, and OpenAI's
+    // `bytes:\xNN` spelling, never a bare U+FFFD.
+    const split = await api.post('/v1/chat/completions', { model: 'q8', messages: [{ role: 'user', content: 'hi' }], max_tokens: 20, logprobs: true, top_logprobs: 2, grammar: 'root ::= "é😀日本"' });
+    expect(split.status, split.text).toBe(200);
+    const entries = split.body.choices[0].logprobs.content as Array<{ token: string; bytes: number[] }>;
+    expect(split.body.choices[0].message.content).toBe('é😀日本');
+    expect(Buffer.from(entries.flatMap((e) => e.bytes)).toString('utf8')).toBe('é😀日本');
+    expect(entries.some((e) => /^bytes:(\\x[0-9a-f]{2})+$/.test(e.token))).toBe(true);
+    expect(entries.every((e) => !e.token.includes('\uFFFD'))).toBe(true);
   });
 
   it('answers response_format json_schema with JSON that validates against the schema, through a llama.cpp grammar', async () => {

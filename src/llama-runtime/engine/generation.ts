@@ -1,6 +1,7 @@
 import { LlamaGrammarEvaluationState, TokenBias, type LlamaContextSequence, type LlamaGrammar, type LlamaModel, type SequenceEvaluateOptions, type Token } from 'node-llama-cpp';
 import { CallAborted } from '../invalid-input.js';
 import { Detokenizer } from './detokenizer.js';
+import { TokenBytes } from './token-bytes.js';
 import type { GenerateConfig } from './generate-config.js';
 import { ReasoningSplitter } from './reasoning.js';
 import { HarmonyText } from './harmony.js';
@@ -279,8 +280,8 @@ export class Generation {
   }
 
   private tokenLogprob(token: Token, probability: number): LogprobEntry {
-    const text = this.model.detokenize([token], false);
-    return { token: text, logprob: probability > 0 ? Math.max(Math.log(probability), -9999) : -9999, bytes: [...Buffer.from(text, 'utf8')] };
+    const [text, bytes] = TokenBytes.forModel(this.model).of(token, this.model.detokenize([token], false));
+    return { token: text, logprob: probability > 0 ? Math.max(Math.log(probability), -9999) : -9999, bytes };
   }
 }
 

@@ -19,6 +19,7 @@ from .reasoning import ReasoningSplitter
 from .sampling import Sampler
 from .stopping import StopScanner
 from .harmony import HarmonyText
+from .token_bytes import token_text_and_bytes
 from .tool_calls import ToolCallText
 
 
@@ -207,6 +208,5 @@ def logprob_entry(tokenizer, token: int, logprob: float | None, top: list[tuple[
 
 
 def token_logprob(tokenizer, token: int, logprob: float | None) -> dict:
-    text = tokenizer.decode([token])
-    return {"token": text, "logprob": None if logprob is None else max(logprob, -9999.0),
-            "bytes": list(text.encode("utf-8"))}
+    text, raw = token_text_and_bytes(tokenizer, token)
+    return {"token": text, "logprob": None if logprob is None else max(logprob, -9999.0), "bytes": raw}
