@@ -269,6 +269,16 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
         expect([res.status, res.body.error?.code, res.body.error?.param], `${model} ${JSON.stringify(part)}: ${res.text}`).toEqual([400, 'invalid_field', param]);
       }
     }
+    // Parts a text model cannot take are refused alike by both engines, naming the part;
+    // an assistant's refusal part in history is its text, as in the Responses route.
+    for (const model of ['tf', 'lc']) {
+      const audio = await api.post('/v1/chat/completions', { model, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] }], max_tokens: 2 });
+      expect([audio.status, audio.body.error?.param], `${model}: ${audio.text}`).toEqual([400, 'messages.0.content.1']);
+      expect(audio.body.error.message).toContain('takes text only, not input_audio parts');
+      const history = [{ role: 'user', content: 'hi' }, { role: 'assistant', content: [{ type: 'refusal', refusal: 'I cannot help with that.' }] }, { role: 'user', content: 'why?' }];
+      const refused = await api.post('/v1/chat/completions', { model, messages: history, max_tokens: 2 });
+      expect(refused.status, `${model}: ${refused.text}`).toBe(200);
+    }
   });
 
   it('answers n independent choices, seeded ones repeatable, streamed or not', async () => {

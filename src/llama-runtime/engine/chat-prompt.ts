@@ -65,7 +65,7 @@ export function normalizeMessages(messages: unknown): Message[] {
       throw new InvalidInput(`messages[${index}] must be a map with a string role`);
     }
     const message: Message = { ...(raw as Message) };
-    message.content = textContent(message.content, index);
+    message.content = textContent(message.content, index, message.role);
     if (Array.isArray(message.tool_calls) && message.tool_calls.length > 0) {
       message.tool_calls = message.tool_calls.map(templateToolCall);
     }
@@ -73,20 +73,22 @@ export function normalizeMessages(messages: unknown): Message[] {
   });
 }
 
-function textContent(content: unknown, index: number): string {
-  // OpenAI allows a list of typed parts; a text-only model can take the text ones.
+function textContent(content: unknown, index: number, role: unknown): string {
+  // OpenAI allows a list of typed parts; a text-only model can take the text ones, and
+  // an assistant's refusal part (history of an answer that refused) is its text.
   if (content === undefined || content === null) return '';
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
     return content
       .map((part, at) => {
-        const p = part as { type?: unknown; text?: unknown } | null;
+        const p = part as { type?: unknown; text?: unknown; refusal?: unknown } | null;
         if (typeof p === 'object' && p !== null && p.type === 'text' && typeof p.text !== 'string') {
           throw new InvalidInput(`messages[${index}].content[${at}].text must be a string (a text part's text)`, `messages.${index}.content.${at}.text`);
         }
+        if (role === 'assistant' && typeof p === 'object' && p !== null && p.type === 'refusal' && typeof p.refusal === 'string') return p.refusal;
         if (typeof p !== 'object' || p === null || p.type !== 'text') {
           const kind = typeof p === 'object' && p !== null ? String(p.type) : typeof p;
-          throw new InvalidInput(`messages[${index}]: this model takes text only, not ${kind} parts`);
+          throw new InvalidInput(`messages[${index}].content[${at}]: this model takes text only, not ${kind} parts`, `messages.${index}.content.${at}`);
         }
         return p.text;
       })

@@ -54,15 +54,16 @@ def normalize_messages(messages, parts: bool = False) -> list[dict]:
             raise ValueError(f"messages[{index}] must be a map with a string role")
         message = dict(message)
         if not parts:
-            message["content"] = _text_content(message.get("content"), index)
+            message["content"] = _text_content(message.get("content"), index, message.get("role"))
         if message.get("tool_calls"):
             message["tool_calls"] = [_template_tool_call(call) for call in message["tool_calls"]]
         out.append(message)
     return out
 
 
-def _text_content(content, index: int) -> str:
-    # OpenAI allows a list of typed parts; a text-only model can take the text ones.
+def _text_content(content, index: int, role=None) -> str:
+    # OpenAI allows a list of typed parts; a text-only model can take the text ones, and
+    # an assistant's refusal part (history of an answer that refused) is its text.
     if content is None:
         return ""
     if isinstance(content, str):
@@ -72,9 +73,12 @@ def _text_content(content, index: int) -> str:
         for at, part in enumerate(content):
             if isinstance(part, dict) and part.get("type") == "text" and not isinstance(part.get("text"), str):
                 raise field_error(f"messages.{index}.content.{at}.text", f"messages[{index}].content[{at}].text must be a string (a text part's text)")
+            if role == "assistant" and isinstance(part, dict) and part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
+                texts.append(part["refusal"])
+                continue
             if not isinstance(part, dict) or part.get("type") != "text":
                 kind = part.get("type") if isinstance(part, dict) else type(part).__name__
-                raise ValueError(f"messages[{index}]: this model takes text only, not {kind} parts")
+                raise field_error(f"messages.{index}.content.{at}", f"messages[{index}].content[{at}]: this model takes text only, not {kind} parts")
             texts.append(part["text"])
         return "".join(texts)
     raise ValueError(f"messages[{index}].content must be a string or a list of text parts")
