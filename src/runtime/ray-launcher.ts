@@ -52,7 +52,7 @@ export class RayLauncher implements RuntimeLauncher {
         num_cpus: cpusPerReplica,
         num_gpus: start.gpuIndexes.length,
         worker_ip: start.workerIp,
-        args: ['--data', endpoints.data, '--control', endpoints.control, '--replica', start.replicaUid, '--heartbeat-timeout', String(timings.heartbeatTimeoutMs / 1000)],
+        args: ['--data', endpoints.data, '--control', endpoints.control, `--replica=${start.replicaUid}`, '--heartbeat-timeout', String(timings.heartbeatTimeoutMs / 1000)],
         // The llama.cpp engine's runtime is Node's: this program at the same path on every node (one image).
         command: runtimeKindFor(start.load.engine) === 'node' ? [process.execPath, nodeRuntimeEntry(this.options.runtimeRoot)] : undefined,
         env: {

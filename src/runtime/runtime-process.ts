@@ -90,7 +90,8 @@ export class RuntimeProcess {
     const args = [
       '--data', options.endpoints.data,
       '--control', options.endpoints.control,
-      '--replica', options.routingId,
+      // One argument: a uid may start with "-", which a parser would take for an option.
+      `--replica=${options.routingId}`,
       '--parent-pid', String(process.pid),
       '--heartbeat-timeout', String(options.heartbeatTimeoutMs / 1000),
       '--process-group',

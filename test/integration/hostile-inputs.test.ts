@@ -67,6 +67,17 @@ describe('hostile inputs (issue 29, items 7 to 11)', () => {
     await removeHome(work);
   });
 
+  it('starts models whose uid begins with "-" (the runtime\'s argument parser once took it for an option)', async () => {
+    for (const [uid, body] of [
+      ['-3+4', { model_name: 'simulator', model_type: 'LLM', model_engine: 'simulator' }],
+      ['--help', { model_name: 'echoer', model_type: 'flexible' }],
+    ] as const) {
+      const launched = await api.post('/v1/models', { ...body, model_uid: uid });
+      expect(launched.status, `${uid}: ${launched.text}`).toBe(200);
+      expect((await api.delete(`/v1/models/${encodeURIComponent(uid)}`)).status).toBe(200);
+    }
+  }, 120_000);
+
   it('refuses a model folder with a named pipe where a file should be, and nothing waits on the pipe', async () => {
     // A pipe opened to read blocks until someone writes: in the control plane it held a
     // libuv worker for good, and the launch, its cancel and its terminate hung with it.
