@@ -65,9 +65,21 @@ export const keysQuery = z.object({
 
 const USAGE_GROUPS = ['key', 'user', 'model'] as const;
 
+/**
+ * A time bound of a query, in any offset ISO 8601 allows, as the UTC text the database
+ * stores (`2026-11-29T03:34:18.714Z`), which it is compared with as text: the audit
+ * log compared the query's own spelling, so `05:00+05:00` or a time without
+ * milliseconds missed rows. A year past 9999 (`+010000-...`) sorts before every stored
+ * time, and is refused.
+ */
+const timeBound = z.iso
+  .datetime({ offset: true })
+  .transform((value) => new Date(value).toISOString())
+  .refine((iso) => /^\d{4}-/.test(iso), 'must be a time from year 0 to 9999 (UTC)');
+
 export const usageQuery = z.object({
-  from: z.iso.datetime({ offset: true }).optional(),
-  to: z.iso.datetime({ offset: true }).optional(),
+  from: timeBound.optional(),
+  to: timeBound.optional(),
   key_id: z.coerce.number().int().positive().optional(),
   model: z.string().min(1).max(256).optional(),
   // docs/auth.md, "Usage": sums per bucket and group, and CSV.
@@ -82,8 +94,8 @@ export const usageQuery = z.object({
 });
 
 export const auditQuery = z.object({
-  from: z.iso.datetime({ offset: true }).optional(),
-  to: z.iso.datetime({ offset: true }).optional(),
+  from: timeBound.optional(),
+  to: timeBound.optional(),
   actor: z.string().max(64).optional(),
   action: z.string().max(64).optional(),
   limit: z.coerce.number().int().min(1).max(10_000).default(100),
