@@ -295,6 +295,23 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
     for (const key of clearKeys) expect(metrics.text).not.toContain(key);
   });
 
+  it("drops a key's series with the model they name, and all of them with the key", async () => {
+    const created = await newKey({ name: 'churn' });
+    clearKeys.push(created.key);
+    expect((await post('/v1/models', { model_name: 'simulator', model_type: 'LLM', model_engine: 'simulator', model_uid: 'sim-churn', step_ms: 1, ttft_ms: 0 })).status).toBe(200);
+    for (const model of ['sim-churn', 'sim']) {
+      expect((await post('/v1/chat/completions', { model, messages: [{ role: 'user', content: 'x' }], max_tokens: 2 }, created.key)).status).toBe(200);
+    }
+    const series = async () => ((await get('/metrics')).text.match(new RegExp(`^hangar_key_\\w+\\{key_id="${created.id}",model="[^"]+"`, 'gm')) ?? []).join('\n');
+    expect(await series()).toContain('model="sim-churn"');
+    expect((await del('/v1/models/sim-churn')).status).toBe(200);
+    // Before, every uid a key had used stayed in /metrics (and in memory) for good.
+    await expect.poll(series, { timeout: 10_000 }).not.toContain('model="sim-churn"');
+    expect(await series()).toContain('model="sim"');
+    expect((await del(`/v1/admin/keys/${created.id}`)).status).toBe(200);
+    expect(await series()).toBe('');
+  });
+
   it('sums usage per hour or day and per key, user or model, and exports the same as CSV', async () => {
     const created = await newKey({ name: 'usage-sum' });
     clearKeys.push(created.key);

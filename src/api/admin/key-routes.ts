@@ -72,6 +72,7 @@ export const keyRoutes: FastifyPluginAsync<{ access: AccessControl }> = async (f
     const key = visibleKey(access, request, request.params.id);
     access.identities.deleteKey(key.id);
     access.limiter.forget(key.id);
+    request.server.metrics.keys.forgetKey(key.id);
     access.audit.record(actorOf(request), 'key.revoke', `key:${key.id}`, { prefix: key.key_prefix, owner: key.owner_username, name: key.name }, now());
     return { ok: true };
   });

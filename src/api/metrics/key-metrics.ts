@@ -74,6 +74,18 @@ export class KeyMetrics {
     t.completion += completionTokens;
   }
 
+  /** A terminated model's series go, as every other per-model series does (service-metrics.ts). */
+  forgetModel(uid: string): void {
+    for (const [id, t] of this.totals) if (t.model === uid) this.totals.delete(id);
+  }
+
+  /** A revoked key's series go: its id will never count again. */
+  forgetKey(keyId: number): void {
+    const key = String(keyId);
+    for (const [id, t] of this.totals) if (t.keyId === key) this.totals.delete(id);
+    for (const [id, r] of this.refusalTotals) if (r.keyId === key) this.refusalTotals.delete(id);
+  }
+
   limited(keyId: number, limit: string): void {
     const id = `${keyId}\u0000${limit}`;
     let r = this.refusalTotals.get(id);

@@ -162,6 +162,7 @@ export class ServiceMetrics {
    * are rebuilt at each scrape and need nothing.)
    */
   private async forgetModel(uid: string): Promise<void> {
+    this.keys.forgetModel(uid);
     for (const metric of [this.requests, this.duration, this.tokens, this.ttft, this.promptTokens, this.tpot, this.finished, this.restarts] as Array<Counter<string> | Histogram<string>>) {
       const seen = new Set<string>();
       for (const { labels } of (await metric.get()).values) {
