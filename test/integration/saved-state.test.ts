@@ -220,6 +220,17 @@ describe('registrations and tokens with authentication on', () => {
     const mine = (audit.body as Array<Record<string, any>>).filter((e) => e.target === 'registrar');
     expect(mine).toHaveLength(4);
     expect(mine[0]!.detail.address).toBe('127.0.0.1');
+    // Nobody was authenticated: no failure is written as an action of the user tried.
+    expect(mine.every((e) => e.actor === '(unauthenticated)')).toBe(true);
+    expect((await request(url, 'GET', '/v1/admin/audit?actor=registrar', undefined, as(ADMIN))).body).toEqual([]);
     expect(JSON.stringify(audit.body)).not.toContain('guess-');
+    // A key pasted into the username box is not kept; a newline cannot forge a line.
+    const pasted = 'sk-SECRETKEYVALUE0123456789';
+    expect((await request(url, 'POST', '/token', { username: pasted, password: 'x' })).status).toBe(401);
+    expect((await request(url, 'POST', '/token', { username: 'carol\nFAKE admin', password: 'x' })).status).toBe(401);
+    const after = JSON.stringify((await request(url, 'GET', '/v1/admin/audit?action=auth.login.failed', undefined, as(ADMIN))).body);
+    expect(after).not.toContain('SECRETKEYVALUE');
+    expect(after).toContain('sk-SEC... (27 characters');
+    expect(after).toContain('carol\\\\u000aFAKE admin');
   }, 60_000);
 });

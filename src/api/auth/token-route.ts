@@ -30,10 +30,20 @@ export const tokenRoute: FastifyPluginAsync<{ access: AccessControl; throttle?: 
     if (!token) {
       const now = access.now();
       const { failures, locked } = throttle.failed(username, address, now);
-      audit.record(username, locked ? 'auth.login.locked' : 'auth.login.failed', username, { address, failures }, new Date(now));
+      // Nobody is authenticated yet: the actor is no one, so `?actor=admin` shows only what
+      // admin did. The name tried is the target, as typed unless it is a key pasted into
+      // the username box (then only its prefix), with control characters written out.
+      audit.record(UNAUTHENTICATED, locked ? 'auth.login.locked' : 'auth.login.failed', triedName(username), { address, failures }, new Date(now));
       throw new HangarError('incorrect_login', [], { headers: { 'www-authenticate': 'Bearer' } });
     }
     throttle.succeeded(username, address);
     return { access_token: token, token_type: 'bearer' };
   });
 };
+
+const UNAUTHENTICATED = '(unauthenticated)';
+
+function triedName(username: string): string {
+  const plain = username.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return /^sk-/i.test(username) || username.length > 64 ? `${plain.slice(0, 6)}... (${username.length} characters, not kept: it looks like a key)` : plain;
+}
