@@ -202,6 +202,12 @@ describe('the web UI dashboards', () => {
       expect(await foot.evaluateAll((tds) => tds.map((td) => Number(td.getAttribute('data-value'))))).toEqual([total('requests'), total('prompt_tokens'), total('completion_tokens'), 0]);
       const chart = await drawn(page, 'usage');
       expect(sumOf(chart.flatMap((s) => s.data as number[]))).toBe(total('prompt_tokens') + total('completion_tokens'));
+      // Its tooltip shows under the page's CSP: an HTML tooltip's inline styles were each
+      // refused (a console error apiece), which ran names and numbers together.
+      const box = (await page.locator('[data-chart="usage"]').boundingBox())!;
+      for (const x of [0.3, 0.5, 0.8]) await page.mouse.move(box.x + box.width * x, box.y + box.height * 0.6);
+      await page.waitForTimeout(300);
+      watch.check();
       await screenshot(page, shots, shot);
       return { names: chart.map((s) => s.name).sort(), rows };
     };

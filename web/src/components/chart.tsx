@@ -35,13 +35,20 @@ export function Chart({ option, label, name, height = 220 }: { option: EChartsCo
   return <div ref={box} className="chart" role="img" aria-label={label} data-chart={name} style={{ height }} />;
 }
 
+/**
+ * Tooltips drawn on the chart's canvas, kept inside its box: ECharts' HTML tooltips
+ * write inline `style` attributes, which the page's Content-Security-Policy refuses
+ * (each a console error; the names and numbers then ran together, "sim136 tokens").
+ */
+export const TOOLTIP = { renderMode: 'richText', confine: true } as const;
+
 /** A line chart over time from columns of a series answer (timestamps in Unix seconds). */
 export function timeLines(timestamps: number[], lines: Array<{ name: string; values: Array<number | null>; stack?: string; area?: boolean }>, unit: string): EChartsCoreOption {
   return {
     animation: false,
     grid: { left: 56, right: 16, top: 32, bottom: 28 },
     legend: { top: 0, type: 'scroll' },
-    tooltip: { trigger: 'axis', valueFormatter: (v: unknown) => (typeof v === 'number' ? `${formatNumber(v)} ${unit}` : '–') },
+    tooltip: { ...TOOLTIP, trigger: 'axis', valueFormatter: (v: unknown) => (typeof v === 'number' ? `${formatNumber(v)} ${unit}` : '–') },
     xAxis: { type: 'time' },
     yAxis: { type: 'value', name: unit, nameGap: 8, min: 0 },
     series: lines.map((l) => ({
@@ -63,7 +70,7 @@ export function sparkline(timestamps: number[], values: Array<number | null>): E
     grid: { left: 2, right: 2, top: 4, bottom: 4 },
     xAxis: { type: 'time', show: false },
     yAxis: { type: 'value', show: false, min: 0 },
-    tooltip: { trigger: 'axis', valueFormatter: (v: unknown) => (typeof v === 'number' ? formatNumber(v) : '–') },
+    tooltip: { ...TOOLTIP, trigger: 'axis', valueFormatter: (v: unknown) => (typeof v === 'number' ? formatNumber(v) : '–') },
     series: [{ type: 'line', showSymbol: false, areaStyle: { opacity: 0.25 }, data: timestamps.map((t, i) => [t * 1000, values[i] ?? null]) }],
   };
 }

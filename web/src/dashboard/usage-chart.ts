@@ -1,5 +1,5 @@
 import type { EChartsCoreOption } from 'echarts/core';
-import { formatNumber } from '../components/chart';
+import { formatNumber, TOOLTIP } from '../components/chart';
 import type { UsageSummaryRow } from './stats-types';
 
 export type UsageGroup = 'key' | 'user' | 'model';
@@ -56,7 +56,7 @@ export function stackedTokens(rows: UsageSummaryRow[], group: UsageGroup, size: 
     animation: false,
     grid: { left: 64, right: 16, top: 36, bottom: 28 },
     legend: { top: 0, type: 'scroll' },
-    tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, valueFormatter: (v: unknown) => (typeof v === 'number' ? `${formatNumber(v)} tokens` : '–') },
+    tooltip: { ...TOOLTIP, trigger: 'axis', axisPointer: { type: 'shadow' }, valueFormatter: (v: unknown) => (typeof v === 'number' ? `${formatNumber(v)} tokens` : '–') },
     xAxis: { type: 'category', data: buckets.map((b) => bucketLabel(b, size)) },
     yAxis: { type: 'value', name: 'tokens', nameGap: 8 },
     series: [...groups].sort(([a], [b]) => a.localeCompare(b)).map(([name, data]) => ({ name, type: 'bar', stack: 'tokens', data })),
