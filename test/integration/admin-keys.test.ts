@@ -179,6 +179,17 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
     expect(tooMuch.status).toBe(400);
     expect(tooMuch.body.error.code).toBe('key_scope_not_held');
     expect((await post('/v1/admin/keys', { name: 'for-admin', owner: 'user1' }, token)).status).toBe(403);
+    // Naming someone, whether they exist or not, answers alike: no account can be probed.
+    for (const owner of ['ghost', '99999', 'user1']) {
+      const named = await post('/v1/admin/keys', { name: 'probe', owner }, token);
+      expect([named.status, named.body.error?.code], owner).toEqual([403, 'permission_denied']);
+      const listed = await get(`/v1/admin/keys?owner=${owner}`, token);
+      expect(listed.status, owner).toBe(200);
+      expect(listed.body.every((k: { owner_username: string }) => k.owner_username === 'alice'), owner).toBe(true);
+    }
+    const ownByName = await post('/v1/admin/keys', { name: 'own-by-name', owner: 'alice' }, token);
+    expect(ownByName.status, ownByName.text).toBe(201);
+    expect((await del(`/v1/admin/keys/${ownByName.body.id}`, token)).status).toBe(200);
 
     const own = await newKey({ name: 'alice-reader', scopes: ['models:read'] }, token);
     clearKeys.push(own.key);
@@ -394,7 +405,7 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
     expect(audit.status).toBe(200);
     const actions = audit.body.map((e: { action: string }) => e.action);
     for (const a of ['user.create', 'user.update', 'key.create', 'key.update', 'key.revoke']) expect(actions).toContain(a);
-    expect(audit.body.every((e: { actor: string }) => ['user1', 'alice'].includes(e.actor))).toBe(true);
+    expect(audit.body.every((e: { actor: string }) => ['user1', 'alice', '(unauthenticated)'].includes(e.actor))).toBe(true);
     expect(JSON.stringify(audit.body)).not.toMatch(/correct horse|sk-[A-Za-z0-9]{48}/);
     expect((await get('/v1/admin/audit', 'sk-m6jEzEwmCc4iQ')).status).toBe(403);
   });

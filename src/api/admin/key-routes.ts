@@ -44,10 +44,11 @@ export const keyRoutes: FastifyPluginAsync<{ access: AccessControl }> = async (f
   });
 
   app.get('/v1/admin/keys', { ...needs('keys:read'), schema: { querystring: keysQuery, tags } }, async (request) => {
+    // Without keys:manage the list is the caller's own, whatever `owner` says, and the
+    // name is not looked up: a "not found" or "disabled" answer told who has an account.
+    if (!managesAllKeys(request)) return access.identities.listKeys(request.principal!.username).map(keyView);
     const requested = request.query.owner;
-    let owner = requested === undefined ? undefined : userNamed(access, requested).username;
-    if (!managesAllKeys(request)) owner = request.principal!.username;
-    return access.identities.listKeys(owner).map(keyView);
+    return access.identities.listKeys(requested === undefined ? undefined : userNamed(access, requested).username).map(keyView);
   });
 
   app.get('/v1/admin/keys/:id', { ...needs('keys:read'), schema: { params: idParams, tags } }, async (request) => keyView(visibleKey(access, request, request.params.id)));
@@ -84,11 +85,14 @@ export const keyRoutes: FastifyPluginAsync<{ access: AccessControl }> = async (f
       if (!caller) throw new HangarError('invalid_field', ['owner: authentication is off, so there is no caller to own the key; name its owner'], { param: 'owner' });
       return userNamed(access, caller);
     }
-    const owner = userNamed(access, named);
-    if (owner.username !== caller && !managesAllKeys(request)) {
+    if (!managesAllKeys(request)) {
+      // Only the caller's own name (or id) is looked up: any other is refused as such,
+      // so the answer says nothing of whether that account exists.
+      const me = caller ? userNamed(access, caller) : null;
+      if (me && (String(named) === me.username || (me.id !== null && String(named) === String(me.id)))) return me;
       throw new HangarError('permission_denied', [], { headers: { 'www-authenticate': 'Bearer scope="keys:manage"' } });
     }
-    return owner;
+    return userNamed(access, named);
   }
 };
 
