@@ -235,6 +235,23 @@ describe('the web UI dashboards', () => {
     watch.check();
   });
 
+  it('a model page opened before its model is launched shows it once it is (a 404 is looked at again)', async () => {
+    watch.expect(404, /\/v1\/stats\/models\/late-uid\/series/);
+    await page.goto(`${server.url}/ui/dashboard/models/late-uid`);
+    await page.getByText(/not found/i).first().waitFor();
+    const launched = await api('POST', '/v1/models', { model_name: 'simulator', model_type: 'LLM', model_engine: 'simulator', model_uid: 'late-uid' });
+    expect(launched.status, launched.text).toBe(200);
+    try {
+      // Within the 10 s the page waits between looks (it stopped at the first 404 before).
+      await page.locator('[data-chart="tokens"]').waitFor({ timeout: 25_000 });
+    } finally {
+      await api('DELETE', '/v1/models/late-uid');
+    }
+    // Leave the page (it keeps looking for its model) before another user logs in here.
+    await page.goto(`${server.url}/ui/usage`);
+    watch.check();
+  }, 60_000);
+
   it('a user without monitor:view is told which permission the dashboard needs', async () => {
     await logInWithKey(keys.bob!);
     watch.expect(403, /\/v1\/stats\/overview/);

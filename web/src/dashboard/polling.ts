@@ -1,16 +1,21 @@
 import { useEffect } from 'react';
 import { ApiError } from '../api/api-error';
 
+/** How often a page whose model is not there (404) looks again: it may be launched, or launched again under its uid. */
+const NOT_FOUND_RETRY_S = 10;
+
 /**
  * Calls `reload` every `seconds` while the page is shown (the series move once per
- * sample interval). A refusal (a 4xx: no permission, a model gone) stops it: asking
- * again would get the same answer.
+ * sample interval). A refusal (401, 403: no permission) stops it: asking again would
+ * get the same answer. A 404 does not: a page opened before its model is launched,
+ * or kept open while it is relaunched under the same uid, looks again every 10 s.
  */
 export function usePolling(reload: () => void, seconds: number | undefined, error: unknown = null): void {
-  const refused = error instanceof ApiError && error.status >= 400 && error.status < 500;
+  const status = error instanceof ApiError ? error.status : null;
+  const interval = !seconds || (status !== null && status >= 400 && status < 500 && status !== 404) ? null : status === 404 ? Math.max(seconds, NOT_FOUND_RETRY_S) : seconds;
   useEffect(() => {
-    if (!seconds || refused) return;
-    const timer = setInterval(reload, seconds * 1000);
+    if (interval === null) return;
+    const timer = setInterval(reload, interval * 1000);
     return () => clearInterval(timer);
-  }, [reload, seconds, refused]);
+  }, [reload, interval]);
 }
