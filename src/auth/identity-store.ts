@@ -166,7 +166,22 @@ export class IdentityStore {
   /** Stores a new key; the clear key is returned here and nowhere else, ever. */
   createKey(spec: NewKey, now: Date): { record: KeyRecord; key: string } {
     const secret = newKeySecret();
-    const row = this.db
+    const row = this.db.transaction(() => {
+      const inserted = this.insertKey(spec, secret, now);
+      // Kept after the key is revoked: its usage stays its owner's (usage-ledger.ts).
+      this.db.prepare('INSERT INTO key_owners (id, owner_username) VALUES (?, ?)').run(inserted.id, spec.owner.username);
+      return inserted;
+    })();
+    return { record: publicKey(this.cacheKey(row)), key: secret.key };
+  }
+
+  /** Ids of every key `ownerUsername` has had, revoked ones too: whose usage is theirs. */
+  keyIdsEverOwnedBy(ownerUsername: string): number[] {
+    return (this.db.prepare('SELECT id FROM key_owners WHERE owner_username = ?').all(ownerUsername) as Array<{ id: number }>).map((r) => r.id);
+  }
+
+  private insertKey(spec: NewKey, secret: ReturnType<typeof newKeySecret>, now: Date): KeyRow {
+    return this.db
       .prepare(
         `INSERT INTO api_keys (user_id, owner_username, key_prefix, key_hash, name, description, expires_at,
            model_permissions, scopes, rpm, tpm, max_parallel, created_at)
@@ -187,7 +202,6 @@ export class IdentityStore {
         spec.limits.max_parallel,
         now.toISOString(),
       ) as KeyRow;
-    return { record: publicKey(this.cacheKey(row)), key: secret.key };
   }
 
   listKeys(ownerUsername?: string): KeyRecord[] {

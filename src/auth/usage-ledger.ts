@@ -104,8 +104,8 @@ export class UsageLedger {
 
   /**
    * The same rows summed per bucket (an hour, a UTC day, ISO week or month) and per the groups asked for
-   * (a key, its owner, a model), oldest bucket first; a key no longer in the database
-   * counts under the user `(deleted key)`.
+   * (a key, its owner, a model), oldest bucket first; a revoked key counts under its
+   * owner still (key_owners), one revoked before that table (schema 4) under `(deleted key)`.
    */
   summary(query: UsageQuery, groupBy: readonly UsageGroup[], bucket: UsageBucket): UsageSummaryRow[] {
     this.flush();
@@ -114,14 +114,14 @@ export class UsageLedger {
     const bucketSql = BUCKET_SQL[bucket];
     const columns: Record<UsageGroup, string> = {
       key: 'NULLIF(u.key_id, 0) AS key_id',
-      user: `CASE WHEN u.key_id = 0 THEN 'anonymous' ELSE COALESCE(k.owner_username, '(deleted key)') END AS user`,
+      user: `CASE WHEN u.key_id = 0 THEN 'anonymous' ELSE COALESCE(o.owner_username, '(deleted key)') END AS user`,
       model: 'u.model AS model',
     };
     const names: Record<UsageGroup, string> = { key: 'key_id', user: 'user', model: 'model' };
     const groups = (['key', 'user', 'model'] as const).filter((g) => groupBy.includes(g));
     const sql = `SELECT ${bucketSql} AS bucket${groups.map((g) => `, ${columns[g]}`).join('')},
         SUM(u.requests) AS requests, SUM(u.prompt_tokens) AS prompt_tokens, SUM(u.completion_tokens) AS completion_tokens, SUM(u.errors) AS errors
-      FROM usage_hourly u LEFT JOIN api_keys k ON k.id = u.key_id
+      FROM usage_hourly u LEFT JOIN key_owners o ON o.id = u.key_id
       ${filter.sql}
       GROUP BY bucket${groups.map((g) => `, ${names[g]}`).join('')}
       ORDER BY bucket${groups.map((g) => `, ${names[g]}`).join('')}`;

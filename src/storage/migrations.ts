@@ -99,4 +99,17 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX responses_previous ON responses(previous_id);
     `,
   },
+  {
+    version: 4,
+    name: 'usage keeps the owner of a revoked key (key_owners)',
+    // A revoked key's row leaves api_keys; its usage must still count as its owner's.
+    sql: `
+      CREATE TABLE key_owners (
+        id             INTEGER PRIMARY KEY,
+        owner_username TEXT NOT NULL
+      );
+      INSERT INTO key_owners (id, owner_username) SELECT id, owner_username FROM api_keys;
+      CREATE INDEX key_owners_owner ON key_owners(owner_username);
+    `,
+  },
 ];

@@ -252,6 +252,23 @@ describe('the web UI dashboards', () => {
     watch.check();
   }, 60_000);
 
+  it('a page that cannot draw an answer says so in the layout, and the rest of the app goes on', async () => {
+    // An answer of a shape this page does not know (a server of another version).
+    await page.route('**/v1/stats/overview', (route) => route.fulfill({ status: 200, contentType: 'application/json', body: '{"models":1}' }));
+    try {
+      await page.goto(`${server.url}/ui/dashboard`);
+      await page.getByTestId('page-failed').waitFor();
+      expect(await page.getByTestId('page-failed').textContent()).toMatch(/could not show what the service answered/);
+      // The menu still works (the whole app went blank before).
+      await page.getByRole('link', { name: 'Usage' }).click();
+      await page.getByRole('heading', { name: 'Usage' }).waitFor();
+    } finally {
+      await page.unroute('**/v1/stats/overview');
+    }
+    // React reports the error it caught on the console: that one is expected here.
+    expect(() => watch.check()).toThrow(/undefined/);
+  });
+
   it('a user without monitor:view is told which permission the dashboard needs', async () => {
     await logInWithKey(keys.bob!);
     watch.expect(403, /\/v1\/stats\/overview/);

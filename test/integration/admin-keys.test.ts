@@ -323,6 +323,22 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
     expect(await series()).toBe('');
   });
 
+  it("keeps a revoked key's usage its owner's: in the owner's own view and under their name", async () => {
+    expect((await post('/v1/admin/users', { username: 'dave', password: 'correct horse battery', permissions: ['models:read', 'keys:create'] })).status).toBe(201);
+    const token = (await request(server.url, 'POST', '/token', { username: 'dave', password: 'correct horse battery' })).body.access_token as string;
+    const lost = await newKey({ name: 'lost' }, token);
+    for (let i = 0; i < 2; i++) expect((await chat(lost.key)).status).toBe(200);
+    expect((await del(`/v1/admin/keys/${lost.id}`, token)).status).toBe(200);
+    // Before, the owner's own view lost it, and the admin's listed it as "(deleted key)".
+    const own = await get(`/v1/admin/usage?key_id=${lost.id}`, token);
+    expect(own.body.map((r: { requests: number }) => r.requests)).toEqual([2]);
+    const mine = await get('/v1/admin/usage?group_by=user', token);
+    expect(mine.body).toEqual([expect.objectContaining({ user: 'dave', requests: 2 })]);
+    const all = await get('/v1/admin/usage?group_by=user');
+    expect(all.body.filter((r: { user: string }) => r.user === 'dave').map((r: { requests: number }) => r.requests)).toEqual([2]);
+    expect(all.body.some((r: { user: string }) => r.user === '(deleted key)')).toBe(false);
+  });
+
   it('sums usage per hour or day and per key, user or model, and exports the same as CSV', async () => {
     const created = await newKey({ name: 'usage-sum' });
     clearKeys.push(created.key);
@@ -405,7 +421,7 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
     expect(audit.status).toBe(200);
     const actions = audit.body.map((e: { action: string }) => e.action);
     for (const a of ['user.create', 'user.update', 'key.create', 'key.update', 'key.revoke']) expect(actions).toContain(a);
-    expect(audit.body.every((e: { actor: string }) => ['user1', 'alice', '(unauthenticated)'].includes(e.actor))).toBe(true);
+    expect(audit.body.every((e: { actor: string }) => ['user1', 'alice', 'dave', '(unauthenticated)'].includes(e.actor))).toBe(true);
     expect(JSON.stringify(audit.body)).not.toMatch(/correct horse|sk-[A-Za-z0-9]{48}/);
     expect((await get('/v1/admin/audit', 'sk-m6jEzEwmCc4iQ')).status).toBe(403);
   });

@@ -511,19 +511,19 @@ describe('llama.cpp engine: GGUF models', () => {
   });
 
   it('restarts a runtime killed with SIGKILL like any other', async () => {
-    const [pid] = await llamaRuntimePids(`--replica f32-0`);
+    const [pid] = await llamaRuntimePids('--replica=f32-0');
     expect(pid).toBeTruthy();
     process.kill(pid!, 'SIGKILL');
     const back = await waitFor(async () => (await api.post('/v1/completions', { model: 'f32', prompt: 'Hi', max_tokens: 2 })).status === 200, 60_000);
     expect(back).toBe(true);
-    const [again] = await llamaRuntimePids(`--replica f32-0`);
+    const [again] = await llamaRuntimePids('--replica=f32-0');
     expect(again).not.toBe(pid);
     const events = (await api.get('/v1/models/f32/events')).body.map((e: { event_content: string }) => e.event_content);
     expect(events.some((e: string) => e.includes('died') && e.includes('SIGKILL'))).toBe(true);
   }, 90_000);
 
   it("ends a runtime's llama-server with the runtime, even when the control plane cannot stop it", async () => {
-    const [runtime] = await llamaRuntimePids('--replica q8-0');
+    const [runtime] = await llamaRuntimePids('--replica=q8-0');
     expect(runtime).toBeTruthy();
     const [engine] = await processPids(({ pid, cmdline, ppid }) => ppid === runtime && cmdline.includes('llama-server') && isAlive(pid));
     // Under HANGAR_LLAMA_ENGINE=binding the runtime computes in-process: no engine process to leave behind.

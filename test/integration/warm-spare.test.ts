@@ -11,7 +11,7 @@ async function sparePids(home: string): Promise<number[]> {
   const pids = await runtimePids(home);
   return pids.filter((pid) => {
     try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').some((arg) => arg.startsWith('spare-'));
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').some((arg) => arg.startsWith('--replica=spare-'));
     } catch {
       return false;
     }

@@ -15,6 +15,24 @@ describe('openDatabase', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  it('fills key_owners from the keys a version-3 file holds, so their usage stays their owners\' once revoked', () => {
+    const file = path.join(dir, 'v3.db');
+    const old = openDatabase(file, MIGRATIONS.filter((m) => m.version <= 3));
+    const insert = old.prepare("INSERT INTO api_keys (owner_username, key_prefix, key_hash, name, created_at) VALUES (?, 'sk-x', ?, 'k', '2026-01-01T00:00:00Z')");
+    insert.run('ann', Buffer.from('a'));
+    insert.run('bob', Buffer.from('b'));
+    old.close();
+    const migrated = openDatabase(file);
+    try {
+      expect(migrated.prepare('SELECT id, owner_username FROM key_owners ORDER BY id').all()).toEqual([
+        { id: 1, owner_username: 'ann' },
+        { id: 2, owner_username: 'bob' },
+      ]);
+    } finally {
+      migrated.close();
+    }
+  });
+
   it('creates a 0600 WAL database at the newest schema, and reopens it unchanged', () => {
     const file = path.join(dir, 'state', 'hangar.db');
     const old = process.umask(0o022);

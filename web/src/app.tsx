@@ -1,6 +1,7 @@
 import { lazy, Suspense, useEffect, useState, useSyncExternalStore } from 'react';
 import { getJson } from './api/client';
 import { session } from './api/session';
+import { PageErrorBoundary } from './components/page-error-boundary';
 import { Layout } from './layout';
 import { ClusterPage } from './pages/cluster-page';
 import { KeysPage } from './pages/keys-page';
@@ -55,9 +56,11 @@ export function App() {
   if (needsLogin) return path.startsWith('/ui/login') ? <LoginPage /> : null;
   return (
     <Layout authEnabled={auth}>
-      <Suspense fallback={<p className="loading">Loading…</p>}>
-        <Page path={path} />
-      </Suspense>
+      <PageErrorBoundary key={path}>
+        <Suspense fallback={<p className="loading">Loading…</p>}>
+          <Page path={path} />
+        </Suspense>
+      </PageErrorBoundary>
     </Layout>
   );
 }

@@ -18,7 +18,8 @@ export const reportRoutes: FastifyPluginAsync<{ access: AccessControl }> = async
     const { from, to, key_id: keyId, model, group_by: groupBy, bucket, format } = request.query;
     let keyIds: number[] | undefined = keyId === undefined ? undefined : [keyId];
     if (!managesAllKeys(request)) {
-      const own = access.identities.listKeys(request.principal!.username).map((k) => k.id);
+      // Revoked keys too: a lost key is revoked and replaced, and what it was used for stays the owner's.
+      const own = access.identities.keyIdsEverOwnedBy(request.principal!.username);
       keyIds = keyIds === undefined ? own : keyIds.filter((id) => own.includes(id));
     }
     const query = { from, to, model, ...(keyIds ? { keyIds } : {}) };
