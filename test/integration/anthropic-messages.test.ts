@@ -70,9 +70,15 @@ describe('Anthropic Messages API (real server, both SDKs)', () => {
     expect(types[0]).toBe('message_start');
     expect(types.at(-1)).toBe('message_stop');
     expect(types).toContain('content_block_delta');
-    const models = await client.models.list();
-    expect(models.data.map((m) => m.id).sort()).toEqual(['sim', 'tiny']);
-    expect((await client.models.retrieve('sim')).id).toBe('sim');
+    // Anthropic's shape at either base URL (the SDK's anthropic-version header says who asks).
+    for (const at of [client, new Anthropic({ baseURL: server.url, apiKey: ADMIN_KEY, maxRetries: 0 })]) {
+      const models = await at.models.list();
+      expect(models.data.map((m) => m.id).sort()).toEqual(['sim', 'tiny']);
+      for (const m of models.data) expect(m).toMatchObject({ type: 'model', display_name: m.id, created_at: expect.stringMatching(/^\d{4}-/) });
+      expect(await at.models.retrieve('sim')).toMatchObject({ id: 'sim', type: 'model', display_name: 'sim' });
+    }
+    const openai = await fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+    expect(((await openai.json()) as { object: string }).object).toBe('list');
   });
 
   it('ends at one of the stop_sequences and says which, streamed and not; a stop string that is not one of them is end_turn', async () => {

@@ -15,6 +15,7 @@ import { toChatRequest } from './chat-request.js';
 import { anthropicMessage } from './message-response.js';
 import { countTokensBody, messagesBody, type MessagesBody } from './schema.js';
 import { anthropicStreamFormat } from './stream-events.js';
+import { anthropicModel, anthropicModelList } from './model-list.js';
 
 const modelParams = z.object({ model_id: z.string().min(1) });
 
@@ -54,18 +55,9 @@ export const anthropicRoutes: FastifyPluginAsync<{ supervisor: Supervisor; strea
     });
   }
 
-  const describe = (uid: string, created: number) => ({ type: 'model', id: uid, display_name: uid, created_at: new Date(created * 1000).toISOString() });
-
-  app.get('/anthropic/v1/models', { ...needs('models:list'), schema: { tags } }, async () => {
-    // On-demand entries not loaded are models to call too, as in OpenAI's list.
-    const data = [...supervisor.listReady().map((i) => describe(i.uid, i.createdTs)), ...supervisor.onDemandNotReady().map(({ entry }) => describe(entry.uid, 0))];
-    return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
-  });
-
-  app.get('/anthropic/v1/models/:model_id', { ...needs('models:list'), schema: { params: modelParams, tags } }, async (request) => {
-    const instance = supervisor.require(request.params.model_id);
-    return describe(instance.uid, instance.createdTs);
-  });
+  // On-demand entries not loaded are models to call too, as in OpenAI's list.
+  app.get('/anthropic/v1/models', { ...needs('models:list'), schema: { tags } }, async () => anthropicModelList(supervisor));
+  app.get('/anthropic/v1/models/:model_id', { ...needs('models:list'), schema: { params: modelParams, tags } }, async (request) => anthropicModel(supervisor, request.params.model_id));
 };
 
 /** The chat request a Messages body maps to, checked by the chat route's own schema, so both APIs refuse alike. */

@@ -12,6 +12,7 @@ import { describeUnrestored, unrestoredInstanceRecord } from '../../supervisor/u
 import { describePreparing, preparingInstanceRecord } from '../../supervisor/preparing-launches.js';
 import { adapterItems } from '../llm/lora-model-id.js';
 import { describeOnDemand } from './on-demand-record.js';
+import { anthropicModel, anthropicModelList, isAnthropicClient } from '../anthropic/model-list.js';
 
 /** Running models (contract §3). Routes stay thin: the supervisor owns the lifecycle. */
 export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor; registry: Registry; modelSource: ModelSource }> = async (fastify, { supervisor, registry, modelSource }) => {
@@ -40,7 +41,7 @@ export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor; registry:
   });
 
   // Saved models that did not come back at start are listed too, in ERROR with the reason.
-  app.get('/v1/models', { ...needs('models:list'), schema: { tags: ['models'] } }, async () => ({
+  app.get('/v1/models', { ...needs('models:list'), schema: { tags: ['models'] } }, async (request) => isAnthropicClient(request) ? anthropicModelList(supervisor) : ({
     object: 'list',
     data: [
       // Each LoRA adapter is listed after its model as a model of its own (vLLM's way).
@@ -67,6 +68,7 @@ export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor; registry:
   });
 
   app.get('/v1/models/:model_uid', { ...needs('models:list'), schema: { params: uidParams, tags: ['models'] } }, async (request) => {
+    if (isAnthropicClient(request)) return anthropicModel(supervisor, request.params.model_uid);
     const saved = supervisor.unrestoredOnly(request.params.model_uid);
     if (saved) return describeUnrestored(saved);
     const preparing = supervisor.preparingOnly(request.params.model_uid);
