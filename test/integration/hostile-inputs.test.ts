@@ -151,9 +151,12 @@ describe('hostile inputs (issue 29, items 7 to 11)', () => {
     expect(chat.status).toBe(400);
     expect(chat.body.error.message).toMatch(/The prompt is \d+ bytes, so at least \d+ tokens for this model, which leaves no room in the model's context of 512 tokens/);
     expect(chat.text.length).toBeLessThan(4000);
+    // Named as OpenAI names it: the messages of a chat, the prompt of a completion.
+    expect(chat.body.error.param).toBe('messages');
     const completion = await api.post('/v1/completions', { model: 'llm', prompt: big.slice(0, 3_000_000), max_tokens: 2 });
     expect(completion.status).toBe(400);
     expect(completion.body.error.message).toContain('bytes, so at least');
+    expect(completion.body.error.param).toBe('prompt');
     // Under the byte bound (the tiny vocabulary's longest token is 13 bytes) but long:
     // only its first 8 x 512 characters are tokenized, and they already fill the context.
     const long = await api.post('/v1/completions', { model: 'llm', prompt: 'lorem ipsum '.repeat(2000), max_tokens: 2 });

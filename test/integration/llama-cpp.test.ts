@@ -430,6 +430,7 @@ describe('llama.cpp engine: GGUF models', () => {
     const refused = await api.post('/v1/messages/count_tokens', long);
     expect(refused.status).toBe(400);
     expect(refused.body.error.message).toMatch(/The prompt is \d+ tokens, which leaves no room in the model's context/);
+    expect(refused.body.error.param).toBe('messages');
     expect((await api.post('/v1/messages', { ...long, max_tokens: 1 })).body.error.message).toBe(refused.body.error.message);
     const missing = await api.post('/v1/messages/count_tokens', { model: 'q8' });
     expect([missing.status, missing.body.error.param, missing.body.error.message]).toEqual([400, 'messages', 'messages: is required']);
@@ -439,10 +440,12 @@ describe('llama.cpp engine: GGUF models', () => {
     const res = await api.post('/v1/completions', { model: 'q8', prompt: 'the fox '.repeat(500), max_tokens: 4 });
     expect(res.status).toBe(400);
     expect(res.body.error.message).toMatch(/The prompt is \d+ tokens, which leaves no room in the model's context/);
+    expect(res.body.error.param).toBe('prompt');
     // Megabytes are refused from their size, before the runtime's event loop tokenizes them.
     const huge = await api.post('/v1/chat/completions', { model: 'q8', messages: [{ role: 'user', content: 'the fox '.repeat(500_000) }], max_tokens: 4 });
     expect(huge.status).toBe(400);
     expect(huge.body.error.message).toMatch(/The prompt is \d+ bytes, so at least \d+ tokens for this model/);
+    expect(huge.body.error.param).toBe('messages');
     const long = await api.post('/v1/completions', { model: 'q8', prompt: 'the fox '.repeat(3000), max_tokens: 4 });
     expect(long.status).toBe(400);
     expect(long.body.error.message).toMatch(/its first 4096 are already \d+ tokens|bytes, so at least/);

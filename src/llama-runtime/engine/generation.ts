@@ -27,6 +27,8 @@ export interface GenerationRequest {
   /** The request's own stop token ids; the model's end tokens stop too unless `ignore_eos`. */
   stopTokenIds: ReadonlySet<number>;
   toolFormat: ToolFormat | null;
+  /** The request field a prompt too long is named by: chat's `messages`, completions' `prompt`. */
+  promptField?: 'messages' | 'prompt';
   /** The grammar forces a tool call: the reply is never text (tool-calls.ts). */
   forcedCall?: boolean;
   /** Special tokens whose text the reply keeps: the tool format's markup, special reasoning tags. */

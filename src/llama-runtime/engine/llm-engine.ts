@@ -66,8 +66,8 @@ export class LlmEngine implements Engine {
         promptIds: (text, addSpecial) => (addSpecial ? this.withBos(this.model.tokenize(text, true)) : this.model.tokenize(text, true)),
         chatIds: (a, k) => {
           // A chat is refused as count_tokens refuses it: one that leaves no room is no request.
-          const ids = this.tokenize(this.chatPrompt('tokenize', a, k).text);
-          this.roomAfter(ids);
+          const ids = this.tokenize(this.chatPrompt('tokenize', a, k).text, 'messages');
+          this.roomAfter(ids, 'messages');
           return ids;
         },
         chatTemplate: template,
@@ -132,7 +132,8 @@ export class LlmEngine implements Engine {
     const tags = harmony ? null : this.reasoningTags;
     return this.run(call, {
       // The template already wrote any BOS token.
-      promptIds: this.tokenize(text),
+      promptIds: this.tokenize(text, 'messages'),
+      promptField: 'messages',
       config,
       toolFormat,
       forcedCall: forced !== null,
@@ -152,8 +153,8 @@ export class LlmEngine implements Engine {
    */
   private async countTokens(args: unknown[], kwargs: Record<string, unknown>): Promise<Record<string, unknown>> {
     onlyKwargs('count_tokens', kwargs, ['tools', 'tool_choice', 'chat_template_kwargs']);
-    const ids = this.tokenize(this.chatPrompt('count_tokens', args, kwargs).text);
-    this.roomAfter(ids);
+    const ids = this.tokenize(this.chatPrompt('count_tokens', args, kwargs).text, 'messages');
+    this.roomAfter(ids, 'messages');
     return { prompt_tokens: ids.length };
   }
 
@@ -177,7 +178,7 @@ export class LlmEngine implements Engine {
       ids = this.tokenPrompt(prompt);
       if (config.echo) echo = this.model.detokenize(ids, true);
     } else if (args.length === 1 && typeof prompt === 'string') {
-      ids = this.withBos(this.tokenize(prompt));
+      ids = this.withBos(this.tokenize(prompt, 'prompt'));
       if (config.echo) echo = prompt;
     } else {
       throw new TypeError(`prompt must be a string or a list of token ids, got ${typeof prompt}`);
@@ -221,12 +222,13 @@ export class LlmEngine implements Engine {
   }
 
   /** The tokens left to generate after the prompt; an empty prompt, or one that leaves none, is refused. */
-  private roomAfter(promptIds: readonly Token[]): number {
-    if (promptIds.length === 0) throw new InvalidInput('The prompt is empty');
+  private roomAfter(promptIds: readonly Token[], field: 'messages' | 'prompt'): number {
+    if (promptIds.length === 0) throw new InvalidInput('The prompt is empty', field);
     const contextLength = this.contextSize;
     const room = contextLength - promptIds.length;
     if (room < 1) {
-      throw new InvalidInput(`The prompt is ${promptIds.length} tokens, which leaves no room in the model's context of ${contextLength} tokens`);
+      // Named as OpenAI names it: the messages (chat) or the prompt (completions).
+      throw new InvalidInput(`The prompt is ${promptIds.length} tokens, which leaves no room in the model's context of ${contextLength} tokens`, field);
     }
     return room;
   }
@@ -241,14 +243,14 @@ export class LlmEngine implements Engine {
   private tokenPrompt(prompt: unknown[]): Token[] {
     if (prompt.length === 0) throw new InvalidInput('prompt: the token list is empty', 'prompt');
     // Before the ids are looked at: a 4 MiB body holds 2M of them.
-    this.roomAfter(prompt as Token[]);
+    this.roomAfter(prompt as Token[], 'prompt');
     return checkTokenIds(prompt, this.vocabulary, 'prompt');
   }
 
-  private tokenize(text: string): Token[] {
+  private tokenize(text: string, field: 'messages' | 'prompt'): Token[] {
     const contextLength = this.contextSize;
     const unfitting = unfittingPrompt(text, contextLength, this.longestToken) ?? longPrefix(text, contextLength, (head) => this.model.tokenize(head, true).length);
-    if (unfitting) throw new InvalidInput(unfitting);
+    if (unfitting) throw new InvalidInput(unfitting, field);
     // Special-token text (`<|im_start|>`) is the special token, as in transformers' tokenizers.
     return this.model.tokenize(text, true);
   }
@@ -262,7 +264,7 @@ export class LlmEngine implements Engine {
     if (outside.length > 0) {
       throw new InvalidInput(`logit_bias: token ids ${JSON.stringify(outside.slice(0, 5))} are outside this model's vocabulary (0 to ${this.vocabulary - 1})`);
     }
-    const room = this.roomAfter(promptIds);
+    const room = this.roomAfter(promptIds, request.promptField ?? 'prompt');
     const stopTokenIds = new Set(config.ignoreEos ? config.stopTokenIds : [...this.spec.stopTokenIds, ...config.stopTokenIds]);
     const hidden = request.grammar ? grammarStops(request.grammar) : [];
     const generation = new Generation(

@@ -39,7 +39,7 @@ class ModelFacts:
 TOKEN_BYTES_MARGIN = 4
 
 
-def refuse_unfitting_prompt(prompt: str, context_length: int, max_token_bytes: int) -> None:
+def refuse_unfitting_prompt(prompt: str, context_length: int, max_token_bytes: int, field: str = "prompt") -> None:
     """Refuses, before tokenizing it, a prompt too long for the context whatever its
     tokens: tokenizing megabytes takes seconds, and the batch waits for it. What
     passes is at most about context_length x max_token_bytes x the margin bytes."""
@@ -48,8 +48,8 @@ def refuse_unfitting_prompt(prompt: str, context_length: int, max_token_bytes: i
     size = len(prompt.encode("utf-8", "surrogatepass"))
     at_least = size // (max_token_bytes * TOKEN_BYTES_MARGIN)
     if at_least >= context_length:
-        raise ValueError(f"The prompt is {size} bytes, so at least {at_least} tokens for this model, "
-                         f"which leaves no room in the model's context of {context_length} tokens")
+        raise field_error(field, f"The prompt is {size} bytes, so at least {at_least} tokens for this model, "
+                                 f"which leaves no room in the model's context of {context_length} tokens")
 
 
 # Text runs about 4 characters a token; a prompt this many times the context in
@@ -60,7 +60,7 @@ PREFIX_CHARS_PER_TOKEN = 8
 PREFIX_SLACK = 8
 
 
-def refuse_long_prefix(prompt: str, context_length: int, count_tokens) -> None:
+def refuse_long_prefix(prompt: str, context_length: int, count_tokens, field: str = "prompt") -> None:
     """For a long prompt, tokenizes only its start: when that alone fills the context,
     the whole cannot fit, and the rest (megabytes, seconds of the batch's thread) is
     never tokenized. A vocabulary of long tokens (where the byte bound is loose) still
@@ -70,8 +70,8 @@ def refuse_long_prefix(prompt: str, context_length: int, count_tokens) -> None:
         return
     counted = count_tokens(prompt[:limit])
     if counted >= context_length + PREFIX_SLACK:
-        raise ValueError(f"The prompt is {len(prompt)} characters, and its first {limit} are already {counted} tokens, "
-                         f"which leaves no room in the model's context of {context_length} tokens")
+        raise field_error(field, f"The prompt is {len(prompt)} characters, and its first {limit} are already {counted} tokens, "
+                                 f"which leaves no room in the model's context of {context_length} tokens")
 
 
 def max_token_bytes(tokenizer) -> int:
@@ -127,7 +127,7 @@ class RequestBuilder:
         # The template already wrote any BOS token; the tokenizer must not add another.
         tool_format = self._facts.tool_format if parse_tools else None
         keep_ids = self._kept_ids("harmony" if harmony else tool_format, tags)
-        return lambda: self._request(prompt, config, add_special_tokens=False,
+        return lambda: self._request(prompt, config, add_special_tokens=False, field="messages",
                                      tool_format=tool_format, harmony=harmony, keep_ids=keep_ids,
                                      reasoning_tags=tags,
                                      # DeepSeek-R1's template ends the prompt inside the reasoning.
@@ -162,11 +162,14 @@ class RequestBuilder:
         return self._request(prompt, config, add_special_tokens=True, echo=prompt if config.echo else "",
                              prompt_logprobs=scored)
 
-    def _request(self, prompt: str, config: GenerateConfig, *, add_special_tokens: bool, images=(), **options) -> Request:
+    def _request(self, prompt: str, config: GenerateConfig, *, add_special_tokens: bool, images=(), field="prompt",
+                 **options) -> Request:
+        """`field`: the request field a prompt too long is named by (chat's `messages`,
+        completions' `prompt`), as OpenAI names it."""
         facts = self._facts
-        refuse_unfitting_prompt(prompt, facts.context_length, facts.max_token_bytes)
+        refuse_unfitting_prompt(prompt, facts.context_length, facts.max_token_bytes, field)
         refuse_long_prefix(prompt, facts.context_length,
-                           lambda head: len(facts.tokenizer(head, add_special_tokens=add_special_tokens)["input_ids"]))
+                           lambda head: len(facts.tokenizer(head, add_special_tokens=add_special_tokens)["input_ids"]), field)
         vision = None
         if images:
             # The processor expands each image's placeholder to its image tokens (those
@@ -175,10 +178,10 @@ class RequestBuilder:
         else:
             ids = list(facts.tokenizer(prompt, add_special_tokens=add_special_tokens)["input_ids"])
         if not ids:
-            raise ValueError("The prompt is empty")
-        return self._request_for(ids, config, vision=vision, **options)
+            raise field_error(field, "The prompt is empty")
+        return self._request_for(ids, config, vision=vision, field=field, **options)
 
-    def _request_for(self, ids: list[int], config: GenerateConfig, *, vision=None, **options) -> Request:
+    def _request_for(self, ids: list[int], config: GenerateConfig, *, vision=None, field="prompt", **options) -> Request:
         facts = self._facts
         if config.guide is not None:
             # No guided decoding here: refused rather than answered with free text (the
@@ -198,8 +201,8 @@ class RequestBuilder:
             raise field_error("lora_name", f"lora_name: {lora} is not a LoRA adapter of this model; its adapters: {have}")
         room = facts.context_length - len(ids)
         if room < 1:
-            raise ValueError(f"The prompt is {len(ids)} tokens, which leaves no room in the model's context "
-                             f"of {facts.context_length} tokens")
+            raise field_error(field, f"The prompt is {len(ids)} tokens, which leaves no room in the model's context "
+                                     f"of {facts.context_length} tokens")
         return Request(
             prompt_ids=ids,
             config=config,
