@@ -267,6 +267,21 @@ describe('the web UI dashboards', () => {
     }
     // React reports the error it caught on the console: that one is expected here.
     expect(() => watch.check()).toThrow(/undefined/);
+    // A proxy's error page is said in words, not shown as its markup.
+    await page.route('**/v1/stats/overview', (route) => route.fulfill({ status: 502, contentType: 'text/html', body: '<html><body><h1>502 Bad Gateway</h1><hr>nginx</body></html>' }));
+    try {
+      watch.expect(502, /\/v1\/stats\/overview/);
+      await page.goto(`${server.url}/ui/dashboard`);
+      const banner = page.getByTestId('error');
+      await banner.waitFor();
+      expect(await banner.textContent()).toMatch(/answered 502 .*with a web page/);
+      expect(await banner.textContent()).not.toContain('<');
+    } finally {
+      await page.unroute('**/v1/stats/overview');
+    }
+    await page.getByRole('link', { name: 'Usage' }).click();
+    await page.getByRole('heading', { name: 'Usage' }).waitFor();
+    watch.check();
   });
 
   it('a user without monitor:view is told which permission the dashboard needs', async () => {

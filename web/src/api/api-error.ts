@@ -21,7 +21,13 @@ export class ApiError extends Error {
       else if (body.error?.message) message = body.error.message;
       code = body.error?.code ?? null;
     } catch {
-      // not JSON: keep the text
+      // Not JSON: keep the text, unless it is a page (a proxy's or gateway's error page):
+      // its markup says nothing a person can read in a banner.
+      if (/^\s*</.test(text) || (response.headers.get('content-type') ?? '').includes('html')) {
+        message = `The service answered ${response.status} ${response.statusText} with a web page, not its own error (a proxy in between?)`;
+      } else if (message.length > 500) {
+        message = `${message.slice(0, 500)}…`;
+      }
     }
     const scope = /scope="([^"]+)"/.exec(response.headers.get('www-authenticate') ?? '')?.[1] ?? null;
     return new ApiError(response.status, message, code, scope);
