@@ -8,9 +8,10 @@ keyed by text, lost entries). The bytes come from the vocabulary's piece: byte-l
 
 import json
 import re
+import weakref
 
 _BYTE_PIECE = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
-_kinds: dict[int, str] = {}
+_kinds: dict[int, tuple] = {}
 
 
 def _byte_decoder() -> dict[str, int]:
@@ -31,22 +32,26 @@ _BYTE_DECODER = _byte_decoder()
 
 
 def _kind(tokenizer) -> str:
-    """'byte_level', 'byte_fallback' or 'other', from the fast tokenizer's decoder."""
+    """'byte_level', 'byte_fallback' or 'other', from the fast tokenizer's decoder (read
+    once per tokenizer; keyed by identity, checked against a reference, as an id is
+    reused once its object is gone)."""
     key = id(tokenizer)
-    if key not in _kinds:
-        kind = "other"
-        backend = getattr(tokenizer, "backend_tokenizer", None)
-        if backend is not None:
-            try:
-                decoder = json.dumps(json.loads(backend.to_str()).get("decoder"))
-            except (ValueError, AttributeError, TypeError):
-                decoder = ""
-            if '"ByteLevel"' in decoder:
-                kind = "byte_level"
-            elif '"ByteFallback"' in decoder:
-                kind = "byte_fallback"
-        _kinds[key] = kind
-    return _kinds[key]
+    known = _kinds.get(key)
+    if known is not None and known[0]() is tokenizer:
+        return known[1]
+    kind = "other"
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None:
+        try:
+            decoder = json.dumps(json.loads(backend.to_str()).get("decoder"))
+        except (ValueError, AttributeError, TypeError):
+            decoder = ""
+        if '"ByteLevel"' in decoder:
+            kind = "byte_level"
+        elif '"ByteFallback"' in decoder:
+            kind = "byte_fallback"
+    _kinds[key] = (weakref.ref(tokenizer), kind)
+    return kind
 
 
 def token_text_and_bytes(tokenizer, token: int) -> tuple[str, list[int]]:
