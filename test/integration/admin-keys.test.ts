@@ -339,6 +339,27 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
     expect(all.body.some((r: { user: string }) => r.user === '(deleted key)')).toBe(false);
   });
 
+  it('a key with restrictions of its own cannot make or change keys, itself included: it could lift them', async () => {
+    const token = (await request(server.url, 'POST', '/token', { username: 'dave', password: 'correct horse battery' })).body.access_token as string;
+    const narrow = await newKey({ name: 'narrow', scopes: ['keys:create', 'keys:read', 'models:read'], model_permissions: ['sim'], limits: { rpm: 1000 } }, token);
+    clearKeys.push(narrow.key);
+    const lift = await put(`/v1/admin/keys/${narrow.id}`, { model_permissions: [], scopes: null, limits: { rpm: null } }, narrow.key);
+    expect([lift.status, lift.body.error?.code], lift.text).toEqual([403, 'key_restricted']);
+    expect(lift.body.error.message).toContain('scopes, model_permissions, limits');
+    const mint = await post('/v1/admin/keys', { name: 'minted' }, narrow.key);
+    expect([mint.status, mint.body.error?.code]).toEqual([403, 'key_restricted']);
+    // Unchanged, and still usable for what it may do; revoking (which only takes away) stays allowed.
+    expect((await get(`/v1/admin/keys/${narrow.id}`, token)).body).toMatchObject({ model_permissions: ['sim'], scopes: ['keys:create', 'keys:read', 'models:read'] });
+    expect((await chat(narrow.key)).status).toBe(200);
+    expect((await del(`/v1/admin/keys/${narrow.id}`, narrow.key)).status).toBe(200);
+    // A key without restrictions acts as its owner does.
+    const plain = await newKey({ name: 'plain' }, token);
+    clearKeys.push(plain.key);
+    const made = await post('/v1/admin/keys', { name: 'made-by-key', model_permissions: ['sim'] }, plain.key);
+    expect(made.status, made.text).toBe(201);
+    clearKeys.push(made.body.key);
+  });
+
   it('sums usage per hour or day and per key, user or model, and exports the same as CSV', async () => {
     const created = await newKey({ name: 'usage-sum' });
     clearKeys.push(created.key);

@@ -22,6 +22,7 @@ export const keyRoutes: FastifyPluginAsync<{ access: AccessControl }> = async (f
   const now = (): Date => new Date(access.now());
 
   app.post('/v1/admin/keys', { ...needs('keys:create'), schema: { body: createKeyBody, tags } }, async (request, reply) => {
+    refuseRestrictedKey(request);
     const body = request.body;
     const owner = ownerOf(request, body.owner ?? null);
     checkScopes(owner, body.scopes ?? null);
@@ -54,6 +55,7 @@ export const keyRoutes: FastifyPluginAsync<{ access: AccessControl }> = async (f
   app.get('/v1/admin/keys/:id', { ...needs('keys:read'), schema: { params: idParams, tags } }, async (request) => keyView(visibleKey(access, request, request.params.id)));
 
   app.put('/v1/admin/keys/:id', { ...needs('keys:create'), schema: { params: idParams, body: updateKeyBody, tags } }, async (request) => {
+    refuseRestrictedKey(request);
     const key = visibleKey(access, request, request.params.id);
     const body = request.body;
     if (body.scopes !== undefined) checkScopes(userNamed(access, key.owner_username), body.scopes);
@@ -95,6 +97,23 @@ export const keyRoutes: FastifyPluginAsync<{ access: AccessControl }> = async (f
     return userNamed(access, named);
   }
 };
+
+/**
+ * A request made with a database key that has restrictions of its own (scopes, models,
+ * limits) may not create or change keys: the key made or changed (itself included) could
+ * hold what the calling key does not, which turned a key limited to one model and
+ * `keys:create` into an unrestricted one. Revoking stays allowed: it only takes away.
+ */
+function refuseRestrictedKey(request: FastifyRequest): void {
+  const key = request.principal?.key;
+  if (!key) return;
+  const restrictions = [
+    key.scopes !== null && 'scopes',
+    key.model_permissions.length > 0 && 'model_permissions',
+    (key.limits.rpm !== null || key.limits.tpm !== null || key.limits.max_parallel !== null) && 'limits',
+  ].filter((r): r is string => typeof r === 'string');
+  if (restrictions.length > 0) throw new HangarError('key_restricted', [restrictions.join(', ')]);
+}
 
 /** A key may hold only what its owner holds (admin holds everything). */
 function checkScopes(owner: KnownUser, scopes: string[] | null): void {
