@@ -149,7 +149,9 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   });
   await app.register(clusterRoutes, { supervisor, version: parts.version, startedAt: parts.startedAt, ...(parts.shutdown ? { shutdown: parts.shutdown } : {}) });
   await app.register(tokenRoute, { access });
-  await app.register(userRoutes, { access });
+  const retentionHours = parts.responsesRetentionHours ?? DEFAULT_RESPONSES_RETENTION_HOURS;
+  const responses = new ResponseStore(access.database, retentionHours * 3_600_000, access.now);
+  await app.register(userRoutes, { access, responses });
   await app.register(keyRoutes, { access });
   await app.register(reportRoutes, { access });
   await app.register(registrationRoutes, { registry, supervisor });
@@ -168,8 +170,6 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   await app.register(completionRoutes, { supervisor, streaming: parts.streaming });
   await app.register(tokenizerRoutes, { supervisor, images });
   await app.register(anthropicRoutes, { supervisor, streaming: parts.streaming, images });
-  const retentionHours = parts.responsesRetentionHours ?? DEFAULT_RESPONSES_RETENTION_HOURS;
-  const responses = new ResponseStore(access.database, retentionHours * 3_600_000, access.now);
   await app.register(responsesRoutes, { supervisor, streaming: parts.streaming, images, store: responses });
   await app.register(embeddingsRoutes, { supervisor });
   await app.register(rerankRoutes, { supervisor });

@@ -150,11 +150,19 @@ export class IdentityStore {
     return publicUser(this.cacheUser(row));
   }
 
-  /** Removes the user and, by the foreign key, every key they own. */
+  /**
+   * Removes the user and, by the foreign key, every key they own. Their keys' usage stays
+   * theirs under a name no new account can take (`carol (deleted user 3)`): owners are
+   * usernames, and a new `carol` must not see the old one's usage as her own.
+   */
   deleteUser(id: number): boolean {
     if (!this.users.has(id)) return false;
-    this.db.prepare('DELETE FROM users WHERE id = ?').run(id);
-    this.usersByName.delete(this.users.get(id)!.username);
+    const username = this.users.get(id)!.username;
+    this.db.transaction(() => {
+      this.db.prepare('UPDATE key_owners SET owner_username = ? WHERE owner_username = ?').run(`${username} (deleted user ${id})`, username);
+      this.db.prepare('DELETE FROM users WHERE id = ?').run(id);
+    })();
+    this.usersByName.delete(username);
     this.users.delete(id);
     this.changes++;
     for (const key of [...this.keys.values()]) if (key.user_id === id) this.forgetKey(key.id);

@@ -166,6 +166,19 @@ export class ResponseStore {
   }
 
 
+  /**
+   * Every stored response of `owner` goes, with its items: their user was deleted, and a
+   * new account under the same name must not read them (owners are usernames). A chain
+   * never crosses owners (previous_response_id is checked against the caller), so none
+   * is cut. Returns how many responses went.
+   */
+  deleteOwner(owner: string): number {
+    return this.db.transaction(() => {
+      this.db.prepare('DELETE FROM response_items WHERE owner = ?').run(owner);
+      return this.db.prepare('DELETE FROM responses WHERE owner = ?').run(owner).changes;
+    })();
+  }
+
   /** One page of a stored response's input items (OpenAI's list shape: `after` is an item id). */
   inputItems(stored: StoredResponse, query: ItemPageQuery): ItemPage {
     const ordered = query.order === 'asc' ? stored.inputItems : [...stored.inputItems].reverse();

@@ -360,6 +360,28 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
     clearKeys.push(made.body.key);
   });
 
+  it("gives a new account under a deleted user's name none of the old one's stored responses or usage", async () => {
+    const made = await post('/v1/admin/users', { username: 'erin', password: 'correct horse battery', permissions: ['models:read', 'keys:create'] });
+    expect(made.status, made.text).toBe(201);
+    const login = async () => (await request(server.url, 'POST', '/token', { username: 'erin', password: 'correct horse battery' })).body.access_token as string;
+    const first = await login();
+    const stored = await post('/v1/responses', { model: 'sim', input: 'ERIN SECRET', max_output_tokens: 4 }, first);
+    expect(stored.status, stored.text).toBe(200);
+    const key = await newKey({ name: 'erin-key' }, first);
+    expect((await chat(key.key)).status).toBe(200);
+    expect((await del(`/v1/admin/keys/${key.id}`, first)).status).toBe(200);
+    expect((await del(`/v1/admin/users/${made.body.id}`)).status).toBe(200);
+
+    expect((await post('/v1/admin/users', { username: 'erin', password: 'another horse battery', permissions: ['models:read', 'keys:create'] })).status).toBe(201);
+    const second = (await request(server.url, 'POST', '/token', { username: 'erin', password: 'another horse battery' })).body.access_token as string;
+    expect((await get(`/v1/responses/${stored.body.id}`, second)).status).toBe(404);
+    expect((await get(`/v1/responses/${stored.body.id}/input_items`, second)).status).toBe(404);
+    expect((await get('/v1/admin/usage?group_by=user', second)).body).toEqual([]);
+    // The old usage is still counted, under a name no account can take.
+    const all = (await get('/v1/admin/usage?group_by=user')).body as Array<{ user: string; requests: number }>;
+    expect(all.find((r) => r.user === `erin (deleted user ${made.body.id})`)?.requests).toBe(1);
+  });
+
   it('sums usage per hour or day and per key, user or model, and exports the same as CSV', async () => {
     const created = await newKey({ name: 'usage-sum' });
     clearKeys.push(created.key);
@@ -442,7 +464,7 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
     expect(audit.status).toBe(200);
     const actions = audit.body.map((e: { action: string }) => e.action);
     for (const a of ['user.create', 'user.update', 'key.create', 'key.update', 'key.revoke']) expect(actions).toContain(a);
-    expect(audit.body.every((e: { actor: string }) => ['user1', 'alice', 'dave', '(unauthenticated)'].includes(e.actor))).toBe(true);
+    expect(audit.body.every((e: { actor: string }) => ['user1', 'alice', 'dave', 'erin', '(unauthenticated)'].includes(e.actor))).toBe(true);
     expect(JSON.stringify(audit.body)).not.toMatch(/correct horse|sk-[A-Za-z0-9]{48}/);
     expect((await get('/v1/admin/audit', 'sk-m6jEzEwmCc4iQ')).status).toBe(403);
   });

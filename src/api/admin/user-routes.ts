@@ -8,13 +8,14 @@ import { HangarError } from '../../errors/hangar-error.js';
 import { needs } from '../auth/route-permission.js';
 import { actorOf } from './admin-caller.js';
 import { createUserBody, idParams, passwordBody, updateUserBody } from './schema.js';
+import type { ResponseStore } from '../../storage/response-store.js';
 
 /**
  * Database users (docs/auth.md, "Keys and users"): Xinference 3's /v1/admin/users,
  * scope `users:manage`. The auth config file's users are listed (source `config`,
  * no id) but changed only in the file.
  */
-export const userRoutes: FastifyPluginAsync<{ access: AccessControl }> = async (fastify, { access }) => {
+export const userRoutes: FastifyPluginAsync<{ access: AccessControl; responses: ResponseStore }> = async (fastify, { access, responses }) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const tags = ['admin'];
   const now = (): Date => new Date(access.now());
@@ -52,7 +53,9 @@ export const userRoutes: FastifyPluginAsync<{ access: AccessControl }> = async (
     const keys = access.identities.listKeys(user.username).filter((k) => k.user_id === user.id);
     access.identities.deleteUser(user.id);
     for (const key of keys) access.limiter.forget(key.id);
-    access.audit.record(actorOf(request), 'user.delete', `user:${user.id}`, { username: user.username, keys_revoked: keys.length }, now());
+    // Stored responses belong to a username: a new account of that name must not read them.
+    const responsesDeleted = responses.deleteOwner(user.username);
+    access.audit.record(actorOf(request), 'user.delete', `user:${user.id}`, { username: user.username, keys_revoked: keys.length, responses_deleted: responsesDeleted }, now());
     return { ok: true };
   });
 
