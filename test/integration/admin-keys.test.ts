@@ -133,6 +133,11 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
     expect((await tokenize(byName.key)).body.error).toMatchObject({ code: 'key_model_denied', param: 'model' });
     // `sim` is admitted; its engine has no tokenizer, and says so.
     expect((await tokenize(created.key)).body.error).toMatchObject({ code: 'inference_invalid_input', message: expect.stringContaining('tokenize') });
+    // A model's events and progress are the model's too (they show its requests' errors).
+    for (const route of ['events', 'progress']) {
+      expect((await get(`/v1/models/embed/${route}`, created.key)).body.error, route).toMatchObject({ code: 'key_model_denied' });
+      expect((await get(`/v1/models/sim/${route}`, created.key)).status, route).toBe(200);
+    }
   });
 
   it("a user reaches only their own requests by id: another user's abort and progress find nothing", async () => {

@@ -13,6 +13,7 @@ import { describePreparing, preparingInstanceRecord } from '../../supervisor/pre
 import { adapterItems } from '../llm/lora-model-id.js';
 import { describeOnDemand } from './on-demand-record.js';
 import { anthropicModel, anthropicModelList, isAnthropicClient } from '../anthropic/model-list.js';
+import { requireKeyModel } from '../auth/key-admission.js';
 
 /** Running models (contract §3). Routes stay thin: the supervisor owns the lifecycle. */
 export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor; registry: Registry; modelSource: ModelSource }> = async (fastify, { supervisor, registry, modelSource }) => {
@@ -92,9 +93,11 @@ export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor; registry:
     return null;
   });
 
-  app.get('/v1/models/:model_uid/progress', { ...needs('models:read'), schema: { params: uidParams, tags: ['models'] } }, async (request) => ({
-    progress: supervisor.require(request.params.model_uid).progress,
-  }));
+  // models:read routes about one model: a key limited to other models (model_permissions) is refused, as for inference.
+  app.get('/v1/models/:model_uid/progress', { ...needs('models:read'), schema: { params: uidParams, tags: ['models'] } }, async (request) => {
+    requireKeyModel(request, request.params.model_uid);
+    return { progress: supervisor.require(request.params.model_uid).progress };
+  });
 
   app.post('/v1/models/:model_uid/cancel', { ...needs('models:stop'), schema: { params: uidParams, tags: ['models'] } }, async (request) => {
     await supervisor.cancel(request.params.model_uid);
@@ -118,6 +121,7 @@ export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor; registry:
   // An on-demand entry keeps its events across loads and unloads, so they are there when it is not loaded.
   app.get('/v1/models/:model_uid/events', { ...needs('models:read'), schema: { params: uidParams, tags: ['models'] } }, async (request) => {
     const uid = request.params.model_uid;
+    requireKeyModel(request, uid);
     const events = supervisor.has(uid) ? supervisor.require(uid).events : supervisor.onDemand.eventsOf(uid);
     return (events ?? supervisor.require(uid).events).list();
   });
