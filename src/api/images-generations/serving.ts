@@ -46,7 +46,8 @@ export const SOURCE_IMAGE_FIELDS = ['image', 'image[]', 'images', 'images[]'] as
  * the diffusers engine here has no inpainting pipeline yet.
  */
 export async function serveVariation(supervisor: Supervisor, media: MediaStore, request: FastifyRequest, reply: FastifyReply, route: '/v1/images/variations' | '/v1/images/edits'): Promise<Record<string, unknown>> {
-  const form = await readForm(request, { route, fileFields: [...SOURCE_IMAGE_FIELDS, 'mask'], maxFileBytes: MAX_IMAGE_BYTES });
+  // One source image, so at most two files (with a mask) are ever held.
+  const form = await readForm(request, { route, fileFields: [...SOURCE_IMAGE_FIELDS, 'mask'], maxFileBytes: MAX_IMAGE_BYTES, oneOf: SOURCE_IMAGE_FIELDS });
   const fields = parseFields(imageVariationFields, form);
   if (fields.stream?.toLowerCase() === 'true') {
     throw new HangarError('invalid_field', ['stream: streamed image edits (partial images as events) are not supported; leave stream out'], { param: 'stream' });
@@ -67,10 +68,7 @@ export async function serveVariation(supervisor: Supervisor, media: MediaStore, 
   return { created: Math.floor(Date.now() / 1000), data: resultItems(request, media, images, fields.response_format, PNG) };
 }
 
+/** The source image, in whichever of its fields it came (readForm let in one of them). */
 function sourceImage(form: Form, route: string): UploadedFile {
-  const given = SOURCE_IMAGE_FIELDS.filter((field) => form.files.has(field));
-  if (given.length > 1) {
-    throw new HangarError('invalid_field', [`${given[1]}: ${route} takes one source image (reference images are not supported); this one came in both ${given.join(' and ')}`], { param: given[1] });
-  }
-  return requireFile(form, given[0] ?? 'image', route);
+  return requireFile(form, SOURCE_IMAGE_FIELDS.find((field) => form.files.has(field)) ?? 'image', route);
 }

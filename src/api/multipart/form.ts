@@ -17,6 +17,8 @@ export interface FormRules {
   fileFields: readonly string[];
   /** Largest accepted file; a bigger one is a 413 naming the field and the limit. */
   maxFileBytes: number;
+  /** File fields that name one thing in several spellings (`image`, `image[]`, ...): a second of them is refused before its bytes are read. */
+  oneOf?: readonly string[];
 }
 
 export interface Form {
@@ -53,6 +55,11 @@ export async function readForm(request: FastifyRequest, rules: FormRules): Promi
         if (form.files.has(part.fieldname)) {
           part.file.resume();
           throw duplicateFile(part.fieldname, rules);
+        }
+        const earlier = rules.oneOf?.includes(part.fieldname) ? rules.oneOf.find((f) => form.files.has(f)) : undefined;
+        if (earlier !== undefined) {
+          part.file.resume();
+          throw new HangarError('invalid_field', [`${part.fieldname}: ${rules.route} takes one of ${rules.oneOf!.join(', ')}; this came after ${earlier}`], { param: part.fieldname });
         }
         form.files.set(part.fieldname, { field: part.fieldname, filename: part.filename, data: await readFile(part, parts) });
         continue;
