@@ -56,6 +56,8 @@ async function readValue(reader: BoundedReader, type: number, depth: number): Pr
     const length = await reader.u64();
     const size = FIXED_SIZES[elementType];
     if (size !== undefined) await reader.skip(length * BigInt(size));
+    // A vocabulary's strings are walked over, never decoded: nothing here keeps them.
+    else if (elementType === STRING) for (let i = 0n; i < length; i++) await reader.skip(await reader.u64());
     else for (let i = 0n; i < length; i++) await readValue(reader, elementType, depth + 1);
     return undefined;
   }

@@ -11,11 +11,18 @@ const NOT_FOUND_RETRY_S = 10;
  * or kept open while it is relaunched under the same uid, looks again every 10 s.
  */
 export function usePolling(reload: () => void, seconds: number | undefined, error: unknown = null): void {
-  const status = error instanceof ApiError ? error.status : null;
-  const interval = !seconds || (status !== null && status >= 400 && status < 500 && status !== 404) ? null : status === 404 ? Math.max(seconds, NOT_FOUND_RETRY_S) : seconds;
+  const interval = pollInterval(seconds, error instanceof ApiError ? error.status : null);
   useEffect(() => {
     if (interval === null) return;
     const timer = setInterval(reload, interval * 1000);
     return () => clearInterval(timer);
   }, [reload, interval]);
+}
+
+/** Seconds between reloads, or null for none: a refusal stops them, a 404 slows them. */
+function pollInterval(seconds: number | undefined, status: number | null): number | null {
+  if (!seconds) return null;
+  if (status === 404) return Math.max(seconds, NOT_FOUND_RETRY_S);
+  if (status !== null && status >= 400 && status < 500) return null;
+  return seconds;
 }
