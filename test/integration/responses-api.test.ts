@@ -252,6 +252,23 @@ print(json.dumps(out))
     expect((await get(`/v1/responses/${made.body.id}`, USER3_KEY)).status).toBe(404);
   });
 
+  it('hands chat\'s sampling extras on: stop ends the text where chat\'s would', async () => {
+    const input = 'Count with me';
+    const plain = await post('/v1/responses', { model: 'tiny', input, max_output_tokens: 12, temperature: 0 });
+    expect(plain.status, plain.text).toBe(200);
+    const text = plain.body.output_text as string;
+    // A stop string from inside the greedy answer: the text ends before it, as on chat.
+    const stop = text.slice(Math.floor(text.length / 2), Math.floor(text.length / 2) + 2);
+    const stopped = await post('/v1/responses', { model: 'tiny', input, max_output_tokens: 12, temperature: 0, stop: [stop] });
+    const chat = await post('/v1/chat/completions', { model: 'tiny', messages: [{ role: 'user', content: input }], max_tokens: 12, temperature: 0, stop: [stop] });
+    expect(stopped.status, stopped.text).toBe(200);
+    expect(stopped.body.output_text).toBe(chat.body.choices[0].message.content);
+    expect((stopped.body.output_text as string).length).toBeLessThan(text.length);
+    expect(text.startsWith(stopped.body.output_text as string)).toBe(true);
+    const biased = await post('/v1/responses', { model: 'tiny', input, max_output_tokens: 4, temperature: 0, top_k: 1, repetition_penalty: 1.3 });
+    expect(biased.status, biased.text).toBe(200);
+  });
+
   it('pages input items in either order', async () => {
     const input = ['one', 'two', 'three', 'four', 'five'].map((text) => ({ role: 'user', content: text }));
     const made = await post('/v1/responses', { model: 'sim', input, max_output_tokens: 1 });
@@ -296,6 +313,17 @@ print(json.dumps(out))
       [{ model: 'nope', input: 'x' }, 404, 'model_not_found', 'model'],
       [{ model: 'sim', input: 'x', max_output_tokens: 0 }, 400, 'invalid_field', 'max_output_tokens'],
       [{ model: 'sim', input: 'x', metadata: { k: 1 } }, 400, 'invalid_field', 'metadata.k'],
+      // Chat's names for Responses fields, and chat's n: refused with the name to use, not dropped.
+      [{ model: 'sim', input: 'x', max_tokens: 5 }, 400, 'field_unsupported', 'max_tokens'],
+      [{ model: 'sim', input: 'x', messages: [{ role: 'user', content: 'x' }] }, 400, 'field_unsupported', 'messages'],
+      [{ model: 'sim', input: 'x', response_format: { type: 'json_object' } }, 400, 'field_unsupported', 'response_format'],
+      [{ model: 'sim', input: 'x', logprobs: true }, 400, 'field_unsupported', 'logprobs'],
+      [{ model: 'sim', input: 'x', n: 2 }, 400, 'field_unsupported', 'n'],
+      // Chat's sampling extras go to the chat request: the simulator does not sample, so as on chat.
+      [{ model: 'sim', input: 'x', top_k: 5 }, 400, 'parameter_unsupported', 'top_k'],
+      [{ model: 'sim', input: 'x', frequency_penalty: 0.5 }, 400, 'parameter_unsupported', 'frequency_penalty'],
+      [{ model: 'tiny', input: 'x', stop: Array(17).fill('a') }, 400, 'invalid_field', 'stop'],
+      [{ model: 'tiny', input: 'x', guided_json: { type: 'object' } }, 400, 'parameter_unsupported', 'guided_json'],
     ];
     for (const [body, status, code, param] of cases) {
       const res = await post('/v1/responses', body);

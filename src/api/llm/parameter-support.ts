@@ -25,7 +25,7 @@ const notEmpty = (v: unknown): boolean => v !== null && typeof v === 'object' &&
 const isNot = (noOp: unknown) => (v: unknown): boolean => set(v) && v !== noOp;
 const GUIDED = 'use response_format (json_object, json_schema), which the vLLM and llama.cpp engines do';
 
-const SHARED: Record<string, Rule> = {
+export const SHARED_RULES: Record<string, Rule> = {
   frequency_penalty: { asks: nonZero, engines: SAMPLING },
   presence_penalty: { asks: nonZero, engines: SAMPLING },
   logit_bias: { asks: notEmpty, engines: SAMPLING },
@@ -64,7 +64,7 @@ const SHARED: Record<string, Rule> = {
 };
 
 export const CHAT_RULES: Record<string, Rule> = {
-  ...SHARED,
+  ...SHARED_RULES,
   logprobs: { asks: (v) => v === true, engines: ALL_GENERATORS },
   response_format: {
     asks: (v) => (v as { type?: unknown } | null)?.type !== undefined && (v as { type?: unknown }).type !== 'text',
@@ -95,7 +95,7 @@ export const CHAT_RULES: Record<string, Rule> = {
 };
 
 export const COMPLETION_RULES: Record<string, Rule> = {
-  ...SHARED,
+  ...SHARED_RULES,
   logprobs: { asks: (v) => typeof v === 'number', engines: ALL_GENERATORS },
   // echo with logprobs scores the prompt's own tokens (OpenAI's legacy completions, vLLM, lm-evaluation-harness).
   echo: {

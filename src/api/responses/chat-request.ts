@@ -1,5 +1,6 @@
 import { HangarError } from '../../errors/hangar-error.js';
-import { CHAT_RULES } from '../llm/parameter-support.js';
+import { CHAT_RULES, SHARED_RULES } from '../llm/parameter-support.js';
+import { samplingShape } from '../llm/generate-config.js';
 import { checked } from './input-items.js';
 import { functionToolSchema, type ResponsesBody } from './schema.js';
 
@@ -13,9 +14,41 @@ export const RESPONSES_RULES = { 'text.format': CHAT_RULES.response_format! };
 
 const unsupported = (param: string, why: string): HangarError => new HangarError('field_unsupported', [param, why], { param });
 
+/**
+ * Chat's names for what the Responses API spells otherwise. OpenAI answers them
+ * "Unknown parameter"; here they are refused with the name to use, since a client
+ * moving from chat would otherwise get an answer made without them.
+ */
+const CHAT_NAMES: Record<string, string> = {
+  messages: 'the conversation is `input` (and `instructions` for the system message)',
+  max_tokens: 'the Responses API calls it `max_output_tokens`',
+  max_completion_tokens: 'the Responses API calls it `max_output_tokens`',
+  response_format: 'the Responses API calls it `text.format` ({"text": {"format": {"type": "json_schema", "name": ..., "schema": ...}}})',
+  logprobs: 'ask with `top_logprobs` or `include: ["message.output_text.logprobs"]`',
+  reasoning_effort: 'the Responses API calls it `reasoning.effort`',
+  functions: 'use `tools` ({"type": "function", "name": ..., "parameters": ...})',
+  function_call: 'use `tool_choice`',
+};
+
+// Fields of the Responses API itself (schema.ts) or mapped from it: not handed on as they are.
+const OWN = new Set(['model', 'max_tokens', 'temperature', 'top_p', 'seed', 'lora_name', 'n', 'stream', 'stream_options']);
+
+/**
+ * The sampling fields chat takes beyond the Responses API's own (vLLM's extras:
+ * `top_k`, `min_p`, `repetition_penalty`, penalties, `stop`, `logit_bias`, ...; vLLM's
+ * Responses server takes them too). They are handed on to the chat request under the
+ * same name, so they are honoured or refused as on chat, never dropped.
+ */
+const CHAT_EXTRAS = [...new Set([...Object.keys(samplingShape), ...Object.keys(SHARED_RULES)])].filter((f) => !OWN.has(f));
+
 /** Fields of OpenAI's Responses API that nothing here does: each refused by name rather than ignored. */
 export function refuseUnsupported(body: ResponsesBody, abilities: readonly string[]): void {
   const fields = body as Record<string, unknown>;
+  for (const [name, use] of Object.entries(CHAT_NAMES)) {
+    if (fields[name] !== undefined && fields[name] !== null) throw unsupported(name, `it is a chat completions field; ${use}`);
+  }
+  // One response holds one answer: ask n times for n.
+  if (fields.n !== undefined && fields.n !== null && fields.n !== 1) throw unsupported('n', 'a response holds one answer; send the request n times');
   if (fields.background === true) throw unsupported('background', 'responses are answered while the request waits (or streamed); there is no background mode');
   if (fields.conversation !== undefined && fields.conversation !== null) throw unsupported('conversation', 'there is no Conversations API here; continue with previous_response_id');
   if (fields.prompt !== undefined && fields.prompt !== null) throw unsupported('prompt', 'there are no stored prompt templates here; send instructions and input');
@@ -48,6 +81,7 @@ export function toChatRequest(body: ResponsesBody, messages: Array<Record<string
   copy('lora_name', body.lora_name);
   copy('parallel_tool_calls', body.parallel_tool_calls);
   copy('chat_template_kwargs', body.chat_template_kwargs);
+  for (const field of CHAT_EXTRAS) copy(field, (body as Record<string, unknown>)[field]);
   if (typeof body.top_logprobs === 'number') (chat.logprobs = true), (chat.top_logprobs = body.top_logprobs);
   else if (body.include?.includes('message.output_text.logprobs')) chat.logprobs = true;
   const format = body.text?.format;

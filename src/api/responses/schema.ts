@@ -57,7 +57,7 @@ const textFormat = z.discriminatedUnion('type', [
 /**
  * POST /v1/responses (OpenAI's Responses API, docs/responses.md). Unknown fields are
  * accepted, as on chat; the fields OpenAI defines that nothing here does are refused
- * by name in routes.ts rather than ignored.
+ * by name in chat-request.ts rather than ignored, and chat's sampling extras are handed on to chat.
  */
 export const responsesBody = z.looseObject({
   model: z.string({ error: (i) => (i.input === undefined ? 'Invalid input. Please specify the `model` field.' : undefined) }).min(1),
