@@ -1,3 +1,5 @@
+import { err as writeErr } from './terminal.js';
+
 /**
  * A failure a person can act on: one line on stderr, a non-zero exit, and the stack
  * only with --debug (issue 8). Every client command ends through `reportFailure`.
@@ -19,19 +21,25 @@ export class CliError extends Error {
 /** Prints the failure and sets the exit code; anything that is not a CliError is a bug worth its stack with --debug. */
 export function reportFailure(err: unknown, debug: boolean): void {
   const message = err instanceof Error ? err.message : String(err);
-  process.stderr.write(`hangar: ${printable(message.split('\n')[0]!)}\n`);
+  writeErr(`hangar: ${oneLine(err instanceof TypeError ? wrongShape(message) : message)}\n`);
   if (debug && err instanceof Error) {
-    process.stderr.write(`${err.stack ?? err.message}\n`);
-    if (err.cause instanceof Error) process.stderr.write(`Caused by: ${err.cause.stack ?? err.cause.message}\n`);
+    writeErr(`${err.stack ?? err.message}\n`);
+    if (err.cause instanceof Error) writeErr(`Caused by: ${err.cause.stack ?? err.cause.message}\n`);
   }
   process.exitCode = err instanceof CliError ? err.exitCode : 1;
 }
 
 /**
- * Text from a server (its error messages echo what was sent) as a terminal shows it
- * plainly: control characters (an ESC sequence could move the cursor, retitle the
- * window or hide text) are written as `\u001b`.
+ * A TypeError here is JavaScript failing on an answer of another shape than Hangar's API
+ * gives (`items is not iterable`, `Cannot read properties of null`): a server of
+ * another kind or version behind the endpoint. Said so, with JavaScript's words after.
  */
-export function printable(text: string): string {
-  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+function wrongShape(message: string): string {
+  return `the server's answer is not of the shape Hangar's API gives (${message}); is -e/--endpoint a Hangar server of this version? --debug shows where`;
+}
+
+/** The first line, then ` …` when more lines followed. */
+function oneLine(message: string): string {
+  const lines = message.split(/\r?\n/);
+  return lines.length > 1 ? `${lines[0]} …` : message;
 }

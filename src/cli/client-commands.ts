@@ -14,9 +14,11 @@ import { keysCommand, usageCommand } from './commands/keys.js';
 import { usersCommand } from './commands/users.js';
 import { onDemandCommand } from './commands/on-demand.js';
 import { psCommand } from './commands/ps.js';
+import { stopClusterCommand } from './commands/stop-cluster.js';
+import { vllmModelsCommand } from './commands/vllm-models.js';
 import { expandShortFlags } from './short-flags.js';
 
-const commands = [launchCommand, listCommand, terminateCommand, registerCommand, unregisterCommand, registrationsCommand, engineCommand, loginCommand, chatCommand, generateCommand, keysCommand, usersCommand, usageCommand, cachedCommand, removeCacheCommand, psCommand, onDemandCommand];
+const commands = [launchCommand, listCommand, terminateCommand, registerCommand, unregisterCommand, registrationsCommand, engineCommand, loginCommand, chatCommand, generateCommand, keysCommand, usersCommand, usageCommand, cachedCommand, removeCacheCommand, psCommand, onDemandCommand, stopClusterCommand, vllmModelsCommand];
 
 /** Adds the client commands (they talk to a server over HTTP) to the `hangar` program. */
 export function addClientCommands(program: Command): void {

@@ -2,6 +2,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { reportFailure } from './cli-error.js';
 import { resolveConnection, type ConnectionOptions } from './connection.js';
 import { HttpClient } from './http-client.js';
+import { out } from './terminal.js';
 
 /** `-e/--endpoint`, `-ak/--api-key` (see short-flags.ts) and `--debug`, as every client command has them. */
 export function withConnectionOptions(command: Command): Command {
@@ -28,7 +29,7 @@ export function clientAction<O extends ConnectionOptions>(work: (http: HttpClien
 
 /** Prints a value as JSON for `--json` (machine-readable, one document). */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  out(`${JSON.stringify(value, null, 2)}\n`);
 }
 
 /** clientAction for a command with one positional argument (commander passes it first). */
@@ -39,9 +40,11 @@ export function clientActionWithArgument<A, O extends ConnectionOptions>(work: (
 /**
  * A uid or name flag's value: an empty one (`-u ''`, an unset shell variable) would
  * name no model and reach the server as another route (`DELETE /v1/models/`), so it is
- * refused here, naming the flag.
+ * refused here, naming the flag; so are `.` and `..`.
  */
 export function nonEmpty(value: string): string {
   if (value.trim() === '') throw new InvalidArgumentError('must not be empty.');
+  // A URL's path drops `.` and `..` segments (even as %2E), so `-u ..` would reach another route too.
+  if (value === '.' || value === '..') throw new InvalidArgumentError('must not be "." or "..".');
   return value;
 }

@@ -4,7 +4,7 @@ import { CliError } from './cli-error.js';
  * `hangar launch ... --n-ctx 512 --trust-remote-code true`: options the command does
  * not know are engine keyword arguments (Xinference's CLI does the same; names must
  * start with `--`). Dashes become underscores, and values are read the way Xinference
- * reads them: true/false, none/null, numbers, else the string.
+ * reads them: true/false, none/null, numbers, `{...}`/`[...]` as JSON, else the string.
  */
 export function engineKwargs(extra: string[]): Record<string, unknown> {
   const kwargs: Record<string, unknown> = {};
@@ -42,6 +42,14 @@ export function parseValue(raw: string): unknown {
     // arrive rounded) goes as the text: the server then names the field, where a
     // rounded seed would pass in silence.
     if (Number.isFinite(n) && (!Number.isInteger(n) || Number.isSafeInteger(n))) return n;
+  }
+  // Xinference reads `{...}` and `[...]` as JSON (`--compilation_config '{"mode": 3}'`); text that is not JSON stays text.
+  if (/^\s*[[{]/.test(raw)) {
+    try {
+      return JSON.parse(raw) as unknown;
+    } catch {
+      return raw;
+    }
   }
   return raw;
 }

@@ -35,7 +35,7 @@ export class HttpClient {
       for await (const data of readSseData(res.body)) {
         if (data === '[DONE]') return;
         const chunk = parseJson(data, 'an event of the stream') as Record<string, unknown>;
-        if (chunk !== null && typeof chunk === 'object' && chunk.error !== undefined) throw new CliError(`the server stopped the stream: ${errorText(chunk.error)}`);
+        if (chunk !== null && typeof chunk === 'object' && chunk.error !== undefined) throw new CliError(`the server stopped the stream: ${clip(errorText(chunk.error))}`);
         yield chunk;
       }
     } catch (err) {
@@ -49,7 +49,7 @@ export class HttpClient {
 
   private async json<T>(method: string, path: string, body?: unknown): Promise<T> {
     const res = await this.send(method, path, body);
-    const text = await res.text();
+    const text = await boundedText(res, `the answer to ${method} ${path}`);
     if (!res.ok) throw failureFrom(res, text, this.connection.endpoint);
     return (text.length > 0 ? parseJson(text, `the answer to ${method} ${path} (${res.headers.get('content-type') ?? 'no content type'})`) : null) as T;
   }
@@ -64,14 +64,62 @@ export class HttpClient {
     if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
       throw new CliError(`the endpoint ${endpoint} is not an http:// or https:// URL; pass one like http://127.0.0.1:9997 with -e/--endpoint or HANGAR_ENDPOINT`);
     }
-    try {
-      return await fetch(url, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
-    } catch (err) {
-      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      const why = cause?.code ?? cause?.message ?? (err as Error).message;
-      throw new CliError(`cannot reach the Hangar server at ${endpoint} (${why}); is it running? Choose another with -e/--endpoint or HANGAR_ENDPOINT`, null, 1, err);
+    // Redirects are followed by hand, and only within the endpoint's origin: fetch would
+    // send a 307/308's body (a login's password, a launch's `envs`) to wherever the
+    // Location says, and a 303 would turn a DELETE into a GET that "succeeds".
+    let target = url;
+    let sending: { method: string; body?: string } = { method, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) };
+    for (let hop = 0; ; hop++) {
+      let res: Response;
+      try {
+        res = await fetch(target, { ...sending, headers: sending.body === undefined ? withoutContentType(headers) : headers, redirect: 'manual' });
+      } catch (err) {
+        const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+        const why = cause?.code ?? cause?.message ?? (err as Error).message;
+        throw new CliError(`cannot reach the Hangar server at ${endpoint} (${why}); is it running? Choose another with -e/--endpoint or HANGAR_ENDPOINT`, null, 1, err);
+      }
+      const location = REDIRECTS.has(res.status) ? res.headers.get('location') : null;
+      if (location === null) return res;
+      await res.body?.cancel();
+      const next = URL.canParse(location, target.href) ? new URL(location, target) : null;
+      if (!next || next.origin !== url.origin) {
+        throw new CliError(`${endpoint} redirected ${method} ${path} to ${next?.origin ?? JSON.stringify(location.slice(0, 120))}, another server; nothing was sent there. If that is the Hangar server, pass it with -e/--endpoint`, res.status);
+      }
+      if (hop >= MAX_REDIRECTS) throw new CliError(`${endpoint} redirected ${method} ${path} more than ${MAX_REDIRECTS} times`, res.status);
+      // As fetch does: 303 (and 301/302 of a POST) go on as a GET without the body.
+      if (res.status === 303 || ((res.status === 301 || res.status === 302) && sending.method === 'POST')) sending = { method: 'GET' };
+      target = next;
     }
   }
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 5;
+/** The most of an answer the CLI reads: Hangar's largest (a long model list) is a few MiB. */
+export const ANSWER_LIMIT_BYTES = 64 * 1024 * 1024;
+/** The most of an error answer's message printed. */
+const DETAIL_LIMIT = 500;
+
+function withoutContentType(headers: Record<string, string>): Record<string, string> {
+  const { 'content-type': _dropped, ...rest } = headers;
+  return rest;
+}
+
+/** The answer's text, read up to ANSWER_LIMIT_BYTES: past it the CLI stops reading rather than hold it all. */
+async function boundedText(res: Response, what: string): Promise<string> {
+  if (!res.body) return '';
+  const decoder = new TextDecoder();
+  let text = '';
+  let size = 0;
+  for await (const bytes of res.body) {
+    size += bytes.byteLength;
+    if (size > ANSWER_LIMIT_BYTES) {
+      await res.body.cancel().catch(() => {});
+      throw new CliError(`${what} is over ${ANSWER_LIMIT_BYTES / 1024 / 1024} MiB (HTTP ${res.status}); is -e/--endpoint a Hangar server?`, res.ok ? null : res.status);
+    }
+    text += decoder.decode(bytes, { stream: true });
+  }
+  return text + decoder.decode();
 }
 
 /** JSON from the server; anything else (a proxy's HTML page) is a CliError quoting what came. */
@@ -84,19 +132,20 @@ function parseJson(text: string, what: string): unknown {
 }
 
 async function failure(res: Response, endpoint: string): Promise<CliError> {
-  return failureFrom(res, await res.text(), endpoint);
+  return failureFrom(res, await boundedText(res, 'the error answer'), endpoint);
 }
 
 /** Maps an error answer (contract §1 shape: `detail` plus OpenAI's `error`) to one actionable line. */
 function failureFrom(res: Response, text: string, endpoint: string): CliError {
-  let detail = text.trim() || res.statusText;
+  let detail = describeText(text, res);
   try {
     const body = JSON.parse(text) as { detail?: unknown; error?: unknown };
-    if (body.detail !== undefined) detail = errorText(body.detail);
-    else if (body.error !== undefined) detail = errorText(body.error);
+    if (body?.detail !== undefined) detail = errorText(body.detail);
+    else if (body?.error !== undefined) detail = errorText(body.error);
   } catch {
-    // not JSON: the raw text is the best we have
+    // not JSON: described above
   }
+  detail = clip(detail.replace(/\s*\r?\n\s*/g, ' ').trim() || res.statusText || 'no message');
   if (res.status === 401) {
     return new CliError(`not authenticated at ${endpoint} (${detail}): log in with \`hangar login\` or pass --api-key`, 401);
   }
@@ -113,4 +162,21 @@ function errorText(value: unknown): string {
   if (typeof value === 'string') return value;
   if (value && typeof value === 'object' && typeof (value as { message?: unknown }).message === 'string') return (value as { message: string }).message;
   return JSON.stringify(value);
+}
+
+/**
+ * A body that is not JSON, in words: a proxy's HTML error page by its title (nginx's
+ * `<title>502 Bad Gateway</title>`), else its text; its status is said after it anyway.
+ */
+function describeText(text: string, res: Response): string {
+  const trimmed = text.trim();
+  if (/html/i.test(res.headers.get('content-type') ?? '') || /^<(!doctype|html)/i.test(trimmed)) {
+    const title = /<title[^>]*>([^<]*)<\/title>/i.exec(trimmed)?.[1]?.trim();
+    return `an HTML page${title ? ` titled "${clip(title)}"` : ''} (a proxy's error page? is -e/--endpoint the Hangar server?)`;
+  }
+  return trimmed;
+}
+
+function clip(text: string): string {
+  return text.length > DETAIL_LIMIT ? `${text.slice(0, DETAIL_LIMIT)}… (${text.length} characters)` : text;
 }

@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CliError } from './cli-error.js';
 import type { HttpClient } from './http-client.js';
+import { err, printable } from './terminal.js';
 
 const POLL_MS = 500;
 
@@ -19,7 +20,7 @@ interface InstanceRecord {
  */
 export async function followLaunch(http: HttpClient, uid: string, options: { quiet: boolean }): Promise<void> {
   const bar = new SingleBar({
-    format: `Launching ${uid} [{bar}] {percentage}% | {status}`,
+    format: `Launching ${printable(uid)} [{bar}] {percentage}% | {status}`,
     stream: process.stderr,
     // Without a terminal (logs, CI, tests) cli-progress prints one line per update instead.
     noTTYOutput: true,
@@ -72,7 +73,7 @@ async function askToCancel(http: HttpClient, uid: string): Promise<void> {
   rl.once('close', () => abandon.abort());
   let answer: string;
   try {
-    answer = await rl.question(`\nCancel the launch of ${uid}? [y/N] `, { signal: abandon.signal });
+    answer = await rl.question(printable(`\nCancel the launch of ${uid}? [y/N] `), { signal: abandon.signal });
   } catch {
     throw new CliError(`stopped following the launch of ${uid}; it goes on on the server (\`hangar terminate --model-uid ${uid}\` stops it)`, null, 130);
   } finally {
@@ -83,7 +84,7 @@ async function askToCancel(http: HttpClient, uid: string): Promise<void> {
     // The server leaves a finished launch alone: say so rather than claim a cancel.
     const [instance] = await http.get<InstanceRecord[]>(`/v1/models/instances?model_uid=${encodeURIComponent(uid)}`);
     if (instance?.status === 'READY') {
-      process.stderr.write(`too late to cancel: ${uid} had finished launching and is running\n`);
+      err(`too late to cancel: ${uid} had finished launching and is running\n`);
       return;
     }
     throw new CliError(`the launch of ${uid} was cancelled`, null, 130);

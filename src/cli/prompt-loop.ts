@@ -1,4 +1,5 @@
 import { createInterface } from 'node:readline';
+import { out } from './terminal.js';
 
 /**
  * Reads prompts line by line from stdin until EOF, `exit` or `quit`. On a terminal it
@@ -9,7 +10,7 @@ export async function forEachPrompt(label: string, handle: (line: string) => Pro
   const tty = process.stdin.isTTY === true;
   const rl = createInterface({ input: process.stdin, ...(tty ? { output: process.stdout, terminal: true } : { terminal: false }) });
   const ask = (): void => {
-    if (tty) process.stdout.write(label);
+    if (tty) out(label);
   };
   ask();
   try {

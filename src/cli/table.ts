@@ -1,4 +1,4 @@
-import { printable } from './cli-error.js';
+import { printable } from './terminal.js';
 
 /** An aligned text table: a header row, a rule, then one row per item; cells padded to the widest. */
 export function formatTable(headers: string[], rows: unknown[][]): string {

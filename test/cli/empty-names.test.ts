@@ -27,6 +27,10 @@ describe('uid and name flags', () => {
     expect(refusal(launchCommand(), ['qwen', '-u', '', '--model-engine', 'x'])).toContain('--model-uid');
     expect(refusal(unregisterCommand(), ['-n', '', '-t', 'LLM'])).toContain('--model-name');
     expect(refusal(terminateCommand(), ['-u', 'my-model'])).toBeNull();
+    // A URL path drops . and .. segments: DELETE /v1/models/.. would be DELETE /v1/.
+    expect(refusal(terminateCommand(), ['-u', '..'])).toContain('must not be "." or ".."');
+    expect(refusal(terminateCommand(), ['-u', '.'])).toContain('must not be "." or ".."');
+    expect(refusal(unregisterCommand(), ['-n', 'models', '-t', '..'])).toContain('--model-type');
   });
 });
 

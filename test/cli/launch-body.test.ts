@@ -35,6 +35,22 @@ describe('launch flags to the POST /v1/models body', () => {
     expect(() => engineKwargs(['stray'])).toThrow('unexpected argument "stray"');
     expect(() => engineKwargs(['--n-ctx'])).toThrow('--n-ctx needs a value');
   });
+
+  it('reads {...} and [...] as JSON as Xinference does, and refuses its own parameters given as engine arguments', () => {
+    expect(engineKwargs(['--compilation_config', '{"mode": 3}', '--stops', '["a", "b"]', '--half', '{not json'])).toEqual({
+      compilation_config: { mode: 3 }, stops: ['a', 'b'], half: '{not json',
+    });
+    // Silently overwritten by the flag's default before: n_gpu "auto", model_type "LLM".
+    expect(() => launchBody(base, ['--n_gpu', '1'])).toThrow('--n_gpu is a launch option of its own, not an engine argument: use --n-gpu');
+    expect(() => launchBody(base, ['--model_type', 'embedding'])).toThrow('use -t/--model-type');
+    expect(() => launchBody({ ...base, modelEngine: undefined }, ['--model_engine', 'vllm'])).toThrow('use -en/--model-engine');
+    // --model_path is Xinference's old spelling of -mp: taken, but not beside -mp.
+    expect(launchBody(base, ['--model_path', '/old'])).toMatchObject({ model_path: '/old' });
+    expect(() => launchBody({ ...base, modelPath: '/new' }, ['--model_path', '/old'])).toThrow('Cannot set both --model-path and --model_path');
+    // Keyword arguments in Xinference (enable_thinking, keep_alive): refused only beside their flag.
+    expect(launchBody(base, ['--enable_thinking', 'false'])).toMatchObject({ enable_thinking: false });
+    expect(() => launchBody({ ...base, keepAlive: '5m' }, ['--keep_alive', '10'])).toThrow('--keep_alive and the flag that sets keep_alive are both given');
+  });
 });
 
 describe("the rest of Xinference's launch flags, and numbers read as typed", () => {

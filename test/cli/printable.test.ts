@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { printable } from '../../src/cli/cli-error.js';
+import { printable } from '../../src/cli/terminal.js';
 import { formatTable } from '../../src/cli/table.js';
 
 describe('what the CLI prints of a server\'s text', () => {

@@ -2,6 +2,7 @@ import { stat, writeFile, readdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { printable } from '../../src/cli/terminal.js';
 import { upstreamAuthConfig } from '../fixtures/auth-users.js';
 import { runCli, startCli } from './harness/cli.js';
 import { client } from './harness/http.js';
@@ -117,12 +118,13 @@ describe('hangar CLI against a server without auth', () => {
     expect(direct.status, direct.text).toBe(200);
     const chat = await cli(['chat', '--model-uid', 'chat1', '--temperature', '0', '--max_tokens', '8'], 'Hello there\n');
     expect(chat.code, chat.stderr).toBe(0);
-    expect(chat.stdout).toBe(`${direct.body.choices[0].message.content}\n`);
+    // Control characters of the random model's text are written out (src/cli/terminal.ts).
+    expect(chat.stdout).toBe(`${printable(direct.body.choices[0].message.content)}\n`);
 
     const completion = await client(server.url).post('/v1/completions', { model: 'chat1', prompt: 'Once upon a time', ...greedy });
     const generate = await cli(['generate', '-u', 'chat1', '--temperature', '0', '--max-tokens', '8', '--no-stream'], 'Once upon a time\n');
     expect(generate.code, generate.stderr).toBe(0);
-    expect(generate.stdout).toBe(`${completion.body.choices[0].text}\n`);
+    expect(generate.stdout).toBe(`${printable(completion.body.choices[0].text)}\n`);
 
     const stop = await cli(['terminate', '--model-uid', 'chat1']);
     expect(stop.code, stop.stderr).toBe(0);
@@ -181,6 +183,26 @@ describe('hangar CLI against a server without auth', () => {
     expect(debug.code).toBe(1);
     expect(debug.stderr).toMatch(/\n\s+at /);
   });
+
+  it('lists vLLM\'s families (vllm-models), and stop-cluster asks, then stops the server (Xinference\'s verbs)', async () => {
+    const families = await cli(['vllm-models', '--json']);
+    expect(families.code, families.stderr).toBe(0);
+    const { chat, generate } = JSON.parse(families.stdout) as { chat: string[]; generate: string[] };
+    expect(chat.length).toBeGreaterThan(0);
+    expect(generate.length).toBeGreaterThan(0);
+    expect((await cli(['vllm-models'])).stdout).toContain(`vLLM supported chat model families: ${chat.join(', ')}`);
+
+    const declined = await cli(['stop-cluster'], 'n\n');
+    expect(declined.code, declined.stderr).toBe(0);
+    expect(declined.stdout).toContain(`This command will stop the Hangar server at ${server.url}`);
+    expect(declined.stdout).toContain('Nothing stopped.');
+    expect((await client(server.url).get('/v1/models')).status).toBe(200);
+
+    const stopped = await cli(['stop-cluster', '--check']);
+    expect(stopped.code, stopped.stderr).toBe(0);
+    expect(stopped.stdout).toBe('Cluster stopped: true\n');
+    expect(await waitFor(() => server.process.exitCode !== null || server.process.signalCode !== null, 30_000)).toBe(true);
+  }, 60_000);
 });
 
 describe('hangar CLI against a server with auth', () => {

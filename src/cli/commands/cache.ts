@@ -1,8 +1,9 @@
-import { createInterface } from 'node:readline/promises';
 import { Command } from 'commander';
 import { clientAction, nonEmpty, printJson, withConnectionOptions } from '../command-options.js';
 import type { ConnectionOptions } from '../connection.js';
 import { formatTable } from '../table.js';
+import { out } from '../terminal.js';
+import { confirm } from '../confirm.js';
 
 type Row = Record<string, unknown>;
 
@@ -16,8 +17,8 @@ export function cachedCommand(): Command {
     clientAction<ConnectionOptions & { modelName?: string; json?: boolean }>(async (http, o) => {
       const { list } = await http.get<{ list: Row[] }>(`/v1/cache/models${o.modelName ? `?model_name=${encodeURIComponent(o.modelName)}` : ''}`);
       if (o.json) return printJson(list);
-      if (list.length === 0) return void process.stdout.write('No cached models.\n');
-      process.stdout.write(
+      if (list.length === 0) return void out('No cached models.\n');
+      out(
         `${formatTable(
           ['Name', 'Type', 'Version', 'Size', 'In use by', 'Path'],
           list.map((r) => [r.model_name, r.model_type ?? '', r.model_version, size(r.actual_size), r.in_use_by, r.path]),
@@ -41,14 +42,11 @@ export function removeCacheCommand(): Command {
       const version = encodeURIComponent(o.modelVersion);
       const { paths } = await http.get<{ paths: string[] }>(`/v1/cache/models/files?model_version=${version}`);
       if (!o.yes && !o.check) {
-        process.stdout.write(`${paths.join('\n')}\n`);
-        const rl = createInterface({ input: process.stdin, output: process.stdout });
-        const answer = await rl.question(`Delete these ${paths.length} file(s)? [y/N] `).catch(() => '');
-        rl.close();
-        if (!/^y(es)?$/i.test(answer.trim())) return void process.stdout.write('Nothing deleted.\n');
+        out(`${paths.join('\n')}\n`);
+        if (!(await confirm(`Delete these ${paths.length} file(s)?`))) return void out('Nothing deleted.\n');
       }
       await http.delete(`/v1/cache/models?model_version=${version}`);
-      process.stdout.write(`Deleted ${o.modelVersion} (${paths.length} file(s)).\n`);
+      out(`Deleted ${o.modelVersion} (${paths.length} file(s)).\n`);
     }),
   );
 }

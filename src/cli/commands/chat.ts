@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { clientAction } from '../command-options.js';
 import { samplingFields, withGenerationOptions, type GenerationOptions } from '../generation-options.js';
 import { forEachPrompt, interactive } from '../prompt-loop.js';
+import { out } from '../terminal.js';
 
 interface Message {
   role: string;
@@ -18,20 +19,20 @@ export function chatCommand(): Command {
         await forEachPrompt('User: ', async (line) => {
           messages.push({ role: 'user', content: line });
           const body = { model: options.modelUid, messages, ...samplingFields(options) };
-          if (interactive()) process.stdout.write('Assistant: ');
+          if (interactive()) out('Assistant: ');
           let answer = '';
           if (options.stream !== false) {
             for await (const chunk of http.stream('/v1/chat/completions', { ...body, stream: true })) {
               const delta = (chunk.choices as Array<{ delta?: { content?: string | null } }> | undefined)?.[0]?.delta?.content ?? '';
               answer += delta;
-              process.stdout.write(delta);
+              out(delta);
             }
           } else {
             const reply = await http.post<{ choices: Array<{ message: { content: string | null } }> }>('/v1/chat/completions', body);
             answer = reply.choices[0]?.message.content ?? '';
-            process.stdout.write(answer);
+            out(answer);
           }
-          process.stdout.write('\n');
+          out('\n');
           messages.push({ role: 'assistant', content: answer });
         });
       }),

@@ -3,6 +3,7 @@ import { CliError } from '../cli-error.js';
 import { clientAction, nonEmpty, printJson, withConnectionOptions } from '../command-options.js';
 import type { ConnectionOptions } from '../connection.js';
 import { formatTable } from '../table.js';
+import { out } from '../terminal.js';
 
 interface EngineOptions extends ConnectionOptions {
   modelName: string;
@@ -58,8 +59,8 @@ export function engineCommand(): Command {
           }
         }
       }
-      process.stdout.write(`${formatTable(['Name', 'Engine', 'Format', 'Size (in billions)', 'Quantization'], rows)}\n`);
-      if (unusable.length > 0) process.stdout.write(`\nNot usable here:\n${unusable.map((u) => `  ${u}`).join('\n')}\n`);
+      out(`${formatTable(['Name', 'Engine', 'Format', 'Size (in billions)', 'Quantization'], rows)}\n`);
+      if (unusable.length > 0) out(`\nNot usable here:\n${unusable.map((u) => `  ${u}`).join('\n')}\n`);
     }),
   );
 }

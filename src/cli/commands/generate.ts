@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { clientAction } from '../command-options.js';
 import { samplingFields, withGenerationOptions, type GenerationOptions } from '../generation-options.js';
 import { forEachPrompt } from '../prompt-loop.js';
+import { out } from '../terminal.js';
 
 /** `hangar generate -u <uid>`: each line read is a prompt; its completion is printed. */
 export function generateCommand(): Command {
@@ -11,13 +12,13 @@ export function generateCommand(): Command {
         const body = { model: options.modelUid, prompt, ...samplingFields(options) };
         if (options.stream !== false) {
           for await (const chunk of http.stream('/v1/completions', { ...body, stream: true })) {
-            process.stdout.write((chunk.choices as Array<{ text?: string }> | undefined)?.[0]?.text ?? '');
+            out((chunk.choices as Array<{ text?: string }> | undefined)?.[0]?.text ?? '');
           }
         } else {
           const reply = await http.post<{ choices: Array<{ text: string }> }>('/v1/completions', body);
-          process.stdout.write(reply.choices[0]?.text ?? '');
+          out(reply.choices[0]?.text ?? '');
         }
-        process.stdout.write('\n');
+        out('\n');
       });
     }),
   );

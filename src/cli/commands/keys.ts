@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { clientAction, clientActionWithArgument, printJson, withConnectionOptions } from '../command-options.js';
 import type { ConnectionOptions } from '../connection.js';
 import { formatTable } from '../table.js';
+import { out } from '../terminal.js';
 
 type Key = Record<string, unknown> & { limits?: Record<string, number | null> };
 
@@ -57,7 +58,7 @@ export function keysCommand(): Command {
         if (o.expiresAt) body.expires_at = o.expiresAt;
         const created = await http.post<{ id: number; key: string; prefix: string; name: string }>('/v1/admin/keys', body);
         if (o.json) return printJson(created);
-        process.stdout.write(`Created key ${created.id} (${created.name}):\n\n  ${created.key}\n\nCopy it now: the server keeps only a digest and cannot show it again.\n`);
+        out(`Created key ${created.id} (${created.name}):\n\n  ${created.key}\n\nCopy it now: the server keeps only a digest and cannot show it again.\n`);
       }),
     ),
   );
@@ -69,9 +70,9 @@ export function keysCommand(): Command {
       clientAction<ConnectionOptions & { owner?: string; json?: boolean }>(async (http, o) => {
         const rows = await http.get<Key[]>(`/v1/admin/keys${o.owner ? `?owner=${encodeURIComponent(o.owner)}` : ''}`);
         if (o.json) return printJson(rows);
-        if (rows.length === 0) return void process.stdout.write('No API keys.\n');
+        if (rows.length === 0) return void out('No API keys.\n');
         const limit = (k: Key, name: string) => k.limits?.[name] ?? '-';
-        process.stdout.write(
+        out(
           `${formatTable(
             ['ID', 'Prefix', 'Name', 'Owner', 'Enabled', 'RPM', 'TPM', 'Parallel', 'Models', 'Expires', 'Last used'],
             rows.map((k) => [k.id, k.key_prefix, k.name, k.owner_username, k.enabled ? 'yes' : 'no', limit(k, 'rpm'), limit(k, 'tpm'), limit(k, 'max_parallel'), (k.model_permissions as string[] | null)?.length ? k.model_permissions : 'all', k.expires_at ?? 'never', k.last_used_at ?? 'never']),
@@ -85,7 +86,7 @@ export function keysCommand(): Command {
     withConnectionOptions(new Command('revoke').description('revoke an API key: it stops working at once').argument('<id>', 'the key id (see `hangar keys list`)', positiveInteger)).action(
       clientActionWithArgument<number, ConnectionOptions>(async (http, id) => {
         await http.delete(`/v1/admin/keys/${id}`);
-        process.stdout.write(`Revoked key ${id}.\n`);
+        out(`Revoked key ${id}.\n`);
       }),
     ),
   );
@@ -111,9 +112,9 @@ export function usageCommand(): Command {
       if (o.to) query.set('to', o.to);
       const rows = await http.get<Array<Record<string, unknown>>>(`/v1/admin/usage${query.size ? `?${query}` : ''}`);
       if (o.json) return printJson(rows);
-      if (rows.length === 0) return void process.stdout.write('No usage recorded.\n');
+      if (rows.length === 0) return void out('No usage recorded.\n');
       const columns = ['hour', 'key_id', 'model', 'requests', 'prompt_tokens', 'completion_tokens', 'errors'];
-      process.stdout.write(`${formatTable(['Hour', 'Key', 'Model', 'Requests', 'Prompt tokens', 'Completion tokens', 'Errors'], rows.map((r) => columns.map((c) => r[c])))}\n`);
+      out(`${formatTable(['Hour', 'Key', 'Model', 'Requests', 'Prompt tokens', 'Completion tokens', 'Errors'], rows.map((r) => columns.map((c) => r[c])))}\n`);
     }),
   );
 }

@@ -4,6 +4,7 @@ import { clientAction, nonEmpty, printJson, withConnectionOptions } from '../com
 import type { ConnectionOptions } from '../connection.js';
 import { engineKwargs, parseValue } from '../engine-kwargs.js';
 import { followLaunch } from '../launch-progress.js';
+import { out } from '../terminal.js';
 
 export interface LaunchOptions extends ConnectionOptions {
   modelName?: string;
@@ -49,10 +50,11 @@ export function launchCommand(): Command {
   ).action(
     clientAction<LaunchOptions>(async (http, options, command) => {
       const body = launchBody(options, command.args);
-      const { model_uid: uid } = await http.post<{ model_uid: string }>('/v1/models?wait_ready=false', body);
+      const { model_uid: uid } = await http.post<{ model_uid: unknown }>('/v1/models?wait_ready=false', body);
+      if (typeof uid !== 'string' || uid.length === 0) throw new CliError(`the server accepted the launch but answered no model_uid (${JSON.stringify(uid)}); is -e/--endpoint a Hangar server?`);
       await followLaunch(http, uid, { quiet: options.json === true });
       if (options.json) printJson({ model_uid: uid });
-      else process.stdout.write(`Model uid: ${uid}\n`);
+      else out(`Model uid: ${uid}\n`);
     }),
   );
 }
@@ -90,6 +92,15 @@ export function launchFlags(command: Command): Command {
       .allowExcessArguments();
 }
 
+/** Parameters of Xinference's `launch_model` that flags set, with the flag that sets each. */
+const OWN_FIELDS: Record<string, string> = {
+  model_name: '-n/--model-name', model_type: '-t/--model-type', model_engine: '-en/--model-engine', model_uid: '-u/--model-uid',
+  replica: '-r/--replica', n_gpu: '--n-gpu', model_size_in_billions: '-s/--size-in-billions',
+  model_format: '-f/--model-format', quantization: '-q/--quantization', gpu_idx: '--gpu-idx', worker_ip: '--worker-ip', envs: '-ev/--env',
+  peft_model_config: '-lm/--lora-modules', n_worker: '--n-worker', enable_virtual_env: '--enable-virtual-env or --disable-virtual-env',
+  virtual_env_packages: '-vp/--virtual-env-package',
+};
+
 /** The POST /v1/models body (contract §3.1) the flags describe. */
 export function launchBody(options: LaunchOptions, extra: string[]): Record<string, unknown> {
   // `hangar launch hf.co/<org>/<repo>:Q4_K_M`, as `ollama run` and `vllm serve` take it.
@@ -97,12 +108,24 @@ export function launchBody(options: LaunchOptions, extra: string[]): Record<stri
   const modelName = options.modelName ?? positional;
   if (!modelName) throw new CliError('a model name is required: -n <name>, or a hub id as the first argument (hf.co/<org>/<repo>)');
   if (positional !== undefined) extra = extra.slice(1);
+  const kwargs = engineKwargs(extra);
+  // `--model_path` is Xinference's old spelling of -mp; with both, Xinference refuses too.
+  if ('model_path' in kwargs) {
+    if (options.modelPath) throw new CliError('Cannot set both --model-path and --model_path');
+    if (typeof kwargs.model_path === 'string') options = { ...options, modelPath: kwargs.model_path };
+    delete kwargs.model_path;
+  }
+  // A launch field of its own given as an engine argument (`--n_gpu 1`) would be
+  // overwritten by the flag's default in silence; Xinference's CLI fails on these too.
+  for (const [field, flag] of Object.entries(OWN_FIELDS)) {
+    if (field in kwargs) throw new CliError(`--${field} is a launch option of its own, not an engine argument: use ${flag}`);
+  }
   // A hub id's engine follows from its files (GGUF: llama.cpp); the server picks it.
   if (options.modelType === 'LLM' && !options.modelEngine && !modelName.includes('/')) {
     throw new CliError('--model-engine (-en) is required for LLM models, e.g. -en Transformers; `hangar engine -n <name>` lists the engines');
   }
   const body: Record<string, unknown> = {
-    ...engineKwargs(extra),
+    ...kwargs,
     model_name: modelName,
     model_type: options.modelType,
     replica: options.replica,
@@ -133,6 +156,10 @@ export function launchBody(options: LaunchOptions, extra: string[]): Record<stri
   // Checked by the server, which names the field; a bare number is seconds, as in Ollama.
   if (options.keepAlive !== undefined) body.keep_alive = /^-?\d+(\.\d+)?$/.test(options.keepAlive) ? Number(options.keepAlive) : options.keepAlive;
   if (options.force) body.force = true;
+  // The others Xinference takes as keyword arguments: refused only where a flag set them too.
+  for (const field of Object.keys(kwargs)) {
+    if (body[field] !== kwargs[field]) throw new CliError(`--${field} and the flag that sets ${field} are both given; keep one`);
+  }
   return body;
 }
 

@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { clientAction, printJson, withConnectionOptions } from '../command-options.js';
 import type { ConnectionOptions } from '../connection.js';
 import { formatTable } from '../table.js';
+import { out } from '../terminal.js';
 
 type Item = Record<string, unknown>;
 
@@ -19,10 +20,10 @@ export function listCommand(): Command {
       const { data } = await http.get<{ data: Item[] }>('/v1/models');
       if (options.json) return printJson(data);
       if (data.length === 0) {
-        process.stdout.write('No running models.\n');
+        out('No running models.\n');
         return;
       }
-      process.stdout.write(`${tablesByType(data, (type) => COLUMNS[type] ?? DEFAULT_COLUMNS)}\n`);
+      out(`${tablesByType(data, (type) => COLUMNS[type] ?? DEFAULT_COLUMNS)}\n`);
     }),
   );
 }

@@ -3,6 +3,7 @@ import { clientAction, clientActionWithArgument, nonEmpty, printJson, withConnec
 import type { ConnectionOptions } from '../connection.js';
 import { formatTable } from '../table.js';
 import { launchBody, launchFlags, type LaunchOptions } from './launch.js';
+import { out } from '../terminal.js';
 
 /**
  * `hangar on-demand add|list|remove` (docs/on-demand.md): the models a request loads
@@ -14,7 +15,7 @@ export function onDemandCommand(): Command {
     withConnectionOptions(launchFlags(new Command('add').description('add (or replace) an on-demand model: the flags of `hangar launch`'))).action(
       clientAction<LaunchOptions>(async (http, options, sub) => {
         const { model_uid: uid } = await http.post<{ model_uid: string }>('/v1/on_demand/models', launchBody(options, sub.args));
-        process.stdout.write(`On-demand model: ${uid}\n`);
+        out(`On-demand model: ${uid}\n`);
       }),
     ),
   );
@@ -23,10 +24,10 @@ export function onDemandCommand(): Command {
       clientAction<ConnectionOptions & { json?: boolean }>(async (http, options) => {
         const answer = await http.get<{ enabled: boolean; list: Array<Record<string, unknown>> }>('/v1/on_demand/models');
         if (options.json) return printJson(answer);
-        if (!answer.enabled) process.stdout.write('On-demand loading is off on this server (start it with --on-demand).\n');
-        if (answer.list.length === 0) return void process.stdout.write('No on-demand models.\n');
+        if (!answer.enabled) out('On-demand loading is off on this server (start it with --on-demand).\n');
+        if (answer.list.length === 0) return void out('No on-demand models.\n');
         const rows = answer.list.map((e) => [e.model_uid, e.model_type, e.model_name, e.model_engine, e.keep_alive, e.status]);
-        process.stdout.write(`${formatTable(['UID', 'Type', 'Name', 'Engine', 'Keep alive', 'Status'], rows)}\n`);
+        out(`${formatTable(['UID', 'Type', 'Name', 'Engine', 'Keep alive', 'Status'], rows)}\n`);
       }),
     ),
   );
@@ -34,7 +35,7 @@ export function onDemandCommand(): Command {
     withConnectionOptions(new Command('remove').description('remove an on-demand model (a loaded one keeps running until it is idle or terminated)').argument('<model_uid>', 'uid of the on-demand model', nonEmpty)).action(
       clientActionWithArgument<string, ConnectionOptions>(async (http, uid) => {
         await http.delete(`/v1/on_demand/models/${encodeURIComponent(uid)}`);
-        process.stdout.write(`Removed on-demand model ${uid}\n`);
+        out(`Removed on-demand model ${uid}\n`);
       }),
     ),
   );

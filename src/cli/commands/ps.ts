@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { clientAction, printJson, withConnectionOptions } from '../command-options.js';
 import type { ConnectionOptions } from '../connection.js';
 import { formatTable } from '../table.js';
+import { out } from '../terminal.js';
 
 type Item = Record<string, any>;
 
@@ -43,7 +44,7 @@ export function psCommand(): Command {
         const budget = d.budget_bytes === null ? 'no budget' : `${size(d.used_bytes)} of ${size(d.budget_bytes)} budget (${size(d.free_bytes)} free)`;
         lines.push(`${d.device === 'cpu' ? 'Host memory' : d.device.toUpperCase()}: ${budget}`);
       }
-      process.stdout.write(`${lines.join('\n')}\n`);
+      out(`${lines.join('\n')}\n`);
     }),
   );
 }

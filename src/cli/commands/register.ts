@@ -1,8 +1,9 @@
 import { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { CliError } from '../cli-error.js';
-import { clientAction, withConnectionOptions } from '../command-options.js';
+import { clientAction, nonEmpty, withConnectionOptions } from '../command-options.js';
 import type { ConnectionOptions } from '../connection.js';
+import { out } from '../terminal.js';
 
 interface RegisterOptions extends ConnectionOptions {
   modelType: string;
@@ -16,7 +17,7 @@ export function registerCommand(): Command {
   return withConnectionOptions(
     new Command('register')
       .description('register a custom model from a JSON definition file')
-      .option('-t, --model-type <type>', 'LLM, embedding, rerank, image, audio, video or flexible', 'LLM')
+      .option('-t, --model-type <type>', 'LLM, embedding, rerank, image, audio, video or flexible', nonEmpty, 'LLM')
       .requiredOption('-f, --file <path>', 'the model definition (JSON)')
       .option('-p, --persist', 'keep the registration across server restarts')
       .option('-w, --worker-ip <ip>', 'worker to register on'),
@@ -38,7 +39,7 @@ export function registerCommand(): Command {
       const body: Record<string, unknown> = { model: text, persist: options.persist === true };
       if (options.workerIp) body.worker_ip = options.workerIp;
       await http.post(`/v1/model_registrations/${encodeURIComponent(options.modelType)}`, body);
-      process.stdout.write(`Registered ${String(definition.model_name)} (${options.modelType})${options.persist ? ', persisted' : ''}.\n`);
+      out(`Registered ${String(definition.model_name)} (${options.modelType})${options.persist ? ', persisted' : ''}.\n`);
     }),
   );
 }

@@ -1,7 +1,8 @@
 import { Command } from 'commander';
-import { clientAction, printJson, withConnectionOptions } from '../command-options.js';
+import { clientAction, nonEmpty, printJson, withConnectionOptions } from '../command-options.js';
 import type { ConnectionOptions } from '../connection.js';
 import { formatTable } from '../table.js';
+import { out } from '../terminal.js';
 
 type Item = Record<string, unknown>;
 
@@ -17,7 +18,7 @@ export function registrationsCommand(): Command {
   return withConnectionOptions(
     new Command('registrations')
       .description('list the models of a type that can be launched')
-      .option('-t, --model-type <type>', 'LLM, embedding, rerank, image, audio, video or flexible', 'LLM')
+      .option('-t, --model-type <type>', 'LLM, embedding, rerank, image, audio, video or flexible', nonEmpty, 'LLM')
       .option('--json', 'print the list as JSON'),
   ).action(
     clientAction<ConnectionOptions & { modelType: string; json?: boolean }>(async (http, options) => {
@@ -25,7 +26,7 @@ export function registrationsCommand(): Command {
       const items = await http.get<Item[]>(`/v1/model_registrations/${encodeURIComponent(type)}?detailed=true`);
       if (options.json) return printJson(items);
       const columns = COLUMNS[type] ?? [['Type', () => type], ['Name', (i: Item) => i.model_name], ['Family', (i: Item) => i.model_family], ['Ability', (i: Item) => i.model_ability], ['Is-built-in', (i: Item) => i.is_builtin]];
-      process.stdout.write(`${formatTable(columns.map(([t]) => t), items.map((item) => columns.map(([, get]) => get(item))))}\n`);
+      out(`${formatTable(columns.map(([t]) => t), items.map((item) => columns.map(([, get]) => get(item))))}\n`);
     }),
   );
 }

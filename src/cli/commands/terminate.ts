@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { clientAction, nonEmpty, withConnectionOptions } from '../command-options.js';
 import type { ConnectionOptions } from '../connection.js';
+import { out } from '../terminal.js';
 
 /** `hangar terminate --model-uid <uid>`: stops every replica of a running (or launching) model. */
 export function terminateCommand(): Command {
@@ -9,7 +10,7 @@ export function terminateCommand(): Command {
   ).action(
     clientAction<ConnectionOptions & { modelUid: string }>(async (http, options) => {
       await http.delete(`/v1/models/${encodeURIComponent(options.modelUid)}`);
-      process.stdout.write(`Model ${options.modelUid} terminated.\n`);
+      out(`Model ${options.modelUid} terminated.\n`);
     }),
   );
 }

@@ -4,6 +4,7 @@ import { clientAction, clientActionWithArgument, printJson, withConnectionOption
 import type { ConnectionOptions } from '../connection.js';
 import { formatTable } from '../table.js';
 import { positiveInteger } from './keys.js';
+import { out } from '../terminal.js';
 
 const list = (value: string): string[] => value.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
 
@@ -35,7 +36,7 @@ export function usersCommand(): Command {
       clientActionWithArgument<string, ConnectionOptions & { password?: string; passwordStdin?: boolean; permissions: string[]; json?: boolean }>(async (http, username, o) => {
         const created = await http.post<{ id: number; username: string }>('/v1/admin/users', { username, password: await passwordOf(o), permissions: o.permissions });
         if (o.json) return printJson(created);
-        process.stdout.write(`Created user ${created.username} (id ${created.id}).\n`);
+        out(`Created user ${created.username} (id ${created.id}).\n`);
       }),
     ),
   );
@@ -45,7 +46,7 @@ export function usersCommand(): Command {
       clientAction<ConnectionOptions & { json?: boolean }>(async (http, o) => {
         const rows = await http.get<Array<Record<string, unknown>>>('/v1/admin/users');
         if (o.json) return printJson(rows);
-        process.stdout.write(`${formatTable(['ID', 'Username', 'Source', 'Enabled', 'Permissions'], rows.map((u) => [u.id ?? '-', u.username, u.source, u.enabled ? 'yes' : 'no', u.permissions]))}\n`);
+        out(`${formatTable(['ID', 'Username', 'Source', 'Enabled', 'Permissions'], rows.map((u) => [u.id ?? '-', u.username, u.source, u.enabled ? 'yes' : 'no', u.permissions]))}\n`);
       }),
     ),
   );
@@ -67,7 +68,7 @@ export function usersCommand(): Command {
         if (o.enable) body.enabled = true;
         if (Object.keys(body).length === 0) throw new CliError('nothing to change: give --permissions, --disable or --enable');
         await http.put(`/v1/admin/users/${id}`, body);
-        process.stdout.write(`Updated user ${id}.\n`);
+        out(`Updated user ${id}.\n`);
       }),
     ),
   );
@@ -78,7 +79,7 @@ export function usersCommand(): Command {
     ).action(
       clientActionWithArgument<number, ConnectionOptions & { password?: string; passwordStdin?: boolean }>(async (http, id, o) => {
         await http.put(`/v1/admin/users/${id}/password`, { new_password: await passwordOf(o) });
-        process.stdout.write(`Password of user ${id} changed.\n`);
+        out(`Password of user ${id} changed.\n`);
       }),
     ),
   );
@@ -87,7 +88,7 @@ export function usersCommand(): Command {
     withConnectionOptions(new Command('delete').description('delete a user and revoke all their keys').argument('<id>', 'user id', positiveInteger)).action(
       clientActionWithArgument<number, ConnectionOptions>(async (http, id) => {
         await http.delete(`/v1/admin/users/${id}`);
-        process.stdout.write(`Deleted user ${id} and their keys.\n`);
+        out(`Deleted user ${id} and their keys.\n`);
       }),
     ),
   );
