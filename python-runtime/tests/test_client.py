@@ -200,6 +200,8 @@ def test_audio_and_image_handles_speak_listen_and_read(client):
         # approximately, so keywords are looked for (as test/integration/media-audio-image.test.ts does).
         spoken = tts.speech("please open the door and turn on the light", voice="en-us", response_format="wav", speed=150 / 175)
         assert spoken[:4] == b"RIFF" and len(spoken) > 22050
+        # Without a voice the client sends voice "" (as Xinference's does): the model's default speaks.
+        assert tts.speech("hello", response_format="wav")[:4] == b"RIFF"
         streamed = b"".join(tts.speech("please open the door", voice="en-us", response_format="wav", stream=True))
         assert streamed[:4] == b"RIFF"
         heard = asr.transcriptions(spoken)

@@ -31,6 +31,10 @@ def test_generation_arguments_are_checked_before_the_pipeline_runs():
     engine = DiffusersEngine()
     with pytest.raises(ValueError, match="prompt must be a non-empty string"):
         engine._call_args("  ", 1, None, {})
+    # A variation needs no prompt (OpenAI's create_variation sends none); a generation does.
+    assert engine._call_args(None, 1, None, {}, prompt_required=False)["prompt"] == ""
+    with pytest.raises(ValueError, match="prompt must be a non-empty string"):
+        engine._call_args(None, 1, None, {})
     with pytest.raises(ValueError, match="n must be an integer from 1 to 10"):
         engine._call_args("a cat", 11, None, {})
     with pytest.raises(ValueError, match="Unknown generation parameter"):

@@ -49,9 +49,14 @@ describe('autostart models (real server, restarted)', () => {
   }, 120_000);
 
   it('forgets it after DELETE, and 404s an unknown uid', async () => {
+    expect((await api().get('/v1/autostart/models/summary')).body).toEqual({ models: [{ enabled: true, model_uid: 'auto-sim' }] });
     expect((await request(server.url, 'DELETE', '/v1/autostart/models?model_uid=auto-sim')).body).toEqual({ result: true });
     expect((await request(server.url, 'DELETE', '/v1/autostart/models?model_uid=auto-sim')).status).toBe(404);
     expect((await request(server.url, 'DELETE', '/v1/autostart/models')).status).toBe(400);
+    // Xinference 2.12's spelling (its client's remove_autostart_model): the uid in the path, the summary back.
+    expect((await api().post('/v1/autostart/models', { model_name: 'simulator', model_engine: 'simulator', model_uid: 'auto-sim' })).status).toBe(200);
+    expect((await request(server.url, 'DELETE', '/v1/autostart/models/auto-sim')).body).toEqual({ models: [] });
+    expect((await request(server.url, 'DELETE', '/v1/autostart/models/auto-sim')).status).toBe(404);
     await server.stop();
     server = await startServer({ home, args: ['--no-restore'] });
     await new Promise((r) => setTimeout(r, 1000));

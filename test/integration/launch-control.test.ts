@@ -77,7 +77,8 @@ describe('launch control: progress, cancel, loading, limits, crashes', () => {
   });
 
   it('terminates a model that is still launching', async () => {
-    expect((await api.post('/v1/models?wait_ready=false', { model_name: 'slow', model_type: 'flexible', model_uid: 'doomed' })).status).toBe(200);
+    // Python's spelling, as Xinference's client sends it (requests writes `?wait_ready=False`).
+    expect((await api.post('/v1/models?wait_ready=False', { model_name: 'slow', model_type: 'flexible', model_uid: 'doomed' })).status).toBe(200);
     expect(await waitFor(async () => (await runtimePids(server.home)).length === 1, 10_000)).toBe(true);
     expect((await api.delete('/v1/models/doomed')).status).toBe(200);
     expect(await runtimePids(server.home)).toEqual([]);

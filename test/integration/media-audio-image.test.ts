@@ -220,6 +220,10 @@ describe('audio and image models', () => {
     expect(badFormat.body.error.param).toBe('response_format');
     const notImage = await post('/v1/images/ocr', imageForm('ocr', spoken));
     expect(notImage.body.error).toMatchObject({ code: 'unsupported_upload_format', param: 'image' });
+    // Xinference's clients send voice "" unless told one: the model's default voice speaks.
+    const defaultVoice = await fetch(`${server.url}/v1/audio/speech`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tts', input: 'hi', voice: '', response_format: 'wav' }) });
+    expect(defaultVoice.status).toBe(200);
+    expect(Buffer.from(await defaultVoice.arrayBuffer()).subarray(0, 4).toString()).toBe('RIFF');
     const voice = await api.post('/v1/audio/speech', { model: 'tts', input: 'hi', voice: 'klingon' });
     expect(voice.status).toBe(400);
     expect(voice.body.detail).toMatch(/Unknown voice 'klingon'/);
@@ -255,6 +259,11 @@ describe('audio and image models', () => {
     const refusedTwice = await post('/v1/images/variations', twice);
     expect(refusedTwice.body.error).toMatchObject({ code: 'invalid_field', param: 'image' });
     expect(refusedTwice.body.detail).toMatch(/came again/);
+    // A variation needs no prompt (OpenAI's create_variation has none): checked through to the model's ability.
+    const variation = await post('/v1/images/variations', imageForm('ocr', png, 'image'));
+    expect(variation.body.error).toMatchObject({ code: 'ability_missing', param: 'model' });
+    const edit = await post('/v1/images/edits', imageForm('ocr', png, 'image'));
+    expect(edit.body.error).toMatchObject({ code: 'invalid_field', param: 'prompt' });
     const streamed = imageForm('ocr', png, 'image');
     streamed.append('prompt', 'a cat');
     streamed.append('stream', 'true');

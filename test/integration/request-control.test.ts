@@ -117,7 +117,7 @@ describe('request control and service routes (real server)', () => {
     expect([again.status, again.body.error?.code]).toEqual([404, 'replica_not_found']);
     const removed = await removing;
     expect(removed.status, removed.text).toBe(200);
-    expect(removed.body).toEqual({ result: true });
+    expect(removed.body).toEqual({ result: true, remaining_replicas: 1 });
     for (const s of await Promise.all(streams)) {
       expect(s.data.at(-1)).toBe('[DONE]');
       expect(jsonEvents(s).filter((e) => e.choices?.[0]?.delta?.content)).toHaveLength(25);

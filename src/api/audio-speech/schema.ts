@@ -15,7 +15,9 @@ export const SPEECH_CONTENT_TYPES: Record<SpeechFormat, string> = {
 export const speechBody = z.looseObject({
   model: z.string({ error: (i) => (i.input === undefined ? 'Invalid input. Please specify the `model` field.' : undefined) }).min(1),
   input: z.string().min(1, 'must not be empty').max(4096, 'must be at most 4096 characters'),
-  voice: z.string().min(1).nullish(),
+  // Xinference's clients send `voice: ""` unless told one (its server then takes the
+  // model's default voice, as here): an empty voice is no voice.
+  voice: z.string().nullish().transform((v) => (v === '' ? null : v)),
   response_format: z.enum(SPEECH_FORMATS).default('mp3'),
   speed: z.number().min(0.25).max(4).default(1),
   stream: z.boolean().default(false),

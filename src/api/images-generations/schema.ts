@@ -20,7 +20,8 @@ export type ImageGenerationBody = z.output<typeof imageGenerationBody>;
 /** Text fields of POST /v1/images/variations and /v1/images/edits (multipart; the source image's fields are in serving.ts). */
 export const imageVariationFields = z.looseObject({
   model: modelField,
-  prompt: z.string().min(1, 'must not be empty'),
+  // Required on /edits (serving.ts); a variation may have none (OpenAI's create_variation sends none, Xinference's is Form(None)).
+  prompt: z.string().optional(),
   negative_prompt: z.string().optional(),
   n: z.coerce.number().int().min(1).max(10).default(1),
   size: z.union([z.enum(['original', 'auto']), z.string().regex(/^\d{2,4}[x*]\d{2,4}$/, 'must look like 1024x1024, or be original or auto')]).nullish(),

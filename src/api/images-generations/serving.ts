@@ -49,6 +49,9 @@ export async function serveVariation(supervisor: Supervisor, media: MediaStore, 
   // One source image, so at most two files (with a mask) are ever held.
   const form = await readForm(request, { route, fileFields: [...SOURCE_IMAGE_FIELDS, 'mask'], maxFileBytes: MAX_IMAGE_BYTES, oneOf: SOURCE_IMAGE_FIELDS });
   const fields = parseFields(imageVariationFields, form);
+  if (route === '/v1/images/edits' && !fields.prompt) {
+    throw new HangarError('invalid_field', [fields.prompt === undefined ? 'Invalid input. Please specify the `prompt` field.' : 'prompt: must not be empty'], { param: 'prompt' });
+  }
   if (fields.stream?.toLowerCase() === 'true') {
     throw new HangarError('invalid_field', ['stream: streamed image edits (partial images as events) are not supported; leave stream out'], { param: 'stream' });
   }
@@ -62,7 +65,7 @@ export async function serveVariation(supervisor: Supervisor, media: MediaStore, 
   // `original` (Xinference) and `auto` (OpenAI) both mean the source image's size.
   if (fields.size && fields.size !== 'original' && fields.size !== 'auto') kwargs.size = fields.size;
   if (fields.negative_prompt) kwargs.negative_prompt = fields.negative_prompt;
-  const result = await supervisor.call({ uid: fields.model, route, types: ['image'] }, 'image_to_image', [image.data, fields.prompt], kwargs, abortOnDisconnect(reply));
+  const result = await supervisor.call({ uid: fields.model, route, types: ['image'] }, 'image_to_image', [image.data, fields.prompt || null], kwargs, abortOnDisconnect(reply));
   setOverheadHeader(request, reply, result.runtimeMs);
   const images = (result.value as { images?: unknown }).images;
   return { created: Math.floor(Date.now() / 1000), data: resultItems(request, media, images, fields.response_format, PNG) };

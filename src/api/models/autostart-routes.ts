@@ -27,4 +27,15 @@ export const autostartRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = a
     await supervisor.saved.removeAutostart(request.query.model_uid);
     return { result: true };
   });
+
+  // Xinference 2.12's spellings, which its client (remove_autostart_model,
+  // get_autostart_model_summary) calls: the uid in the path, answered with the summary.
+  const summary = () => ({ models: supervisor.saved.autostartEntries().map(({ uid }) => ({ enabled: true, model_uid: uid })) });
+
+  app.get('/v1/autostart/models/summary', { ...needs('models:list'), schema: { tags } }, async () => summary());
+
+  app.delete('/v1/autostart/models/:model_uid', { ...needs('models:stop'), schema: { params: uidQuery, tags } }, async (request) => {
+    await supervisor.saved.removeAutostart(request.params.model_uid);
+    return summary();
+  });
 };

@@ -40,11 +40,16 @@ export const launchBody = z.looseObject({
 });
 export type LaunchBody = z.infer<typeof launchBody>;
 
+// What FastAPI (pydantic) reads as a boolean query value, any case: Xinference's client
+// sends Python's `False` (requests writes `?wait_ready=False`).
+const TRUE_WORDS = ['true', '1', 'yes', 'y', 'on', 't'];
+const BOOL_WORDS = [...TRUE_WORDS, 'false', '0', 'no', 'n', 'off', 'f'] as const;
+
 export const launchQuery = z.object({
   wait_ready: z
-    .enum(['true', 'false', '1', '0'])
+    .preprocess((v) => (typeof v === 'string' ? v.toLowerCase() : v), z.enum(BOOL_WORDS))
     .default('true')
-    .transform((v) => v === 'true' || v === '1'),
+    .transform((v) => TRUE_WORDS.includes(v)),
 });
 
 export const uidParams = z.object({ model_uid: z.string() });

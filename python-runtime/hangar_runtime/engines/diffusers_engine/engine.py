@@ -76,11 +76,11 @@ class DiffusersEngine(Engine):
         return {"images": [to_png(image) for image in result.images]}
 
     def image_to_image(self, image, prompt, n=1, size=None, **kwargs) -> dict:
+        call = self._call_args(prompt, n, size, kwargs, prompt_required=False)
         import diffusers
 
         if self._image_to_image is None:
             self._image_to_image = diffusers.AutoPipelineForImage2Image.from_pipe(self._pipeline)
-        call = self._call_args(prompt, n, size, kwargs)
         call.pop("width", None)
         call.pop("height", None)
         result = self._image_to_image(image=decode(image), num_images_per_prompt=n, **call)
@@ -101,8 +101,12 @@ class DiffusersEngine(Engine):
                     videos.append(f.read())
         return {"videos": videos}
 
-    def _call_args(self, prompt, n, size, kwargs) -> dict:
-        if not isinstance(prompt, str) or not prompt.strip():
+    def _call_args(self, prompt, n, size, kwargs, prompt_required=True) -> dict:
+        # A variation (image to image) may come without a prompt: OpenAI's create_variation
+        # has none, and Xinference's is Form(None). The pipeline then takes "".
+        if not prompt_required and prompt is None:
+            prompt = ""
+        if not isinstance(prompt, str) or (prompt_required and not prompt.strip()):
             raise ValueError("prompt must be a non-empty string")
         if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_IMAGES:
             raise ValueError(f"n must be an integer from 1 to {MAX_IMAGES}, got {n!r}")
