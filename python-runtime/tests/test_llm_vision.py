@@ -108,6 +108,13 @@ def test_a_decompression_bomb_and_too_many_images_are_refused(engine):
         engine.chat([image_message("What?", bomb)], generate_config=GREEDY)
     with pytest.raises(ValueError, match=rf"at most {MAX_IMAGES} per request"):
         engine.chat([image_message("What?", *[png(1)] * (MAX_IMAGES + 1))], generate_config=GREEDY)
+    # Each under the 40 M of one image; three together past the request's 80 M: the third is
+    # refused from its header (sixteen such took 4.2 GB before), naming its part.
+    buffer = io.BytesIO()
+    Image.new("1", (6000, 6000)).save(buffer, format="PNG")
+    big = "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
+    with pytest.raises(ValueError, match=r"messages\[0\]\.content\[2\]: the request's images come to over 80000000 pixels"):
+        engine.chat([image_message("What?", big, big, big)], generate_config=GREEDY)
 
 
 @pytest.mark.parametrize("size", [(1, 6_000_000), (6_000_000, 1), (1, 201)])

@@ -43,6 +43,24 @@ def test_codec_round_trip_resamples_and_encodes_each_format():
         audio_codec.encode(tone, rate, "opus")
 
 
+def _wav(frames: int, rate: int) -> bytes:
+    """A 16-bit mono WAV of `frames` silent samples at `rate` Hz (a size that says nothing of its length)."""
+    import soundfile
+
+    buffer = io.BytesIO()
+    soundfile.write(buffer, np.zeros(frames, dtype=np.float32), rate, format="WAV", subtype="PCM_16")
+    return buffer.getvalue()
+
+
+def test_audio_longer_than_an_hour_is_refused_from_its_header_before_it_is_decoded():
+    # 21 kB holding 3 hours at 1 Hz (it took 2.3 GB to resample), and 4 MB of 23 days
+    # (numpy was asked for 119 GiB and the answer was a 500).
+    for frames in (3 * 3600, 2_000_000):
+        with pytest.raises(ValueError, match="at most 3600 s .* send it in parts"):
+            audio_codec.decode(_wav(frames, 1), 16000)
+    assert len(audio_codec.decode(_wav(16000, 8000), 16000)) == 32000
+
+
 @needs_espeak
 def test_espeak_lists_voices_and_refuses_unknown_ones(espeak):
     assert "en-us" in espeak.voices()
@@ -82,6 +100,52 @@ def test_pocketsphinx_hears_keywords_in_espeak_speech(espeak):
     assert "door" in [w["word"] for w in result["words"]]
     with pytest.raises(ValueError, match="English only"):
         engine.transcribe(wav, language="de")
+
+
+def test_pocketsphinx_gets_audio_in_half_second_pieces_so_the_heartbeat_thread_runs():
+    """pocketsphinx holds the GIL for a whole process_raw call: 20 s of noise in one call
+    starved the runtime's heartbeat and the replica was killed as dead. The real decoder
+    is watched (every call goes on to it) for the size of each piece it is fed."""
+    from hangar_runtime.engines.pocketsphinx_engine.engine import PocketsphinxEngine
+
+    engine = PocketsphinxEngine()
+    engine.load({}, no_progress)
+    real, pieces = engine._decoder, []
+
+    class Watched:
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def process_raw(self, data, **kwargs):
+            if not kwargs.get("no_search"):  # the pass that only takes the cepstral mean is fast
+                pieces.append(len(data))
+            return real.process_raw(data, **kwargs)
+
+    engine._decoder = Watched()
+    rng = np.random.default_rng(0)
+    noise = np.zeros(16000 * 6, dtype=np.float32)
+    noise[16000:48000] = rng.standard_normal(32000).astype(np.float32) * 0.3
+    buffer = io.BytesIO()
+    import soundfile
+
+    soundfile.write(buffer, noise, 16000, format="WAV", subtype="PCM_16")
+    engine.transcribe(buffer.getvalue())
+    assert sum(pieces) == 2 * len(noise) and max(pieces) <= 16000
+
+
+def test_an_image_upload_past_40_million_pixels_is_refused_from_its_header():
+    # OCR and image models: a few kB of PNG declaring 7000x7000 took gigabytes to read.
+    from PIL import Image
+
+    from hangar_runtime.engines.media_io import image_codec
+
+    buffer = io.BytesIO()
+    Image.new("1", (7000, 7000)).save(buffer, format="PNG")
+    with pytest.raises(ValueError, match="7000x7000 pixels; at most 40000000 pixels"):
+        image_codec.decode(buffer.getvalue())
+    buffer = io.BytesIO()
+    Image.new("1", (6000, 6000)).save(buffer, format="PNG")
+    assert image_codec.decode(buffer.getvalue()).size == (6000, 6000)
 
 
 @needs_tesseract

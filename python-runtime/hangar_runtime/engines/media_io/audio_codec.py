@@ -10,6 +10,10 @@ import numpy as np
 INPUT_FORMATS = ("wav", "flac", "ogg", "mp3")
 OUTPUT_FORMATS = ("wav", "flac", "pcm", "mp3")
 _SOUNDFILE_FORMATS = {"wav": ("WAV", "PCM_16"), "flac": ("FLAC", "PCM_16"), "mp3": ("MP3", "MPEG_LAYER_III")}
+# The longest audio decoded. A file's size does not bound its length: 21 kB of WAV at
+# 1 Hz holds 3 hours, and an hour at 16 kHz took 1.3 GB to decode and resample (and
+# 2 M frames at 1 Hz asked numpy for 119 GiB). Checked from the header, before reading.
+MAX_SECONDS = 3600
 
 
 def decode(data, rate: int) -> np.ndarray:
@@ -20,13 +24,27 @@ def decode(data, rate: int) -> np.ndarray:
     if not isinstance(data, (bytes, bytearray)) or len(data) == 0:
         raise ValueError(f"The audio file is empty; expected one of: {', '.join(INPUT_FORMATS)}")
     try:
-        samples, source_rate = soundfile.read(io.BytesIO(bytes(data)), dtype="float32", always_2d=True)
+        info = soundfile.info(io.BytesIO(bytes(data)))
     except Exception as exc:  # soundfile.LibsndfileError and friends: the bytes are not audio it knows
         # libsndfile's own text names a Python object, not the problem; the formats help more.
         raise ValueError(f"The audio file could not be decoded; expected one of: {', '.join(INPUT_FORMATS)}") from exc
+    _check_length(info.frames, info.samplerate)
+    try:
+        samples, source_rate = soundfile.read(io.BytesIO(bytes(data)), dtype="float32", always_2d=True)
+    except Exception as exc:
+        raise ValueError(f"The audio file could not be decoded; expected one of: {', '.join(INPUT_FORMATS)}") from exc
     if samples.shape[0] == 0:
         raise ValueError("The audio file holds no samples")
+    _check_length(samples.shape[0], source_rate)  # a header may understate (an MP3's is an estimate)
     return resample(samples.mean(axis=1), int(source_rate), rate)
+
+
+def _check_length(frames: int, rate: int) -> None:
+    if rate <= 0:
+        raise ValueError(f"The audio file's sample rate ({rate} Hz) is not one audio has")
+    seconds = frames / rate
+    if seconds > MAX_SECONDS:
+        raise ValueError(f"The audio is {seconds:,.0f} s long; at most {MAX_SECONDS} s ({MAX_SECONDS // 60} minutes) is transcribed in one request: send it in parts")
 
 
 def resample(samples: np.ndarray, source_rate: int, rate: int) -> np.ndarray:

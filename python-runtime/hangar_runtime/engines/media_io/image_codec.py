@@ -4,6 +4,10 @@ format Pillow reads before any engine sees it; generated images go back as PNG."
 import io
 
 INPUT_FORMATS = ("png", "jpeg", "gif", "bmp", "tiff", "webp")
+# A decoded image bigger than this many pixels is refused, from its header: a small
+# PNG or JPEG can expand to gigabytes of pixels (a "decompression bomb": 631 bytes of
+# JPEG declaring 13300x13300 took 1.9 GB to read); PIL only refuses past 178 M.
+MAX_IMAGE_PIXELS = 40_000_000
 
 
 def decode(data):
@@ -14,6 +18,9 @@ def decode(data):
         raise ValueError(f"The image file is empty; expected one of: {', '.join(INPUT_FORMATS)}")
     try:
         image = Image.open(io.BytesIO(bytes(data)))
+        width, height = image.size
+        if width * height > MAX_IMAGE_PIXELS:
+            raise ValueError(f"The image is {width}x{height} pixels; at most {MAX_IMAGE_PIXELS} pixels")
         image.load()
     except (UnidentifiedImageError, OSError, SyntaxError) as exc:
         raise ValueError(f"The image file could not be decoded; expected one of: {', '.join(INPUT_FORMATS)}") from exc

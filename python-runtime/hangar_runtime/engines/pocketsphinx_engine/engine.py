@@ -13,6 +13,7 @@ from ..media_io.transcript import Transcript
 SAMPLE_RATE = 16000
 FRAMES_PER_SECOND = 100  # pocketsphinx's default frame rate (`frate`)
 WHOLE_FILE_SECONDS = 30
+CHUNK_BYTES = SAMPLE_RATE  # half a second of 16-bit samples
 
 
 class PocketsphinxEngine(Engine):
@@ -53,8 +54,19 @@ class PocketsphinxEngine(Engine):
         duration = len(samples) / SAMPLE_RATE
         transcript = Transcript(language="en", duration=duration)
         for start, pcm in _utterances(samples):
+            # Searched in half-second pieces: pocketsphinx holds the GIL inside one call, and
+            # a 20 s utterance of noise took 20 s in one, so the runtime's heartbeat thread
+            # went unanswered and the replica was killed as dead (the longest pause went
+            # from 3.3 s to 0.2 s). Pieces alone start from a stale cepstral mean and hear
+            # worse, so a first pass without search takes the mean of the whole utterance
+            # (features only: milliseconds); with it the words heard on espeak-ng speech
+            # are those of one whole call, or better.
             self._decoder.start_utt()
-            self._decoder.process_raw(pcm, full_utt=True)
+            self._decoder.process_raw(pcm, no_search=True, full_utt=True)
+            self._decoder.end_utt()
+            self._decoder.start_utt()
+            for offset in range(0, len(pcm), CHUNK_BYTES):
+                self._decoder.process_raw(pcm[offset:offset + CHUNK_BYTES], full_utt=False)
             self._decoder.end_utt()
             hypothesis = self._decoder.hyp()
             if hypothesis is None or not hypothesis.hypstr.strip():

@@ -14,9 +14,12 @@ import warnings
 
 from ...errors import field_error
 
-# A decoded image bigger than this many pixels is refused: a small PNG can expand
-# to gigabytes of pixels (a "decompression bomb"); PIL only warns below twice its own limit.
-MAX_IMAGE_PIXELS = 40_000_000
+from ..media_io.image_codec import MAX_IMAGE_PIXELS
+
+# All the images of one request together: sixteen 11 kB PNGs of 36 M pixels each are
+# each under MAX_IMAGE_PIXELS and took 4.2 GB together. Checked from each header, before
+# the image is decoded.
+MAX_REQUEST_PIXELS = 2 * MAX_IMAGE_PIXELS
 # Longest side over shortest side (Qwen2-VL's processor refuses past 200 too).
 MAX_ASPECT_RATIO = 200
 # The control plane holds each image to HANGAR_IMAGE_MAX_BYTES (docs/vision.md); this
@@ -32,6 +35,7 @@ def split_images(messages: list[dict]) -> tuple[list[dict], list]:
     if not isinstance(messages, list) or not messages:
         raise ValueError("messages must be a non-empty list")
     out, images = [], []
+    pixels_left = MAX_REQUEST_PIXELS
     for index, message in enumerate(messages):
         if not isinstance(message, dict):
             raise ValueError(f"messages[{index}] must be a map with a string role")
@@ -46,10 +50,14 @@ def split_images(messages: list[dict]) -> tuple[list[dict], list]:
                 if kind == "text" and isinstance(part.get("text"), str):
                     parts.append({"type": "text", "text": part["text"]})
                 elif kind == "image_url":
+                    if len(images) == MAX_IMAGES:
+                        raise field_error("messages", f"messages: more than {MAX_IMAGES} images; at most {MAX_IMAGES} per request")
                     try:
-                        images.append(decode_image(_image_url(part, where), where))
+                        image = decode_image(_image_url(part, where), where, pixels_left)
                     except ValueError as exc:
                         raise field_error(f"messages.{index}.content.{at}.image_url.url", str(exc)) from exc
+                    pixels_left -= image.width * image.height
+                    images.append(image)
                     parts.append({"type": "image"})
                 else:
                     raise field_error(f"messages.{index}.content.{at}",
@@ -57,8 +65,6 @@ def split_images(messages: list[dict]) -> tuple[list[dict], list]:
         else:
             raise ValueError(f"messages[{index}].content must be a string or a list of parts")
         out.append({**message, "content": parts})
-    if len(images) > MAX_IMAGES:
-        raise field_error("messages", f"messages: {len(images)} images; at most {MAX_IMAGES} per request")
     return out, images
 
 
@@ -90,8 +96,9 @@ def _image_url(part: dict, where: str) -> str:
     return url
 
 
-def decode_image(url: str, where: str):
-    """A `data:image/...;base64,` URL to an RGB PIL image, or ValueError naming `where`."""
+def decode_image(url: str, where: str, pixels_left: int = MAX_REQUEST_PIXELS):
+    """A `data:image/...;base64,` URL to an RGB PIL image, or ValueError naming `where`;
+    `pixels_left`: what the request's earlier images left of MAX_REQUEST_PIXELS."""
     from PIL import Image
 
     if not url.startswith("data:"):
@@ -112,6 +119,8 @@ def decode_image(url: str, where: str):
             width, height = image.size
             if width * height > MAX_IMAGE_PIXELS:
                 raise ValueError(f"{where}: the image is {width}x{height} pixels; at most {MAX_IMAGE_PIXELS} pixels")
+            if width * height > pixels_left:
+                raise ValueError(f"{where}: the request's images come to over {MAX_REQUEST_PIXELS} pixels with this one ({width}x{height}); send fewer or smaller images")
             # A processor scales the short side up to its size (336, 448, ...): a 1x6,000,000
             # strip became billions of pixels and a MemoryError. Qwen2-VL's own bound.
             if min(width, height) < 1 or max(width, height) > MAX_ASPECT_RATIO * min(width, height):
