@@ -211,9 +211,21 @@ describe('vision chat on the Transformers engine', () => {
     });
     expect(byUrl.content).toEqual(message.content);
     const refused = await sdk.messages
-      .create({ model: 'eye', max_tokens: 8, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: `${imageBase}/big.png` } }, { type: 'text', text: 'What?' }] }] })
+      .create({ model: 'eye', max_tokens: 8, system: 'Be brief.', messages: [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello' }, { role: 'user', content: [{ type: 'text', text: 'What?' }, { type: 'image', source: { type: 'url', url: `${imageBase}/big.png` } }] }] })
       .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
+    // Named by its block (chat's index, after the system prompt, was one more; its field image_url.url).
+    const error = (refused as InstanceType<typeof Anthropic.BadRequestError>).error as { error: { param?: string; message: string } };
+    expect(error.error.param).toBe('messages.2.content.1.source');
+    // The runtime's own refusal (an unreadable image) too.
+    const corrupt = await fetch(`${server.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'eye', max_tokens: 8, system: 'Be brief.', messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: Buffer.from('not a png').toString('base64') } }] }] }),
+    });
+    const corruptBody = (await corrupt.json()) as { error: { param: string; message: string } };
+    expect([corrupt.status, corruptBody.error.param]).toEqual([400, 'messages.0.content.0.source']);
+    expect(corruptBody.error.message).toMatch(/^messages\.0\.content\.0/);
   });
 
   it('answers the Responses API’s input_image parts (data: and http) as the same chat', async () => {
@@ -235,7 +247,8 @@ describe('vision chat on the Transformers engine', () => {
     expect((await respond(dataUrl('b'))).output_text).toBe(other.body.choices[0].message.content);
     const refused = await respond(`${imageBase}/big.png`).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((refused as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('input');
+    // Named by its input item and part (it was `input` alone).
+    expect((refused as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('input.0.content.0.image_url');
   });
 
   it('takes image_url parts from the OpenAI Python SDK', async () => {

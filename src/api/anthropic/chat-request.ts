@@ -1,4 +1,5 @@
 import { HangarError } from '../../errors/hangar-error.js';
+import type { ChatOrigins } from '../llm/param-origins.js';
 import type { ContentBlock, MessagesBody } from './schema.js';
 import { checkToolPairing } from './tool-pairing.js';
 
@@ -9,17 +10,17 @@ import { checkToolPairing } from './tool-pairing.js';
  * blocks as `tool` messages, tools and tool_choice in OpenAI's spelling. Tool turns
  * that do not pair up are refused first (tool-pairing.ts).
  */
-export function toChatRequest(body: MessagesBody): Record<string, unknown> {
+export function toChatRequest(body: MessagesBody, origins: ChatOrigins = []): Record<string, unknown> {
   checkToolPairing(body.messages);
   const messages: Array<Record<string, unknown>> = [];
   if (body.system !== undefined) {
     const system = typeof body.system === 'string' ? body.system : joinTexts(body.system);
-    if (system) messages.push({ role: 'system', content: system });
+    if (system) messages.push({ role: 'system', content: system }), origins.push({ path: 'system' });
   }
   body.messages.forEach((message, i) => {
     const blocks: ContentBlock[] = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
-    if (message.role === 'assistant') messages.push(assistantMessage(blocks));
-    else messages.push(...userMessages(blocks, i));
+    if (message.role === 'assistant') messages.push(assistantMessage(blocks)), origins.push({ path: `messages.${i}` });
+    else messages.push(...userMessages(blocks, i, origins));
   });
   const chat: Record<string, unknown> = { model: body.model, messages, max_tokens: body.max_tokens };
   if (body.stop_sequences?.length) chat.stop = body.stop_sequences;
@@ -64,26 +65,35 @@ function assistantMessage(blocks: ContentBlock[]): Record<string, unknown> {
  * after the tool messages, so a vision model sees them and any other model refuses
  * them by name, as it refuses any image; they are never dropped.
  */
-function userMessages(blocks: ContentBlock[], index: number): Array<Record<string, unknown>> {
+function userMessages(blocks: ContentBlock[], index: number, origins: ChatOrigins): Array<Record<string, unknown>> {
   const out: Array<Record<string, unknown>> = [];
   const parts: Array<Record<string, unknown>> = [];
-  for (const block of blocks) {
+  // Where each of `parts` came from, for errors (param-origins.ts).
+  const partPaths: string[] = [];
+  blocks.forEach((block, b) => {
+    const at = `messages.${index}.content.${b}`;
     if (block.type === 'tool_result') {
       const content = block.content === undefined ? '' : typeof block.content === 'string' ? block.content : joinTexts(block.content);
       out.push({ role: 'tool', tool_call_id: block.tool_use_id, content: block.is_error ? `Error: ${content}` : content });
-      if (Array.isArray(block.content)) for (const inner of block.content) if (inner.type === 'image') parts.push(imagePart(inner));
+      origins.push({ path: at });
+      if (Array.isArray(block.content)) {
+        block.content.forEach((inner, c) => {
+          if (inner.type === 'image') parts.push(imagePart(inner)), partPaths.push(`${at}.content.${c}`);
+        });
+      }
     } else if (block.type === 'text') {
       const text = (block as { text: string }).text;
-      if (!text.startsWith(BILLING_HEADER)) parts.push({ type: 'text', text });
+      if (!text.startsWith(BILLING_HEADER)) parts.push({ type: 'text', text }), partPaths.push(at);
     } else if (block.type === 'image') {
-      parts.push(imagePart(block));
+      parts.push(imagePart(block)), partPaths.push(at);
     } else if (block.type === 'tool_use') {
       throw new HangarError('invalid_field', [`messages.${index}.content: tool_use blocks belong to assistant messages`], { param: `messages.${index}.content` });
     }
-  }
+  });
   if (parts.length > 0) {
     const onlyText = parts.every((p) => p.type === 'text');
     out.push({ role: 'user', content: onlyText ? parts.map((p) => p.text).join('\n') : parts });
+    origins.push({ path: `messages.${index}`, parts: partPaths });
   }
   return out;
 }

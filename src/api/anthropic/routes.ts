@@ -12,6 +12,7 @@ import type { ChatBody } from '../chat/schema.js';
 import { prepareChatWithImages } from '../chat/serving.js';
 import { serveGeneration } from '../llm/serve-generation.js';
 import { toChatRequest } from './chat-request.js';
+import { type ChatOrigins, type OriginNames, withOriginalNames, withOriginalNamesNow } from '../llm/param-origins.js';
 import { anthropicMessage } from './message-response.js';
 import { countTokensBody, messagesBody, type MessagesBody } from './schema.js';
 import { anthropicStreamFormat } from './stream-events.js';
@@ -35,22 +36,24 @@ export const anthropicRoutes: FastifyPluginAsync<{ supervisor: Supervisor; strea
       if (budget !== null && budget >= body.max_tokens) {
         throw new HangarError('invalid_field', [`thinking.budget_tokens: must be less than max_tokens (${body.max_tokens}), got ${budget}`], { param: 'thinking.budget_tokens' });
       }
-      return serveGeneration(supervisor, streaming, request, reply, {
-        ...(await prepareChatWithImages(supervisor, asChatBody(body), images)),
+      const names: OriginNames = { origins: [], image: 'source' };
+      return withOriginalNames(serveGeneration(supervisor, streaming, request, reply, {
+        ...(await withOriginalNames(prepareChatWithImages(supervisor, asChatBody(body, names.origins), images), names)),
         method: 'chat',
         stream: body.stream === true,
         answer: (value) => anthropicMessage(body.model, value, body.stop_sequences ?? []),
         streamInterval: null,
         format: () => anthropicStreamFormat(body.model, body.stop_sequences ?? []),
-      });
+      }), names);
     });
   }
 
   for (const url of ['/v1/messages/count_tokens', '/anthropic/v1/messages/count_tokens']) {
     app.post(url, { ...needs('models:read'), schema: { body: countTokensBody, tags } }, async (request, reply) => {
       // max_tokens only satisfies the chat schema: nothing is generated.
-      const chat = await prepareChatWithImages(supervisor, asChatBody({ ...request.body, max_tokens: 1 }), images);
-      const result = await supervisor.call({ ...chat.target, route: url }, 'count_tokens', chat.args, countTokensKwargs(chat.kwargs), abortOnDisconnect(reply));
+      const names: OriginNames = { origins: [], image: 'source' };
+      const chat = await withOriginalNames(prepareChatWithImages(supervisor, asChatBody({ ...request.body, max_tokens: 1 }, names.origins), images), names);
+      const result = await withOriginalNames(supervisor.call({ ...chat.target, route: url }, 'count_tokens', chat.args, countTokensKwargs(chat.kwargs), abortOnDisconnect(reply)), names);
       return { input_tokens: promptTokens(result.value) };
     });
   }
@@ -61,8 +64,9 @@ export const anthropicRoutes: FastifyPluginAsync<{ supervisor: Supervisor; strea
 };
 
 /** The chat request a Messages body maps to, checked by the chat route's own schema, so both APIs refuse alike. */
-function asChatBody(body: MessagesBody): ChatBody {
-  return checkedChatBody(toChatRequest(body));
+function asChatBody(body: MessagesBody, origins: ChatOrigins): ChatBody {
+  const chat = toChatRequest(body, origins);
+  return withOriginalNamesNow(() => checkedChatBody(chat), { origins, image: 'source' });
 }
 
 /**

@@ -3,6 +3,7 @@ import { HangarError } from '../../errors/hangar-error.js';
 import type { z } from 'zod';
 import { type ContentPart, contentPart, functionCallItem, functionCallOutputItem } from './schema.js';
 import { specificIssue } from '../validation-issue.js';
+import type { ChatOrigins } from '../llm/param-origins.js';
 
 /** An input item as stored and listed (GET /v1/responses/{id}/input_items): always with an id and a type. */
 export type Item = Record<string, unknown> & { id: string; type: string };
@@ -95,22 +96,31 @@ function messageContent(item: Record<string, unknown>, path: string): ContentPar
  * consecutive function calls as one assistant message's tool_calls, each function call
  * output as a tool message. Reasoning items are left out.
  */
-export function chatMessages(instructions: string | null | undefined, items: readonly Item[]): Array<Record<string, unknown>> {
+export function chatMessages(
+  instructions: string | null | undefined,
+  items: readonly Item[],
+  origins: ChatOrigins = [],
+  itemPath: (index: number) => string = (index) => `input.${index}`,
+): Array<Record<string, unknown>> {
   const messages: Array<Record<string, unknown>> = [];
-  if (instructions) messages.push({ role: 'system', content: instructions });
-  for (const item of items) {
+  if (instructions) messages.push({ role: 'system', content: instructions }), origins.push({ path: 'instructions' });
+  items.forEach((item, i) => {
+    const at = itemPath(i);
     if (item.type === 'message') {
       const role = item.role === 'developer' ? 'system' : (item.role as string);
-      messages.push({ role, content: chatContent(item.content as ContentPart[]) });
+      const parts = item.content as ContentPart[];
+      messages.push({ role, content: chatContent(parts) });
+      origins.push({ path: at, parts: parts.map((_, j) => (at.startsWith('input.') ? `${at}.content.${j}` : at)) });
     } else if (item.type === 'function_call') {
       const call = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
       const last = messages.at(-1);
       if (last?.role === 'assistant') last.tool_calls = [...((last.tool_calls as unknown[] | undefined) ?? []), call];
-      else messages.push({ role: 'assistant', content: '', tool_calls: [call] });
+      else messages.push({ role: 'assistant', content: '', tool_calls: [call] }), origins.push({ path: at });
     } else if (item.type === 'function_call_output') {
       messages.push({ role: 'tool', tool_call_id: item.call_id, content: outputText(item.output) });
+      origins.push({ path: at });
     }
-  }
+  });
   return messages;
 }
 

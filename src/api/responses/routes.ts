@@ -18,6 +18,7 @@ import { type ResponseContext, finalResponse } from './response-object.js';
 import { inputItemsQuery, responseIdParams, responsesBody } from './schema.js';
 import { responsesStreamFormat } from './stream-events.js';
 import { specificIssue } from '../validation-issue.js';
+import { type OriginNames, originalParam, withOriginalNames } from '../llm/param-origins.js';
 
 interface Options {
   supervisor: Supervisor;
@@ -50,13 +51,17 @@ export const responsesRoutes: FastifyPluginAsync<Options> = async (fastify, { su
       history = [...(previous.inputItems as Item[]), ...(previous.response.output as Item[])];
     }
     const items = normalizeInput(body.input, (id) => store.item(id, owner));
-    const chat = chatBody.safeParse(toChatRequest(body, chatMessages(body.instructions, [...history, ...items])));
+    // Errors about a message name the input item (and part) it came from (param-origins.ts);
+    // the previous response's items are named by previous_response_id, a string input by `input`.
+    const names: OriginNames = { origins: [], image: 'image_url', fallback: 'input' };
+    const itemPath = (i: number): string => (i < history.length ? 'previous_response_id' : typeof body.input === 'string' ? 'input' : `input.${i - history.length}`);
+    const chat = chatBody.safeParse(toChatRequest(body, chatMessages(body.instructions, [...history, ...items], names.origins, itemPath)));
     if (!chat.success) {
       const issue = specificIssue(chat.error.issues[0]!);
-      const param = responsesParam(issue.path.join('.'));
+      const param = responsesParam(originalParam(issue.path.join('.'), names));
       throw new HangarError('invalid_field', [`${param}: ${issue.message}`], { param });
     }
-    const call = await withResponsesNames(prepareChatWithImages(supervisor, chat.data, images));
+    const call = await withResponsesNames(withOriginalNames(prepareChatWithImages(supervisor, chat.data, images), names));
     const ctx: ResponseContext = {
       id: itemId('resp'),
       createdAt: Math.floor(Date.now() / 1000),
@@ -67,7 +72,7 @@ export const responsesRoutes: FastifyPluginAsync<Options> = async (fastify, { su
     const save = (response: Record<string, unknown>): void => {
       if (ctx.store) store.save({ id: ctx.id, owner, createdAt: ctx.createdAt, response, previousId: body.previous_response_id ?? null, ownItems: items, history });
     };
-    return withResponsesNames(serveGeneration(supervisor, streaming, request, reply, {
+    return withResponsesNames(withOriginalNames(serveGeneration(supervisor, streaming, request, reply, {
       ...call,
       method: 'chat',
       stream: body.stream === true,
@@ -78,7 +83,7 @@ export const responsesRoutes: FastifyPluginAsync<Options> = async (fastify, { su
         return response;
       },
       format: () => responsesStreamFormat(ctx, save),
-    }));
+    }), names));
   });
 
   app.get('/v1/responses/:response_id', { ...needs('models:read'), schema: { params: responseIdParams, tags } }, async (request) => {
