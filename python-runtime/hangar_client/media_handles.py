@@ -109,10 +109,16 @@ class RESTfulAudioModelHandle(RESTfulModelHandle):
                                 response_format, temperature, timestamp_granularities, None)
 
     def speech(self, input: str, voice: str = "", response_format: str = "mp3", speed: float = 1.0,
-               stream: bool = False, **kwargs):
+               stream: bool = False, prompt_speech: bytes | None = None, prompt_latent: bytes | None = None, **kwargs):
         """POST /v1/audio/speech: the audio's bytes, or with ``stream`` an iterator of chunks."""
         body = {"model": self._model_uid, "input": input, "voice": voice, "response_format": response_format,
                 "speed": speed, "stream": stream, "kwargs": json.dumps(kwargs)}
+        if prompt_speech is not None or prompt_latent is not None:
+            # As Xinference's client: a voice prompt goes as a form. No engine here speaks
+            # like a recording, so the server refuses it by name (a HangarClientError).
+            files = [(name, (name, value, "application/octet-stream"))
+                     for name, value in (("prompt_speech", prompt_speech), ("prompt_latent", prompt_latent)) if value is not None]
+            return self._transport.call_form("/v1/audio/speech", "speech the text", data=body, files=files)
         return self._transport.call_bytes("/v1/audio/speech", "speech the text", json=body, stream=stream)
 
     def _audio_text(self, path, action, audio, language, prompt, response_format, temperature, granularities, kwargs):

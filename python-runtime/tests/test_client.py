@@ -202,6 +202,9 @@ def test_audio_and_image_handles_speak_listen_and_read(client):
         assert spoken[:4] == b"RIFF" and len(spoken) > 22050
         # Without a voice the client sends voice "" (as Xinference's does): the model's default speaks.
         assert tts.speech("hello", response_format="wav")[:4] == b"RIFF"
+        # A voice prompt goes as a form, as Xinference's client sends it, and is refused by name.
+        with pytest.raises(HangarClientError, match="prompt_speech"):
+            tts.speech("hello", response_format="wav", prompt_speech=b"RIFF0000WAVE")
         streamed = b"".join(tts.speech("please open the door", voice="en-us", response_format="wav", stream=True))
         assert streamed[:4] == b"RIFF"
         heard = asr.transcriptions(spoken)

@@ -224,6 +224,20 @@ describe('audio and image models', () => {
     const defaultVoice = await fetch(`${server.url}/v1/audio/speech`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tts', input: 'hi', voice: '', response_format: 'wav' }) });
     expect(defaultVoice.status).toBe(200);
     expect(Buffer.from(await defaultVoice.arrayBuffer()).subarray(0, 4).toString()).toBe('RIFF');
+    // Xinference's client sends a form when it carries a voice prompt: read, the prompt refused by name,
+    // and a form without one spoken as its JSON would be (requests writes speed "1.0", stream "False").
+    const form = (fields: Record<string, string>, prompt?: Buffer) => {
+      const f = new FormData();
+      for (const [k, v] of Object.entries(fields)) f.append(k, v);
+      if (prompt) f.append('prompt_speech', new Blob([prompt]), 'prompt_speech');
+      return f;
+    };
+    const speechFields = { model: 'tts', input: 'hi', voice: '', response_format: 'wav', speed: '1.0', stream: 'False', kwargs: '{}' };
+    const cloned = await post('/v1/audio/speech', form(speechFields, Buffer.from('RIFF0000WAVE')));
+    expect(cloned.body.error).toMatchObject({ code: 'field_unsupported', param: 'prompt_speech' });
+    const asForm = await fetch(`${server.url}/v1/audio/speech`, { method: 'POST', body: form(speechFields) });
+    expect(asForm.status).toBe(200);
+    expect(Buffer.from(await asForm.arrayBuffer()).subarray(0, 4).toString()).toBe('RIFF');
     const voice = await api.post('/v1/audio/speech', { model: 'tts', input: 'hi', voice: 'klingon' });
     expect(voice.status).toBe(400);
     expect(voice.body.detail).toMatch(/Unknown voice 'klingon'/);

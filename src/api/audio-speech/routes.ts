@@ -4,8 +4,10 @@ import type { Supervisor } from '../../supervisor/supervisor.js';
 import { needs } from '../auth/route-permission.js';
 import { speechBody } from './schema.js';
 import { serveSpeech } from './serving.js';
+import { speechFormAsBody } from './speech-form.js';
 
 export const audioSpeechRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async (fastify, { supervisor }) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
-  app.post('/v1/audio/speech', { ...needs('models:read'), schema: { body: speechBody, tags: ['inference'] } }, (request, reply) => serveSpeech(supervisor, request, reply, request.body));
+  // JSON, or the form Xinference's client sends with a voice prompt (speech-form.ts).
+  app.post('/v1/audio/speech', { ...needs('models:read'), preValidation: speechFormAsBody, schema: { body: speechBody, tags: ['inference'] } }, (request, reply) => serveSpeech(supervisor, request, reply, request.body));
 };
