@@ -1,6 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { resolveImageParts } from '../../src/api/images-in-chat/image-parts.js';
+import { HangarError } from '../../src/errors/hangar-error.js';
 import { DEFAULT_IMAGE_FETCH, imageFetchFromEnv, type ImageFetchSettings } from '../../src/config/image-fetch.js';
 import { fetchImage, ImageFetchError, isPublic } from '../../src/api/images-in-chat/image-fetch.js';
 
@@ -10,11 +12,24 @@ describe('image fetch', () => {
   let server: http.Server;
   let port: number;
   let hits = 0;
+  let dripClosed = 0;
   const publicOnly: ImageFetchSettings = { ...DEFAULT_IMAGE_FETCH, timeoutMs: 2000 };
 
   beforeAll(async () => {
     server = http.createServer((req, res) => {
       hits++;
+      if (req.url === '/600.png') return void res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.alloc(600, 1));
+      if (req.url === '/missing.png') return void res.writeHead(404).end();
+      if (req.url === '/drip.png') {
+        // Never ends on its own: a byte at a time until its client goes (bounded by the test's fetch timeout).
+        res.writeHead(200, { 'content-type': 'image/png' });
+        const timer = setInterval(() => res.write('x'), 20);
+        res.on('close', () => {
+          clearInterval(timer);
+          dripClosed++;
+        });
+        return;
+      }
       res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.from('png bytes'));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -26,7 +41,7 @@ describe('image fetch', () => {
   });
 
   it('classifies addresses: only global unicast is public', () => {
-    for (const address of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::']) {
+    for (const address of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::', '::127.0.0.1', '::169.254.169.254', '100::1', '4000::1']) {
       expect(isPublic(address), address).toBe(false);
     }
     for (const address of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) expect(isPublic(address), address).toBe(true);
@@ -56,6 +71,35 @@ describe('image fetch', () => {
       const error = await fetchImage(url, publicOnly).catch((e: unknown) => e);
       expect((error as Error).message, url).toMatch(message);
     }
+  });
+
+  it('holds a request\'s fetched images to twice one image together, naming the part that crosses it', async () => {
+    const small: ImageFetchSettings = { mode: 'any', maxBytes: 1000, timeoutMs: 5000 };
+    const ask = (...urls: string[]) => [{ role: 'user', content: urls.map((url) => ({ type: 'image_url', image_url: { url } })) }];
+    const two = await resolveImageParts(ask(`http://127.0.0.1:${port}/600.png`, `http://127.0.0.1:${port}/600.png`), small);
+    expect(two[0]!.content).toHaveLength(2);
+    const four = await resolveImageParts(ask(...Array(4).fill(`http://127.0.0.1:${port}/600.png`)), small).catch((e: unknown) => e);
+    expect(four).toBeInstanceOf(HangarError);
+    expect((four as HangarError).code).toBe('image_too_large');
+    expect((four as HangarError).message).toMatch(/over 2000 bytes together/);
+  });
+
+  it('stops every fetch of the request when one image fails, and when the client goes', async () => {
+    // A minute: the old code held both fetches until then, past this test's own limit.
+    const any: ImageFetchSettings = { mode: 'any', maxBytes: 1_000_000, timeoutMs: 60_000 };
+    const ask = (...urls: string[]) => [{ role: 'user', content: urls.map((url) => ({ type: 'image_url', image_url: { url } })) }];
+    const closedBefore = dripClosed;
+    const failed = await resolveImageParts(ask(`http://127.0.0.1:${port}/drip.png`, `http://127.0.0.1:${port}/missing.png`), any).catch((e: unknown) => e);
+    expect((failed as HangarError).code).toBe('image_fetch_failed');
+    // The drip's connection is closed at once, not when its minute runs out.
+    await vi.waitFor(() => expect(dripClosed).toBe(closedBefore + 1), { timeout: 3000 });
+    const client = new AbortController();
+    const hitsBefore = hits;
+    const pending = resolveImageParts(ask(`http://127.0.0.1:${port}/drip.png`), any, client.signal).catch((e: unknown) => e);
+    await vi.waitFor(() => expect(hits).toBe(hitsBefore + 1));
+    client.abort();
+    expect(await pending).toBeInstanceOf(HangarError);
+    await vi.waitFor(() => expect(dripClosed).toBe(closedBefore + 2), { timeout: 3000 });
   });
 
   it('reads its settings from the environment, refusing nonsense', () => {

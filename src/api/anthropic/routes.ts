@@ -38,7 +38,7 @@ export const anthropicRoutes: FastifyPluginAsync<{ supervisor: Supervisor; strea
       }
       const names: OriginNames = { origins: [], image: 'source' };
       return withOriginalNames(serveGeneration(supervisor, streaming, request, reply, {
-        ...(await withOriginalNames(prepareChatWithImages(supervisor, asChatBody(body, names.origins), images), names)),
+        ...(await withOriginalNames(prepareChatWithImages(supervisor, asChatBody(body, names.origins), images, abortOnDisconnect(reply)), names)),
         method: 'chat',
         stream: body.stream === true,
         answer: (value) => anthropicMessage(body.model, value, body.stop_sequences ?? []),
@@ -52,7 +52,7 @@ export const anthropicRoutes: FastifyPluginAsync<{ supervisor: Supervisor; strea
     app.post(url, { ...needs('models:read'), schema: { body: countTokensBody, tags } }, async (request, reply) => {
       // max_tokens only satisfies the chat schema: nothing is generated.
       const names: OriginNames = { origins: [], image: 'source' };
-      const chat = await withOriginalNames(prepareChatWithImages(supervisor, asChatBody({ ...request.body, max_tokens: 1 }, names.origins), images), names);
+      const chat = await withOriginalNames(prepareChatWithImages(supervisor, asChatBody({ ...request.body, max_tokens: 1 }, names.origins), images, abortOnDisconnect(reply)), names);
       const result = await withOriginalNames(supervisor.call({ ...chat.target, route: url }, 'count_tokens', chat.args, countTokensKwargs(chat.kwargs), abortOnDisconnect(reply)), names);
       return { input_tokens: promptTokens(result.value) };
     });

@@ -4,6 +4,7 @@ import type { StreamingSettings } from '../../config/config.js';
 import type { ImageFetchSettings } from '../../config/image-fetch.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 import { needs } from '../auth/route-permission.js';
+import { abortOnDisconnect } from '../client-disconnect.js';
 import { serveGeneration } from '../llm/serve-generation.js';
 import { chatBody } from './schema.js';
 import { chatCompletion, prepareChatWithImages } from './serving.js';
@@ -15,7 +16,7 @@ export const chatRoutes: FastifyPluginAsync<{ supervisor: Supervisor; streaming:
   app.post('/v1/chat/completions', { ...needs('models:read'), schema: { body: chatBody, tags: ['inference'] } }, async (request, reply) => {
     const body = request.body;
     return serveGeneration(supervisor, streaming, request, reply, {
-      ...(await prepareChatWithImages(supervisor, body, images)),
+      ...(await prepareChatWithImages(supervisor, body, images, abortOnDisconnect(reply))),
       method: 'chat',
       stream: body.stream === true,
       n: body.n ?? 1,

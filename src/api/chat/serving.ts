@@ -20,9 +20,9 @@ export interface ChatCall {
  * prepareChat, then every http(s) image of the messages fetched into a data: URL
  * (images-in-chat/): what the chat routes call.
  */
-export async function prepareChatWithImages(supervisor: Supervisor, body: ChatBody, images: ImageFetchSettings): Promise<ChatCall> {
+export async function prepareChatWithImages(supervisor: Supervisor, body: ChatBody, images: ImageFetchSettings, signal?: AbortSignal): Promise<ChatCall> {
   const call = prepareChat(supervisor, body);
-  return { ...call, args: [await resolveImageParts(body.messages, images)] };
+  return { ...call, args: [await resolveImageParts(body.messages, images, signal)] };
 }
 
 /** Checks the model can chat (and call tools, see images, if asked) and builds the runtime call. */

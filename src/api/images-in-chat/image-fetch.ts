@@ -25,9 +25,21 @@ const MAX_REDIRECTS = 3;
  * to a public address when checked and a private one when connecting (DNS
  * rebinding) cannot slip through, and every redirect hop is checked again.
  */
-export async function fetchImage(url: string, settings: ImageFetchSettings): Promise<FetchedImage> {
+/**
+ * What one request's fetches share: the bytes all of them may still read (each image
+ * also has its own HANGAR_IMAGE_MAX_BYTES), and a signal that stops them all (the
+ * client gone, or another of its images failed).
+ */
+export interface FetchBudget {
+  left: number;
+  readonly total: number;
+  signal?: AbortSignal;
+}
+
+export async function fetchImage(url: string, settings: ImageFetchSettings, budget?: FetchBudget): Promise<FetchedImage> {
   if (settings.mode === 'off') throw new ImageFetchError('fetching images from URLs is turned off on this server (HANGAR_IMAGE_FETCH=off); send the image as a data: URL', true);
-  const deadline = AbortSignal.timeout(settings.timeoutMs);
+  const timeout = AbortSignal.timeout(settings.timeoutMs);
+  const deadline = budget?.signal ? AbortSignal.any([timeout, budget.signal]) : timeout;
   let target = parseUrl(url);
   for (let hop = 0; ; hop++) {
     const response = await get(target, settings, deadline);
@@ -48,7 +60,7 @@ export async function fetchImage(url: string, settings: ImageFetchSettings): Pro
       response.resume();
       throw new ImageFetchError(`not an image (Content-Type ${mediaType})`);
     }
-    return { mediaType: mediaType.startsWith('image/') ? mediaType : 'application/octet-stream', bytes: await readCapped(response, settings.maxBytes, deadline) };
+    return { mediaType: mediaType.startsWith('image/') ? mediaType : 'application/octet-stream', bytes: await readCapped(response, settings.maxBytes, deadline, budget) };
   }
 }
 
@@ -75,7 +87,7 @@ function get(url: URL, settings: ImageFetchSettings, signal: AbortSignal): Promi
   });
 }
 
-function readCapped(response: http.IncomingMessage, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
+function readCapped(response: http.IncomingMessage, maxBytes: number, signal: AbortSignal, budget?: FetchBudget): Promise<Buffer> {
   const declared = Number(response.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) {
     response.destroy();
@@ -93,6 +105,11 @@ function readCapped(response: http.IncomingMessage, maxBytes: number, signal: Ab
         reject(new ImageFetchError(`the image is over the limit of ${maxBytes} bytes (HANGAR_IMAGE_MAX_BYTES)`, false, true));
         return;
       }
+      if (budget && (budget.left -= chunk.length) < 0) {
+        response.destroy();
+        reject(new ImageFetchError(`the request's fetched images come to over ${budget.total} bytes together (twice HANGAR_IMAGE_MAX_BYTES)`, false, true));
+        return;
+      }
       chunks.push(chunk);
     });
     response.on('end', () => {
@@ -108,6 +125,7 @@ function readCapped(response: http.IncomingMessage, maxBytes: number, signal: Ab
 
 function asFetchError(error: Error, signal: AbortSignal): ImageFetchError {
   if (error instanceof ImageFetchError) return error;
+  if (signal.aborted && signal.reason instanceof ImageFetchError) return signal.reason;
   if (signal.aborted) return new ImageFetchError('it did not arrive within the time limit (HANGAR_IMAGE_FETCH_TIMEOUT_MS)');
   return new ImageFetchError(error.message);
 }
@@ -116,8 +134,14 @@ function asFetchError(error: Error, signal: AbortSignal): ImageFetchError {
 export function isPublic(address: string): boolean {
   let parsed = ipaddr.parse(address);
   if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  // ipaddr.js calls every IPv6 address outside its named ranges unicast, the deprecated
+  // IPv4-compatible `::127.0.0.1` included: IPv6 is public only inside 2000::/3, the
+  // global unicast space.
+  if (parsed.kind() === 'ipv6' && !(parsed as ipaddr.IPv6).match(GLOBAL_UNICAST_V6)) return false;
   return parsed.range() === 'unicast';
 }
+
+const GLOBAL_UNICAST_V6: [ipaddr.IPv6, number] = [ipaddr.IPv6.parse('2000::'), 3];
 
 function privateAddress(address: string): ImageFetchError {
   return new ImageFetchError(`${address} is not a public address; this server fetches images from public addresses only (HANGAR_IMAGE_FETCH=any allows private ones)`, true);

@@ -1,6 +1,6 @@
 import type { ImageFetchSettings } from '../../config/image-fetch.js';
 import { HangarError } from '../../errors/hangar-error.js';
-import { fetchImage, ImageFetchError } from './image-fetch.js';
+import { type FetchBudget, fetchImage, ImageFetchError } from './image-fetch.js';
 
 /** The most images one request may carry (the runtime holds the same line). */
 export const MAX_IMAGES_PER_REQUEST = 16;
@@ -37,7 +37,7 @@ export function hasImageParts(messages: readonly Message[]): boolean {
  * are fetched here (image-fetch.ts), so the runtime only ever decodes bytes. A bad
  * part is a 400 naming it; nothing reaches the model until every image is in hand.
  */
-export async function resolveImageParts<M extends Message>(messages: M[], settings: ImageFetchSettings): Promise<M[]> {
+export async function resolveImageParts<M extends Message>(messages: M[], settings: ImageFetchSettings, signal?: AbortSignal): Promise<M[]> {
   const parts = imageParts(messages);
   if (parts.length === 0) return messages;
   if (parts.length > MAX_IMAGES_PER_REQUEST) {
@@ -45,7 +45,17 @@ export async function resolveImageParts<M extends Message>(messages: M[], settin
   }
   const urls = new Map<Record<string, unknown>, string>();
   for (const { param, part } of parts) checkDetail(param, part);
-  await Promise.all(parts.map(async ({ param, url, part }) => urls.set(part, await dataUrl(param, url, settings))));
+  // The fetches share a budget of twice one image (sixteen 19 MiB images by URL held
+  // 1.5 GB for a 1.5 kB request) and stop together: when the client goes, or when one
+  // image fails and the answer is already a 400.
+  const stop = new AbortController();
+  const budget: FetchBudget = { left: 2 * settings.maxBytes, total: 2 * settings.maxBytes, signal: signal ? AbortSignal.any([signal, stop.signal]) : stop.signal };
+  try {
+    await Promise.all(parts.map(async ({ param, url, part }) => urls.set(part, await dataUrl(param, url, settings, budget))));
+  } catch (error) {
+    stop.abort(new ImageFetchError('another image of the request failed'));
+    throw error;
+  }
   return messages.map((message) => {
     if (!Array.isArray(message.content)) return message;
     const content = message.content.map((part: Record<string, unknown>) => {
@@ -73,11 +83,11 @@ function checkDetail(param: string, part: Record<string, unknown>): void {
   }
 }
 
-async function dataUrl(param: string, url: unknown, settings: ImageFetchSettings): Promise<string> {
+async function dataUrl(param: string, url: unknown, settings: ImageFetchSettings, budget: FetchBudget): Promise<string> {
   if (typeof url !== 'string' || url.length === 0) throw new HangarError('invalid_field', [`${param}.url: must be a URL string (http(s) or data:)`], { param: `${param}.url` });
   if (/^data:/i.test(url)) return checkedDataUrl(param, url, settings.maxBytes);
   try {
-    const image = await fetchImage(url, settings);
+    const image = await fetchImage(url, settings, budget);
     return `data:${image.mediaType};base64,${image.bytes.toString('base64')}`;
   } catch (error) {
     if (!(error instanceof ImageFetchError)) throw error;

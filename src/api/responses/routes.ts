@@ -7,6 +7,7 @@ import type { ResponseStore } from '../../storage/response-store.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 import { ownerOf } from '../auth/request-owner.js';
 import { needs } from '../auth/route-permission.js';
+import { abortOnDisconnect } from '../client-disconnect.js';
 import { chatBody } from '../chat/schema.js';
 import { prepareChatWithImages } from '../chat/serving.js';
 import { checkParameters } from '../llm/parameter-support.js';
@@ -61,7 +62,7 @@ export const responsesRoutes: FastifyPluginAsync<Options> = async (fastify, { su
       const param = responsesParam(originalParam(issue.path.join('.'), names));
       throw new HangarError('invalid_field', [`${param}: ${issue.message}`], { param });
     }
-    const call = await withResponsesNames(withOriginalNames(prepareChatWithImages(supervisor, chat.data, images), names));
+    const call = await withResponsesNames(withOriginalNames(prepareChatWithImages(supervisor, chat.data, images, abortOnDisconnect(reply)), names));
     const ctx: ResponseContext = {
       id: itemId('resp'),
       createdAt: Math.floor(Date.now() / 1000),
