@@ -218,6 +218,15 @@ describe('audio and image models', () => {
     const badFormat = await post('/v1/audio/transcriptions', audioForm('asr', spoken, { response_format: 'docx' }));
     expect(badFormat.status).toBe(400);
     expect(badFormat.body.error.param).toBe('response_format');
+    // A field the engine refuses is named, and numbers in forms are decimal ("" and hex were 0 and 1).
+    const french = await post('/v1/audio/transcriptions', audioForm('asr', spoken, { language: 'fr' }));
+    expect(french.body.error).toMatchObject({ code: 'inference_invalid_input', param: 'language' });
+    for (const temperature of ['', '0x1']) {
+      const odd = await post('/v1/audio/transcriptions', audioForm('asr', spoken, { temperature }));
+      expect(odd.body.error, temperature).toMatchObject({ code: 'invalid_field', param: 'temperature' });
+    }
+    const blank = await api.post('/v1/audio/speech', { model: 'tts', input: '   ' });
+    expect(blank.body.error).toMatchObject({ code: 'invalid_field', param: 'input' });
     const notImage = await post('/v1/images/ocr', imageForm('ocr', spoken));
     expect(notImage.body.error).toMatchObject({ code: 'unsupported_upload_format', param: 'image' });
     // Xinference's clients send voice "" unless told one: the model's default voice speaks.
@@ -240,6 +249,7 @@ describe('audio and image models', () => {
     expect(Buffer.from(await asForm.arrayBuffer()).subarray(0, 4).toString()).toBe('RIFF');
     const voice = await api.post('/v1/audio/speech', { model: 'tts', input: 'hi', voice: 'klingon' });
     expect(voice.status).toBe(400);
+    expect(voice.body.error.param).toBe('voice');
     expect(voice.body.detail).toMatch(/Unknown voice 'klingon'/);
     expect(voice.headers.get('content-type')).toMatch(/^application\/json/);
     const streamedVoice = await api.post('/v1/audio/speech', { model: 'tts', input: 'hi', voice: 'klingon', stream: true });

@@ -143,6 +143,8 @@ describe('vision chat on the Transformers engine', () => {
       ['data:text/plain;base64,aGVsbG8=', 'invalid_field', /must hold an image/],
       ['data:image/png;base64,!!!!', 'invalid_field', /not base64/],
       ['data:image/png;base64,', 'invalid_field', /empty or not base64/],
+      // Unpadded: the runtime's decoder refused it, unnamed.
+      ['data:image/png;base64,AAA', 'invalid_field', /padded with = to a multiple of 4/],
     ];
     for (const [url, code, message] of cases) {
       const res = await chat([{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello' }, ask('What?', dataUrl('a'), url)]);

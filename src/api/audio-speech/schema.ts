@@ -14,7 +14,8 @@ export const SPEECH_CONTENT_TYPES: Record<SpeechFormat, string> = {
 /** POST /v1/audio/speech (contract §4; OpenAI's speech body plus Xinference's `stream` and `kwargs`). */
 export const speechBody = z.looseObject({
   model: z.string({ error: (i) => (i.input === undefined ? 'Invalid input. Please specify the `model` field.' : undefined) }).min(1),
-  input: z.string().min(1, 'must not be empty').max(4096, 'must be at most 4096 characters'),
+  // Blank text is empty text: refused here, as "" is, naming `input` (the engines refuse it too).
+  input: z.string().max(4096, 'must be at most 4096 characters').refine((v) => v.trim().length > 0, 'must not be empty'),
   // Xinference's clients send `voice: ""` unless told one (its server then takes the
   // model's default voice, as here): an empty voice is no voice.
   voice: z.string().nullish().transform((v) => (v === '' ? null : v)),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { formNumber } from '../multipart/form-number.js';
 
 export const TRANSCRIPT_FORMATS = ['json', 'text', 'srt', 'vtt', 'verbose_json'] as const;
 export type TranscriptFormat = (typeof TRANSCRIPT_FORMATS)[number];
@@ -9,7 +10,7 @@ export const transcriptionFields = z.looseObject({
   language: z.string().min(1).max(16).optional(),
   prompt: z.string().optional(),
   response_format: z.enum(TRANSCRIPT_FORMATS).default('json'),
-  temperature: z.coerce.number().min(0).max(1).optional(),
+  temperature: formNumber(z.number().min(0).max(1)).optional(),
   'timestamp_granularities[]': z.union([z.enum(['word', 'segment']), z.array(z.enum(['word', 'segment']))]).optional(),
   /** Xinference: extra engine arguments as a JSON string. */
   kwargs: z.string().optional(),

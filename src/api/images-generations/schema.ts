@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { formNumber } from '../multipart/form-number.js';
 
 const modelField = z.string({ error: (i) => (i.input === undefined ? 'Invalid input. Please specify the `model` field.' : undefined) }).min(1);
 /** OpenAI writes `1024x1024`, Xinference `1024*1024`. */
@@ -23,7 +24,7 @@ export const imageVariationFields = z.looseObject({
   // Required on /edits (serving.ts); a variation may have none (OpenAI's create_variation sends none, Xinference's is Form(None)).
   prompt: z.string().optional(),
   negative_prompt: z.string().optional(),
-  n: z.coerce.number().int().min(1).max(10).default(1),
+  n: formNumber(z.int().min(1).max(10)).default(1),
   size: z.union([z.enum(['original', 'auto']), z.string().regex(/^\d{2,4}[x*]\d{2,4}$/, 'must look like 1024x1024, or be original or auto')]).nullish(),
   stream: z.enum(['true', 'false', 'True', 'False']).optional(),
   response_format: z.enum(['url', 'b64_json']).default('url'),

@@ -105,8 +105,10 @@ function checkedDataUrl(param: string, url: string, maxBytes: number): string {
   if (!mediaType.startsWith('image/')) throw new HangarError('invalid_field', [`${param}.url: a data: URL must hold an image (image/png, image/jpeg, ...), not ${mediaType || 'no media type'}`], { param: `${param}.url` });
   const bytes = Math.floor(((url.length - match[0].length) * 3) / 4);
   if (bytes > maxBytes) throw new HangarError('image_too_large', [`${param}.url`, `the image is about ${bytes} bytes, over the limit of ${maxBytes} (HANGAR_IMAGE_MAX_BYTES)`], { param: `${param}.url` });
-  if (url.length === match[0].length || !BASE64.test(url.slice(match[0].length))) {
-    throw new HangarError('invalid_field', [`${param}.url: the data: URL's payload is empty or not base64 (A-Z, a-z, 0-9, + and /, = at the end)`], { param: `${param}.url` });
+  // Padded to a multiple of 4, as the runtime's decoder wants it (`AAA` reached it and was its 400, without the part's name).
+  const payload = url.slice(match[0].length);
+  if (payload.length === 0 || payload.length % 4 !== 0 || !BASE64.test(payload)) {
+    throw new HangarError('invalid_field', [`${param}.url: the data: URL's payload is empty or not base64 (A-Z, a-z, 0-9, + and /, padded with = to a multiple of 4 characters)`], { param: `${param}.url` });
   }
   // The scheme in the case every engine reads.
   return `data:${url.slice(5)}`;

@@ -15,12 +15,13 @@ import { checkImage } from '../multipart/upload-format.js';
 import { setOverheadHeader } from '../overhead.js';
 import { engineKwargs } from './engine-kwargs.js';
 import { MP4, PNG, resultItems } from './generated-files.js';
+import { formNumber } from '../multipart/form-number.js';
 
 const fields = z.looseObject({
   model: z.string({ error: 'Invalid input. Please specify the `model` field.' }).min(1),
   prompt: z.string().min(1, 'must not be empty'),
   negative_prompt: z.string().optional(),
-  n: z.coerce.number().int().min(1).max(10).default(1),
+  n: formNumber(z.int().min(1).max(10)).default(1),
   size: z.string().regex(/^\d{2,4}[x*]\d{2,4}$/, 'must look like 1024x1024').optional(),
   response_format: z.enum(['url', 'b64_json']).default('url'),
   kwargs: z.string().optional(),

@@ -7,7 +7,7 @@ import shutil
 import subprocess
 import tempfile
 
-from ...errors import InvalidModel
+from ...errors import InvalidModel, field_error
 from ..base import Engine, Progress
 from ..media_io import audio_codec
 from .voices import choose_voice, installed_voices
@@ -61,11 +61,11 @@ class EspeakEngine(Engine):
 
     def _command(self, text, voice, speed) -> list[str]:
         if not isinstance(text, str) or not text.strip():
-            raise ValueError("input must be a non-empty string")
+            raise field_error("input", "input must be a non-empty string")
         if len(text) > MAX_INPUT_CHARS:
-            raise ValueError(f"input is {len(text)} characters long; the limit is {MAX_INPUT_CHARS}")
+            raise field_error("input", f"input is {len(text)} characters long; the limit is {MAX_INPUT_CHARS}")
         if isinstance(speed, bool) or not isinstance(speed, (int, float)) or not 0.25 <= speed <= 4.0:
-            raise ValueError(f"speed must be a number from 0.25 to 4.0, got {speed!r}")
+            raise field_error("speed", f"speed must be a number from 0.25 to 4.0, got {speed!r}")
         wpm = min(MAX_WPM, max(MIN_WPM, round(DEFAULT_WORDS_PER_MINUTE * speed)))
         chosen = choose_voice(voice, self._default_voice, self._voices)
         return [self._program, "-v", chosen, "-s", str(wpm), "--stdin"]

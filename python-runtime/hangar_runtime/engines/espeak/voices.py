@@ -2,6 +2,8 @@
 
 import subprocess
 
+from ...errors import field_error
+
 # OpenAI's voice names: OpenAI clients always send one, so each means the model's
 # default voice rather than an error.
 OPENAI_VOICES = frozenset({"alloy", "ash", "ballad", "coral", "echo", "fable", "nova", "onyx", "sage", "shimmer",
@@ -28,9 +30,9 @@ def choose_voice(requested, default: str, voices: list[str]) -> str:
     if requested in (None, "") or (isinstance(requested, str) and requested.lower() in OPENAI_VOICES):
         return default
     if not isinstance(requested, str):
-        raise ValueError(f"voice must be a string, got {type(requested).__name__}")
+        raise field_error("voice", f"voice must be a string, got {type(requested).__name__}")
     base = requested.split("+", 1)[0]
     if base not in voices:
         shown = ", ".join(voices[:20]) + (", ..." if len(voices) > 20 else "")
-        raise ValueError(f"Unknown voice {requested!r}; installed espeak-ng voices include: {shown}")
+        raise field_error("voice", f"Unknown voice {requested!r}; installed espeak-ng voices include: {shown}")
     return requested

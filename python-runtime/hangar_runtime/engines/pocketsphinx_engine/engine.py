@@ -5,7 +5,7 @@ activity segmenter. One segment per utterance, with word timings."""
 
 import io
 
-from ...errors import InvalidModel
+from ...errors import InvalidModel, field_error
 from ..base import Engine, Progress
 from ..media_io.audio_codec import decode, to_pcm16
 from ..media_io.transcript import Transcript
@@ -41,7 +41,7 @@ class PocketsphinxEngine(Engine):
 
     def transcribe(self, audio, language=None, prompt=None, temperature=None, **_ignored) -> dict:
         if language not in (None, "", "en") and not str(language).lower().startswith("en"):
-            raise ValueError(f"pocketsphinx-en-us transcribes English only; language {language!r} is not supported")
+            raise field_error("language", f"pocketsphinx-en-us transcribes English only; language {language!r} is not supported")
         return self._decode(audio).as_dict()
 
     def translate(self, audio, prompt=None, temperature=None, **_ignored) -> dict:

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import tempfile
 
-from ...errors import InvalidModel
+from ...errors import InvalidModel, field_error
 from ..base import Engine, Progress
 from ..media_io.image_codec import decode, to_png
 
@@ -69,10 +69,10 @@ class TesseractEngine(Engine):
     def _check_lang(self, lang) -> str:
         """`eng`, or several joined with `+` (`eng+deu`), each installed."""
         if not isinstance(lang, str):
-            raise ValueError(f"lang must be a string such as 'eng', got {type(lang).__name__}")
+            raise field_error("lang", f"lang must be a string such as 'eng', got {type(lang).__name__}")
         missing = [part for part in lang.split("+") if part not in self._languages]
         if missing:
-            raise ValueError(f"Tesseract language {', '.join(missing)} is not installed; "
+            raise field_error("lang", f"Tesseract language {', '.join(missing)} is not installed; "
                              f"installed: {', '.join(self._languages)}")
         return lang
 

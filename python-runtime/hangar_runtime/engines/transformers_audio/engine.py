@@ -4,7 +4,7 @@ speech-to-text models transformers knows), `text2audio` a text-to-audio one. The
 model folder comes from `model_uri` or a hub download, as for the other PyTorch
 engines."""
 
-from ...errors import InvalidModel, exception_text
+from ...errors import InvalidModel, exception_text, field_error
 from ..base import Engine, Progress
 from ..hub_download import DOWNLOAD_SHARE, model_folder
 from ..lean_imports import import_transformers_without_sklearn
@@ -95,7 +95,7 @@ class TransformersAudioEngine(Engine):
 
     def speech(self, input, voice=None, speed=1.0, response_format="mp3", stream=False, **_ignored):
         if not isinstance(input, str) or not input.strip():
-            raise ValueError("input must be a non-empty string")
+            raise field_error("input", "input must be a non-empty string")
         audio_codec.check_output_format(response_format)
         result = self._pipeline(input)
         samples = result["audio"]
