@@ -137,40 +137,28 @@ describe('hangar CLI against a hostile server', () => {
   });
 
   it('stops reading an answer past 64 MiB, and a stream line past 16 MiB, instead of holding them', async () => {
-    const block = Buffer.alloc(1024 * 1024, 'a');
-    hostile.routes.set('/v1/models', (_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.write('{"data": ["');
-      // Bounded: at most 80 MiB, stopped when the client goes.
+    // Writes `head`, then up to `mebibytes` of 'a' as the client reads, then `tail`; stops when the client goes.
+    const flood = (type: string, head: string, mebibytes: number, tail: string): Handler => (_req, res) => {
+      const block = Buffer.alloc(1024 * 1024, 'a');
+      res.writeHead(200, { 'content-type': type });
+      res.write(head);
       let sent = 0;
       const pump = (): void => {
-        while (sent < 80 && !res.destroyed) {
+        while (sent < mebibytes && !res.destroyed) {
           sent++;
           if (!res.write(block)) return void res.once('drain', pump);
         }
-        res.end('"]}');
+        res.end(tail);
       };
-      res.on('close', () => (sent = 80));
+      res.on('close', () => (sent = mebibytes));
       pump();
-    });
+    };
+    hostile.routes.set('/v1/models', flood('application/json', '{"data": ["', 80, '"]}'));
     const list = await cli(['list']);
     expect(list.code).toBe(1);
     expect(list.stderr).toContain('the answer to GET /v1/models is over 64 MiB');
 
-    hostile.routes.set('/v1/chat/completions', (_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write('data: ');
-      let sent = 0;
-      const pump = (): void => {
-        while (sent < 20 && !res.destroyed) {
-          sent++;
-          if (!res.write(block)) return void res.once('drain', pump);
-        }
-        res.end();
-      };
-      res.on('close', () => (sent = 20));
-      pump();
-    });
+    hostile.routes.set('/v1/chat/completions', flood('text/event-stream', 'data: ', 20, ''));
     const chat = await cli(['chat', '-u', 'm'], 'hi\n');
     expect(chat.code).toBe(1);
     expect(chat.stderr).toContain('a line of the stream is over 16 MiB with no end');
