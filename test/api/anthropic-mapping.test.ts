@@ -103,6 +103,8 @@ describe('Anthropic Messages as OpenAI chat', () => {
     expect(choice({ type: 'auto', disable_parallel_tool_use: false })).toBe('auto');
     // As chat's parallel_tool_calls: false: refused by name, not dropped without a word.
     expect(() => choice({ type: 'auto', disable_parallel_tool_use: true })).toThrow(/tool_choice.disable_parallel_tool_use: is not supported/);
+    // A named tool is one call: met already.
+    expect(choice({ type: 'tool', name: 'weather', disable_parallel_tool_use: true })).toEqual({ type: 'function', function: { name: 'weather' } });
     const reason = (finish_reason: string | undefined) => stopOf({ text: '', finish_reason }, []).stop_reason;
     expect(['stop', 'length', 'tool_calls', undefined].map(reason)).toEqual(['end_turn', 'max_tokens', 'tool_use', 'end_turn']);
     expect(() => toChatRequest(parse({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: [{ type: 'tool_use', id: 'a', name: 'b', input: {} }] }] }))).toThrow(/assistant/);

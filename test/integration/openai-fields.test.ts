@@ -170,6 +170,16 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
         expect(['Paris', 'Rome']).toContain(JSON.parse(forced.body.choices[0].message.tool_calls[0].function.arguments).city);
       }
     }
+    // LangChain's with_structured_output(method="function_calling") sends a named function with
+    // parallel_tool_calls: false: one call is made, so false is met; beside "required" it is not.
+    for (const model of ['lc', 'sim']) {
+      const base = { model, messages: [{ role: 'user', content: 'Weather in Paris?' }], tools, parallel_tool_calls: false, max_tokens: 100, temperature: 0 };
+      const one = await api.post('/v1/chat/completions', { ...base, tool_choice: { type: 'function', function: { name: 'get_weather' } } });
+      expect(one.status, one.text).toBe(200);
+      expect(one.body.choices[0].message.tool_calls).toHaveLength(1);
+      const many = await api.post('/v1/chat/completions', { ...base, tool_choice: 'required' });
+      expect([many.status, many.body.error?.param], model).toEqual([400, 'parallel_tool_calls']);
+    }
     const unknown = await api.post('/v1/chat/completions', { model: 'sim', messages: [{ role: 'user', content: 'Hi' }], tools, tool_choice: { type: 'function', function: { name: 'nope' } } });
     expect(unknown.status, unknown.text).toBe(400);
     expect(unknown.body.error).toMatchObject({ param: 'tool_choice' });

@@ -105,8 +105,9 @@ function imagePart(block: unknown): Record<string, unknown> {
 
 function toolChoice(choice: NonNullable<MessagesBody['tool_choice']>): unknown {
   // Chat's `parallel_tool_calls: false` is refused the same way: nothing here keeps a
-  // model to one call, and dropping the others without a word would lose them.
-  if ((choice as { disable_parallel_tool_use?: unknown }).disable_parallel_tool_use === true) {
+  // model to one call, and dropping the others without a word would lose them. A named
+  // tool is one call already (the engines that force a call make exactly one).
+  if ((choice as { disable_parallel_tool_use?: unknown }).disable_parallel_tool_use === true && choice.type !== 'tool') {
     throw new HangarError('invalid_field', ['tool_choice.disable_parallel_tool_use: is not supported: every tool call the model makes is returned (leave it out or false)'], { param: 'tool_choice.disable_parallel_tool_use' });
   }
   if (choice.type === 'tool') return { type: 'function', function: { name: (choice as { name: string }).name } };

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { stopReasonOf, type Generation, type TokenLogprob } from '../llm/generate-config.js';
 import type { ChoiceSpec, StreamFormat } from '../llm/stream-format.js';
 import { sseEvent } from '../sse/sse-response.js';
+import { TextOffsets } from './text-offsets.js';
 
 /**
  * A completion stream as OpenAI `text_completion` events; the last carries
@@ -47,14 +48,10 @@ export function completionStreamFormat(model: string, includeUsage: boolean, cho
  * across the events of one stream.
  */
 class LogprobOffsets {
-  private offset = 0;
+  private readonly offsets = new TextOffsets();
 
   completionLogprobs(entries: readonly TokenLogprob[]): Record<string, unknown> {
-    const textOffset: number[] = [];
-    for (const e of entries) {
-      textOffset.push(this.offset);
-      this.offset += e.token.length;
-    }
+    const textOffset = entries.map((e) => this.offsets.next(e.token, e.bytes));
     return {
       tokens: entries.map((e) => e.token),
       token_logprobs: entries.map((e) => e.logprob),

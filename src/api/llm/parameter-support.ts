@@ -63,6 +63,8 @@ export const SHARED_RULES: Record<string, Rule> = {
   lora_name: { asks: (v) => typeof v === 'string' && v.length > 0, engines: ['Transformers', 'vLLM'], hint: 'launch with peft_model_config.lora_list on the Transformers or vLLM engine' },
 };
 
+const namesOneFunction = (choice: unknown): boolean => typeof choice === 'object' && choice !== null && (choice as { type?: unknown }).type === 'function';
+
 export const CHAT_RULES: Record<string, Rule> = {
   ...SHARED_RULES,
   logprobs: { asks: (v) => v === true, engines: ALL_GENERATORS },
@@ -71,7 +73,10 @@ export const CHAT_RULES: Record<string, Rule> = {
     engines: ['vLLM', 'llama.cpp'],
     hint: 'structured output (json_object, json_schema) is vLLM\'s structured outputs and llama.cpp\'s grammars',
   },
-  parallel_tool_calls: { asks: (v) => v === false, engines: [], hint: 'every tool call the model makes is returned' },
+  // Met already when tool_choice names one function: the engines that force a call
+  // (llama.cpp, vLLM, the simulator) make exactly one. LangChain's
+  // with_structured_output(method="function_calling") sends exactly that pair.
+  parallel_tool_calls: { asks: (v, body) => v === false && !namesOneFunction(body.tool_choice), engines: [], hint: 'every tool call the model makes is returned (with tool_choice naming a function, one call is made and false is accepted)' },
   // "auto" and "none" every tool-calling engine does; forcing a call takes constrained decoding.
   tool_choice: {
     asks: (v) => v === 'required' || (typeof v === 'object' && v !== null),
