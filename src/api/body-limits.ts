@@ -21,6 +21,7 @@ const LIMITS: ReadonlyArray<[string, number]> = [
   ['/v1/completions', 4 * MiB],
   ['/v1/embeddings', 16 * MiB],
   ['/v1/rerank', 16 * MiB],
+  ['/v2/rerank', 16 * MiB],
   ['/v1/convert_ids_to_tokens', 4 * MiB],
   ['/v1/flexible/infers', BODY_LIMIT_BYTES],
 ];

@@ -124,6 +124,27 @@ describe('embeddings and rerank', () => {
     expect(top.body.results).toHaveLength(2);
     expect(top.body.results.map((r: any) => r.index)).toEqual(all.body.results.slice(0, 2).map((r: any) => r.index));
     expect(top.body.results[0].document).toBeNull();
+    // Jina's and Cohere's (v1) clients send documents as {"text": ...}; Cohere's v2 client posts to /v2/rerank.
+    const objects = await api.post('/v2/rerank', { model: 'rerank', query: 'quick fox', documents: documents.map((text) => ({ text })), return_documents: true });
+    expect(objects.status, objects.text).toBe(200);
+    expect(objects.body.results.map((r: any) => [r.index, r.relevance_score, r.document])).toEqual(all.body.results.map((r: any) => [r.index, r.relevance_score, r.document]));
+    const odd = await api.post('/v1/rerank', { model: 'rerank', query: 'q', documents: ['a', { title: 'b' }] });
+    expect(odd.body.error).toMatchObject({ code: 'invalid_field', param: 'documents.1.text' });
+  });
+
+  it('names what is wrong with a list input: mixed kinds, ids that are not ids, ids from another tokenizer', async () => {
+    const cases: Array<[unknown, string, RegExp]> = [
+      [[1, 2, 'a'], 'input.2', /mixes kinds: item 0 is a token id, item 2 a string/],
+      [[1.5], 'input.0', /whole numbers from 0, got 1.5/],
+      [[[1, 2], [3, -1]], 'input.1.1', /whole numbers from 0, got -1/],
+      // tiktoken's ids (what LangChain's OpenAIEmbeddings sends by default) past this model's vocabulary.
+      [[15339, 1917], 'input', /outside the model's vocabulary .* check_embedding_ctx_length=False/],
+    ];
+    for (const [input, param, message] of cases) {
+      const res = await api.post('/v1/embeddings', { model: 'embed', input });
+      expect([res.status, res.body.error.param], JSON.stringify(input)).toEqual([400, param]);
+      expect(res.body.detail, JSON.stringify(input)).toMatch(message);
+    }
   });
 
   it('refuses embeddings on a rerank model and rerank on an embedding model, naming them', async () => {

@@ -140,6 +140,7 @@ export const ANSWERS: Readonly<Record<string, unknown>> = {
   'POST /anthropic/v1/messages/count_tokens': tokenCount,
   'POST /v1/embeddings': embeddings,
   'POST /v1/rerank': rerank,
+  'POST /v2/rerank': rerank,
   'GET /v1/models': modelList,
   'POST /v1/models': z.object({ model_uid: z.string() }),
   'POST /v1/audio/transcriptions': transcription,

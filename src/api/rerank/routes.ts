@@ -9,10 +9,13 @@ import { prepareRerank, rerankResponse } from './serving.js';
 
 export const rerankRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async (fastify, { supervisor }) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
-  app.post('/v1/rerank', { ...needs('models:read'), schema: { body: rerankBody, tags: ['inference'] } }, async (request, reply) => {
-    const call = prepareRerank(supervisor, request.body);
-    const result = await supervisor.call(call.target, 'rerank', call.args, call.kwargs, abortOnDisconnect(reply));
-    setOverheadHeader(request, reply, result.runtimeMs);
-    return rerankResponse(request.body, result.value);
-  });
+  // /v2/rerank: where Cohere's v2 client (and vLLM) send the same request.
+  for (const url of ['/v1/rerank', '/v2/rerank']) {
+    app.post(url, { ...needs('models:read'), schema: { body: rerankBody, tags: ['inference'] } }, async (request, reply) => {
+      const call = prepareRerank(supervisor, request.body);
+      const result = await supervisor.call(call.target, 'rerank', call.args, call.kwargs, abortOnDisconnect(reply));
+      setOverheadHeader(request, reply, result.runtimeMs);
+      return rerankResponse(request.body, result.value);
+    });
+  }
 };

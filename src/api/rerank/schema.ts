@@ -11,7 +11,8 @@ export const MAX_RERANK_DOCUMENTS = 10_000;
 export const rerankBody = z.looseObject({
   model: z.string({ error: (i) => (i.input === undefined ? 'Invalid input. Please specify the `model` field.' : undefined) }).min(1),
   query: z.string({ error: 'must be a string' }),
-  documents: z.array(z.string()).min(1, 'must list at least one document').max(MAX_RERANK_DOCUMENTS, `a list of at most ${MAX_RERANK_DOCUMENTS} items per request: rerank the rest in further requests`),
+  // A document is text, or `{"text": ...}` as Jina's and Cohere's (v1) clients send it.
+  documents: z.array(z.union([z.string(), z.looseObject({ text: z.string() })], { error: 'must be a string or {"text": "..."}' }).transform((d) => (typeof d === 'string' ? d : d.text))).min(1, 'must list at least one document').max(MAX_RERANK_DOCUMENTS, `a list of at most ${MAX_RERANK_DOCUMENTS} items per request: rerank the rest in further requests`),
   top_n: z.int().min(1).nullish(),
   return_documents: z.boolean().nullish(),
   return_len: z.boolean().nullish(),

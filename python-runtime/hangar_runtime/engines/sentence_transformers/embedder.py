@@ -68,8 +68,12 @@ class Embedder:
         if isinstance(item, list) and all(isinstance(t, int) and not isinstance(t, bool) for t in item):
             bad = next((t for t in item if not 0 <= t < self._vocab_size), None)
             if bad is not None:
-                raise ValueError(f"input {index} has token id {bad}, outside the model's vocabulary "
-                                 f"(0 to {self._vocab_size - 1})")
+                # Token ids from another tokenizer, most often: LangChain's OpenAIEmbeddings
+                # sends tiktoken's ids unless check_embedding_ctx_length=False.
+                raise field_error("input", f"input {index} has token id {bad}, outside the model's vocabulary "
+                                           f"(0 to {self._vocab_size - 1}): token ids must come from this model's "
+                                           "tokenizer (LangChain's OpenAIEmbeddings sends tiktoken's unless "
+                                           "check_embedding_ctx_length=False)")
             # Decoded and encoded again: the model's own pipeline adds its special
             # tokens (and prompt), so ids the caller took from the same tokenizer
             # with special tokens would otherwise be doubled.
