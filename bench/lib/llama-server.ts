@@ -40,6 +40,8 @@ export async function startLlamaServer(binary: string, file: string, options: { 
   // (Ctrl-C, a crash) leaves no server behind.
   const args = [
     '-m', file, '--host', '127.0.0.1', '--port', String(port), '-t', String(options.threads), '-tb', String(options.threads), '-np', String(options.parallel), '-c', String(options.contextPerSlot * options.parallel), '--no-webui', '--log-disable',
+    // As Hangar's engine starts it (llama-server-process.ts): prompt caching the same on both sides.
+    '--cache-ram', '0',
   ];
   const withParent = existsSync('/usr/bin/setpriv') ? ['/usr/bin/setpriv', ['--pdeathsig', 'KILL', '--', binary, ...args]] as const : [binary, args] as const;
   const child = spawn(withParent[0], [...withParent[1]], { stdio: ['ignore', 'ignore', 'pipe'] });

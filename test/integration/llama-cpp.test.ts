@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { Ajv } from 'ajv';
@@ -525,6 +525,57 @@ describe('llama.cpp engine: GGUF models', () => {
     expect(events.some((e: string) => e.includes('died') && e.includes('SIGKILL'))).toBe(true);
   }, 90_000);
 
+  it('streams the first choices while the last waits for a slot (n above n_parallel)', async () => {
+    // Nine choices on eight slots: the ninth gets one when a choice ends (at the context, about
+    // 500 tokens on). Before, the stream sent nothing, headers included, until then, and the
+    // first choices' tokens came after it, all at once.
+    const body = { model: 'q8', messages: [{ role: 'user', content: 'Hi' }], n: 9, max_tokens: 20_000, ignore_eos: true, stream: true };
+    const events = jsonEvents(await readSse(server.url, '/v1/chat/completions', body, { stopAfter: 30 }));
+    expect(events.length).toBeGreaterThanOrEqual(30);
+    // Every choice's opening (its role) comes with the headers; text, only from the eight with a slot.
+    const texts = events.flatMap((e) => e.choices ?? []).filter((c: { delta: { content?: string } }) => c.delta.content);
+    expect(texts.length).toBeGreaterThan(10);
+    expect(texts.some((c: { index: number }) => c.index === 8)).toBe(false);
+  }, 20_000);
+
+  it('refuses at load a GGUF whose trained context is no context size, naming it', async () => {
+    // llama.cpp reads context_length as a signed 32-bit count: 0xFFFFFFFF loaded, then every
+    // call failed an assertion in llama-server and the replica restarted again and again.
+    const bytes = readFileSync(gguf.files.q8_0!);
+    const key = bytes.indexOf('.context_length');
+    expect(key).toBeGreaterThan(0);
+    const type = key + '.context_length'.length;
+    expect(bytes.readUInt32LE(type)).toBe(4); // GGUF's UINT32
+    bytes.writeUInt32LE(0xffffffff, type + 4);
+    const patched = path.join(work, 'huge-context.gguf');
+    writeFileSync(patched, bytes);
+    const launch = await api.post('/v1/models', { model_name: 'tiny-gguf', model_engine: 'llama.cpp', model_format: 'ggufv2', quantization: 'q8_0', model_uid: 'huge-context', model_path: patched });
+    expect([launch.status, launch.body.error?.code], launch.text).toEqual([400, 'model_load_invalid']);
+    expect(launch.body.detail).toContain('context_length (4294967295) is not a context size');
+  }, 60_000);
+
+  it('kills a llama-server that stops answering, failing its calls, and the replica comes back', async () => {
+    // The control plane's heartbeat reaches the runtime, which answers while its server is stopped:
+    // the runtime's own watch of the server's /health (here within 2 s) is what notices.
+    const envs = { HANGAR_LLAMA_SERVER_HEALTH_INTERVAL_MS: '300', HANGAR_LLAMA_SERVER_HEALTH_TIMEOUT_MS: '2000' };
+    const launch = await api.post('/v1/models', { model_name: 'tiny-gguf', model_engine: 'llama.cpp', model_format: 'ggufv2', quantization: 'q8_0', model_uid: 'frozen', envs });
+    expect(launch.status, launch.text).toBe(200);
+    try {
+      const [runtime] = await llamaRuntimePids('--replica=frozen-0');
+      const [engine] = await processPids(({ pid, cmdline, ppid }) => ppid === runtime && cmdline.includes('llama-server') && isAlive(pid));
+      if (engine === undefined) return; // HANGAR_LLAMA_ENGINE=binding: no engine process
+      process.kill(engine, 'SIGSTOP');
+      // Before, this call waited for as long as the server stayed stopped.
+      const stuck = await api.post('/v1/chat/completions', { model: 'frozen', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 4 });
+      expect(stuck.status, stuck.text).toBeGreaterThanOrEqual(500);
+      expect(isAlive(engine)).toBe(false);
+      const back = await waitFor(async () => (await api.post('/v1/completions', { model: 'frozen', prompt: 'Hi', max_tokens: 2 })).status === 200, 60_000);
+      expect(back).toBe(true);
+    } finally {
+      await api.delete('/v1/models/frozen');
+    }
+  }, 90_000);
+
   it("ends a runtime's llama-server with the runtime, even when the control plane cannot stop it", async () => {
     const [runtime] = await llamaRuntimePids('--replica=q8-0');
     expect(runtime).toBeTruthy();
@@ -535,6 +586,8 @@ describe('llama.cpp engine: GGUF models', () => {
     // plane removes with them: a runtime killed before it could clean up leaves nothing.
     const argv = readFileSync(`/proc/${engine}/cmdline`, 'utf8').split('\0');
     const socket = argv[argv.indexOf('--host') + 1]!;
+    // No prompt cache in host memory beside the slots (it grew ~15 MB per new prompt, unseen by the budget).
+    expect(argv[argv.indexOf('--cache-ram') + 1]).toBe('0');
     expect(socket).toMatch(/\/run\/[0-9a-f]{12}\/s\.sock$/);
     expect(existsSync(socket)).toBe(true);
     const runtimeArgv = readFileSync(`/proc/${runtime}/cmdline`, 'utf8').split('\0');

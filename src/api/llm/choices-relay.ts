@@ -32,10 +32,14 @@ export async function relayChoices(
     beforeHeaders: () => void;
   },
 ): Promise<void> {
-  // The first chunk of every choice before the headers: a failure there is a plain HTTP error.
-  let firsts: unknown[][];
+  // The headers go once a choice has its first chunk: a failure before that (a request
+  // every choice refuses alike) is a plain HTTP error, one after it an error event.
+  // Waiting for every choice's first chunk held a stream of more choices than the
+  // engine has slots silent until its last choice began (n = 16 on 8 slots: 7 s).
+  const firsts = sources.map((s) => s.nextBatch());
+  for (const first of firsts) first.catch(() => {}); // each is awaited below; a failure is not unhandled meanwhile
   try {
-    firsts = await Promise.all(sources.map((s) => s.nextBatch()));
+    await Promise.race(firsts);
   } catch (err) {
     await Promise.all(sources.map((s) => s.return()));
     throw err;
@@ -50,7 +54,7 @@ export async function relayChoices(
       sources.map(async (source, i) => {
         const format = formats[i]!;
         const held = new HeldChunks(options.interval);
-        let batch = firsts[i]!;
+        let batch = await firsts[i]!;
         let merge = false;
         while (batch.length > 0 && !out.clientGone) {
           options.observe(batch, i);

@@ -5,6 +5,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { streamEvents, type ReadGate, type ServerEvent } from './server-stream.js';
 
+/** How often the running server's /health is asked, and how long it may take to answer (watchHealth). */
+const HEALTH_INTERVAL_MS = Number(process.env.HANGAR_LLAMA_SERVER_HEALTH_INTERVAL_MS) || 5_000;
+const HEALTH_TIMEOUT_MS = Number(process.env.HANGAR_LLAMA_SERVER_HEALTH_TIMEOUT_MS) || 15_000;
+
 /** How the runtime starts llama.cpp's server for one replica. */
 export interface LlamaServerOptions {
   binary: string;
@@ -40,6 +44,7 @@ export class LlamaServerProcess {
   /** Asked to stop: its exit is expected, not a death. */
   private stopping = false;
   private readonly exitListeners: Array<(why: string) => void> = [];
+  private watch: NodeJS.Timeout | null = null;
 
   private constructor(
     private readonly child: ChildProcess,
@@ -79,6 +84,10 @@ export class LlamaServerProcess {
       '-np', String(options.parallel),
       '-c', String(options.contextPerSlot * options.parallel),
       '--no-webui',
+      // No prompt cache in host memory beside the slots' own: llama-server's default
+      // (up to 8 GiB) grew ~15 MB per new prompt and never gave it back, memory the
+      // budget and the estimate cannot see. A slot still reuses its own prompt's prefix.
+      '--cache-ram', '0',
       // Warnings and errors only: its info lines (several per request, each a wake-up of
       // its log thread and of this runtime reading the pipe) land on the first token's path.
       '--log-verbosity', '2',
@@ -102,7 +111,10 @@ export class LlamaServerProcess {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       if (server.exited) throw new Error(`llama-server exited before it was ready: ${tail.trim().split('\n').slice(-5).join(' | ')}`);
-      if ((await server.health()) === 'ok') return server;
+      if ((await server.health()) === 'ok') {
+        server.watchHealth(options.log);
+        return server;
+      }
       if (Date.now() > deadline) {
         await server.stop();
         throw new Error(`llama-server was not ready within ${timeoutMs / 1000} s`);
@@ -120,14 +132,37 @@ export class LlamaServerProcess {
     this.exitListeners.push(listener);
   }
 
-  private health(): Promise<'ok' | 'not yet'> {
+  private health(timeoutMs = 0): Promise<'ok' | 'not yet' | 'no answer'> {
     return new Promise((resolve) => {
       const req = http.get({ socketPath: this.socketPath, path: '/health', agent: this.agent }, (res) => {
         res.resume();
         resolve(res.statusCode === 200 ? 'ok' : 'not yet');
       });
       req.on('error', () => resolve('not yet'));
+      if (timeoutMs > 0) req.setTimeout(timeoutMs, () => (req.destroy(), resolve('no answer')));
     });
+  }
+
+  /**
+   * The control plane's heartbeat reaches this runtime, not its server: a server that
+   * stops answering (stopped, deadlocked) left the replica READY and its calls waiting
+   * for ever. Its HTTP threads answer /health however busy its model is, so one that
+   * does not within HEALTH_TIMEOUT_MS is killed: its death ends the runtime, and the
+   * control plane restarts the replica, as after any death.
+   */
+  private watchHealth(log: (line: string) => void): void {
+    let checking = false;
+    this.watch = setInterval(() => {
+      if (checking || this.exited || this.stopping) return;
+      checking = true;
+      void this.health(HEALTH_TIMEOUT_MS).then((state) => {
+        checking = false;
+        if (state !== 'no answer' || this.exited || this.stopping) return;
+        log(`llama-server did not answer /health within ${HEALTH_TIMEOUT_MS / 1000} s; killing it`);
+        this.child.kill('SIGKILL');
+      });
+    }, HEALTH_INTERVAL_MS);
+    this.watch.unref();
   }
 
   /**
@@ -141,6 +176,7 @@ export class LlamaServerProcess {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    if (this.watch) clearInterval(this.watch);
     this.agent.destroy();
     if (this.exited) return;
     await new Promise<void>((resolve) => {

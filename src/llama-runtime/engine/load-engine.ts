@@ -47,6 +47,7 @@ export async function loadEngine(raw: Record<string, unknown>, progress: Progres
     const reason = (err as Error).message.replace(/Invalid GGUF magic\..*$/s, 'it is not a GGUF file (it does not start with "GGUF")');
     throw new InvalidInput(`llama.cpp cannot load ${file}: ${reason}`);
   }
+  checkTrainedContext(model.fileInfo.architectureMetadata as { context_length?: unknown } | undefined, file);
   if (serverBinary !== null) {
     const gpuLayers = gpu ? (spec.options.nGpuLayers === null || spec.options.nGpuLayers < 0 ? 999 : spec.options.nGpuLayers) : 0;
     const contextPerSlot = contextCap(model, spec);
@@ -65,6 +66,20 @@ export async function loadEngine(raw: Record<string, unknown>, progress: Progres
   const engine = spec.modelType === 'embedding' ? await EmbeddingEngine.create(model, spec, threads) : await LlmEngine.create(llama, model, spec, threads);
   progress(1, 'load', `Loaded ${file}`);
   return engine;
+}
+
+/**
+ * llama.cpp reads a GGUF's trained context as a signed 32-bit count: 0xFFFFFFFF loaded,
+ * then llama-server failed every call on an assertion (a context of -1 tokens) and the
+ * replica restarted, again and again; 0 failed the load as a server error. Either is
+ * the file's fault: refused at load, naming it.
+ */
+export function checkTrainedContext(metadata: { context_length?: unknown } | undefined, file: string): void {
+  const trained = metadata?.context_length;
+  if (trained === undefined) return;
+  if (typeof trained !== 'number' || !Number.isInteger(trained) || trained < 1 || trained > 2 ** 31 - 1) {
+    throw new InvalidInput(`llama.cpp cannot serve ${file}: its context_length (${String(trained)}) is not a context size (1 to ${2 ** 31 - 1} tokens)`);
+  }
 }
 
 async function bindingFor(gpu: boolean, log: EngineLog): Promise<Llama> {
