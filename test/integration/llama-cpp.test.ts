@@ -263,6 +263,9 @@ describe('llama.cpp engine: GGUF models', () => {
       [{ grammar: 5 }, /grammar: Invalid input: expected string/],
       [{ grammar, response_format: { type: 'json_object' } }, /grammar and response_format cannot both shape one answer/],
       [{ grammar, tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }], tool_choice: 'required' }, /grammar and a forced tool_choice/],
+      // Parsed, but nothing the vocabulary holds matches it: llama-server fails at the first token (a 500 before).
+      [{ grammar: 'root ::= "\\x00\\x00\\x00"' }, /grammar: no text this model can write follows the grammar/],
+      [{ grammar: 'root ::= [z-a]' }, /grammar: no text this model can write follows the grammar/],
     ];
     for (const [fields, message] of refusals) {
       const res = await api.post('/v1/chat/completions', { model: 'q8', messages: hello, max_tokens: 5, ...fields });

@@ -41,6 +41,8 @@ export interface GenerationRequest {
   echo: string;
   /** A grammar the output must follow (response_format, a forced tool call). */
   grammar: LlamaGrammar | null;
+  /** The request field the grammar came from (`grammar`, `response_format`, `tool_choice`), for its errors. */
+  grammarField?: string;
 }
 
 /** Where a call's CHUNKs go; a non-stream call gets everything in the value generate() returns. */

@@ -144,6 +144,7 @@ export class LlmEngine implements Engine {
       reasoningOpen: tags !== null && text.trimEnd().endsWith(tags[0]),
       echo: '',
       grammar: forced ? await forced : await this.grammarOf(config),
+      grammarField: forced ? 'tool_choice' : grammarFieldOf(config),
     });
   }
 
@@ -193,6 +194,7 @@ export class LlmEngine implements Engine {
       reasoningOpen: false,
       echo,
       grammar: await this.grammarOf(config),
+      grammarField: grammarFieldOf(config),
     });
   }
 
@@ -311,6 +313,10 @@ function specialTokens(model: LlamaModel): Record<string, string> {
   if (bos !== null) out.bos_token = model.detokenize([bos], true);
   if (eos !== null) out.eos_token = model.detokenize([eos], true);
   return out;
+}
+
+function grammarFieldOf(config: GenerateConfig): string | undefined {
+  return config.guide ? 'response_format' : config.grammar !== null ? 'grammar' : undefined;
 }
 
 /** The context each call may fill: the registration's, the model's trained one, `n_ctx` (default 8192), whichever is least. */

@@ -2,6 +2,7 @@ import type { Token } from 'node-llama-cpp';
 import type { GenerationRequest } from './generation.js';
 import type { LlamaServerProcess } from './llama-server-process.js';
 import type { ServerEvent } from './server-stream.js';
+import { InvalidInput } from '../invalid-input.js';
 
 /** Below this a temperature means greedy, as in generation.ts. */
 const GREEDY_BELOW = 1e-5;
@@ -66,7 +67,7 @@ export class ServerCompletion {
   /** The streamed tokens, as many as each read of the stream brought; ends when the server stops, or when the consumer stops reading (which cancels it there). */
   async *steps(signal: AbortSignal): AsyncGenerator<ServerStep[]> {
     const wantsLogprobs = this.request.config.topLogprobs !== null;
-    for await (const events of this.server.stream('/completion', this.body(), signal)) {
+    for await (const events of grammarFaults(this.server.stream('/completion', this.body(), signal), this.request.grammarField)) {
       const steps: ServerStep[] = [];
       let stopped = false;
       for (const event of events) {
@@ -82,6 +83,22 @@ export class ServerCompletion {
       if (steps.length > 0) yield steps;
       if (stopped) return;
     }
+  }
+}
+
+/**
+ * A grammar that allows nothing the model's vocabulary can write (`root ::= "\x00"`,
+ * an empty range) fails in llama-server at the first token, "Unexpected empty grammar
+ * stack": the request's fault, named by the field the grammar came from, not a 500.
+ */
+async function* grammarFaults<T>(events: AsyncGenerator<T>, field: string | undefined): AsyncGenerator<T> {
+  try {
+    yield* events;
+  } catch (err) {
+    if (field && /empty grammar stack/i.test((err as Error).message)) {
+      throw new InvalidInput(`${field}: no text this model can write follows the grammar (llama.cpp: ${(err as Error).message.replace(/^llama-server \S+: /, '')})`, field);
+    }
+    throw err;
   }
 }
 
