@@ -78,6 +78,22 @@ describe('JSON schemas for llama.cpp grammars', () => {
     for (const [schema, says] of refusals) expect(() => grammarSchema(schema, 'f'), String(says)).toThrow(says);
   });
 
+  it('refuses what the grammar would not hold: control characters it writes raw, bounds no value meets, a $ref to nothing', () => {
+    const refusals: Array<[unknown, RegExp]> = [
+      [{ enum: ['a\u0001b'] }, /^f: f.enum holds the control character U\+0001, which a llama.cpp grammar would write unescaped/],
+      [{ type: 'object', properties: { k: { const: { x: '\u001f' } } } }, /f.properties.k.const holds the control character U\+001F/],
+      [{ type: 'object', properties: { 'a\u001fb': { type: 'string' } } }, /f.properties holds the control character U\+001F/],
+      [{ type: 'string', minLength: 5, maxLength: 2 }, /^f: f.minLength \(5\) is above f.maxLength \(2\), so no answer can follow the schema$/],
+      [{ type: 'array', items: { type: 'string' }, minItems: 3, maxItems: 1 }, /minItems \(3\) is above f.maxItems \(1\)/],
+      [{ $ref: '#/$defs/Nope' }, /^f: \$ref "#\/\$defs\/Nope" names no definition in the schema's \$defs$/],
+      [{ $defs: { A: { type: 'string' } }, type: 'object', properties: { a: { $ref: '#/definitions/B' } } }, /names no definition/],
+    ];
+    for (const [schema, says] of refusals) expect(() => grammarSchema(schema, 'f'), String(says)).toThrow(says);
+    // Tab and newline the grammar escapes; a $ref to a definition that is there is fine.
+    expect(() => grammarSchema({ enum: ['a\tb', 'c\nd'] }, 'f')).not.toThrow();
+    expect(() => grammarSchema({ definitions: { A: { type: 'string' } }, $ref: '#/definitions/A' }, 'f')).not.toThrow();
+  });
+
   it('holds a GBNF grammar to the same sizes: alternatives outside strings, classes and comments, and characters', () => {
     const choice = (n: number) => `root ::= ${Array.from({ length: n }, (_, i) => `"v${i}"`).join(' | ')}`;
     expect(() => checkGrammarSize(choice(1001))).not.toThrow(); // 1,000 alternatives

@@ -24,8 +24,54 @@ const COUNTS = new Set(['minProperties', 'maxProperties', 'minItems', 'maxItems'
  * other than date-time, time and date, `not`, conditionals and the like.
  */
 export function grammarSchema(schema: unknown, field: string): Schema {
-  return rewrite(schema, field, field, { alternatives: 0, properties: 0, characters: 0 }) as Schema;
+  const out = rewrite(schema, field, field, { alternatives: 0, properties: 0, characters: 0 }) as Schema;
+  // A $ref to no definition held nothing: the answer was free, the schema claimed.
+  const defs = (out.$defs as Schema | undefined) ?? {};
+  for (const ref of refsIn(out)) {
+    const name = ref.slice('#/$defs/'.length);
+    if (!Object.hasOwn(defs, name)) throw new InvalidInput(`${field}: $ref ${JSON.stringify(ref)} names no definition in the schema's $defs`);
+  }
+  return out;
 }
+
+function refsIn(node: unknown, found: Set<string> = new Set()): Set<string> {
+  if (Array.isArray(node)) for (const item of node) refsIn(item, found);
+  else if (typeof node === 'object' && node !== null) {
+    for (const [key, value] of Object.entries(node)) {
+      if (key === '$ref' && typeof value === 'string') found.add(value);
+      else refsIn(value, found);
+    }
+  }
+  return found;
+}
+
+// Control characters JSON must escape, but that llama.cpp's grammar writes raw from a
+// const, an enum value or a property name: the answer was then not JSON at all. Tab and
+// newline it escapes.
+const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f]/;
+
+function controlIn(value: unknown): string | null {
+  if (typeof value === 'string') {
+    const hit = RAW_CONTROL.exec(value);
+    return hit ? `U+${hit[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}` : null;
+  }
+  if (Array.isArray(value)) return value.map(controlIn).find((c) => c !== null) ?? null;
+  if (typeof value === 'object' && value !== null) {
+    for (const [key, inner] of Object.entries(value)) {
+      const hit = controlIn(key) ?? controlIn(inner);
+      if (hit) return hit;
+    }
+  }
+  return null;
+}
+
+function refuseControl(value: unknown, here: string, field: string): void {
+  const hit = controlIn(value);
+  if (hit) throw new InvalidInput(`${field}: ${here} holds the control character ${hit}, which a llama.cpp grammar would write unescaped, so the answer would not be JSON`);
+}
+
+/** Bounds that no value meets (`minLength` 5 with `maxLength` 2): the grammar held nothing of them. */
+const BOUND_PAIRS: Array<[string, string]> = [['minLength', 'maxLength'], ['minItems', 'maxItems'], ['minProperties', 'maxProperties']];
 
 /**
  * The size a schema may have: OpenAI's own limits for structured outputs (1,000 enum
@@ -86,6 +132,7 @@ function rewrite(node: unknown, at: string, field: string, tally: Tally): unknow
       case 'definitions': {
         const target = key === 'properties' ? 'properties' : '$defs';
         const names = Object.keys(object(value, here, field));
+        refuseControl(names, here, field);
         if (key === 'properties') count(tally, 'properties', names.length, field);
         count(tally, 'characters', names.reduce((sum, name) => sum + name.length, 0), field);
         const entries = Object.entries(value as Schema).map(([name, sub]) => [name, rewrite(sub, `${here}.${name}`, field, tally)]);
@@ -126,6 +173,7 @@ function rewrite(node: unknown, at: string, field: string, tally: Tally): unknow
         if (!Array.isArray(value) || value.length === 0) throw new InvalidInput(`${field}: ${here} must be a non-empty list of values`);
         count(tally, 'alternatives', value.length, field);
         count(tally, 'characters', value.reduce((sum: number, v) => sum + textLength(v), 0), field);
+        refuseControl(value, here, field);
         out.enum = value;
         break;
       case 'required':
@@ -134,6 +182,7 @@ function rewrite(node: unknown, at: string, field: string, tally: Tally): unknow
         break;
       case 'const':
         count(tally, 'characters', textLength(value), field);
+        refuseControl(value, here, field);
         out.const = value;
         break;
       default:
@@ -147,6 +196,11 @@ function rewrite(node: unknown, at: string, field: string, tally: Tally): unknow
           );
         }
         out[key] = value;
+    }
+  }
+  for (const [low, high] of BOUND_PAIRS) {
+    if (typeof out[low] === 'number' && typeof out[high] === 'number' && (out[low] as number) > (out[high] as number)) {
+      throw new InvalidInput(`${field}: ${at}.${low} (${out[low] as number}) is above ${at}.${high} (${out[high] as number}), so no answer can follow the schema`);
     }
   }
   // The grammar writes the listed properties and no other name it is told is needed.

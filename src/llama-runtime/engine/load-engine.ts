@@ -44,7 +44,11 @@ export async function loadEngine(raw: Record<string, unknown>, progress: Progres
   } catch (err) {
     // A file llama.cpp cannot read (not GGUF, truncated, an unknown architecture) is the model's fault.
     // Its parser quotes a wrong magic's bytes: the start of whatever file model_path named (say /etc/passwd), which is not the caller's to read.
-    const reason = (err as Error).message.replace(/Invalid GGUF magic\..*$/s, 'it is not a GGUF file (it does not start with "GGUF")');
+    // A header whose counts or sizes are nonsense failed deep in the GGUF reader with
+    // JavaScript's own words (`Cannot read properties of undefined`, `"size" is out of range`).
+    const reason = err instanceof TypeError || err instanceof RangeError
+      ? 'its GGUF header cannot be read (damaged, or counts and sizes no file has)'
+      : (err as Error).message.replace(/Invalid GGUF magic\..*$/s, 'it is not a GGUF file (it does not start with "GGUF")');
     throw new InvalidInput(`llama.cpp cannot load ${file}: ${reason}`);
   }
   checkTrainedContext(model.fileInfo.architectureMetadata as { context_length?: unknown } | undefined, file);

@@ -77,8 +77,9 @@ export class StructuredOutput {
         // a schema makes is repetition past its bound (about 2,000, fewer for repeated rules
         // of several parts, such as a string's characters).
         throw new InvalidInput(
-          `${field}: this JSON schema cannot be turned into a llama.cpp grammar: ${(err as Error).message}; llama.cpp's parser refuses ` +
-            'repetitions of more than about 2,000 items (a string of minLength or maxLength 1,000 is already past it), so lower minLength, maxLength, minItems or maxItems',
+          `${field}: this JSON schema cannot be turned into a llama.cpp grammar: ${(err as Error).message}. llama.cpp's parser says why only in its log; ` +
+            'what it refuses most is a repetition of more than about 2,000 items (a string of minLength or maxLength 1,000 is already past it: lower minLength, ' +
+            'maxLength, minItems or maxItems), then definitions that refer to each other with no way out, and nesting thousands deep',
         );
       }
       return this.finite(made);
