@@ -20,6 +20,8 @@ const anthropic = (content: unknown, extra: Record<string, unknown> = {}) => ref
 describe('a refusal names the field a client can fix, through unions', () => {
   it("says what a record's key must be, not zod's \"Invalid key in record\"", () => {
     expect(refusal(chatBody, { model: 'm', messages: [{ role: 'user', content: 'hi' }], logit_bias: { '-5': 1 } })).toEqual(['logit_bias.-5', 'keys must be token ids']);
+    // Twenty digits are no token id either (it reached the engine, which named it otherwise).
+    expect(refusal(chatBody, { model: 'm', messages: [{ role: 'user', content: 'hi' }], logit_bias: { '99999999999999999999': 1 } })).toEqual(['logit_bias.99999999999999999999', 'keys must be token ids']);
   });
 
   it('keeps a union\'s own words for a value of no kind it knows', () => {

@@ -24,7 +24,8 @@ export const samplingShape = {
   repetition_penalty: z.number().min(0.01).nullish(),
   frequency_penalty: z.number().min(-2).max(2).nullish(),
   presence_penalty: z.number().min(-2).max(2).nullish(),
-  logit_bias: z.record(z.string().regex(/^\d+$/, 'keys must be token ids'), z.number().min(-100).max(100)).nullish(),
+  // Digits only, and a count JavaScript holds exactly (a 20-digit key passed here and was the engine's 400, named otherwise).
+  logit_bias: z.record(z.string().regex(/^\d{1,15}$/, 'keys must be token ids'), z.number().min(-100).max(100)).nullish(),
   // llama-server's (and Xinference's llama.cpp engine's, which hands the body to it): a
   // GBNF grammar the answer must follow. The llama.cpp engine parses it.
   grammar: z.string().max(256 * 1024).nullish(),
