@@ -47,6 +47,7 @@ describe('an error about the chat request names the field the client sent', () =
     expect(originalParam('messages.2.content.1.image_url.url', names)).toBe('input.1.content.1.image_url');
     expect(originalParam('messages.0', names)).toBe('instructions');
     expect(originalParam('messages.9', names)).toBe('input');
+    expect(originalParam('messages.2.content.1.image_url.detail', names)).toBe('input.1.content.1.detail');
   });
 
   it('renames the param and the runtime\'s bracketed path in the message', async () => {

@@ -29,7 +29,9 @@ export function originalParam(param: string, names: OriginNames): string {
   if (part === undefined) return `${origin.path}${rest}`;
   const partPath = origin.parts?.[Number(part)];
   if (!partPath) return origin.path;
-  return `${partPath}${image ? `.${names.image}` : ''}${image ? '' : rest}`;
+  // The image's address is the API's own field; anything beside it (`detail`) keeps its name.
+  if (image && (image.endsWith('.url') || !rest)) return `${partPath}.${names.image}`;
+  return `${partPath}${rest}`;
 }
 
 /** The same in a message, where the runtime writes `messages[3].content[1]` and the control plane `messages.3.content.1.image_url.url`. */
