@@ -116,7 +116,8 @@ def test_token_ids_travel_and_bad_arguments_are_invalid(embedder):
     assert "dimensions" in answers[1][1]["message"] and "normalize" in answers[2][1]["message"]
     # The field at fault travels as the ERROR's param (docs/runtime-protocol.md, "Calls").
     assert answers[1][1]["param"] == "dimensions"
-    assert "param" not in answers[3][1]
+    # An id past the vocabulary names `input` too, and says where ids must come from.
+    assert answers[3][1]["param"] == "input" and "check_embedding_ctx_length=False" in answers[3][1]["message"]
 
 
 def test_a_call_aborted_in_its_window_is_not_encoded(spawn, tiny_embedder):
