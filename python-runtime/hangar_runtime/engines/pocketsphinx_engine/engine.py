@@ -56,11 +56,12 @@ class PocketsphinxEngine(Engine):
         for start, pcm in _utterances(samples):
             # Searched in half-second pieces: pocketsphinx holds the GIL inside one call, and
             # a 20 s utterance of noise took 20 s in one, so the runtime's heartbeat thread
-            # went unanswered and the replica was killed as dead (the longest pause went
-            # from 3.3 s to 0.2 s). Pieces alone start from a stale cepstral mean and hear
-            # worse, so a first pass without search takes the mean of the whole utterance
-            # (features only: milliseconds); with it the words heard on espeak-ng speech
-            # are those of one whole call, or better.
+            # went unanswered and the replica was killed as dead (on 12 s of noise one call
+            # paused a Python thread 3.3 s, the pieces 0.2 s). Pieces alone start from a
+            # stale cepstral mean and hear worse, so a first pass without search takes the
+            # mean of the whole utterance; with it the words heard on espeak-ng speech are
+            # those of one whole call, or better, and 20 s of noise paused a thread 1.8 s
+            # at most (the first pass and the utterance's end are one call each).
             self._decoder.start_utt()
             self._decoder.process_raw(pcm, no_search=True, full_utt=True)
             self._decoder.end_utt()
