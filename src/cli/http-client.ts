@@ -111,13 +111,20 @@ async function boundedText(res: Response, what: string): Promise<string> {
   const decoder = new TextDecoder();
   let text = '';
   let size = 0;
-  for await (const bytes of res.body) {
-    size += bytes.byteLength;
-    if (size > ANSWER_LIMIT_BYTES) {
-      await res.body.cancel().catch(() => {});
-      throw new CliError(`${what} is over ${ANSWER_LIMIT_BYTES / 1024 / 1024} MiB (HTTP ${res.status}); is -e/--endpoint a Hangar server?`, res.ok ? null : res.status);
+  try {
+    for await (const bytes of res.body) {
+      size += bytes.byteLength;
+      if (size > ANSWER_LIMIT_BYTES) {
+        await res.body.cancel().catch(() => {});
+        throw new CliError(`${what} is over ${ANSWER_LIMIT_BYTES / 1024 / 1024} MiB (HTTP ${res.status}); is -e/--endpoint a Hangar server?`, res.ok ? null : res.status);
+      }
+      text += decoder.decode(bytes, { stream: true });
     }
-    text += decoder.decode(bytes, { stream: true });
+  } catch (err) {
+    if (err instanceof CliError) throw err;
+    // undici's TypeError "terminated": the connection closed in the middle of the answer.
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    throw new CliError(`${what} broke off: ${cause?.code ?? cause?.message ?? (err as Error).message}`, res.ok ? null : res.status, 1, err);
   }
   return text + decoder.decode();
 }

@@ -15,6 +15,7 @@ export async function* readSseData(body: ReadableStream<Uint8Array>): AsyncGener
   let buffer = '';
   let searched = 0;
   let data: string[] = [];
+  let eventSize = 0;
   for await (const bytes of body) {
     buffer += decoder.decode(bytes, { stream: true });
     let start = 0;
@@ -26,8 +27,12 @@ export async function* readSseData(body: ReadableStream<Uint8Array>): AsyncGener
       if (line === '') {
         if (data.length > 0) yield data.join('\n');
         data = [];
+        eventSize = 0;
       } else if (line.startsWith('data:')) {
         data.push(line.slice(5).replace(/^ /, ''));
+        // One event of many short `data:` lines and no blank line grew as a long line did.
+        eventSize += line.length;
+        if (eventSize > SSE_LINE_LIMIT) throw new CliError(`an event of the stream is over ${SSE_LINE_LIMIT / 1024 / 1024} MiB with no end; is -e/--endpoint a Hangar server?`);
       }
     }
     buffer = buffer.slice(start);

@@ -56,5 +56,9 @@ describe('an error about the chat request names the field the client sent', () =
     const err = (await withOriginalNames(failing, names).catch((e: unknown) => e)) as HangarError;
     expect(err.param).toBe('messages.0.content.1.source');
     expect(err.message).toBe('messages.0.content.1: the image is 9000x9000 pixels');
+    // A detail's path reads the same in the param and in the message.
+    const responses = { origins: [{ path: 'input.0', parts: ['input.0.content.0'] }] as ChatOrigins, image: 'image_url', fallback: 'input' };
+    const detail = (await withOriginalNames(Promise.reject(new HangarError('invalid_field', ['messages.0.content.0.image_url.detail: must be auto, low or high'], { param: 'messages.0.content.0.image_url.detail' })), responses).catch((e: unknown) => e)) as HangarError;
+    expect([detail.param, detail.message]).toEqual(['input.0.content.0.detail', 'input.0.content.0.detail: must be auto, low or high']);
   });
 });

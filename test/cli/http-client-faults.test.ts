@@ -90,3 +90,22 @@ describe('the CLI against a broken server', () => {
     expect((error as Error).message).toContain('the answer to GET /v1/models (text/html) is not JSON: "<html>proxy login</html>"');
   });
 });
+
+describe('the CLI\'s stream reader against an event with no end', () => {
+  it('stops an event of many short data: lines past 16 MiB, as it stops one long line', async () => {
+    const { readSseData } = await import('../../src/cli/sse-reader.js');
+    const block = new TextEncoder().encode('data: x\n'.repeat(128 * 1024)); // 1 MiB of short lines, no blank line
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent++ < 40) controller.enqueue(block);
+        else controller.close();
+      },
+    });
+    const read = async () => {
+      for await (const _ of readSseData(body)) void _;
+    };
+    await expect(read()).rejects.toThrow(/an event of the stream is over 16 MiB with no end/);
+    expect(sent).toBeLessThan(40);
+  });
+});

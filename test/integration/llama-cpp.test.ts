@@ -514,6 +514,9 @@ describe('llama.cpp engine: GGUF models', () => {
     const cut = await sdk.embeddings.create({ model: 'emb', input: 'The quick brown fox', dimensions: 16 });
     expect(cut.data[0]!.embedding).toHaveLength(16);
     expect(Math.hypot(...cut.data[0]!.embedding)).toBeCloseTo(1, 5);
+    // An empty text: llama.cpp gave it a vector of length 0; now a 400 naming input.
+    const empty = await api.post('/v1/embeddings', { model: 'emb', input: ['a', ''] });
+    expect([empty.status, empty.body.error?.param], empty.text).toEqual([400, 'input']);
   });
 
   it('restarts a runtime killed with SIGKILL like any other', async () => {

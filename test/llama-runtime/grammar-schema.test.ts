@@ -92,6 +92,8 @@ describe('JSON schemas for llama.cpp grammars', () => {
     // Tab and newline the grammar escapes; a $ref to a definition that is there is fine.
     expect(() => grammarSchema({ enum: ['a\tb', 'c\nd'] }, 'f')).not.toThrow();
     expect(() => grammarSchema({ definitions: { A: { type: 'string' } }, $ref: '#/definitions/A' }, 'f')).not.toThrow();
+    // A const's value is data: a "$ref" key in it refers to nothing.
+    expect(() => grammarSchema({ const: { $ref: 'x' } }, 'f')).not.toThrow();
   });
 
   it('holds a GBNF grammar to the same sizes: alternatives outside strings, classes and comments, and characters', () => {

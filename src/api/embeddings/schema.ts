@@ -40,9 +40,8 @@ export const embeddingsBody = z.looseObject({
     return z.NEVER;
   }, z.union(
     [
-      // An empty text has no embedding (OpenAI refuses it; the llama.cpp engine answered a vector of length 0).
-      z.string().min(1, 'must not be empty'),
-      z.array(z.string().min(1, 'must not be empty')).min(1, 'must not be an empty list'),
+      z.string(),
+      z.array(z.string()).min(1, 'must not be an empty list'),
       z.array(z.int().min(0)).min(1, 'must not be an empty list'),
       z.array(z.array(z.int().min(0)).min(1)).min(1, 'must not be an empty list'),
     ],

@@ -16,6 +16,9 @@ import { failureEvent, type ChunkSource } from './stream-relay.js';
  * stream interval when one is set. Usage, when asked, is one chunk for all choices at
  * the end, each prompt counted once.
  */
+/** How long the headers wait for the other choices once one has its first chunk. */
+const HEADERS_GRACE_MS = 250;
+
 export async function relayChoices(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -32,14 +35,18 @@ export async function relayChoices(
     beforeHeaders: () => void;
   },
 ): Promise<void> {
-  // The headers go once a choice has its first chunk: a failure before that (a request
-  // every choice refuses alike) is a plain HTTP error, one after it an error event.
-  // Waiting for every choice's first chunk held a stream of more choices than the
-  // engine has slots silent until its last choice began (n = 16 on 8 slots: 7 s).
+  // The headers go once every choice has its first chunk, or HEADERS_GRACE_MS after the
+  // first choice has: a failure before that (a prompt of a list past the context, which
+  // the engine refuses at once) is a plain HTTP error, one after it an error event.
+  // Waiting for every choice's first chunk without a bound held a stream of more choices
+  // than the engine has slots silent until its last choice began (n = 16 on 8 slots: 7 s).
   const firsts = sources.map((s) => s.nextBatch());
   for (const first of firsts) first.catch(() => {}); // each is awaited below; a failure is not unhandled meanwhile
+  const all = Promise.all(firsts);
+  all.catch(() => {});
   try {
-    await Promise.race(firsts);
+    // A choice that fails within the grace rejects `all` at once: the request's error, as before.
+    await Promise.race([all, Promise.race(firsts).then(() => new Promise((resolve) => setTimeout(resolve, HEADERS_GRACE_MS).unref()))]);
   } catch (err) {
     await Promise.all(sources.map((s) => s.return()));
     throw err;

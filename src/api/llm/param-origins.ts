@@ -18,6 +18,8 @@ export interface OriginNames {
 }
 
 const CHAT_PATH = /^messages\.(\d+)(?:\.content\.(\d+)(\.image_url(?:\.url)?)?)?(\.[\w.]+)?$/;
+// The same paths inside a message's text: the runtime's `messages[3].content[1]`, or the control plane's dotted form.
+const CHAT_PATH_IN_TEXT = /\bmessages(?:\[(\d+)\](?:\.content\[(\d+)\])?|\.\d+(?:\.content\.\d+(?:\.image_url(?:\.(?:url|detail))?)?)?)/g;
 
 /** A chat field path (`messages.3.content.1.image_url.url`) as the client's (`messages.2.content.1.source`). */
 export function originalParam(param: string, names: OriginNames): string {
@@ -37,7 +39,7 @@ export function originalParam(param: string, names: OriginNames): string {
 /** The same in a message, where the runtime writes `messages[3].content[1]` and the control plane `messages.3.content.1.image_url.url`. */
 function originalText(text: string, names: OriginNames): string {
   // One pass, so that a path already renamed is not read as chat's again.
-  return text.replace(/\bmessages(?:\[(\d+)\](?:\.content\[(\d+)\])?|\.\d+(?:\.content\.\d+(?:\.image_url(?:\.url)?)?)?)/g, (whole, m?: string, p?: string) => {
+  return text.replace(CHAT_PATH_IN_TEXT, (whole, m?: string, p?: string) => {
     if (m === undefined) return originalParam(whole, names);
     return originalParam(p === undefined ? `messages.${m}` : `messages.${m}.content.${p}`, names);
   });

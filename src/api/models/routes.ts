@@ -116,7 +116,8 @@ export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor; registry:
   app.delete('/v1/models/:model_uid/replicas/:replica_id', { ...needs('models:stop'), schema: { params: replicaParams, tags: ['models'] } }, async (request) => {
     await supervisor.removeReplica(request.params.model_uid, request.params.replica_id);
     // `remaining_replicas` is what Xinference's client (2.9+, terminate_model_replica) reads.
-    return { result: true, remaining_replicas: supervisor.require(request.params.model_uid).replicas.length };
+    // The drain may outlast the model (terminated meanwhile): then none remain.
+    return { result: true, remaining_replicas: supervisor.has(request.params.model_uid) ? supervisor.require(request.params.model_uid).replicas.length : 0 };
   });
 
   // An on-demand entry keeps its events across loads and unloads, so they are there when it is not loaded.

@@ -81,6 +81,8 @@ export class EmbeddingEngine implements Engine {
 
   private tokens(input: unknown, index: number, truncate: boolean): Token[] {
     let tokens: Token[];
+    // An empty text has no tokens, and llama.cpp answered it with a vector of length 0.
+    if (input === '') throw new InvalidInput(`input ${index} is empty: llama.cpp embeds no empty text`, 'input');
     if (typeof input === 'string') tokens = this.model.tokenize(input, false);
     else if (Array.isArray(input) && input.every((t) => Number.isSafeInteger(t))) {
       const outside = (input as number[]).find((t) => t < 0 || t >= this.vocabulary);

@@ -39,7 +39,8 @@ function refsIn(node: unknown, found: Set<string> = new Set()): Set<string> {
   else if (typeof node === 'object' && node !== null) {
     for (const [key, value] of Object.entries(node)) {
       if (key === '$ref' && typeof value === 'string') found.add(value);
-      else refsIn(value, found);
+      // A const's or an enum's values are data, whatever keys they hold.
+      else if (key !== 'const' && key !== 'enum') refsIn(value, found);
     }
   }
   return found;

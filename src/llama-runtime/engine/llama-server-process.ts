@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,7 +7,19 @@ import { streamEvents, type ReadGate, type ServerEvent } from './server-stream.j
 
 /** How often the running server's /health is asked, and how long it may take to answer (watchHealth). */
 const HEALTH_INTERVAL_MS = Number(process.env.HANGAR_LLAMA_SERVER_HEALTH_INTERVAL_MS) || 5_000;
-const HEALTH_TIMEOUT_MS = Number(process.env.HANGAR_LLAMA_SERVER_HEALTH_TIMEOUT_MS) || 15_000;
+const HEALTH_TIMEOUT_MS = Number(process.env.HANGAR_LLAMA_SERVER_HEALTH_TIMEOUT_MS) || 30_000;
+
+/** A process's CPU time in clock ticks (user + system, all its threads), from /proc; null where that cannot be read (then taken as busy). */
+function cpuTicks(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return null;
+  }
+}
 
 /** How the runtime starts llama.cpp's server for one replica. */
 export interface LlamaServerOptions {
@@ -45,6 +57,11 @@ export class LlamaServerProcess {
   private stopping = false;
   private readonly exitListeners: Array<(why: string) => void> = [];
   private watch: NodeJS.Timeout | null = null;
+  /** When a stream last brought anything from the server. */
+  private lastData = 0;
+  /** Its CPU time at the last look, and when that last moved. */
+  private cpuSeen: number | null = null;
+  private lastBusy = 0;
 
   private constructor(
     private readonly child: ChildProcess,
@@ -64,6 +81,7 @@ export class LlamaServerProcess {
     child.once('exit', (code, signal) => {
       process.removeListener('exit', reap);
       this.exited = true;
+      if (this.watch) clearInterval(this.watch);
       rmSync(folder, { recursive: true, force: true });
       if (!this.stopping) for (const listener of this.exitListeners) listener(`llama-server exited (${signal ?? `code ${code}`})`);
     });
@@ -146,19 +164,25 @@ export class LlamaServerProcess {
   /**
    * The control plane's heartbeat reaches this runtime, not its server: a server that
    * stops answering (stopped, deadlocked) left the replica READY and its calls waiting
-   * for ever. Its HTTP threads answer /health however busy its model is, so one that
-   * does not within HEALTH_TIMEOUT_MS is killed: its death ends the runtime, and the
-   * control plane restarts the replica, as after any death.
+   * for ever. One that neither answers /health within HEALTH_TIMEOUT_MS nor sent
+   * anything on any stream meanwhile is killed: its death ends the runtime, and the
+   * control plane restarts the replica, as after any death. Both, because /health waits
+   * for a free HTTP thread, and a busy server's are all held by streams (its pool is
+   * about n_parallel + 2): busy, it still sends tokens.
    */
   private watchHealth(log: (line: string) => void): void {
     let checking = false;
     this.watch = setInterval(() => {
+      // Computing (a long prompt's prefill sends nothing for minutes on a CPU) is alive too.
+      const ticks = cpuTicks(this.child.pid);
+      if (ticks === null || ticks !== this.cpuSeen) (this.cpuSeen = ticks), (this.lastBusy = Date.now());
       if (checking || this.exited || this.stopping) return;
       checking = true;
       void this.health(HEALTH_TIMEOUT_MS).then((state) => {
         checking = false;
         if (state !== 'no answer' || this.exited || this.stopping) return;
-        log(`llama-server did not answer /health within ${HEALTH_TIMEOUT_MS / 1000} s; killing it`);
+        if (Date.now() - this.lastData < HEALTH_TIMEOUT_MS || Date.now() - this.lastBusy < HEALTH_TIMEOUT_MS) return;
+        log(`llama-server did not answer /health within ${HEALTH_TIMEOUT_MS / 1000} s, nor send anything, nor use the CPU; killing it`);
         this.child.kill('SIGKILL');
       });
     }, HEALTH_INTERVAL_MS);
@@ -171,7 +195,15 @@ export class LlamaServerProcess {
    * generation in the server.
    */
   stream(route: string, body: unknown, signal: AbortSignal): AsyncGenerator<ServerEvent[]> {
-    return streamEvents(this.socketPath, route, body, signal, this.pace);
+    return this.noted(streamEvents(this.socketPath, route, body, signal, this.pace));
+  }
+
+  /** The stream, noting when the server last sent anything: a server that does is alive (watchHealth). */
+  private async *noted(events: AsyncGenerator<ServerEvent[]>): AsyncGenerator<ServerEvent[]> {
+    for await (const batch of events) {
+      this.lastData = Date.now();
+      yield batch;
+    }
   }
 
   async stop(): Promise<void> {

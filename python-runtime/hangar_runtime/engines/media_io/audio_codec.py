@@ -28,7 +28,10 @@ def decode(data, rate: int) -> np.ndarray:
     except Exception as exc:  # soundfile.LibsndfileError and friends: the bytes are not audio it knows
         # libsndfile's own text names a Python object, not the problem; the formats help more.
         raise ValueError(f"The audio file could not be decoded; expected one of: {', '.join(INPUT_FORMATS)}") from exc
-    _check_length(info.frames, info.samplerate)
+    # An MP3's header length is libsndfile's estimate (a VBR file's can be far off); its
+    # frames are counted as decoded below, and its sample rate is a real one anyway.
+    if info.format != "MP3":
+        _check_length(info.frames, info.samplerate)
     try:
         samples, source_rate = soundfile.read(io.BytesIO(bytes(data)), dtype="float32", always_2d=True)
     except Exception as exc:
