@@ -531,19 +531,6 @@ describe('llama.cpp engine: GGUF models', () => {
     expect(events.some((e: string) => e.includes('died') && e.includes('SIGKILL'))).toBe(true);
   }, 90_000);
 
-  it('streams the first choices while the last waits for a slot (n above n_parallel)', async () => {
-    // Nine choices on eight slots: the ninth gets one when a choice ends (at the context, about
-    // 500 tokens on). Before, the stream sent nothing, headers included, until then, and the
-    // first choices' tokens came after it, all at once.
-    const body = { model: 'q8', messages: [{ role: 'user', content: 'Hi' }], n: 9, max_tokens: 20_000, ignore_eos: true, stream: true };
-    const events = jsonEvents(await readSse(server.url, '/v1/chat/completions', body, { stopAfter: 30 }));
-    expect(events.length).toBeGreaterThanOrEqual(30);
-    // Every choice's opening (its role) comes with the headers; text, only from the eight with a slot.
-    const texts = events.flatMap((e) => e.choices ?? []).filter((c: { delta: { content?: string } }) => c.delta.content);
-    expect(texts.length).toBeGreaterThan(10);
-    expect(texts.some((c: { index: number }) => c.index === 8)).toBe(false);
-  }, 20_000);
-
   it('refuses at load a GGUF whose trained context is no context size, naming it', async () => {
     // llama.cpp reads context_length as a signed 32-bit count: 0xFFFFFFFF loaded, then every
     // call failed an assertion in llama-server and the replica restarted again and again.
