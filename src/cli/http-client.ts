@@ -41,8 +41,7 @@ export class HttpClient {
     } catch (err) {
       if (err instanceof CliError) throw err;
       // undici's "terminated": the connection closed in the middle of the answer.
-      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new CliError(`the stream broke off: ${cause?.code ?? cause?.message ?? (err as Error).message}; the answer is cut short`, null, 1, err);
+      throw new CliError(`the stream broke off: ${networkReason(err)}; the answer is cut short`, null, 1, err);
     }
     throw new CliError('the stream ended before its [DONE]: the answer may be cut short');
   }
@@ -74,9 +73,7 @@ export class HttpClient {
       try {
         res = await fetch(target, { ...sending, headers: sending.body === undefined ? withoutContentType(headers) : headers, redirect: 'manual' });
       } catch (err) {
-        const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-        const why = cause?.code ?? cause?.message ?? (err as Error).message;
-        throw new CliError(`cannot reach the Hangar server at ${endpoint} (${why}); is it running? Choose another with -e/--endpoint or HANGAR_ENDPOINT`, null, 1, err);
+        throw new CliError(`cannot reach the Hangar server at ${endpoint} (${networkReason(err)}); is it running? Choose another with -e/--endpoint or HANGAR_ENDPOINT`, null, 1, err);
       }
       const location = REDIRECTS.has(res.status) ? res.headers.get('location') : null;
       if (location === null) return res;
@@ -123,8 +120,7 @@ async function boundedText(res: Response, what: string): Promise<string> {
   } catch (err) {
     if (err instanceof CliError) throw err;
     // undici's TypeError "terminated": the connection closed in the middle of the answer.
-    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    throw new CliError(`${what} broke off: ${cause?.code ?? cause?.message ?? (err as Error).message}`, res.ok ? null : res.status, 1, err);
+    throw new CliError(`${what} broke off: ${networkReason(err)}`, res.ok ? null : res.status, 1, err);
   }
   return text + decoder.decode();
 }
@@ -186,4 +182,10 @@ function describeText(text: string, res: Response): string {
 
 function clip(text: string): string {
   return text.length > DETAIL_LIMIT ? `${text.slice(0, DETAIL_LIMIT)}… (${text.length} characters)` : text;
+}
+
+/** undici's reason for a failed or broken connection: its cause's code (ECONNREFUSED) or message, else its own ("terminated"). */
+function networkReason(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (err as Error).message;
 }
