@@ -9,6 +9,12 @@ describe('what the CLI prints of a server\'s text', () => {
     expect(printable('plain text, ünïcode, 日本')).toBe('plain text, ünïcode, 日本');
   });
 
+  it('writes bidi overrides and isolates out, so a line shows the text it holds', () => {
+    expect(printable('qwen\u202egnp.exe')).toBe('qwen\\u202egnp.exe');
+    expect(printable('a\u2066b\u2069c\u202ad')).toBe('a\\u2066b\\u2069c\\u202ad');
+    expect(printable('שלום \u200fmark')).toBe('שלום \u200fmark');
+  });
+
   it('keeps each table cell on one line of plain text', () => {
     const table = formatTable(['Name', 'Note'], [['a\u001b[2Jb', 'two\nlines']]);
     expect(table.split('\n')).toHaveLength(3);

@@ -140,6 +140,24 @@ describe('token relay (simulator engine, real runtime and server)', () => {
     }
   });
 
+  it('starts a stream of more choices than the engine has slots with the first choice, not when the last one gets a slot', async () => {
+    // One slot, two choices of 100,000 tokens at 20 ms a step: the second choice waits
+    // ~33 minutes for the first to end. The stream must flow meanwhile (choices-relay.ts:
+    // the headers go 250 ms after the first choice's first chunk). Before, it sent
+    // nothing, headers included, until every choice had begun, and this test timed out.
+    await launch('sim-one-slot', { step_ms: 20, ttft_ms: 0, max_batch: 1 });
+    const body = { model: 'sim-one-slot', prompt: 'x', max_tokens: 100_000, n: 2, stream: true };
+    const result = await readSse(server.url, '/v1/completions', body, { stopAfter: 5 });
+    expect(result.status).toBe(200);
+    const events = jsonEvents(result);
+    expect(events).toHaveLength(5);
+    expect(events.map((e) => e.choices[0].index)).toEqual([0, 0, 0, 0, 0]);
+    expect(events.map((e) => e.choices[0].text).join('')).toBe(answer(5));
+    // Both generations are ended when the client leaves, the one still waiting for its slot too.
+    const drained = await waitFor(async () => (await runtimeQueueDepth(api, 'sim-one-slot')) === 0, 20_000);
+    expect(drained).toBe(true);
+  });
+
   it('sends one event per stream_interval tokens when a request asks for it', async () => {
     const result = await readSse(server.url, '/v1/completions', { model: 'sim', prompt: 'x', max_tokens: 22, stream: true, stream_options: { stream_interval: 5 } });
     const texts = jsonEvents(result).map((e) => e.choices[0].text as string);
