@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Router } from 'zeromq';
@@ -170,10 +170,19 @@ describe('the llama.cpp runtime speaks runtime protocol v3', () => {
     }
   }, 60_000);
 
-  it('answers LOAD_FAILED invalid for a file that is not there, or not a GGUF, then exits with code 3', async () => {
+  it('answers LOAD_FAILED invalid for a file that is not there, not a GGUF, or cut short, then exits with code 3', async () => {
     const junk = path.join(dir, 'junk.gguf');
     await writeFile(junk, 'this is not a GGUF file');
-    for (const [replica, file, message] of [['bad-0', path.join(dir, 'missing.gguf'), /missing\.gguf/], ['junk-0', junk, /llama.cpp cannot load .*junk\.gguf: it is not a GGUF file/]] as const) {
+    // A download cut short: llama.cpp's own reason, not node-llama-cpp's "Failed to load model".
+    const whole = await readFile(gguf.files.q8_0!);
+    const cut = path.join(dir, 'cut.gguf');
+    await writeFile(cut, whole.subarray(0, whole.length - 5000));
+    const cases = [
+      ['bad-0', path.join(dir, 'missing.gguf'), /missing\.gguf/],
+      ['junk-0', junk, /llama.cpp cannot load .*junk\.gguf: it is not a GGUF file/],
+      ['cut-0', cut, /llama.cpp cannot load .*cut\.gguf: tensor '.+' data is not within the file bounds.*remove the file.*launch again/],
+    ] as const;
+    for (const [replica, file, message] of cases) {
       const peer = new Peer(dir, replica);
       try {
         await peer.start();

@@ -34,6 +34,7 @@ export async function loadEngine(raw: Record<string, unknown>, progress: Progres
   log.info(`llama.cpp ${llama.gpu === false ? 'on the CPU' : `on ${llama.gpu}`}, computing with ${threads ?? 'the default number of'} thread(s)`);
   progress(DOWNLOAD_SHARE, 'load', `Loading ${file}`);
   let model;
+  lastLoadError = null;
   try {
     model = await llama.loadModel({
       modelPath: file,
@@ -42,13 +43,18 @@ export async function loadEngine(raw: Record<string, unknown>, progress: Progres
       onLoadProgress: (loaded) => progress(DOWNLOAD_SHARE + (1 - DOWNLOAD_SHARE) * 0.9 * loaded, 'load', `Loading ${file}: ${Math.round(loaded * 100)}%`),
     });
   } catch (err) {
+    await new Promise((resolve) => setImmediate(resolve)); // llama.cpp's log lines reach the logger through the event loop
     // A file llama.cpp cannot read (not GGUF, truncated, an unknown architecture) is the model's fault.
     // Its parser quotes a wrong magic's bytes: the start of whatever file model_path named (say /etc/passwd), which is not the caller's to read.
     // A header whose counts or sizes are nonsense failed deep in the GGUF reader with
     // JavaScript's own words (`Cannot read properties of undefined`, `"size" is out of range`).
+    // node-llama-cpp says only "Failed to load model"; llama.cpp logged why just before
+    // (a truncated download: "tensor '…' data is not within the file bounds").
     const reason = err instanceof TypeError || err instanceof RangeError
       ? 'its GGUF header cannot be read (damaged, or counts and sizes no file has)'
-      : (err as Error).message.replace(/Invalid GGUF magic\..*$/s, 'it is not a GGUF file (it does not start with "GGUF")');
+      : /^Failed to load model\b/.test((err as Error).message) && lastLoadError !== null
+        ? lastLoadError + (/not within the file bounds|incomplete/.test(lastLoadError) ? ' (a download cut short? remove the file, from the cache if it came from there, and launch again)' : '')
+        : (err as Error).message.replace(/Invalid GGUF magic\..*$/s, 'it is not a GGUF file (it does not start with "GGUF")');
     throw new InvalidInput(`llama.cpp cannot load ${file}: ${reason}`);
   }
   checkTrainedContext(model.fileInfo.architectureMetadata as { context_length?: unknown } | undefined, file);
@@ -86,10 +92,15 @@ export function checkTrainedContext(metadata: { context_length?: unknown } | und
   }
 }
 
+/** llama.cpp's own words for the last load that failed ("error loading model: …"), for the error (loadEngine). */
+let lastLoadError: string | null = null;
+
 async function bindingFor(gpu: boolean, log: EngineLog): Promise<Llama> {
   const logger = (level: LlamaLogLevel, message: string) => {
     const line = message.trimEnd();
     if (!line) return;
+    const loadError = /error loading model: (.+)$/.exec(line);
+    if (loadError) lastLoadError = loadError[1]!.slice(0, 300);
     if (level === LlamaLogLevel.error || level === LlamaLogLevel.fatal || level === LlamaLogLevel.warn) log.warn(`llama.cpp: ${line}`);
   };
   try {
