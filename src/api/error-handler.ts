@@ -89,10 +89,11 @@ function toHangarError(err: FastifyError, request: FastifyRequest): HangarError 
     }
     const first = err.validation[0];
     const issue = first ? specificIssue({ ...(first.params as object), code: first.keyword, path: first.instancePath === '/' ? [] : first.instancePath.slice(1).split('/'), message: first.message ?? 'invalid value' }) : undefined;
-    const where = err.validationContext === 'body' || !err.validationContext ? '' : `${err.validationContext}.`;
+    // A query or path parameter is named as the client wrote it (`window`, as OpenAI names
+    // a body field), not by Fastify's part of the request (`querystring.window`).
     // An unknown field of a strict body is named itself, not the object that holds it.
     const unknown = issue?.code === 'unrecognized_keys' ? (issue as { keys?: string[] }).keys?.[0] : undefined;
-    const field = [`${where}${(issue?.path ?? []).join('.')}`, unknown].filter(Boolean).join('.');
+    const field = [(issue?.path ?? []).join('.'), unknown].filter(Boolean).join('.');
     const message = issue?.message ?? 'invalid value';
     // A message written for the field already names it (e.g. Xinference's "specify the `model_name` field").
     const text = field.length > 0 && !message.includes(field) ? `${field}: ${message}` : message;

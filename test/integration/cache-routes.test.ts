@@ -75,11 +75,11 @@ describe('cache routes (real server, real cache folder)', () => {
     expect(files.body.paths.every((p: string) => p.startsWith(repoDir))).toBe(true);
     const missing = await api.get('/v1/cache/models/files');
     expect(missing.status).toBe(400);
-    expect(missing.body.error.param).toBe('querystring.model_version');
+    expect(missing.body.error.param).toBe('model_version');
     expect(missing.body.error.message).toContain('is required');
     // Too long is too long, not "required".
     const long = await api.get(`/v1/cache/models/files?model_version=${'x'.repeat(3000)}`);
-    expect([long.status, long.body.error.param]).toEqual([400, 'querystring.model_version']);
+    expect([long.status, long.body.error.param]).toEqual([400, 'model_version']);
     expect(long.body.error.message).not.toContain('is required');
     expect(long.body.error.message).toMatch(/512/);
     const unknown = await api.get('/v1/cache/models/files?model_version=huggingface:nobody/nothing');

@@ -210,7 +210,7 @@ describe('launch by hub id', () => {
     for (const bad of ['limit=0', 'limit=51', 'format=onnx', 'task=Text%20Generation', `search=${'x'.repeat(201)}`]) {
       const refused = await api.get(`/v1/hub/models?${bad}`);
       expect(refused.status, bad).toBe(400);
-      expect(refused.body.error.param, bad).toBe(`querystring.${bad.split('=')[0]}`);
+      expect(refused.body.error.param, bad).toBe(bad.split('=')[0]);
     }
   }, 60_000);
 

@@ -133,7 +133,7 @@ describe('request control and service routes (real server)', () => {
     // Only digits name a replica: ' ' and '0x0' are not replica 0.
     for (const id of ['%20', '0x0', '-0', '1e0', '+0', '0.0']) {
       const odd = await request(server.url, 'DELETE', `/v1/models/sim/replicas/${id}`);
-      expect([odd.status, odd.body.error?.param], id).toEqual([400, 'params.replica_id']);
+      expect([odd.status, odd.body.error?.param], id).toEqual([400, 'replica_id']);
     }
     expect((await api.post('/v1/models/nope/replicas', {})).status).toBe(404);
   }, 60_000);
