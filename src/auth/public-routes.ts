@@ -14,7 +14,10 @@ export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
   'GET /ui/*',
   'GET /assets/*',
   // CORS preflights (src/api/cors.ts): answered before the guard, and a browser sends
-  // them without a credential. Any other OPTIONS request is answered 204 with nothing.
+  // them without a credential. Only a preflight (it carries Access-Control-Request-Method)
+  // passes as public: any other OPTIONS request is guarded like an unknown path
+  // (src/api/auth/guard.ts), since the plugin hands it to the not-found answer, whose
+  // 405 lists the methods a path takes.
   'OPTIONS *',
 ]);
 

@@ -40,6 +40,23 @@ describe('CORS', () => {
     expect(denied.headers['access-control-allow-origin']).toBe('*');
   });
 
+  it('guards an OPTIONS request that is no preflight, so the methods of a path cannot be learnt without a credential', async () => {
+    const built = await buildTestApp(upstreamAuthConfig() as AuthConfig);
+    close = built.close;
+    // Before: 405 "this path takes GET, POST, HEAD" to anyone, which mapped the route table.
+    for (const url of ['/v1/admin/users', '/v1/admin/keys/1', '/no/such/path']) {
+      const plain = await built.app.inject({ method: 'OPTIONS', url });
+      expect([plain.statusCode, plain.json().error.code], url).toEqual([401, 'not_authenticated']);
+      expect(plain.body, url).not.toContain('this path takes');
+    }
+    // A preflight is still answered, without a credential.
+    expect((await preflight(built.app, APP, '/v1/admin/users')).statusCode).toBe(204);
+    // With an admin's credential the answer may say which methods the path takes.
+    const admin = await built.app.inject({ method: 'OPTIONS', url: '/v1/admin/users', headers: { authorization: 'Bearer sk-3sjLbdwqAhhAF' } });
+    expect(admin.statusCode).toBe(405);
+    expect(admin.headers.allow).toContain('GET');
+  });
+
   it('answers only the listed origins with --cors-origins a,b', async () => {
     const built = await buildTestApp(null, { corsOrigins: [APP] });
     close = built.close;

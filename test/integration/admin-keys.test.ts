@@ -138,6 +138,16 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
       expect((await get(`/v1/models/embed/${route}`, created.key)).body.error, route).toMatchObject({ code: 'key_model_denied' });
       expect((await get(`/v1/models/sim/${route}`, created.key)).status, route).toBe(200);
     }
+    // A stored response is its model's too: the owner's key for another model finds nothing
+    // (before, it read the text its owner had sent to `sim`).
+    const stored = await post('/v1/responses', { model: 'sim', input: 'two words', max_output_tokens: 4 }, created.key);
+    expect(stored.status, stored.text).toBe(200);
+    const id = stored.body.id as string;
+    expect((await get(`/v1/responses/${id}`, created.key)).status).toBe(200);
+    for (const res of [await get(`/v1/responses/${id}`, byName.key), await get(`/v1/responses/${id}/input_items`, byName.key), await del(`/v1/responses/${id}`, byName.key)]) {
+      expect([res.status, res.body.error?.code]).toEqual([404, 'response_not_found']);
+    }
+    expect((await get(`/v1/responses/${id}`, created.key)).status).toBe(200);
   });
 
   it("a user reaches only their own requests by id: another user's abort and progress find nothing", async () => {
@@ -365,6 +375,66 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
     clearKeys.push(made.body.key);
   });
 
+  it('keys:manage and users:manage act only for users who hold no more than the caller, and grant only what they hold', async () => {
+    const login = async (username: string) => (await request(server.url, 'POST', '/token', { username, password: 'correct horse battery' })).body.access_token as string;
+    for (const [username, permissions] of [['keymgr', ['keys:manage']], ['um', ['users:manage']], ['dbadmin', ['admin']], ['plain', ['models:read']], ['nobody', []]] as const) {
+      expect((await post('/v1/admin/users', { username, password: 'correct horse battery', permissions })).status, username).toBe(201);
+    }
+    const ids = Object.fromEntries((await get('/v1/admin/users')).body.filter((u: { id: number | null }) => u.id !== null).map((u: { username: string; id: number }) => [u.username, u.id]));
+    const keymgr = await login('keymgr');
+    // A key of an admin would be the admin's power in keymgr's hands: before, it was 201 with the clear key.
+    for (const owner of ['user1', 'dbadmin', String(ids.dbadmin)]) {
+      const refused = await post('/v1/admin/keys', { name: 'takeover', owner }, keymgr);
+      expect([refused.status, refused.body.error?.code], owner).toEqual([403, 'user_holds_more']);
+      expect(refused.body.detail).toContain('admin');
+    }
+    // `plain` holds models:read, which keymgr does not: refused too; a key for a user who holds no more is made.
+    expect((await post('/v1/admin/keys', { name: 'for-plain', owner: 'plain' }, keymgr)).body.error?.code).toBe('user_holds_more');
+    const forNobody = await post('/v1/admin/keys', { name: 'for-nobody', owner: 'nobody' }, keymgr);
+    expect(forNobody.status, forNobody.text).toBe(201);
+    expect((await get(`/v1/admin/keys/${forNobody.body.id}`)).body.owner_username).toBe('nobody');
+
+    const um = await login('um');
+    // Xinference 3's two guards: no takeover of who holds more, no grant of what the caller lacks.
+    for (const [what, res] of [
+      ['password', await put(`/v1/admin/users/${ids.dbadmin}/password`, { new_password: 'Takeover12345' }, um)],
+      ['disable', await put(`/v1/admin/users/${ids.dbadmin}`, { enabled: false }, um)],
+      ['delete', await del(`/v1/admin/users/${ids.dbadmin}`, um)],
+      ['plain password', await put(`/v1/admin/users/${ids.plain}/password`, { new_password: 'Takeover12345' }, um)],
+    ] as const) {
+      expect([res.status, res.body.error?.code], what).toEqual([403, 'user_holds_more']);
+    }
+    expect((await request(server.url, 'POST', '/token', { username: 'dbadmin', password: 'correct horse battery' })).status).toBe(200);
+    for (const permissions of [['admin'], ['models:read'], ['users:manage', 'models:code']]) {
+      const grant = await post('/v1/admin/users', { username: 'minted', password: 'correct horse battery', permissions }, um);
+      expect([grant.status, grant.body.error?.code, grant.body.error?.param], permissions.join()).toEqual([403, 'permission_not_grantable', 'permissions']);
+    }
+    const grantUp = await put(`/v1/admin/users/${ids.nobody}`, { permissions: ['admin'] }, um);
+    expect([grantUp.status, grantUp.body.error?.code]).toEqual([403, 'permission_not_grantable']);
+    const helper = await post('/v1/admin/users', { username: 'deputy', password: 'correct horse battery', permissions: ['users:manage'] }, um);
+    expect(helper.status, helper.text).toBe(201);
+    expect((await put(`/v1/admin/users/${helper.body.id}/password`, { new_password: 'another long password' }, um)).status).toBe(200);
+    expect((await put(`/v1/admin/users/${ids.nobody}`, { enabled: false }, um)).status).toBe(200);
+
+    // A key that expires may not make keys (one without expiry) or lift its own expiry.
+    const dave = (await request(server.url, 'POST', '/token', { username: 'dave', password: 'correct horse battery' })).body.access_token as string;
+    const expiring = await newKey({ name: 'short-lived', expires_at: Math.floor(Date.now() / 1000) + 600 }, dave);
+    clearKeys.push(expiring.key);
+    for (const res of [await post('/v1/admin/keys', { name: 'forever' }, expiring.key), await put(`/v1/admin/keys/${expiring.id}`, { expires_at: null }, expiring.key)]) {
+      expect([res.status, res.body.error?.code]).toEqual([403, 'key_restricted']);
+      expect(res.body.detail).toContain('expires_at');
+    }
+    // Past the last second an ISO date can say: a 400 naming the field, not a 500.
+    for (const res of [await post('/v1/admin/keys', { name: 'far', expires_at: 99_999_999_999_999 }), await put(`/v1/admin/keys/${expiring.id}`, { expires_at: 99_999_999_999_999 })]) {
+      expect([res.status, res.body.error?.param], res.text).toEqual([400, 'expires_at']);
+    }
+    // The audit log names the key's owner, not the body's `owner: null`.
+    const own = await newKey({ name: 'owner-null', owner: null }, dave);
+    clearKeys.push(own.key);
+    const entry = (await get('/v1/admin/audit?limit=1000')).body.find((e: { action: string; target: string }) => e.action === 'key.create' && e.target === `key:${own.id}`);
+    expect(entry.detail.owner).toBe('dave');
+  });
+
   it("gives a new account under a deleted user's name none of the old one's stored responses or usage", async () => {
     const made = await post('/v1/admin/users', { username: 'erin', password: 'correct horse battery', permissions: ['models:read', 'keys:create'] });
     expect(made.status, made.text).toBe(201);
@@ -469,7 +539,7 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
     expect(audit.status).toBe(200);
     const actions = audit.body.map((e: { action: string }) => e.action);
     for (const a of ['user.create', 'user.update', 'key.create', 'key.update', 'key.revoke']) expect(actions).toContain(a);
-    expect(audit.body.every((e: { actor: string }) => ['user1', 'alice', 'dave', 'erin', '(unauthenticated)'].includes(e.actor))).toBe(true);
+    expect(audit.body.every((e: { actor: string }) => ['user1', 'alice', 'dave', 'erin', 'keymgr', 'um', '(unauthenticated)'].includes(e.actor))).toBe(true);
     expect(JSON.stringify(audit.body)).not.toMatch(/correct horse|sk-[A-Za-z0-9]{48}/);
     expect((await get('/v1/admin/audit', 'sk-m6jEzEwmCc4iQ')).status).toBe(403);
   });

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { AccessControl } from '../../auth/access-control.js';
 import type { KnownUser } from '../../auth/authenticator.js';
 import type { KeyRecord } from '../../auth/identity-store.js';
+import { expandScopes, PERMISSIONS } from '../../auth/permissions.js';
 import { HangarError } from '../../errors/hangar-error.js';
 
 /** Who an admin action is written down as: the username, or `(auth off)`. */
@@ -13,6 +14,32 @@ export function actorOf(request: FastifyRequest): string {
 export function managesAllKeys(request: FastifyRequest): boolean {
   const scopes = request.principal?.scopes;
   return !scopes || scopes.has('admin') || scopes.has('keys:manage');
+}
+
+/**
+ * What of `permissions` the caller does not hold: nothing for `admin`, or with auth off.
+ * A caller may grant only what they hold, and may act for a user (make them a key, set
+ * their password, change, disable or delete them) only when that user holds nothing
+ * more: else `users:manage` or `keys:manage` became `admin` by taking over an admin's
+ * account (Xinference 3 refuses the same for grants and for admin targets).
+ */
+export function notHeldByCaller(request: FastifyRequest, permissions: readonly string[]): string[] {
+  const scopes = request.principal?.scopes;
+  if (!scopes || scopes.has('admin')) return [];
+  const wanted = expandScopes(permissions);
+  return PERMISSIONS.filter((p) => wanted.has(p) && !scopes.has(p));
+}
+
+/** 403 `user_holds_more` when the caller may not act for `user` (notHeldByCaller). */
+export function requireNoMoreThanCaller(request: FastifyRequest, user: { username: string; permissions: readonly string[] }, action: string): void {
+  const missing = notHeldByCaller(request, user.permissions);
+  if (missing.length > 0) throw new HangarError('user_holds_more', [action, user.username, missing.join(', ')]);
+}
+
+/** 403 `permission_not_grantable` when `permissions` hold one the caller does not (notHeldByCaller). */
+export function requireGrantable(request: FastifyRequest, permissions: readonly string[]): void {
+  const missing = notHeldByCaller(request, permissions);
+  if (missing.length > 0) throw new HangarError('permission_not_grantable', [missing.join(', ')], { param: 'permissions' });
 }
 
 /** A key the caller may see, else 404 (the same answer as for no key: ids are not probed). */

@@ -7,7 +7,7 @@ import type { KeyChanges } from '../../auth/identity-store.js';
 import { expandScopes } from '../../auth/permissions.js';
 import { HangarError } from '../../errors/hangar-error.js';
 import { needs } from '../auth/route-permission.js';
-import { actorOf, keyView, managesAllKeys, userNamed, visibleKey } from './admin-caller.js';
+import { actorOf, keyView, managesAllKeys, requireNoMoreThanCaller, userNamed, visibleKey } from './admin-caller.js';
 import { createKeyBody, idParams, keysQuery, updateKeyBody } from './schema.js';
 
 /**
@@ -94,13 +94,16 @@ export const keyRoutes: FastifyPluginAsync<{ access: AccessControl }> = async (f
       if (me && (String(named) === me.username || (me.id !== null && String(named) === String(me.id)))) return me;
       throw new HangarError('permission_denied', [], { headers: { 'www-authenticate': 'Bearer scope="keys:manage"' } });
     }
-    return userNamed(access, named);
+    const owner = userNamed(access, named);
+    // The clear key is in the answer: a key of a user who holds more is that user's power.
+    requireNoMoreThanCaller(request, owner, 'make a key for');
+    return owner;
   }
 };
 
 /**
  * A request made with a database key that has restrictions of its own (scopes, models,
- * limits) may not create or change keys: the key made or changed (itself included) could
+ * limits, an expiry) may not create or change keys: the key made or changed (itself included) could
  * hold what the calling key does not, which turned a key limited to one model and
  * `keys:create` into an unrestricted one. Revoking stays allowed: it only takes away.
  */
@@ -111,6 +114,8 @@ function refuseRestrictedKey(request: FastifyRequest): void {
     key.scopes !== null && 'scopes',
     key.model_permissions.length > 0 && 'model_permissions',
     (key.limits.rpm !== null || key.limits.tpm !== null || key.limits.max_parallel !== null) && 'limits',
+    // A key that expires could make one that does not, or lift its own expiry.
+    key.expires_at !== null && 'expires_at',
   ].filter((r): r is string => typeof r === 'string');
   if (restrictions.length > 0) throw new HangarError('key_restricted', [restrictions.join(', ')]);
 }
@@ -133,5 +138,6 @@ function checkExpiry(expiresAt: string | null): void {
 
 /** What the audit log keeps of a key change: its settings, never the key. */
 function auditDetail(prefix: string, owner: string, body: Partial<z.infer<typeof updateKeyBody>>): Record<string, unknown> {
-  return { prefix, owner, ...body };
+  // The owner last: a body's `owner: null` (the caller) must not stand for the owner's name.
+  return { ...body, prefix, owner };
 }

@@ -31,9 +31,12 @@ export const passwordBody = z.strictObject({
   new_password: z.string().min(8, 'must be at least 8 characters').max(1024),
 });
 
-/** An instant: ISO 8601 with a zone, or seconds since the epoch. */
+/** The last second an ISO 8601 date of four year digits can say (9999-12-31T23:59:59Z). */
+const LAST_SECOND = 253_402_300_799;
+
+/** An instant: ISO 8601 with a zone, or seconds since the epoch (up to the year 9999). */
 const instant = z
-  .union([z.iso.datetime({ offset: true }), z.number().int().nonnegative()])
+  .union([z.iso.datetime({ offset: true }), z.number().int().nonnegative().max(LAST_SECOND, `must be at most ${LAST_SECOND} seconds (9999-12-31T23:59:59Z)`)])
   .transform((v) => new Date(typeof v === 'number' ? v * 1000 : v).toISOString());
 
 export const keyLimits = z.object({ rpm: limit, tpm: limit, max_parallel: limit }).strict();

@@ -6,7 +6,7 @@ import { hashPassword } from '../../auth/password-hash.js';
 import { expandScopes } from '../../auth/permissions.js';
 import { HangarError } from '../../errors/hangar-error.js';
 import { needs } from '../auth/route-permission.js';
-import { actorOf } from './admin-caller.js';
+import { actorOf, requireGrantable, requireNoMoreThanCaller } from './admin-caller.js';
 import { createUserBody, idParams, passwordBody, updateUserBody } from './schema.js';
 import type { ResponseStore } from '../../storage/response-store.js';
 
@@ -22,6 +22,7 @@ export const userRoutes: FastifyPluginAsync<{ access: AccessControl; responses: 
 
   app.post('/v1/admin/users', { ...needs('users:manage'), schema: { body: createUserBody, tags } }, async (request, reply) => {
     const { username, password, permissions } = request.body;
+    requireGrantable(request, permissions);
     if (access.authenticator.isConfigUser(username) || access.identities.userByName(username)) throw new HangarError('user_exists', [username], { param: 'username' });
     // With auth off this user turns it on: without admin, nobody could manage anything.
     if (!access.authenticator.enabled && !expandScopes(permissions).has('admin')) throw new HangarError('first_user_not_admin', [], { param: 'permissions' });
@@ -40,6 +41,8 @@ export const userRoutes: FastifyPluginAsync<{ access: AccessControl; responses: 
 
   app.put('/v1/admin/users/:id', { ...needs('users:manage'), schema: { params: idParams, body: updateUserBody, tags } }, async (request) => {
     const user = existing(request.params.id);
+    requireNoMoreThanCaller(request, user, 'change');
+    if (request.body.permissions !== undefined) requireGrantable(request, request.body.permissions);
     const next = { ...user, ...request.body };
     keepAnAdmin(user.id, next.enabled && expandScopes(next.permissions).has('admin'));
     access.identities.updateUser(user.id, request.body);
@@ -49,6 +52,7 @@ export const userRoutes: FastifyPluginAsync<{ access: AccessControl; responses: 
 
   app.delete('/v1/admin/users/:id', { ...needs('users:manage'), schema: { params: idParams, tags } }, async (request) => {
     const user = existing(request.params.id);
+    requireNoMoreThanCaller(request, user, 'delete');
     keepAnAdmin(user.id, false);
     const keys = access.identities.listKeys(user.username).filter((k) => k.user_id === user.id);
     access.identities.deleteUser(user.id);
@@ -61,6 +65,7 @@ export const userRoutes: FastifyPluginAsync<{ access: AccessControl; responses: 
 
   app.put('/v1/admin/users/:id/password', { ...needs('users:manage'), schema: { params: idParams, body: passwordBody, tags } }, async (request) => {
     const user = existing(request.params.id);
+    requireNoMoreThanCaller(request, user, 'set the password of');
     access.identities.updateUser(user.id, { passwordHash: await hashPassword(request.body.new_password) });
     access.audit.record(actorOf(request), 'user.password', `user:${user.id}`, { username: user.username }, now());
     return { ok: true };

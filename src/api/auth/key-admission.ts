@@ -188,12 +188,17 @@ declare module 'fastify' {
   }
 }
 
+/** Whether the request's database key, if any, may use model `model` (by uid or model name). */
+export function keyAllowsModel(request: FastifyRequest, model: string): boolean {
+  const key = request.principal?.key;
+  if (!key || key.model_permissions.length === 0) return true;
+  const name = request.server.modelLookup(model);
+  return key.model_permissions.some((m) => m === model || m === name);
+}
+
 /** 403 `key_model_denied` when the request's database key is limited to other models (by uid or model name). */
 export function requireKeyModel(request: FastifyRequest, model: string): void {
-  const key = request.principal?.key;
-  if (!key || key.model_permissions.length === 0) return;
-  const name = request.server.modelLookup(model);
-  if (!key.model_permissions.some((m) => m === model || m === name)) throw new HangarError('key_model_denied', [model], { param: 'model' });
+  if (!keyAllowsModel(request, model)) throw new HangarError('key_model_denied', [model], { param: 'model' });
 }
 
 /**

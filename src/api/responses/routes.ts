@@ -3,8 +3,9 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { StreamingSettings } from '../../config/config.js';
 import type { ImageFetchSettings } from '../../config/image-fetch.js';
 import { HangarError } from '../../errors/hangar-error.js';
-import type { ResponseStore } from '../../storage/response-store.js';
+import type { ResponseStore, StoredResponse } from '../../storage/response-store.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
+import { keyAllowsModel } from '../auth/key-admission.js';
 import { ownerOf } from '../auth/request-owner.js';
 import { needs } from '../auth/route-permission.js';
 import { abortOnDisconnect } from '../client-disconnect.js';
@@ -39,6 +40,16 @@ export const responsesRoutes: FastifyPluginAsync<Options> = async (fastify, { su
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const tags = ['inference'];
 
+  /**
+   * The caller's stored response, if their key may use the model that answered it: a key
+   * limited to one model must not read, continue or delete what its owner asked another
+   * (404, as for no response: ids are not probed).
+   */
+  const readable = (request: FastifyRequest, id: string): StoredResponse | null => {
+    const stored = store.get(id, ownerOf(request));
+    return stored && keyAllowsModel(request, String(stored.response.model ?? '')) ? stored : null;
+  };
+
   app.post('/v1/responses', { ...needs('models:read'), schema: { body: responsesBody, tags } }, async (request, reply) => {
     const body = request.body;
     const owner = ownerOf(request);
@@ -47,7 +58,7 @@ export const responsesRoutes: FastifyPluginAsync<Options> = async (fastify, { su
     checkParameters(body, RESPONSES_RULES, instance.resolved.engine, body.model);
     let history: Item[] = [];
     if (body.previous_response_id) {
-      const previous = store.get(body.previous_response_id, owner);
+      const previous = readable(request, body.previous_response_id);
       if (!previous) throw new HangarError('response_not_found', [body.previous_response_id], { param: 'previous_response_id' });
       history = [...(previous.inputItems as Item[]), ...(previous.response.output as Item[])];
     }
@@ -88,19 +99,19 @@ export const responsesRoutes: FastifyPluginAsync<Options> = async (fastify, { su
   });
 
   app.get('/v1/responses/:response_id', { ...needs('models:read'), schema: { params: responseIdParams, tags } }, async (request) => {
-    const stored = store.get(request.params.response_id, ownerOf(request));
+    const stored = readable(request, request.params.response_id);
     if (!stored) throw new HangarError('response_not_found', [request.params.response_id], { param: 'response_id' });
     return stored.response;
   });
 
   app.delete('/v1/responses/:response_id', { ...needs('models:read'), schema: { params: responseIdParams, tags } }, async (request) => {
     const id = request.params.response_id;
-    if (!store.delete(id, ownerOf(request))) throw new HangarError('response_not_found', [id], { param: 'response_id' });
+    if (!readable(request, id) || !store.delete(id, ownerOf(request))) throw new HangarError('response_not_found', [id], { param: 'response_id' });
     return { id, object: 'response.deleted', deleted: true };
   });
 
   app.get('/v1/responses/:response_id/input_items', { ...needs('models:read'), schema: { params: responseIdParams, querystring: inputItemsQuery, tags } }, async (request) => {
-    const stored = store.get(request.params.response_id, ownerOf(request));
+    const stored = readable(request, request.params.response_id);
     if (!stored) throw new HangarError('response_not_found', [request.params.response_id], { param: 'response_id' });
     const q = request.query;
     const page = store.inputItems(stored, { limit: q.limit, order: q.order, ...(q.after ? { after: q.after } : {}) });
