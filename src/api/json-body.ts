@@ -1,12 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import sjson from 'secure-json-parse';
+import { MAX_JSON_DEPTH, nestedDeeperThan } from '../config/json-nesting.js';
 import { HangarError } from '../errors/hangar-error.js';
 
 /** The largest body any route reads, counted after decompression (request-encoding.ts). */
 export const BODY_LIMIT_BYTES = 64 * 1024 * 1024;
 
-/** Deeper than this is not a request anyone means; it only exhausts recursion further in. */
-export const MAX_JSON_DEPTH = 64;
 
 /**
  * The JSON body parser: fastify's own rules (secure-json-parse drops `__proto__` and
@@ -65,22 +64,8 @@ function parseJson(request: FastifyRequest, body: string | Buffer, done: (err: E
   } catch (err) {
     return done(new HangarError('invalid_json', [(err as Error).message]));
   }
-  if (depthExceeds(value, MAX_JSON_DEPTH)) {
+  if (nestedDeeperThan(value, MAX_JSON_DEPTH)) {
     return done(new HangarError('invalid_json', [`the body is nested deeper than ${MAX_JSON_DEPTH} levels`]));
   }
   done(null, value);
-}
-
-/** Iterative, so measuring the depth cannot overflow the stack itself. */
-function depthExceeds(root: unknown, limit: number): boolean {
-  const stack: Array<[unknown, number]> = [[root, 1]];
-  while (stack.length > 0) {
-    const [value, depth] = stack.pop()!;
-    if (value === null || typeof value !== 'object') continue;
-    if (depth > limit) return true;
-    for (const child of Array.isArray(value) ? value : Object.values(value)) {
-      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
-    }
-  }
-  return false;
 }

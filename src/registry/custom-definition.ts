@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { toolParserIsParsed } from './tool-parsers.js';
+import { MAX_JSON_DEPTH, nestedDeeperThan } from '../config/json-nesting.js';
 import { HangarError } from '../errors/hangar-error.js';
 import { ENGINE_TABLE } from './engine-table.js';
 import { mediaRecord, mediaSpec } from './flatten.js';
@@ -62,6 +63,9 @@ export function parseCustomDefinition(type: ModelType, model: unknown, builtins:
   }
 }
 
+/** Half the 16 MiB a stored definition is read up to at start (readRegularText): normalising adds fields. */
+const MAX_DEFINITION_CHARS = 8 * 1024 * 1024;
+
 function decode(model: unknown): Record<string, unknown> {
   let value = model;
   if (typeof model === 'string') {
@@ -74,6 +78,12 @@ function decode(model: unknown): Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw invalid('model', 'must be a model definition: a JSON object, or a string holding one');
   }
+  // The object form met the body parser's limit; the string form had none, and 6 kB of
+  // nesting kept a registration whose listing overflowed the stack (a 500 for everyone).
+  if (nestedDeeperThan(value, MAX_JSON_DEPTH)) throw invalid('model', `is nested deeper than ${MAX_JSON_DEPTH} levels`);
+  // Kept as a pretty-printed file that the next start reads only up to 16 MiB: a larger
+  // one was accepted, then silently gone after a restart.
+  if (JSON.stringify(value, null, 2).length > MAX_DEFINITION_CHARS) throw invalid('model', `is over ${MAX_DEFINITION_CHARS / 1024 / 1024} MiB as stored; a definition is a few kB`);
   return value as Record<string, unknown>;
 }
 

@@ -44,6 +44,52 @@ describe('register', () => {
     expect((await registry.list('flexible')).map((i) => i.model_name)).toEqual(['as-object', 'my-clf']);
   });
 
+  it("takes Xinference's own documented templates as they are: null stop words, and null image abilities", async () => {
+    // doc/source/models/custom.rst's LLM template, model_uri pointed at a folder here.
+    const llm = {
+      version: 2, context_length: 32768, model_name: 'custom-qwen-2.5', model_lang: ['en', 'zh'], model_ability: ['generate'],
+      model_description: 'This is a custom model description.', model_family: 'my-custom-qwen-2.5',
+      model_specs: [{ model_format: 'pytorch', model_size_in_billions: '0_5', quantization: 'none', model_id: null, model_hub: 'huggingface', model_uri: pathToFileURL(weights).href, model_revision: null, activated_size_in_billions: null }],
+      chat_template: null, stop_token_ids: null, stop: null, reasoning_start_tag: null, reasoning_end_tag: null, cache_config: null,
+      virtualenv: { packages: [], inherit_pip_config: true, index_url: null, extra_index_url: null, find_links: null, trusted_host: null, no_build_isolation: null },
+      is_builtin: false,
+    };
+    await registry.register('LLM', { model: JSON.stringify(llm) }, false);
+    expect(registry.get('LLM', 'custom-qwen-2.5')).toMatchObject({ stop_token_ids: [], stop: [] });
+    // A null with a known family takes the family's, as an absent field does.
+    await registry.register('LLM', { model: llmDefinition({ stop_token_ids: null, stop: null }) }, false);
+    expect(registry.get('LLM', 'my-llm')).toMatchObject({ stop_token_ids: [151643, 151644, 151645] });
+    const image = { model_name: 'my-qwen-image', model_id: null, model_revision: null, model_hub: 'huggingface', version: 2, model_family: 'stable_diffusion', model_ability: null, controlnet: [], default_model_config: {}, default_generate_config: {}, model_uri: pathToFileURL(weights).href, is_builtin: false };
+    await registry.register('image', { model: JSON.stringify(image) }, false);
+    expect(registry.get('image', 'my-qwen-image')).toMatchObject({ model_ability: ['text2image'] });
+  });
+
+  it("refuses GGUF file names that leave the repository, naming the spec's field", async () => {
+    const gguf = (extra: Record<string, unknown>) => llmDefinition({ model_specs: [{ model_format: 'ggufv2', model_size_in_billions: 1, quantization: 'q8_0', model_uri: weights, ...extra }] });
+    for (const [extra, field] of [
+      [{ model_file_name_template: '../../../../etc/{quantization}.gguf' }, 'model_specs.0.model_file_name_template'],
+      [{ model_file_name_template: '/etc/passwd' }, 'model_specs.0.model_file_name_template'],
+      [{ model_file_name_split_template: 'a\\..\\b-{part}.gguf' }, 'model_specs.0.model_file_name_split_template'],
+      [{ quantization_parts: { q8_0: ['../../../a'] } }, 'model_specs.0.quantization_parts.q8_0.0'],
+    ] as const) {
+      const err = await expectHangarError(() => registry.register('LLM', { model: gguf(extra) }, false), 'invalid_registration', 400);
+      expect(err.param, JSON.stringify(extra)).toBe(field);
+    }
+    // Xinference's own shapes pass: a folder in the template, split parts, an empty template.
+    await registry.register('LLM', { model: gguf({ model_file_name_template: 'BF16/QwQ-32B-{quantization}.gguf', model_file_name_split_template: 'BF16/QwQ-32B-{quantization}-{part}.gguf', quantization_parts: { q8_0: ['00001-of-00002', '00002-of-00002'] } }) }, false);
+    await registry.register('LLM', { model: { ...gguf({ model_file_name_template: '' }), model_name: 'empty-template' } }, false);
+  });
+
+  it('refuses a definition sent as a string that nests deeper than a body may, keeping nothing', async () => {
+    // 6 kB of this was kept, written as an 18 MB file, and every detailed listing then overflowed the stack.
+    const deep = JSON.stringify({ ...flexible(), extra: JSON.parse('['.repeat(3000) + ']'.repeat(3000)) });
+    const err = await expectHangarError(() => registry.register('flexible', { model: deep }, true), 'invalid_registration', 400);
+    expect(err.message).toContain('model: is nested deeper than 64 levels');
+    expect(err.param).toBe('model');
+    expect(await readdir(folder('flexible')).catch(() => [])).toEqual([]);
+    expect(await registry.list('flexible', { detailed: true })).toEqual([]);
+  });
+
   it('gives a chat LLM without chat_template its family template and stop words', async () => {
     await registry.register('LLM', { model: JSON.stringify(llmDefinition()) }, false);
     const family = registry.get('LLM', 'qwen2.5-instruct') as { chat_template: string };

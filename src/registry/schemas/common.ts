@@ -53,6 +53,19 @@ export const specToken = z
   .regex(/^[\w+-][\w.+-]*$/, 'must be one word (letters, digits, "_", ".", "+", "-")')
   .refine(noDotDot, 'must not contain ".."');
 
+/**
+ * A GGUF file's place in its repository, or a template of it (`BF16/QwQ-32B-{quantization}-{part}.gguf`):
+ * folders allowed, but never absolute, never `..`, never a backslash. The runtime refused
+ * such names at launch; the registration now says so, naming the field.
+ */
+export const repoFileTemplate = z
+  .string()
+  .refine((v) => !v.startsWith('/') && !v.includes('\\') && !v.includes('\0'), 'must be a path inside the repository (not absolute, no "\\")')
+  .refine(noDotDot, 'must not contain ".."');
+
+/** A split GGUF's part names by quantization (`{"Q2_K": ["00001-of-00003", ...]}`): each one word. */
+export const quantizationParts = z.record(z.string(), z.array(z.string().regex(/^[\w.+-]+$/, 'must be one word (letters, digits, "_", ".", "+", "-")').refine(noDotDot, 'must not contain ".."')));
+
 export const stringList = z.array(z.string().min(1));
 
 /** Free-form engine defaults (`default_model_config` and friends): any JSON object. */
@@ -69,6 +82,9 @@ export const flatSpecSchema = z.looseObject({
   model_hub: modelHubSchema.nullable().default('huggingface'),
   model_uri: nullableString,
   model_revision: hubRevision.nullable().default(null),
+  model_file_name_template: repoFileTemplate.nullish(),
+  model_file_name_split_template: repoFileTemplate.nullish(),
+  quantization_parts: quantizationParts.nullish(),
 });
 export type FlatSpec = z.output<typeof flatSpecSchema>;
 

@@ -14,8 +14,9 @@ const familyFields = {
   context_length: z.number().int().positive().default(2048),
   model_family: nullableString,
   chat_template: nullableString,
-  stop_token_ids: z.array(z.number().int().nonnegative()).default([]),
-  stop: z.array(z.string()).default([]),
+  // Xinference's fields are Optional: its own custom-model template sends null for both.
+  stop_token_ids: z.array(z.number().int().nonnegative()).nullish().transform((v) => v ?? []),
+  stop: z.array(z.string()).nullish().transform((v) => v ?? []),
   reasoning_start_tag: nullableString,
   reasoning_end_tag: nullableString,
   tool_parser: nullableString,

@@ -14,6 +14,11 @@ export const MEDIA_ABILITIES = {
     'text2audio_zero_shot',
     'text2audio_voice_cloning',
     'text2audio_emotion_control',
+    // Xinference's catalog has these too (voice design, speaker embeddings, music); no
+    // engine here serves them, so a model of only these launches but answers no route.
+    'text2audio_voice_design',
+    'speaker_embedding',
+    'text2music',
   ],
   video: ['text2video', 'image2video', 'firstlastframe2video'],
 } as const;
@@ -24,7 +29,11 @@ function familyFields(type: MediaType) {
     version: z.literal(2).default(2),
     model_name: z.string().min(1),
     model_family: z.string().min(1),
-    model_ability: z.array(z.enum(MEDIA_ABILITIES[type])).min(1),
+    // Xinference's own image template says `"model_ability": null` (its field is
+    // Optional): a diffusion model then draws from text, which is what null means here.
+    model_ability: type === 'image'
+      ? z.preprocess((v) => (v === null ? ['text2image'] : v), z.array(z.enum(MEDIA_ABILITIES[type])).min(1))
+      : z.array(z.enum(MEDIA_ABILITIES[type])).min(1),
     default_model_config: configObject.nullable().optional(),
     default_generate_config: configObject.nullable().optional(),
   };
