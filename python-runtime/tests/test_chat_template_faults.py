@@ -4,7 +4,7 @@
 import pytest
 from transformers import AutoTokenizer
 
-from hangar_runtime.engines.transformers_llm.chat_format import render_chat
+from hangar_runtime.engines.transformers_llm.chat_format import check_template, render_chat
 
 MESSAGES = [{"role": "user", "content": "hi"}]
 
@@ -20,6 +20,12 @@ def tokenizer(tiny_llm):
     ("{% include '/etc/passwd' %}", "TypeError"),
     ("{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}", "RecursionError"),
     ("{{ messages[0].content + 1 }}", "could not render the messages"),
+    # Plain Python failing inside a template: these were 500s of the engine.
+    ("{{ 1 / 0 }}", "could not render the messages: ZeroDivisionError"),
+    ("{{ 1 // 0 }}{{ 1 % 0 }}", "could not render the messages: ZeroDivisionError"),
+    ("{{ '{'.format(1) }}", "could not render the messages: ValueError"),
+    # One that does not parse is the template's fault, not the messages'.
+    ("{% if %}x{% endif %}", "The chat template is not valid Jinja (line 1)"),
 ])
 def test_a_template_the_sandbox_stops_is_a_value_error_naming_why(tokenizer, template, says):
     with pytest.raises(ValueError) as caught:
@@ -130,3 +136,10 @@ def test_an_operation_that_would_build_a_huge_value_is_refused_before_it_runs(to
 ])
 def test_the_same_operations_at_ordinary_sizes_render_as_before(tokenizer, template, rendered):
     assert render_chat(tokenizer, MESSAGES, template=template) == rendered
+
+
+def test_a_template_that_does_not_parse_is_refused_before_the_model_loads():
+    with pytest.raises(ValueError, match=r"chat_template is not valid Jinja \(line 2\)"):
+        check_template("ok\n{% for %}")
+    check_template("{% for m in messages %}{% generation %}{{ m.content }}{% endgeneration %}{% break %}{% endfor %}")
+    check_template(None)

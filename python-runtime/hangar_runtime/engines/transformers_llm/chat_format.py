@@ -13,7 +13,7 @@ def render_chat(tokenizer, messages, *, template: str | None, tools=None, chat_t
                 parts: bool = False) -> str:
     """`tokenizer` may be a vision model's processor (same apply_chat_template); with
     `parts`, contents are lists of text and image parts (vision_inputs.split_images)."""
-    from jinja2 import TemplateError
+    from jinja2 import TemplateError, TemplateSyntaxError
 
     if template is None and not getattr(tokenizer, "chat_template", None):
         raise ValueError("This model has no chat template: register one (chat_template) or use generate")
@@ -33,13 +33,18 @@ def render_chat(tokenizer, messages, *, template: str | None, tools=None, chat_t
             return tokenizer.apply_chat_template(normalized, **options)
     # Templates reject what they cannot render (raise_exception("...") in Jinja,
     # a role they do not know): the request is at fault, not the engine.
+    # A template that does not parse is the registration's fault, whatever the messages.
+    except TemplateSyntaxError as exc:
+        raise ValueError(f"The chat template is not valid Jinja (line {exc.lineno}): {exc.message}") from exc
     except TemplateError as exc:
         raise ValueError(f"The chat template rejected the messages: {exc}") from exc
     # What Jinja's sandbox stops outside TemplateError: a range over its limit
     # (OverflowError), an `include` with no loader or an operation on the wrong type
-    # (TypeError), a macro that recurses without end. A registered template's fault
-    # (or its messages'), said as such: not a failure of the engine.
-    except (OverflowError, TypeError, RecursionError) as exc:
+    # (TypeError), a macro that recurses without end, and plain Python failing inside
+    # the template (`1 / 0`, a missing key of a map, `'{'.format(1)`: ArithmeticError,
+    # LookupError, ValueError), which were 500s. A registered template's fault (or its
+    # messages'), said as such: not a failure of the engine.
+    except (ArithmeticError, LookupError, TypeError, ValueError, RecursionError) as exc:
         raise ValueError(f"The chat template could not render the messages: {type(exc).__name__}: {exc}") from exc
 
 
@@ -99,3 +104,20 @@ def _template_tool_call(call) -> dict:
             pass  # not JSON: the template gets the string as it is
         call["function"] = function
     return call
+
+
+def check_template(template: str | None) -> None:
+    """Compiles a registered chat template as transformers will, so one that does not
+    parse fails the launch naming `chat_template`, instead of every chat later saying
+    the template "rejected the messages"."""
+    if not template:
+        return
+    from jinja2 import TemplateSyntaxError
+    try:
+        from transformers.utils.chat_template_utils import _compile_jinja_template
+    except ImportError:  # a transformers without it: the first chat says it instead
+        return
+    try:
+        _compile_jinja_template(template)
+    except TemplateSyntaxError as exc:
+        raise ValueError(f"chat_template is not valid Jinja (line {exc.lineno}): {exc.message}") from exc

@@ -44,6 +44,11 @@ class TransformersLLMEngine(Engine):
         from .request_builder import ModelFacts, RequestBuilder, max_token_bytes
         from .sequence import Sequence
 
+        from .chat_format import check_template
+        try:
+            check_template(chat_template)
+        except ValueError as exc:
+            raise InvalidModel(str(exc)) from exc
         loaded = load_model(path, spec, engine_kwargs)
         tokenizer = loaded.tokenizer
         renderer = loaded.processor or tokenizer
