@@ -74,7 +74,7 @@ export const catalog = {
   registration_conflict: entry(409, 'conflict_error', 'Model name conflicts with existing model %s'),
   builtin_unregister: entry(400, 'invalid_request_error', 'Built-in model %s cannot be unregistered'),
   registration_in_use: entry(409, 'conflict_error', 'Model %s cannot be unregistered: it is used by %s; terminate them (or remove them from autostart) first'),
-  registration_not_owner: entry(403, 'permission_error', 'Model %s was registered by another user; only its owner or an admin may unregister it'),
+  registration_not_owner: entry(403, 'permission_error', 'Model %s was registered by another user; only its owner or an admin may replace or unregister it'),
   registration_persist_failed: entry(500, 'server_error', 'Could not save the registration of model %s: %s'),
   // Models on the hub (docs/registry.md, "Launch by hub id", "Hub search")
   hub_unreachable: entry(503, 'service_unavailable_error', 'The model hub %s could not be reached: %s'),

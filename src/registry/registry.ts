@@ -10,7 +10,6 @@ import { RegistrationOwners } from './registration-owners.js';
 import { candidateEngines, engineMatchesSpec, engineTable, unusableReason, type EngineParams } from './engine-matching.js';
 import { requiredExecutables, requiredNodeModules, requiredPythonModules } from './engine-table.js';
 import { ModelCache } from './model-cache.js';
-import { checkModelDir } from '../config/model-dirs.js';
 import { registrationCodeRisks } from './code-risks.js';
 import { buildLlmRegistration } from './auto-registration.js';
 import { builtinPrompts, familiesByAbility, vllmSupported } from './llm-summaries.js';
@@ -18,7 +17,8 @@ import type { EnvironmentFacts } from './environment-facts.js';
 import { resolveLaunch, type LaunchSelection } from './launch-resolution.js';
 import { specsOf, type LlmRecord, type ModelRecord, type TypedRecord } from './model-record.js';
 import { isModelType, MODEL_TYPES, type ModelType } from './model-type.js';
-import { existingModelUriPath } from './model-uri.js';
+import { checkModelUris, storedRecord, type StoredContext } from './stored-record.js';
+import { checkModelDir } from '../config/model-dirs.js';
 import type { RegistryLogger } from './registry-logger.js';
 import type { ResolvedModel } from './resolved-model.js';
 
@@ -70,6 +70,10 @@ export class Registry {
     builtinLlms: () => this.shadows.families(),
   };
 
+  private get stored(): StoredContext {
+    return { llmLookup: this.llmLookup, modelDirs: this.modelDirs, logger: this.logger };
+  }
+
   /** The Python modules the engine table asks about, for the caller's environment probe. */
   static requiredPythonModules(): string[] {
     return requiredPythonModules();
@@ -114,7 +118,7 @@ export class Registry {
     await this.owners.load();
     const customs = emptyCatalog();
     for (const { type, file, definition } of await this.store.loadAll()) {
-      const record = await this.loadStored(type, file, definition, customs);
+      const record = await storedRecord(type, file, definition, customs, this.stored);
       if (record) customs[type].set(record.model_name, record);
     }
     this.customs = customs;
@@ -134,7 +138,7 @@ export class Registry {
     const added: string[] = [];
     for (const { type, file, definition } of await this.store.loadAll()) {
       if (this.customs[type].has(path.basename(file, '.json'))) continue;
-      const record = await this.loadStored(type, file, definition, this.customs);
+      const record = await storedRecord(type, file, definition, this.customs, this.stored);
       if (!record || this.customs[type].has(record.model_name)) continue;
       this.customs[type].set(record.model_name, record);
       this.shadows.hide(type, record.model_name);
@@ -283,11 +287,9 @@ export class Registry {
    * `body.model` is the definition as a JSON string or an object. With `persist`
    * the definition is written to disk first, and only a successful write makes it
    * known: a registration whose file failed is not kept in memory either.
-   * Returns the normalised record.
-   */
-  /**
    * `authorize` sees what the registration would run (code-risks.ts) before anything
    * is kept, and throws to refuse it (the API's check of `models:code`).
+   * Returns the normalised record.
    */
   async register(type: string, body: { model?: unknown }, persist: boolean, authorize?: (risks: string[]) => void, owner: string | null = null): Promise<ModelRecord> {
     const t = this.modelType(type);
@@ -316,6 +318,38 @@ export class Registry {
       this.pending.delete(key);
     }
     this.logger.info({ model_type: t, model_name: name, persist }, `Registered custom ${t} model ${name}`);
+    return structuredClone(parsed.record);
+  }
+
+  /**
+   * Replaces custom model `name` with a new definition of the same name, in one step
+   * (`PUT /v1/model_registrations/{type}/{name}`, ours): the new one is checked whole
+   * (schema, code risks, `model_uri`) before the old one goes, so a refusal keeps the old
+   * one, and its owner stays. `authorize` sees the owner, as unregister's does.
+   */
+  async replace(type: string, name: string, body: { model?: unknown }, persist: boolean, authorizeCode: (risks: string[]) => void, authorize: (owner: string | null) => void): Promise<ModelRecord> {
+    const t = this.modelType(type);
+    if (this.builtins[t].has(name) && !this.customs[t].has(name)) throw new HangarError('builtin_unregister', [name], { param: 'model_name' });
+    const old = this.customs[t].get(name);
+    if (!old) throw new HangarError('registration_not_found', [name], { param: 'model_name' });
+    authorize(this.owners.owner(t, name));
+    if (body === null || typeof body !== 'object' || body.model === undefined) throw new HangarError('invalid_registration', ['model: is required: the model definition as a JSON string'], { param: 'model' });
+    const parsed = parseCustomDefinition(t, body.model, this.llmLookup);
+    authorizeCode(registrationCodeRisks(t, parsed.record));
+    if (parsed.record.model_name !== name) throw new HangarError('invalid_registration', [`model_name: is ${parsed.record.model_name}, but this replaces ${name}; unregister it and register the new name to rename`], { param: 'model_name' });
+    const key = `${t}/${name}`;
+    if (this.pending.has(key)) throw new HangarError('registration_conflict', [name], { param: 'model_name' });
+    this.pending.add(key);
+    try {
+      await checkModelUris(parsed, this.modelDirs);
+      if (this.customs[t].get(name) !== old) throw new HangarError('registration_conflict', [`${name} (it changed meanwhile)`], { param: 'model_name' });
+      // Not persisted: the old file must not bring the old definition back at the next start.
+      await (persist ? this.store.save(t, name, parsed.record) : this.store.remove(t, name));
+      this.customs[t].set(name, parsed.record);
+    } finally {
+      this.pending.delete(key);
+    }
+    this.logger.info({ model_type: t, model_name: name, persist }, `Replaced custom ${t} model ${name}`);
     return structuredClone(parsed.record);
   }
 
@@ -390,39 +424,6 @@ export class Registry {
     copy.model_specs = await Promise.all(specs.map(async (spec) => ({ ...spec, cache_status: await specCacheStatus(this.home, spec) })));
     return copy;
   }
-
-  /**
-   * A persisted registration goes through the same validation as a new one. It is
-   * skipped, with a warning naming the file, when it is invalid, when its file name
-   * is not `<model_name>.json` (unregister could not find it), or when another file
-   * already gave its name. One that a built-in now has the name of (the catalog grew)
-   * loads, and hides that built-in (builtin-shadows.ts). A `model_uri` that does not exist
-   * only warns: the disk may be mounted later, and the launch will say what is missing.
-   */
-  private async loadStored(type: ModelType, file: string, definition: unknown, loaded: CustomCatalog): Promise<ModelRecord | null> {
-    let parsed: TypedRecord;
-    try {
-      parsed = parseCustomDefinition(type, definition, this.llmLookup);
-    } catch (err) {
-      this.logger.warn({ file, err }, `Skipping custom model file ${file}: ${(err as Error).message}`);
-      return null;
-    }
-    const name = parsed.record.model_name;
-    if (!file.endsWith(`/${name}.json`)) {
-      this.logger.warn({ file }, `Skipping custom model file ${file}: it holds model_name ${name}; name the file ${name}.json`);
-      return null;
-    }
-    if (loaded[type].has(name)) {
-      this.logger.warn({ file }, `Skipping custom model file ${file}: another file already registered ${type} model ${name}`);
-      return null;
-    }
-    try {
-      await checkModelUris(parsed, this.modelDirs);
-    } catch (err) {
-      this.logger.warn({ file, err }, `Custom model ${name} from ${file}: ${(err as Error).message}`);
-    }
-    return parsed.record;
-  }
 }
 
 function typed(type: ModelType, record: ModelRecord): TypedRecord {
@@ -434,16 +435,4 @@ function compareNames(a: string, b: string): number {
   const y = b.toLowerCase();
   if (x !== y) return x < y ? -1 : 1;
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** Every `model_uri` of a registration must be an absolute path or file:// URI that exists now (contract §2). */
-async function checkModelUris({ type, record }: TypedRecord, modelDirs: readonly string[] | null): Promise<void> {
-  const check = async (uri: string, field: string): Promise<void> => checkModelDir(await existingModelUriPath(uri, field), modelDirs, uri, field);
-  if (type === 'LLM' || type === 'embedding' || type === 'rerank') {
-    for (const [i, spec] of record.model_specs.entries()) {
-      if (spec.model_uri) await check(spec.model_uri, `model_specs.${i}.model_uri`);
-    }
-  } else if (record.model_uri) {
-    await check(record.model_uri, 'model_uri');
-  }
 }

@@ -27,6 +27,8 @@ const isPublic = (r: RouteEntry) => PUBLIC_ROUTES.has(`${r.method === 'HEAD' ? '
 
 async function call(app: FastifyInstance, route: RouteEntry, authorization?: string) {
   const headers: Record<string, string> = authorization ? { authorization } : {};
+  // OPTIONS is public as a CORS preflight only; a plain one is guarded (cors.test.ts).
+  if (route.method === 'OPTIONS') Object.assign(headers, { origin: 'http://app.example.test', 'access-control-request-method': 'POST' });
   const hasBody = route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH';
   return app.inject({ method: route.method as 'GET', url: samplePath(route.url), headers, ...(hasBody ? { payload: {} } : {}) });
 }

@@ -93,6 +93,15 @@ describe('the web UI in a browser', () => {
     await page.locator('.custom-list li[data-model="tiny-chat"]').waitFor();
     await screenshot(page, shots, '02-register');
 
+    // Fields the form does not show, set through the API: an edit in the page must keep them
+    // (it used to save the form alone: the family's template and stop words came back).
+    const registered = (await api('GET', '/v1/model_registrations/LLM/tiny-chat')).body;
+    const template = `${registered.chat_template as string}{# kept by the edit #}`;
+    const stop = [...(registered.stop as string[]), '<|mystop|>'];
+    const { is_builtin: _builtin, ...own } = registered;
+    own.model_specs = own.model_specs.map(({ cache_status: _cached, ...spec }: Record<string, unknown>) => spec);
+    expect((await api('PUT', '/v1/model_registrations/LLM/tiny-chat', { model: JSON.stringify({ ...own, chat_template: template, stop }), persist: true })).status).toBe(200);
+    await page.reload();
     await page.locator('.custom-list li[data-model="tiny-chat"]').getByRole('link', { name: 'Edit' }).click();
     await page.waitForURL(/\/ui\/register\/LLM\/tiny-chat$/);
     await page.getByRole('heading', { name: 'Edit tiny-chat' }).waitFor();
@@ -105,6 +114,8 @@ describe('the web UI in a browser', () => {
     expect(saved.status).toBe(200);
     expect(saved.body.model_description).toBe('edited in the browser');
     expect(saved.body.model_specs[0].model_uri).toBe(tiny.path);
+    expect(saved.body.chat_template).toBe(template);
+    expect(saved.body.stop).toEqual(stop);
     watch.check();
   });
 

@@ -187,6 +187,33 @@ describe('registrations and tokens with authentication on', () => {
     expect((await request(url, 'DELETE', '/v1/model_registrations/embedding/mine', undefined, as(REGISTRAR))).status).toBe(200);
   }, 60_000);
 
+  it('replaces a registration in one step: a refusal keeps the old one, the owner stays, only the owner or an admin may', async () => {
+    const url = server!.url;
+    const weights = path.join(work, 'weights');
+    const def = (extra: Record<string, unknown> = {}) => ({ model_name: 'editable', model_specs: [{ model_format: 'pytorch', quantization: 'none', model_uri: weights }], dimensions: 8, max_tokens: 16, language: ['en'], ...extra });
+    expect((await request(url, 'POST', '/v1/model_registrations/embedding', { model: def(), persist: true }, as(REGISTRAR))).status).toBe(200);
+    const put = (body: unknown, who: string) => request(url, 'PUT', '/v1/model_registrations/embedding/editable', body, as(who));
+    // The new definition is refused (its folder is gone): the old one is still there, whole.
+    // Before, the web UI's unregister-then-register lost it here.
+    const gone = await put({ model: def({ max_tokens: 32, model_specs: [{ model_format: 'pytorch', quantization: 'none', model_uri: path.join(work, 'moved') }] }), persist: true }, REGISTRAR);
+    expect([gone.status, gone.body.error?.param], gone.text).toEqual([400, 'model_specs.0.model_uri']);
+    expect((await request(url, 'GET', '/v1/model_registrations/embedding/editable', undefined, as(ADMIN))).body).toMatchObject({ max_tokens: 16 });
+    expect((await put({ model: def({ model_name: 'renamed' }) }, REGISTRAR)).body.error?.param).toBe('model_name');
+    expect((await put({ model: def({ max_tokens: 64 }) }, ADMIN)).status).toBe(200);
+    expect((await request(url, 'GET', '/v1/model_registrations/embedding/editable', undefined, as(ADMIN))).body).toMatchObject({ max_tokens: 64 });
+    // The admin's edit did not make the admin its owner: the registrar may still remove it.
+    const byAdminThenOwner = await put({ model: def({ max_tokens: 48 }) }, REGISTRAR);
+    expect(byAdminThenOwner.status, byAdminThenOwner.text).toBe(200);
+    // Another user's registration is not theirs to replace.
+    expect((await request(url, 'POST', '/v1/model_registrations/embedding', { model: def({ model_name: 'admins-emb' }), persist: true }, as(ADMIN))).status).toBe(200);
+    const other = await request(url, 'PUT', '/v1/model_registrations/embedding/admins-emb', { model: def({ model_name: 'admins-emb', max_tokens: 8 }) }, as(REGISTRAR));
+    expect([other.status, other.body.error?.code]).toEqual([403, 'registration_not_owner']);
+    expect((await request(url, 'PUT', '/v1/model_registrations/embedding/nowhere', { model: def({ model_name: 'nowhere' }) }, as(ADMIN))).status).toBe(404);
+    expect((await request(url, 'PUT', '/v1/model_registrations/embedding/bge-small-en-v1.5', { model: def({ model_name: 'bge-small-en-v1.5' }) }, as(ADMIN))).body.error?.code).toBe('builtin_unregister');
+    expect((await request(url, 'DELETE', '/v1/model_registrations/embedding/editable', undefined, as(REGISTRAR))).status).toBe(200);
+    expect((await request(url, 'DELETE', '/v1/model_registrations/embedding/admins-emb', undefined, as(ADMIN))).status).toBe(200);
+  }, 60_000);
+
   it("checks a config user's token against the permissions the file grants now", async () => {
     const login = await request(server!.url, 'POST', '/token', { username: 'registrar', password: 'pass4' });
     expect(login.status, login.text).toBe(200);

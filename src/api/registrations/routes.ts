@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { needs } from '../auth/route-permission.js';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { isModelType, type EngineTable, type Registry } from '../../registry/index.js';
@@ -26,15 +26,27 @@ export const registrationRoutes: FastifyPluginAsync<{ registry: Registry; superv
     return null;
   });
 
+  /** One user may not remove, or replace, another's registration (admin may). */
+  const requireOwner = (request: FastifyRequest, name: string, owner: string | null): void => {
+    const principal = request.principal;
+    if (principal && !principal.scopes.has('admin') && owner !== principal.username) {
+      throw new HangarError('registration_not_owner', [name], { param: 'model_name' });
+    }
+  };
+
+  // Ours: an edit in one step. The web UI's edit was an unregister and a register, which
+  // lost the registration when the new one was refused and the old one no longer passed.
+  app.put('/v1/model_registrations/:model_type/:model_name', { ...needs('models:register'), schema: { params: typeNameParams, body: registerBody, tags } }, async (request) => {
+    const { model_type: type, model_name: name } = request.params;
+    await registry.replace(type, name, { model: request.body.model }, request.body.persist, codePower(request, 'model.register.code', type), (owner) => requireOwner(request, name, owner));
+    return null;
+  });
+
   app.delete('/v1/model_registrations/:model_type/:model_name', { ...needs('models:unregister'), schema: { params: typeNameParams, tags } }, async (request) => {
     const { model_type: type, model_name: name } = request.params;
     await registry.unregister(type, name, (owner) => {
-      // What a running or saved model depends on is not pulled from under it; nor may
-      // one user remove (and so replace) another's registration.
-      const principal = request.principal;
-      if (principal && !principal.scopes.has('admin') && owner !== principal.username) {
-        throw new HangarError('registration_not_owner', [name], { param: 'model_name' });
-      }
+      // What a running or saved model depends on is not pulled from under it.
+      requireOwner(request, name, owner);
       const users = supervisor.instancesUsing(type, name);
       if (users.length > 0) throw new HangarError('registration_in_use', [name, users.join(', ')], { param: 'model_name' });
     });

@@ -1,5 +1,5 @@
 import { useEffect, useState, type FormEvent } from 'react';
-import { del, getJson, postJson } from '../api/client';
+import { del, getJson, postJson, putJson } from '../api/client';
 import { ConfirmDialog } from '../components/confirm-dialog';
 import { ErrorBanner } from '../components/error-banner';
 import { Tabs } from '../components/tabs';
@@ -8,12 +8,13 @@ import { Link, navigate } from '../router';
 import { useFetch } from '../use-fetch';
 import type { Registration } from './launch-page';
 import { RegisterFields } from './register-fields';
-import { emptyForm, fromDefinition, toDefinition, type RegisterForm } from './register-definition';
+import { editedDefinition, emptyForm, fromDefinition, toDefinition, type RegisterForm } from './register-definition';
 
 /**
  * Register a custom model of a type (persisted), and list the custom ones with edit
- * and unregister. Editing replaces the registration: unregister, then register the
- * new definition; if the server refuses it, the old one is registered again.
+ * and unregister. Editing replaces the registration in one step (PUT, docs/registry.md
+ * "Replacing a registration"): a refusal leaves the old one as it was, and what the
+ * form does not show is kept from it (editedDefinition).
  */
 export function RegisterPage({ type, editing }: { type: ModelType; editing: string | null }) {
   const customs = useFetch<Registration[]>(`/v1/model_registrations/${type}`);
@@ -47,16 +48,10 @@ export function RegisterPage({ type, editing }: { type: ModelType; editing: stri
     setBusy(true);
     setError(null);
     setNotice(null);
-    const definition = toDefinition(type, form);
+    const definition = editing && original ? editedDefinition(type, form, original) : toDefinition(type, form);
     try {
       if (editing && original) {
-        await del(`/v1/model_registrations/${type}/${encodeURIComponent(editing)}`);
-        try {
-          await register(definition);
-        } catch (e) {
-          await register(original).catch(() => undefined);
-          throw e;
-        }
+        await putJson(`/v1/model_registrations/${type}/${encodeURIComponent(editing)}`, { model: JSON.stringify(definition), persist: true });
       } else {
         await register(definition);
       }
@@ -96,7 +91,7 @@ export function RegisterPage({ type, editing }: { type: ModelType; editing: stri
           <RegisterFields type={type} form={form} onChange={setForm} lockName={editing !== null} />
           <details>
             <summary>Definition sent</summary>
-            <pre>{JSON.stringify(toDefinition(type, form), null, 2)}</pre>
+            <pre>{JSON.stringify(editing && original ? editedDefinition(type, form, original) : toDefinition(type, form), null, 2)}</pre>
           </details>
           <ErrorBanner error={error} />
           {notice && (
