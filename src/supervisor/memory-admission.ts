@@ -80,16 +80,22 @@ export class MemoryAdmission {
       const held = others.map((i) => ({ uid: i.uid, held: heldBy(i), instance: i }));
       const budgets = this.parts.budgets();
       const over = overBudget(budgets, charge, held);
-      if (!over || options.force) {
-        if (over) this.parts.logger.warn({ model_uid: instance.uid, device: over.device }, `launching ${instance.uid} past the ${over.device} memory budget (force)`);
+      if (!over) {
         instance.charge = charge;
         return 'admitted';
       }
       const onDemand = held.filter((h) => h.instance.onDemand);
       const idle = onDemand.filter((h) => h.instance.state === 'READY' && h.instance.idle).sort((a, b) => a.instance.lastUsedAt - b.instance.lastUsedAt);
-      // Would unloading every idle on-demand model be enough? If not, unload none.
+      // `force` means "do not refuse", not "keep the idle models I said may go": they are
+      // unloaded first, as far as they help, and only then is the budget passed.
+      if (options.force && idle.length === 0) {
+        this.parts.logger.warn({ model_uid: instance.uid, device: over.device }, `launching ${instance.uid} past the ${over.device} memory budget (force)`);
+        instance.charge = charge;
+        return 'admitted';
+      }
+      // Would unloading every idle on-demand model be enough? If not, unload none (with force: all, one by one).
       const rest = held.filter((h) => !idle.includes(h));
-      if (idle.length > 0 && !overBudget(budgets, charge, rest)) {
+      if (idle.length > 0 && (options.force || !overBudget(budgets, charge, rest))) {
         const victim = idle[0]!;
         if (over.device !== 'cpu' && (await this.putToSleep(victim, held, budgets, charge, instance.uid))) continue;
         await this.parts.evict(victim.instance, instance.uid);

@@ -23,6 +23,8 @@ export class ModelInstance {
   onDemand = false;
   /** Unload after this long idle; null: never (docs/on-demand.md, "Idle unload"). */
   keepAliveMs: number | null = null;
+  /** The keep_alive a launch by hand asked for, saved for a restart; undefined: none (the default then). */
+  keepAliveAsked: number | null | undefined;
   /** Requests holding the model: from when one names it until its answer is done (api/model-lease.ts). */
   leases = 0;
   /** When the last request let go of it (or it became READY): idle time counts from here. */

@@ -71,6 +71,21 @@ export class OnDemandModels {
     return this.enabled ? this.parts.list?.get(uid) : undefined;
   }
 
+  /**
+   * 404 for a uid no instance has, saying so when it is an on-demand entry: `GET /v1/models`
+   * lists an entry that is not loaded (UNLOADED), and an Xinference client's terminate of
+   * it, or a request on a server started without `--on-demand`, got a bare "not found".
+   */
+  notFound(uid: string): HangarError {
+    const listed = this.parts.list?.get(uid) !== undefined;
+    const why = !listed
+      ? ''
+      : this.enabled
+        ? ` (an on-demand entry, not loaded now: remove it with DELETE /v1/on_demand/models/${uid})`
+        : ' (an on-demand entry, but this server was started without --on-demand, so nothing loads it)';
+    return new HangarError('model_not_found', [`${uid}${why}`], { param: 'model' });
+  }
+
   async put(uid: string, request: LaunchRequest): Promise<void> {
     if (!this.parts.list) throw new HangarError('invalid_field', ['this server keeps no on-demand list'], { param: null });
     await this.parts.list.put(uid, request);
@@ -114,7 +129,7 @@ export class OnDemandModels {
         throw forCaller(uid, err);
       }
     }
-    if (!instance) throw new HangarError('model_not_found', [uid], { param: 'model' });
+    if (!instance) throw this.notFound(uid);
     // Held from now on, before the load ends: a model that just became READY has its
     // waiting requests' leases, so it is never idle (and evicted) before they run.
     const lease = this.lease(instance);

@@ -169,6 +169,8 @@ export class SavedModels {
 function asRunning(instance: ModelInstance): LaunchRequest {
   const replicas = instance.replicas.filter((r) => r.status !== 'TERMINATED');
   const request: LaunchRequest = { ...instance.request, replica: Math.max(1, replicas.length) };
+  // A second launch by hand may have set another keep_alive (launch-join.ts).
+  if (instance.keepAliveAsked !== undefined) request.keep_alive = instance.keepAliveAsked;
   if (instance.request.gpu_idx !== undefined) request.gpu_idx = replicas.flatMap((r) => r.gpuIndexes);
   return request;
 }

@@ -33,6 +33,7 @@ import { SleepMode } from './sleep-mode.js';
 import type { EventLog } from './event-log.js';
 import { forgetOldFailedLaunches } from './failed-launches.js';
 import { PreparingLaunches, type PreparingLaunch } from './preparing-launches.js';
+import { joinByHand } from './launch-join.js';
 
 export type { CallResult, CallTarget } from './replica-calls.js';
 export type { LaunchEvent, LifecycleListener, ReplicaSnapshot, RestartEvent, UnloadEvent, WakeEvent } from './lifecycle-events.js';
@@ -236,7 +237,9 @@ export class Supervisor {
     const existing = this.instances.get(uid);
     if (existing?.isActive) {
       if (existing.key !== key || existing.state === 'TERMINATING') throw new HangarError('model_uid_conflict', [uid], { param: 'model_uid' });
+      if (how.onDemand !== true) joinByHand(existing, request, this.options.keepAliveMs ?? null);
       if (waitReady) await existing.launched;
+      if (how.onDemand !== true) await this.persist();
       return uid;
     }
 
@@ -392,7 +395,7 @@ export class Supervisor {
   /** The instance of a uid, or 404. */
   require(uid: string): ModelInstance {
     const instance = this.instances.get(uid);
-    if (!instance) throw new HangarError('model_not_found', [uid], { param: 'model' });
+    if (!instance) throw this.onDemand.notFound(uid);
     return instance;
   }
 

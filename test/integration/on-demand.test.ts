@@ -172,6 +172,48 @@ describe('models on demand within a memory budget', () => {
     expect(await status('b')).toBe('UNLOADED');
   }, 60_000);
 
+  it('a launch by hand of a model loaded on demand keeps it: no longer evicted or unloaded by the entry, and a second launch sets keep_alive', async () => {
+    await unloadAll();
+    await entry('adopt', { keep_alive: '1s' });
+    // Listed (UNLOADED) but not loaded: terminating it says what it is and how to remove it.
+    const terminate = await api.delete('/v1/models/adopt');
+    expect([terminate.status, terminate.body.error?.code]).toEqual([404, 'model_not_found']);
+    expect(terminate.body.detail).toContain('an on-demand entry, not loaded now: remove it with DELETE /v1/on_demand/models/adopt');
+    expect((await infer('adopt')).status).toBe(200);
+    // The same launch by hand: before, 200 and nothing changed (it unloaded a second later).
+    const byHand = await api.post('/v1/models', { model_name: 'clf', model_type: 'flexible', model_uid: 'adopt' });
+    expect(byHand.status, byHand.text).toBe(200);
+    expect((await api.get('/v1/models/adopt')).body).toMatchObject({ on_demand: false, keep_alive: -1 });
+    expect((await api.delete('/v1/on_demand/models/adopt')).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(await status('adopt')).toBe('READY');
+    // A second launch by hand with a keep_alive sets it, counted from now.
+    expect((await api.post('/v1/models', { model_name: 'clf', model_type: 'flexible', model_uid: 'adopt', keep_alive: '1s' })).status).toBe(200);
+    expect((await api.get('/v1/models/adopt')).body).toMatchObject({ keep_alive: 1 });
+    const events = (await api.get('/v1/models/adopt/events')).body.map((e: { event_content: string }) => e.event_content);
+    expect(events).toContain('Launched by hand: no longer loaded on demand; keep_alive never (kept until terminated)');
+    expect(events).toContain('keep_alive set to 1 s by a second launch');
+    expect(await waitFor(async () => (await status('adopt')) === 'UNLOADED', 10_000)).toBe(true);
+  }, 60_000);
+
+  it('force unloads idle on-demand models first, and passes the budget only when nothing idle is left', async () => {
+    await unloadAll();
+    await entry('old-idle');
+    await entry('new-idle');
+    expect((await infer('old-idle')).status).toBe(200);
+    expect((await infer('new-idle')).status).toBe(200);
+    const forced = await api.post('/v1/models', { model_name: 'clf', model_type: 'flexible', model_uid: 'forced', force: true });
+    expect(forced.status, forced.text).toBe(200);
+    // Before: admitted past the budget with both idle models still loaded.
+    expect(await status('old-idle')).toBe('UNLOADED');
+    expect(await status('new-idle')).toBe('READY');
+    const memory = (await api.get('/v1/memory')).body.devices.find((d: { device: string }) => d.device === 'cpu');
+    expect(memory.used_bytes).toBeLessThanOrEqual(memory.budget_bytes);
+    await api.delete('/v1/models/forced');
+    await api.delete('/v1/on_demand/models/old-idle');
+    await api.delete('/v1/on_demand/models/new-idle');
+  }, 60_000);
+
   it('never evicts a model with a request in flight: a load that needs its room waits for it to finish', async () => {
     await unloadAll();
     for (const uid of ['slow1', 'slow2']) await api.post('/v1/on_demand/models', { model_name: 'sleeper', model_type: 'flexible', model_uid: uid });
