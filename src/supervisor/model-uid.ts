@@ -17,6 +17,13 @@ export function validateModelUid(uid: string): void {
   // URL parsers (Node's, httpx, browsers) resolve `.` and `..` segments, `%2e` too: no
   // client could address such a model again, not even to stop it.
   if (uid === '.' || uid === '..') throw new HangarError('invalid_model_uid', [`it must not be "${uid}", which a URL path cannot hold`], { param: 'model_uid' });
+  // Invisible formatting (a zero-width space, a right-to-left override) let `sim\u200b`
+  // pass for `sim` in every listing, and `\u202eexe.txt` show as `txt.exe`: the rule
+  // model names follow (registry/custom-definition.ts).
+  const invisible = /\p{Cf}/u.exec(uid);
+  if (invisible) {
+    throw new HangarError('invalid_model_uid', [`it must not hold invisible formatting characters; it has U+${invisible[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`], { param: 'model_uid' });
+  }
   const bad = FORBIDDEN.exec(uid);
   if (bad) {
     const shown = bad[0] === '/' ? '"/"' : `character code ${bad[0].charCodeAt(0)}`;

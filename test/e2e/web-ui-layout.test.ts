@@ -116,6 +116,26 @@ describe('the web UI at phone width (auth on)', () => {
     await drawer.waitFor({ state: 'detached' });
     watch.check();
   });
+
+  it('wraps a long unbroken model name in its card and in the drawer, where it widened the page', async () => {
+    const name = `my_company_finetuned_qwen2_5_coder_32b_instruct_awq_v2_final_${'x'.repeat(38)}`;
+    const definition = { version: 2, model_name: name, model_lang: ['en'], model_ability: ['generate'], model_family: 'qwen2.5-instruct', model_specs: [{ model_format: 'pytorch', model_size_in_billions: 1, quantization: 'none', model_uri: work }] };
+    const registered = await fetch(`${server.url}/v1/model_registrations/LLM`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: definition, persist: false }) });
+    expect(registered.status, await registered.text()).toBe(200);
+    await page.reload();
+    const card = page.locator(`button.card[data-model="${name}"]`);
+    await card.waitFor();
+    await expectNoSidewaysScroll(page, 'launch page with a long name');
+    await card.click();
+    const drawer = page.getByRole('dialog');
+    await drawer.getByRole('heading', { name: `Launch ${name}` }).waitFor();
+    const sideways = await drawer.evaluate((d) => d.scrollWidth - d.clientWidth);
+    expect(sideways, 'the drawer scrolls sideways').toBeLessThanOrEqual(0);
+    await screenshot(page, shots, 'phone-05-long-name');
+    await page.keyboard.press('Escape');
+    await drawer.waitFor({ state: 'detached' });
+    watch.check();
+  });
 });
 
 describe('the web UI by keyboard on a laptop (auth off)', () => {

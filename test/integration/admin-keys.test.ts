@@ -105,6 +105,9 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
       ['/v1/admin/keys/1', 'PUT', { max_parallel: 1 }, 'max_parallel'],
       ['/v1/admin/users', 'POST', { username: 'typo', password: 'long enough', permission: ['admin'] }, 'permission'],
       ['/v1/admin/users/1/password', 'PUT', { new_password: 'long enough', old_password: 'was' }, 'old_password'],
+      // A right-to-left override showed this one as "admin-key" in the web UI's table.
+      ['/v1/admin/keys', 'POST', { name: '\u202eyek-nimda' }, 'name'],
+      ['/v1/admin/keys/1', 'PUT', { name: 'a\u200bb' }, 'name'],
     ];
     for (const [route, method, body, param] of cases) {
       const res = method === 'POST' ? await post(route, body) : await put(route, body);

@@ -19,6 +19,10 @@ describe('model uids', () => {
     // Path segments every URL parser resolves away: the model could never be named again.
     ['.', 'must not be "."'],
     ['..', 'must not be ".."'],
+    // Invisible formatting: a uid passing for another, or showing its text reversed.
+    ['sim\u200b', 'U+200B'],
+    ['\u202eexe.txt', 'U+202E'],
+    ['a\u2066b', 'U+2066'],
   ])('refuses %j', (uid, why) => {
     try {
       validateModelUid(uid);

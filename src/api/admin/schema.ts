@@ -41,8 +41,18 @@ const instant = z
 
 export const keyLimits = z.object({ rpm: limit, tpm: limit, max_parallel: limit }).strict();
 
+/**
+ * A key's name is shown in tables, dialogs and the CLI: no control characters, and no
+ * invisible formatting, whose right-to-left override showed `\u202eyek-nimda` as "admin-key".
+ */
+const keyName = z
+  .string()
+  .min(1)
+  .max(128)
+  .refine((v) => !/[\p{Cc}\p{Cf}]/u.test(v), 'must not hold control or invisible formatting characters (a right-to-left override shows a name as another)');
+
 export const createKeyBody = z.strictObject({
-  name: z.string().min(1).max(128),
+  name: keyName,
   description: z.string().max(1024).nullable().optional(),
   /** The owner's user id or username; absent: the caller. */
   owner: z.union([z.number().int().positive(), z.string().min(1).max(64)]).nullable().optional(),
@@ -53,7 +63,7 @@ export const createKeyBody = z.strictObject({
 });
 
 export const updateKeyBody = z.strictObject({
-  name: z.string().min(1).max(128).optional(),
+  name: keyName.optional(),
   description: z.string().max(1024).nullable().optional(),
   enabled: z.boolean().optional(),
   expires_at: instant.nullable().optional(),
