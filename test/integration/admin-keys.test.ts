@@ -108,6 +108,8 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
       // A right-to-left override showed this one as "admin-key" in the web UI's table.
       ['/v1/admin/keys', 'POST', { name: '\u202eyek-nimda' }, 'name'],
       ['/v1/admin/keys/1', 'PUT', { name: 'a\u200bb' }, 'name'],
+      // Usage by user calls requests without a database key this: a user of the name was merged with them.
+      ['/v1/admin/users', 'POST', { username: 'Anonymous', password: 'long enough' }, 'username'],
     ];
     for (const [route, method, body, param] of cases) {
       const res = method === 'POST' ? await post(route, body) : await put(route, body);

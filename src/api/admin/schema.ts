@@ -16,7 +16,13 @@ const limit = z.number().int().positive().max(1_000_000_000).nullable().optional
 export const idParams = z.object({ id: z.coerce.number().int().positive() });
 
 export const createUserBody = z.strictObject({
-  username: z.string().min(1).max(64).regex(/^[\w.@-]+$/, 'letters, digits, _ . @ - only'),
+  username: z
+    .string()
+    .min(1)
+    .max(64)
+    .regex(/^[\w.@-]+$/, 'letters, digits, _ . @ - only')
+    // Usage by user names requests without a database key `anonymous`: a user of that name was merged with them.
+    .refine((v) => v.toLowerCase() !== 'anonymous', 'anonymous is the name usage gives requests without a database key; choose another'),
   // Hashed with scrypt; the length is all we ask (NIST 800-63B's habit).
   password: z.string().min(8, 'must be at least 8 characters').max(1024),
   permissions: permissionList.default([]),

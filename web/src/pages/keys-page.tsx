@@ -120,6 +120,7 @@ export function KeysPage() {
           <table>
             <thead>
               <tr>
+                <th scope="col">Id</th>
                 <th scope="col">Key</th>
                 <th scope="col">Name</th>
                 <th scope="col">Owner</th>
@@ -138,6 +139,8 @@ export function KeysPage() {
                 const t = totals.get(k.id);
                 return (
                   <tr key={k.id}>
+                    {/* The usage charts name a key by its id ("key 6"). */}
+                    <td>{k.id}</td>
                     <td>
                       <code>{k.key_prefix}…</code>
                       {!k.enabled && <span className="muted"> (disabled)</span>}
