@@ -56,12 +56,16 @@ export function keepAliveText(ms: number | null): string {
  * powers of 1000). Throws an Error naming `what`.
  */
 export function parseSize(value: string, what: string): number {
-  const match = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$/i.exec(value);
+  // A unit is K/M/G/T with an optional `iB` or `B`, or `B` alone: `8iB` (a typo) was 8 bytes.
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(?:([kmgt])(ib|b)?|(b))?\s*$/i.exec(value);
   if (!match) throw new Error(`${what} must be bytes or a size such as 20GiB or 512MiB, got ${JSON.stringify(value)}`);
   const [, number, prefix, suffix] = match;
+  // A fraction of a byte is no size anyone means: `1.5` was taken as 2 bytes.
+  if (!prefix && number!.includes('.')) throw new Error(`${what} must be a whole number of bytes or have a unit (1.5GiB), got ${JSON.stringify(value)}`);
   const power = ' kmgt'.indexOf((prefix || ' ').toLowerCase());
   const base = prefix && suffix?.toLowerCase() === 'b' ? 1000 : 1024;
   const bytes = Math.round(Number(number) * base ** power);
-  if (!Number.isSafeInteger(bytes) || bytes <= 0) throw new Error(`${what} must be more than 0 bytes, got ${JSON.stringify(value)}`);
+  if (bytes <= 0) throw new Error(`${what} must be more than 0 bytes, got ${JSON.stringify(value)}`);
+  if (!Number.isSafeInteger(bytes)) throw new Error(`${what} is past any memory there is (at most 8 PiB), got ${JSON.stringify(value)}`);
   return bytes;
 }

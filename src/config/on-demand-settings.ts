@@ -56,7 +56,20 @@ export function onDemandFromEnv(env: NodeJS.ProcessEnv, flags: { onDemand?: bool
     onDemandKeepAliveMs: keepAlive('HANGAR_ON_DEMAND_KEEP_ALIVE', 300_000),
     keepAliveMs: keepAlive('HANGAR_KEEP_ALIVE', null),
     idleCheckMs: number('HANGAR_IDLE_CHECK_MS', 1000, 10, MAX_TIMER_MS),
-    memoryBudgetBytes: budget === undefined ? null : parseSize(budget, flags.memoryBudget !== undefined ? '--memory-budget' : 'HANGAR_MEMORY_BUDGET'),
+    memoryBudgetBytes: budget === undefined ? null : memoryBudget(budget, flags.memoryBudget !== undefined ? '--memory-budget' : 'HANGAR_MEMORY_BUDGET'),
     gpuMemoryFraction: number('HANGAR_GPU_MEMORY_FRACTION', 0.9, 0.01, 1),
   };
+}
+
+/** Less than any runtime takes: a budget this small refuses every launch. */
+const SMALLEST_BUDGET = 16 * 1024 * 1024;
+
+/**
+ * The memory budget: a size, and one that can hold a model. `16` or `8iB` (a typo) was
+ * taken as bytes, and every launch was then refused with "0 MiB of the 0 MiB budget is free".
+ */
+function memoryBudget(value: string, what: string): number {
+  const bytes = parseSize(value, what);
+  if (bytes < SMALLEST_BUDGET) throw new Error(`${what} is ${bytes} bytes, less than any model takes (at least 16MiB); give a unit, such as ${value.trim()}GiB`);
+  return bytes;
 }

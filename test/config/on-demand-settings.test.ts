@@ -50,6 +50,17 @@ describe('memory sizes', () => {
     expect(() => parseSize('lots', '--memory-budget')).toThrow(/--memory-budget must be bytes or a size such as 20GiB/);
     expect(() => parseSize('-5GiB', '--memory-budget')).toThrow(/--memory-budget/);
     expect(() => parseSize('0', 'HANGAR_MEMORY_BUDGET')).toThrow(/more than 0 bytes/);
+    // A unit typo, a fraction of a byte, past any memory: each was a size before (8 bytes, 2 bytes, "more than 0").
+    expect(() => parseSize('8iB', 'x')).toThrow(/must be bytes or a size/);
+    expect(() => parseSize('1.5', 'x')).toThrow(/whole number of bytes/);
+    expect(() => parseSize('99999999999T', 'x')).toThrow(/past any memory/);
+    expect(parseSize('8b', 'x')).toBe(8);
+  });
+
+  it('refuses a memory budget smaller than any model, saying to give a unit', () => {
+    expect(() => onDemandFromEnv({}, { memoryBudget: '16' })).toThrow(/--memory-budget is 16 bytes, less than any model takes .* such as 16GiB/);
+    expect(() => onDemandFromEnv({ HANGAR_MEMORY_BUDGET: '1kb' }, {})).toThrow(/HANGAR_MEMORY_BUDGET is 1000 bytes/);
+    expect(onDemandFromEnv({}, { memoryBudget: '16MiB' }).memoryBudgetBytes).toBe(16 * 2 ** 20);
   });
 });
 
