@@ -170,9 +170,11 @@ export const ENGINE_TABLE: { readonly [T in ModelType]: readonly EngineDefinitio
     { name: 'sklearn', runtimeEngine: 'sklearn', requires: [pythonModule('sklearn'), pythonModule('joblib')], match: { launcher: 'sklearn' } },
     { name: 'python', runtimeEngine: 'python', requires: [], match: { launcher: 'python' } },
     {
+      // Xinference's transformers launcher: a pipeline over the model's folder (its infer
+      // calls the pipeline). It ran the LLM engine, which has no infer, until 2026-11-29.
       name: 'transformers',
-      runtimeEngine: 'transformers',
-      requires: [pythonModule('transformers')],
+      runtimeEngine: 'transformers_pipeline',
+      requires: [pythonModule('torch'), pythonModule('transformers')],
       match: { launcher: 'transformers' },
     },
   ],

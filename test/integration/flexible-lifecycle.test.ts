@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
 import { tinySklearn, writePythonLauncher, type SklearnFixture } from './harness/fixtures.js';
+import { tinyModel } from './harness/tiny-models.js';
 import { isAlive, runtimePids, waitFor } from './harness/processes.js';
 import { makeHome, removeHome, startServer, type TestServer } from './harness/server.js';
 
@@ -89,6 +90,28 @@ describe('flexible models end to end', () => {
     expect((await api.delete('/v1/models/scaler')).status).toBe(200);
     expect(isAlive(pid)).toBe(false);
   });
+
+  it("serves Xinference's transformers launcher as a pipeline: infer calls it", async () => {
+    // Xinference's documented flexible example, its dotted launcher name included, on a
+    // tiny real classifier. It used to launch the LLM engine, and every infer was a 400.
+    const classifier = tinyModel<{ path: string }>('cross-encoder');
+    const definition = { model_name: 'sentiment', model_uri: classifier.path, launcher: 'xinference.model.flexible.launchers.transformers', launcher_args: JSON.stringify({ task: 'text-classification' }) };
+    expect((await api.post('/v1/model_registrations/flexible', { model: JSON.stringify(definition), persist: false })).status).toBe(200);
+    const launch = await api.post('/v1/models', { model_name: 'sentiment', model_type: 'flexible' });
+    expect(launch.status, launch.text).toBe(200);
+    const out = await api.post('/v1/flexible/infers', { model: 'sentiment', args: [['I love it', 'I hate it']] });
+    expect(out.status, out.text).toBe(200);
+    expect(out.body).toEqual([
+      { label: expect.any(String), score: expect.any(Number) },
+      { label: expect.any(String), score: expect.any(Number) },
+    ]);
+    // Keywords go to the pipeline too; one it does not take is the request's fault.
+    expect((await api.post('/v1/flexible/infers', { model: 'sentiment', args: ['I love it'], top_k: 1 })).status).toBe(200);
+    const bad = await api.post('/v1/flexible/infers', { model: 'sentiment', args: [42] });
+    expect([bad.status, bad.body.error?.code], bad.text).toEqual([400, 'inference_invalid_input']);
+    expect((await api.delete('/v1/models/sentiment')).status).toBe(200);
+    expect((await api.delete('/v1/model_registrations/flexible/sentiment')).status).toBe(200);
+  }, 120_000);
 
   it('starts one process for two concurrent identical launches', async () => {
     const body = { model_name: 'scaler', model_type: 'flexible', model_uid: 'twin' };

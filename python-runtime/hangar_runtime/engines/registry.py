@@ -15,6 +15,7 @@ ENGINES: dict[str, type[Engine]] = {cls.name: cls for cls in (PythonLauncherEngi
 LAZY_ENGINES: dict[str, tuple[str, str]] = {
     "sklearn": ("hangar_runtime.engines.sklearn_engine", "SklearnEngine"),
     "transformers": ("hangar_runtime.engines.transformers_llm.engine", "TransformersLLMEngine"),
+    "transformers_pipeline": ("hangar_runtime.engines.transformers_pipeline", "TransformersPipelineEngine"),
     "sentence_transformers": ("hangar_runtime.engines.sentence_transformers.engine", "SentenceTransformersEngine"),
     "vllm": ("hangar_runtime.engines.vllm_llm.engine", "VllmEngine"),
     "simulator": ("hangar_runtime.engines.simulator.engine", "SimulatorEngine"),
