@@ -119,3 +119,19 @@ def test_a_download_that_cannot_fit_is_refused_before_it_starts(hub, workdir, mo
     with pytest.raises(InvalidModel, match=r"it needs [\d.]+ MiB more on disk") as err:
         fetch(workdir)
     assert not any(r[0] == "GET" and "/resolve/" in r[1] for r in standin.requests)
+
+
+def test_a_copy_in_the_hf_home_layout_is_found_offline(hub, workdir, monkeypatch, tiny_llm):
+    # `<cache>/huggingface/hub/models--...`: what huggingface_hub writes with
+    # HF_HOME=<cache>/huggingface, and what the listing counts as cached. The launch
+    # looked only in `<cache>/huggingface/` and, offline, said "not in the cache".
+    from huggingface_hub import constants
+
+    standin = hub()
+    hf_home_cache = workdir / "huggingface" / "hub"
+    path = fetch(hf_home_cache)
+    standin.stop()
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    spec = {"model_id": REPO_ID, "model_hub": "huggingface", "cache_dir": str(workdir)}
+    assert hub_download.model_folder(spec, lambda *a: None) == path
+    assert same_files(path, tiny_llm["path"])

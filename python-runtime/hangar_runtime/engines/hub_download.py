@@ -60,7 +60,24 @@ def model_folder(spec: dict, progress: Progress, ignore_patterns: list[str] | No
         raise InvalidModel(f"Cannot download {model_id}: this runtime downloads from huggingface and modelscope, "
                            f"not {hub}. {_LOCAL_HINT}")
     cache_dir = os.path.join(spec["cache_dir"], "huggingface") if spec.get("cache_dir") else None
-    return download(model_id, spec.get("model_revision") or None, cache_dir, progress, ignore_patterns)
+    return download(model_id, spec.get("model_revision") or None, _hf_cache_holding(cache_dir, model_id), progress,
+                    ignore_patterns)
+
+
+def _hf_cache_holding(cache_dir: str | None, model_id: str) -> str | None:
+    """`<cache>/huggingface`, or `<cache>/huggingface/hub` when the repository is only
+    there: the layout huggingface_hub writes with HF_HOME=<cache>/huggingface (a cache
+    copied from another machine, `huggingface-cli download` with HF_HOME set), which
+    the listing and cache_status count (registry/cache-status.ts). Before, such a copy
+    showed as cached and the launch looked elsewhere: offline, "not in the cache"."""
+    if cache_dir is None:
+        return None
+    from huggingface_hub.file_download import repo_folder_name
+    name = repo_folder_name(repo_id=model_id, repo_type="model")
+    hub = os.path.join(cache_dir, "hub")
+    if not os.path.isdir(os.path.join(cache_dir, name)) and os.path.isdir(os.path.join(hub, name)):
+        return hub
+    return cache_dir
 
 
 def download(model_id: str, revision: str | None, cache_dir: str | None, progress: Progress,
