@@ -76,6 +76,10 @@ describe('the web UI at phone width (auth on)', () => {
 
   it('logs in with an API key and reaches every section through the menu', async () => {
     await page.getByRole('radio', { name: 'API key' }).check();
+    // A key no header can carry is said so, not in fetch's words ("non ISO-8859-1 code point").
+    await page.getByRole('textbox', { name: 'API key' }).fill('sk-ключ');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'An API key is letters, digits and - _ only' }).waitFor();
     await page.getByRole('textbox', { name: 'API key' }).fill(ADMIN_KEY);
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.getByRole('heading', { name: 'Launch a model' }).waitFor();

@@ -25,6 +25,8 @@ export function LoginPage() {
         const { access_token } = (await response.json()) as { access_token: string };
         session.signIn(access_token);
       } else {
+        // A header holds Latin-1 only: fetch threw its own words ("non ISO-8859-1 code point") for a pasted typo.
+        if (!/^[\x21-\x7e]+$/.test(apiKey.trim())) throw new Error('An API key is letters, digits and - _ only (sk-…); this one holds other characters.');
         const response = await fetch('/v1/models', { headers: { authorization: `Bearer ${apiKey.trim()}` } });
         if (response.status === 401) throw new Error('This API key was not accepted.');
         session.signIn(apiKey.trim());
