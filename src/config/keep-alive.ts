@@ -14,9 +14,10 @@ export function parseKeepAlive(value: unknown): number | null {
   const text = value.trim().toLowerCase();
   if (text === 'never' || text === 'forever') return null;
   if (/^-?\d+(\.\d+)?$/.test(text)) return parseKeepAlive(Number(text));
+  // Go's durations (Ollama's) take a sign, `+5m` too, and microseconds and nanoseconds.
   const negative = text.startsWith('-');
-  const body = negative ? text.slice(1) : text;
-  const part = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/g;
+  const body = negative || text.startsWith('+') ? text.slice(1) : text;
+  const part = /(\d+(?:\.\d+)?)(ms|us|µs|μs|ns|s|m|h|d)/g;
   let total = 0;
   let consumed = 0;
   for (const match of body.matchAll(part)) {
@@ -27,7 +28,8 @@ export function parseKeepAlive(value: unknown): number | null {
   if (consumed === 0 || consumed !== body.length) {
     throw new Error(`keep_alive must be a duration such as "5m", "30s", "1h30m", a number of seconds, 0 or -1; got ${JSON.stringify(value)}`);
   }
-  return negative ? null : finiteMs(total);
+  // `-0s` is 0 in Go, so unload at once as Ollama does; only a duration below zero is never.
+  return negative && total > 0 ? null : finiteMs(total);
 }
 
 /** Longer than any timer or clock can count (1e308 s, `99999999999h`): never, which it means, not Infinity shown as "Infinityh". */
@@ -36,7 +38,7 @@ function finiteMs(ms: number): number | null {
   return Number.isSafeInteger(rounded) ? rounded : null;
 }
 
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** A keep-alive as people read it: `never`, `0s`, `5m`, `1h30m`. */
 export function keepAliveText(ms: number | null): string {

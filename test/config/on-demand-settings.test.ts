@@ -8,6 +8,12 @@ describe('keep_alive', () => {
     expect(parseKeepAlive('1h30m')).toBe(5_400_000);
     expect(parseKeepAlive('250ms')).toBe(250);
     expect(parseKeepAlive('1.5s')).toBe(1500);
+    // Go's durations, as Ollama reads them: a plus sign, micro- and nanoseconds, and -0s is 0 (unload at once), not never.
+    expect(parseKeepAlive('+5m')).toBe(300_000);
+    expect(parseKeepAlive('500us')).toBe(1);
+    expect(parseKeepAlive('2000000ns')).toBe(2);
+    expect(parseKeepAlive('-0s')).toBe(0);
+    expect(parseKeepAlive('-1m')).toBeNull();
     expect(parseKeepAlive(30)).toBe(30_000);
     expect(parseKeepAlive('30')).toBe(30_000);
     expect(parseKeepAlive(0)).toBe(0);
