@@ -304,10 +304,11 @@ export class Registry {
       throw new HangarError('registration_conflict', [name], { param: 'model_name' });
     }
     // Names that differ only in case pass for each other, and their files are one file on
-    // a case-insensitive disk (macOS, Windows volumes).
-    const lower = name.toLowerCase();
-    const twin = [...this.builtins[t].keys(), ...this.customs[t].keys()].find((other) => other.toLowerCase() === lower);
-    if (twin !== undefined) throw new HangarError('registration_conflict', [`${twin} (the names differ only in case)`], { param: 'model_name' });
+    // a case-insensitive disk (macOS, Windows volumes); so do names that differ only in
+    // Unicode form (`café` composed and decomposed, full-width `ｑｗｅｎ`), one file on macOS.
+    const folded = (n: string) => n.normalize('NFKC').toLowerCase();
+    const twin = [...this.builtins[t].keys(), ...this.customs[t].keys()].find((other) => folded(other) === folded(name));
+    if (twin !== undefined) throw new HangarError('registration_conflict', [`${twin} (the names differ only in case or Unicode form)`], { param: 'model_name' });
     this.pending.add(key);
     try {
       await checkModelUris(parsed, this.modelDirs);

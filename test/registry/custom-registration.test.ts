@@ -167,9 +167,13 @@ describe('register: every refusal names the field', () => {
   it('a name that differs from another only in case: 409 (one file on a case-insensitive disk)', async () => {
     const definition = { model_name: 'BGE-Small-EN-v1.5', dimensions: 4, max_tokens: 8, language: ['en'], model_specs: [{ model_format: 'pytorch', model_uri: weights }] };
     const err = await expectHangarError(() => registry.register('embedding', { model: definition }, false), 'registration_conflict', 409);
-    expect(err.message).toContain('bge-small-en-v1.5 (the names differ only in case)');
+    expect(err.message).toContain('bge-small-en-v1.5 (the names differ only in case or Unicode form)');
     await registry.register('flexible', { model: flexible() }, false);
     await expectHangarError(() => registry.register('flexible', { model: flexible({ model_name: 'My-Clf' }) }, false), 'registration_conflict', 409);
+    // Composed and decomposed é, full-width letters: each passed for the other, two files for one name.
+    await registry.register('flexible', { model: flexible({ model_name: 'p-caf\u00e9' }) }, false);
+    await expectHangarError(() => registry.register('flexible', { model: flexible({ model_name: 'p-cafe\u0301' }) }, false), 'registration_conflict', 409);
+    await expectHangarError(() => registry.register('flexible', { model: flexible({ model_name: '\uff4d\uff59-clf' }) }, false), 'registration_conflict', 409);
   });
 
   it.each([
