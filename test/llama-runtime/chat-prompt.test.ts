@@ -25,6 +25,8 @@ const CONVERSATIONS: Array<{ name: string; messages: unknown[]; tools?: unknown[
       { role: 'user', content: [{ type: 'text', text: 'Two ' }, { type: 'text', text: 'parts' }] },
     ],
   },
+  // OpenAI's developer role: no family template names it, and it was dropped silently.
+  { name: 'a developer instruction', messages: [{ role: 'developer', content: 'Answer only in French.' }, { role: 'user', content: 'Hi' }] },
   {
     name: 'a tool round trip',
     tools: TOOLS,
@@ -84,6 +86,13 @@ describe('chat prompts: the llama.cpp engine renders what the Transformers engin
       compared++;
     });
     expect(compared).toBeGreaterThanOrEqual(FAMILIES.length * 2);
+    // The developer instruction reaches the prompt, as a system message would, on every family that takes one.
+    cases.forEach((c, i) => {
+      if (c.name !== 'a developer instruction' || expected[i]!.error !== undefined) return;
+      const asSystem = new ChatPrompt(c.template, SPECIAL).render([{ role: 'system', content: 'Answer only in French.' }, { role: 'user', content: 'Hi' }]);
+      expect(expected[i]!.text, c.family).toBe(asSystem);
+      expect(expected[i]!.text, c.family).toContain('Answer only in French.');
+    });
   }, 60_000);
 
   it('refuses what a template rejects, and messages of the wrong shape, as invalid input', () => {

@@ -19,8 +19,11 @@ export type SpecialTokens = Record<string, string>;
  */
 export class ChatPrompt {
   private readonly template: BoundedTemplate;
+  /** Whether the template names the `developer` role (gpt-oss's do); else it is `system` (developerAsSystem). */
+  private readonly knowsDeveloper: boolean;
 
   constructor(source: string, private readonly specialTokens: SpecialTokens) {
+    this.knowsDeveloper = source.includes('developer');
     try {
       this.template = new BoundedTemplate(source);
     } catch (err) {
@@ -44,7 +47,7 @@ export class ChatPrompt {
       return this.template.render({
         ...this.specialTokens,
         ...(kwargs as Record<string, unknown>),
-        messages: normalizeMessages(messages),
+        messages: this.knowsDeveloper ? normalizeMessages(messages) : developerAsSystem(normalizeMessages(messages)),
         tools: toolList,
         add_generation_prompt: true,
       });
@@ -55,6 +58,16 @@ export class ChatPrompt {
       throw new InvalidInput(`The chat template rejected the messages: ${(err as Error).message}`);
     }
   }
+}
+
+/**
+ * OpenAI's `developer` role is its `system` role by another name (its docs now prefer it).
+ * A template that does not name it has no branch for it and dropped the message
+ * silently: the instruction never reached the model. So it is `system` there, as the
+ * Responses route maps it (chat_format.py does the same for Transformers and vLLM).
+ */
+export function developerAsSystem(messages: Message[]): Message[] {
+  return messages.map((m) => (m.role === 'developer' ? { ...m, role: 'system' } : m));
 }
 
 /** Copies of the messages in the shape chat templates expect (chat_format.py's normalize_messages). */

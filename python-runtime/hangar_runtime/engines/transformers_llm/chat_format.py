@@ -28,6 +28,12 @@ def render_chat(tokenizer, messages, *, template: str | None, tools=None, chat_t
     options = {**chat_template_kwargs, "tools": tools or None, "chat_template": template,
                "tokenize": False, "add_generation_prompt": True, "return_dict": False}
     normalized = normalize_messages(messages, parts=parts)
+    # OpenAI's `developer` role is its `system` role by another name. A template that does
+    # not name it has no branch for it and dropped the message silently: the instruction
+    # never reached the model. So it is `system` there (gpt-oss's templates name it, and keep it).
+    source = template if template is not None else getattr(tokenizer, "chat_template", None)
+    if not (isinstance(source, str) and "developer" in source):
+        normalized = [{**m, "role": "system"} if m.get("role") == "developer" else m for m in normalized]
     try:
         with BoundedRender():
             return tokenizer.apply_chat_template(normalized, **options)
