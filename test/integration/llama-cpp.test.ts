@@ -188,6 +188,12 @@ describe('llama.cpp engine: GGUF models', () => {
       const value = JSON.parse(res.choices[0]!.message.content!);
       expect(validate(value), `${res.choices[0]!.message.content} ${JSON.stringify(validate.errors)}`).toBe(true);
     }
+    // Anthropic's structured outputs (output_config.format, what the SDK's messages.parse
+    // sends) take the same grammar: they were ignored, and the SDK failed on free text.
+    const anthropic = await api.post('/v1/messages', { model: 'q8', max_tokens: 200, temperature: 0.8, messages: [{ role: 'user', content: 'Describe a person as JSON' }], output_config: { format: { type: 'json_schema', schema } } });
+    expect(anthropic.status, anthropic.text).toBe(200);
+    const answered = JSON.parse(anthropic.body.content[0].text);
+    expect(validate(answered), `${anthropic.body.content[0].text} ${JSON.stringify(validate.errors)}`).toBe(true);
     // Numbers a JSON parser reads as finite: node-llama-cpp's number rule allowed a
     // 16-digit exponent, and about half of these answers were Infinity ("34e+75108430").
     const numberSchema = { type: 'object', properties: { n: { type: 'number' } }, required: ['n'], additionalProperties: false };
@@ -311,7 +317,15 @@ describe('llama.cpp engine: GGUF models', () => {
       const streamed = jsonEvents(await readSse(server.url, '/v1/chat/completions', { model: 'q8', messages, tools, tool_choice: 'required', max_tokens, temperature: 0.7, seed: 4, stream: true }));
       expect(streamed.map((e) => e.choices?.[0]?.delta?.content ?? '').join('')).toBe('');
       expect(streamed.at(-2)?.choices?.[0]?.finish_reason ?? streamed.at(-1)?.choices?.[0]?.finish_reason).toBe('length');
+      // The Responses API marks such a call incomplete: its arguments are cut, not a call to
+      // run (it said completed, and agent loops ran it with "" or half a JSON object).
+      const response = await api.post('/v1/responses', { model: 'q8', input: 'Time?', tools: tools.map((t) => ({ type: 'function', ...t.function })), tool_choice: { type: 'function', name: 'weather' }, max_output_tokens: max_tokens, temperature: 0.7, seed: 4 });
+      expect(response.status, response.text).toBe(200);
+      expect(response.body.status).toBe('incomplete');
+      for (const item of response.body.output.filter((i: { type: string }) => i.type === 'function_call')) expect(item.status, JSON.stringify(item)).toBe('incomplete');
     }
+    const cutCall = await api.post('/v1/responses', { model: 'q8', input: 'Time?', tools: tools.map((t) => ({ type: 'function', ...t.function })), tool_choice: { type: 'function', name: 'weather' }, max_output_tokens: 8, temperature: 0.7, seed: 4 });
+    expect(cutCall.body.output.map((i: { type: string }) => i.type), cutCall.text).toContain('function_call');
   });
 
   it("names no grammar's hidden stop as stop_reason", async () => {

@@ -324,12 +324,20 @@ print(json.dumps(out))
       [{ model: 'sim', input: 'x', frequency_penalty: 0.5 }, 400, 'parameter_unsupported', 'frequency_penalty'],
       [{ model: 'tiny', input: 'x', stop: Array(17).fill('a') }, 400, 'invalid_field', 'stop'],
       [{ model: 'tiny', input: 'x', guided_json: { type: 'object' } }, 400, 'parameter_unsupported', 'guided_json'],
+      // Dropped before, with the response echoing a tier and verbosity no one served.
+      [{ model: 'sim', input: 'x', service_tier: 'flex' }, 400, 'parameter_unsupported', 'service_tier'],
+      [{ model: 'tiny', input: 'x', text: { verbosity: 'low' } }, 400, 'parameter_unsupported', 'text.verbosity'],
     ];
     for (const [body, status, code, param] of cases) {
       const res = await post('/v1/responses', body);
       expect(res.status, `${JSON.stringify(body)}: ${res.text}`).toBe(status);
       expect(res.body.error, JSON.stringify(body)).toMatchObject({ code, param });
     }
+  });
+
+  it('takes what asks for nothing: no reasoning from a model without it, the default verbosity and tier', async () => {
+    const res = await post('/v1/responses', { model: 'sim', input: 'x', max_output_tokens: 2, reasoning: { effort: 'none' }, text: { verbosity: 'medium' }, service_tier: 'auto' });
+    expect(res.status, res.text).toBe(200);
   });
 
   it('stores nothing for a stream its client leaves, not a cut answer marked completed', async () => {

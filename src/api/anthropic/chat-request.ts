@@ -32,6 +32,8 @@ export function toChatRequest(body: MessagesBody, origins: ChatOrigins = []): Re
   }
   if (body.tool_choice) chat.tool_choice = toolChoice(body.tool_choice);
   if (body.thinking) chat.enable_thinking = body.thinking.type === 'enabled';
+  const format = body.output_config?.format;
+  if (format) chat.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema } };
   return chat;
 }
 

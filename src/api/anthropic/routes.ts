@@ -10,6 +10,7 @@ import { abortOnDisconnect } from '../client-disconnect.js';
 import { checkedChatBody } from '../chat/checked-chat-body.js';
 import type { ChatBody } from '../chat/schema.js';
 import { prepareChatWithImages } from '../chat/serving.js';
+import { CHAT_RULES, checkParameters } from '../llm/parameter-support.js';
 import { serveGeneration } from '../llm/serve-generation.js';
 import { toChatRequest } from './chat-request.js';
 import { type ChatOrigins, type OriginNames, withOriginalNames, withOriginalNamesNow } from '../llm/param-origins.js';
@@ -36,6 +37,7 @@ export const anthropicRoutes: FastifyPluginAsync<{ supervisor: Supervisor; strea
       if (budget !== null && budget >= body.max_tokens) {
         throw new HangarError('invalid_field', [`thinking.budget_tokens: must be less than max_tokens (${body.max_tokens}), got ${budget}`], { param: 'thinking.budget_tokens' });
       }
+      refuseUnservable(supervisor, body);
       const names: OriginNames = { origins: [], image: 'source' };
       return withOriginalNames(serveGeneration(supervisor, streaming, request, reply, {
         ...(await withOriginalNames(prepareChatWithImages(supervisor, asChatBody(body, names.origins), images, abortOnDisconnect(reply)), names)),
@@ -85,4 +87,21 @@ function promptTokens(value: unknown): number {
     throw new HangarError('inference_failed', [`the engine counted no prompt tokens (${JSON.stringify(value)?.slice(0, 200)})`]);
   }
   return count;
+}
+
+/** Anthropic's names for what chat checks under its own: a refusal names the field the client sent. */
+const MESSAGES_RULES = { 'output_config.format': CHAT_RULES.response_format! };
+
+/**
+ * What the model cannot do, refused by Anthropic's field names before anything runs:
+ * structured output where the engine has no constrained decoding, and thinking on a
+ * model that does not reason (it was accepted and changed nothing). Until 2026-11-29
+ * `output_config` was ignored, and the SDK's messages.parse failed on free text.
+ */
+function refuseUnservable(supervisor: Supervisor, body: MessagesBody): void {
+  const instance = supervisor.require(body.model);
+  checkParameters(body as Record<string, unknown>, MESSAGES_RULES, instance.resolved.engine, body.model);
+  if (body.thinking?.type === 'enabled' && !instance.abilities.includes('reasoning')) {
+    throw new HangarError('field_unsupported', ['thinking', `model ${body.model} does not reason (its abilities: ${instance.abilities.join(', ')})`], { param: 'thinking' });
+  }
 }

@@ -49,6 +49,12 @@ export const messagesBody = z.looseObject({
   thinking: z
     .union([z.looseObject({ type: z.literal('enabled'), budget_tokens: z.int().min(1024, 'must be at least 1024') }), z.looseObject({ type: z.literal('disabled') })])
     .optional(),
+  // Structured outputs (the SDK's messages.parse): the answer follows a JSON Schema, as
+  // chat's response_format json_schema; `effort` (how hard a Claude model thinks) has no
+  // counterpart here and is accepted as a hint that changes nothing.
+  output_config: z
+    .looseObject({ format: z.looseObject({ type: z.literal('json_schema'), schema: z.record(z.string(), z.unknown()) }).nullish() })
+    .nullish(),
 });
 export type MessagesBody = z.infer<typeof messagesBody>;
 

@@ -88,7 +88,8 @@ export const CHAT_RULES: Record<string, Rule> = {
   prediction: { asks: set, engines: [] },
   web_search_options: { asks: set, engines: [] },
   reasoning_effort: { asks: set, engines: [], hint: 'use chat_template_kwargs or enable_thinking for models that think' },
-  verbosity: { asks: set, engines: [] },
+  // `medium` is OpenAI's default: asking for it asks for nothing.
+  verbosity: { asks: (v) => set(v) && v !== 'medium', engines: [], hint: 'answers are as long as the model makes them; bound them with max_tokens' },
   functions: { asks: set, engines: [], hint: 'use tools (functions is deprecated by OpenAI)' },
   function_call: { asks: set, engines: [], hint: 'use tool_choice (function_call is deprecated by OpenAI)' },
   store: { asks: (v) => v === true, engines: [], hint: 'this server keeps no completions' },

@@ -10,7 +10,7 @@ import { functionToolSchema, type ResponsesBody } from './schema.js';
  * chat's `response_format`). The rule is chat's; every other field keeps its chat name
  * (`tool_choice`, `parallel_tool_calls`) and is checked on the mapped chat request.
  */
-export const RESPONSES_RULES = { 'text.format': CHAT_RULES.response_format! };
+export const RESPONSES_RULES = { 'text.format': CHAT_RULES.response_format!, 'text.verbosity': CHAT_RULES.verbosity! };
 
 const unsupported = (param: string, why: string): HangarError => new HangarError('field_unsupported', [param, why], { param });
 
@@ -65,7 +65,8 @@ export function refuseUnsupported(body: ResponsesBody, abilities: readonly strin
   if (choice && typeof choice === 'object' && choice.type !== 'function') throw unsupported('tool_choice.type', `only "none", "auto", "required" or a function ({"type": "function", "name": ...}) can be chosen, not ${choice.type}`);
   if (choice && typeof choice === 'object' && !choice.name) throw new HangarError('invalid_field', ['tool_choice.name: a function tool_choice needs the name of the function'], { param: 'tool_choice.name' });
   const effort = body.reasoning?.effort;
-  if (effort && !abilities.includes('reasoning')) throw unsupported('reasoning', `model ${body.model} does not reason (its abilities: ${abilities.join(', ')})`);
+  // `none` asks for no reasoning, which a model that does not reason already does.
+  if (effort && effort !== 'none' && !abilities.includes('reasoning')) throw unsupported('reasoning', `model ${body.model} does not reason (its abilities: ${abilities.join(', ')})`);
 }
 
 /** The Responses request as the chat request the engines serve (docs/responses.md, "Mapping"). */
@@ -81,6 +82,9 @@ export function toChatRequest(body: ResponsesBody, messages: Array<Record<string
   copy('lora_name', body.lora_name);
   copy('parallel_tool_calls', body.parallel_tool_calls);
   copy('chat_template_kwargs', body.chat_template_kwargs);
+  // Checked as chat checks it (a tier other than auto/default is refused): it was
+  // dropped, and the response echoed a tier no one served. `text.verbosity`: RESPONSES_RULES.
+  copy('service_tier', (body as Record<string, unknown>).service_tier);
   for (const field of CHAT_EXTRAS) copy(field, (body as Record<string, unknown>)[field]);
   if (typeof body.top_logprobs === 'number') (chat.logprobs = true), (chat.top_logprobs = body.top_logprobs);
   else if (body.include?.includes('message.output_text.logprobs')) chat.logprobs = true;

@@ -98,7 +98,8 @@ export function finalResponse(ctx: ResponseContext, value: unknown): Record<stri
   if (g.reasoning_content) output.push(reasoningItem(itemId('rs'), g.reasoning_content));
   const answer = g.text;
   if (answer || !g.tool_calls?.length) output.push(messageItem(itemId('msg'), status, [outputTextPart(answer, ctx.logprobs ? (g.logprobs ?? []) : null)]));
-  for (const call of g.tool_calls ?? []) output.push(functionCallItem(call, 'completed'));
+  // Cut by max_output_tokens, a call's arguments are cut too: not one to run (OpenAI's `incomplete`).
+  for (const call of g.tool_calls ?? []) output.push(functionCallItem(call, status === 'incomplete' ? 'incomplete' : 'completed'));
   return { ...responseShell(ctx, status), incomplete_details, output, output_text: answer, usage: responseUsage(g) };
 }
 

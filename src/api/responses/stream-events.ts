@@ -70,7 +70,8 @@ export function responsesStreamFormat(ctx: ResponseContext, onEnd: (response: Re
     let out = !open && output.length === 0 && !g?.tool_calls?.length ? begin('message') : '';
     out += close(status === 'incomplete' ? 'incomplete' : 'completed');
     for (const call of g?.tool_calls ?? []) {
-      const done = functionCallItem(call, 'completed');
+      // Cut by max_output_tokens, a call's arguments are cut too: not one to run (OpenAI's `incomplete`).
+      const done = functionCallItem(call, status === 'incomplete' ? 'incomplete' : 'completed');
       const index = output.length;
       output.push(done);
       out += event('response.output_item.added', { output_index: index, item: { ...done, arguments: '', status: 'in_progress' } });
