@@ -47,7 +47,7 @@ function takeReplica(instance: ModelInstance): Replica & { runtime: NonNullable<
   const limit = instance.request.request_limits ?? null;
   const replica = instance.pickReplica(limit);
   if (!replica?.runtime) {
-    if (limit !== null && instance.replicas.some((r) => r.status === 'READY')) throw new HangarError('request_limit_reached', [limit, instance.uid]);
+    if (limit !== null && instance.replicas.some((r) => r.status === 'READY')) throw new HangarError('request_limit_reached', [limit, instance.uid], { headers: { 'retry-after': '1' } });
     const restartAt = Math.min(...instance.replicas.map((r) => r.restartAt ?? (r.status === 'CREATING' ? Date.now() + 1000 : Infinity)));
     if (Number.isFinite(restartAt)) {
       const seconds = Math.max(1, Math.ceil((restartAt - Date.now()) / 1000));

@@ -91,6 +91,8 @@ describe('launch control: progress, cancel, loading, limits, crashes', () => {
     const limited = await api.post('/v1/flexible/infers', { model: 'closed', args: [] });
     expect(limited.status).toBe(429);
     expect(limited.body.error.code).toBe('request_limit_reached');
+    // When to try again, as OpenAI's SDKs read it (they backed off blind before).
+    expect(limited.headers.get('retry-after')).toBe('1');
     expect((await api.delete('/v1/models/closed')).status).toBe(200);
 
     expect((await api.post('/v1/models', { model_name: 'slow', model_type: 'flexible', model_uid: 'fragile' })).status).toBe(200);
