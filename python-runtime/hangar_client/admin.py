@@ -33,9 +33,11 @@ class AdminMethods:
 
     # API keys (scopes keys:create, keys:read, keys:manage)
 
-    def create_api_key(self, name: str, description=None, owner=None, expires_at=None, model_permissions=None, scopes=None, rpm=None, tpm=None, max_parallel=None) -> dict:
+    def create_api_key(self, name: str, description=None, owner=None, expires_at=None, model_permissions=None, scopes=None, rpm=None, tpm=None, max_parallel=None, limits=None) -> dict:
         """Creates a key; answers ``{"id", "key", "prefix", "name"}``. The clear ``key``
-        is in this answer only: the server keeps a digest and cannot show it again."""
+        is in this answer only: the server keeps a digest and cannot show it again.
+        Limits go as ``rpm=``, ``tpm=``, ``max_parallel=``, or as ``limits={...}`` (the
+        HTTP body's shape, which ``update_api_key`` takes); the flat ones win."""
         body = _drop_none({
             "name": name,
             "description": description,
@@ -44,7 +46,7 @@ class AdminMethods:
             "model_permissions": None if model_permissions is None else list(model_permissions),
             "scopes": None if scopes is None else list(scopes),
         })
-        limits = _drop_none({"rpm": rpm, "tpm": tpm, "max_parallel": max_parallel})
+        limits = {**dict(limits or {}), **_drop_none({"rpm": rpm, "tpm": tpm, "max_parallel": max_parallel})}
         if limits:
             body["limits"] = limits
         return self._transport.call("POST", "/v1/admin/keys", "create API key", json=body, ok=(201,))

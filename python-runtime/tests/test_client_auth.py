@@ -108,6 +108,10 @@ def test_keys_users_and_usage_from_the_client(server, tiny_embedder):
     [row] = admin.get_usage(key_id=created["id"])
     assert (row["model"], row["requests"], row["errors"]) == ("e2", 3, 1)
     assert [k["name"] for k in admin.list_api_keys(owner="dana")] == ["batch"]
+    # limits= as update_api_key takes it (it was a TypeError); a flat one wins over it.
+    shaped = admin.create_api_key("shaped", owner="dana", limits={"rpm": 5, "tpm": 100}, tpm=200)
+    assert admin.get_api_key(shaped["id"])["limits"] == {"rpm": 5, "tpm": 200, "max_parallel": None}
+    admin.delete_api_key(shaped["id"])
     assert any(e["action"] == "key.create" for e in admin.list_audit_events())
 
     admin.revoke_api_key(created["id"])
