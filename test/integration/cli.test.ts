@@ -83,6 +83,13 @@ describe('hangar CLI against a server without auth', () => {
     expect(res.stdout).toMatch(/tiny-chat\s+Transformers\s+pytorch\s+1\s+none/);
     const json = JSON.parse((await cli(['engine', '-n', 'tiny-chat', '-en', 'transformers', '--json'])).stdout) as Record<string, unknown>;
     expect(Object.keys(json)).toEqual(['Transformers']);
+    // Image and audio entries have no quantizations: the table said the server was of another shape.
+    const ocr = await cli(['engine', '-t', 'image', '-n', 'tesseract-ocr']);
+    expect(ocr.code, ocr.stderr).toBe(0);
+    expect(ocr.stdout).toMatch(/tesseract-ocr\s+tesseract/);
+    // Without -t the name is an LLM's; another type's name says which.
+    const untyped = await cli(['engine', '-n', 'tesseract-ocr']);
+    expect([untyped.code, untyped.stderr.trim()]).toEqual([1, 'hangar: "tesseract-ocr" is a model of type image, not an LLM: hangar engine -t image -n tesseract-ocr']);
   });
 
   it('refuses a bad definition file and a missing engine before calling the server', async () => {

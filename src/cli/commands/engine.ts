@@ -15,12 +15,15 @@ interface EngineOptions extends ConnectionOptions {
   json?: boolean;
 }
 
+/** An engine table entry; image and audio models have no format, size or quantizations. */
 interface EngineSpec {
   model_name: string;
-  model_format: string;
-  model_size_in_billions: number | string | null;
-  quantizations: string[];
+  model_format?: string;
+  model_size_in_billions?: number | string | null;
+  quantizations?: string[];
 }
+
+const TYPES = ['LLM', 'embedding', 'rerank', 'image', 'audio', 'video', 'flexible'];
 
 /** `hangar engine -n <name>`: which engines can run a model here, with what formats, sizes and quantizations. */
 export function engineCommand(): Command {
@@ -40,7 +43,18 @@ export function engineCommand(): Command {
       const path = options.modelType ? `/v1/engines/${encodeURIComponent(options.modelType)}/${name}` : `/v1/engines/${name}`;
       // The server answers an unknown name with 200 null, as Xinference's does.
       const table = await http.get<Record<string, EngineSpec[] | string> | null>(path);
-      if (table === null) throw new CliError(`no ${options.modelType ?? ''}${options.modelType ? ' ' : ''}model is registered as "${options.modelName}"; \`hangar registrations\` lists them`);
+      if (table === null) {
+        // Without -t the name is an LLM's, as in Xinference: say which type it is when it is another's.
+        if (!options.modelType) {
+          for (const type of TYPES.slice(1)) {
+            if ((await http.get<unknown>(`/v1/engines/${type}/${name}`)) !== null) {
+              throw new CliError(`"${options.modelName}" is a model of type ${type}, not an LLM: hangar engine -t ${type} -n ${options.modelName}`);
+            }
+          }
+        }
+        const type = options.modelType ?? 'LLM';
+        throw new CliError(`no ${type} model is registered as "${options.modelName}"; \`hangar registrations -t ${type}\` lists them`);
+      }
       const engines = Object.entries(table).filter(([engine]) => !options.modelEngine || engine.toLowerCase() === options.modelEngine.toLowerCase());
       if (options.json) return printJson(Object.fromEntries(engines));
       const rows: unknown[][] = [];
@@ -53,9 +67,10 @@ export function engineCommand(): Command {
         for (const spec of specs) {
           if (options.modelFormat && spec.model_format !== options.modelFormat) continue;
           if (options.modelSizeInBillions && String(spec.model_size_in_billions) !== options.modelSizeInBillions.replace('.', '_')) continue;
-          for (const q of spec.quantizations) {
+          // Image and audio entries have no quantizations (the table read `quantizations` of them and failed).
+          for (const q of spec.quantizations ?? ['']) {
             if (options.quantization && q.toLowerCase() !== options.quantization.toLowerCase()) continue;
-            rows.push([spec.model_name, engine, spec.model_format, spec.model_size_in_billions, q]);
+            rows.push([spec.model_name, engine, spec.model_format ?? '', spec.model_size_in_billions ?? '', q]);
           }
         }
       }
