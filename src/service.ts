@@ -6,6 +6,7 @@ import { makePrivateDirectory } from './storage/private-directory.js';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
+import { expandScopes } from './auth/permissions.js';
 import { AccessControl } from './auth/access-control.js';
 import { loadAuthConfig } from './auth/auth-config.js';
 import type { Config } from './config/config.js';
@@ -106,7 +107,14 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     // The same path as a SIGTERM: main.ts's handler drains, stops every model and exits.
     shutdown: () => process.kill(process.pid, 'SIGTERM') });
   if (authConfig) logger.info({ auth_config: config.authConfigFile }, 'authentication is on');
-  else if (access.authenticator.enabled) logger.info({ database: AccessControl.databaseFile(config.home) }, 'authentication is on (database users)');
+  else if (access.authenticator.enabled) {
+    logger.info({ database: AccessControl.databaseFile(config.home) }, 'authentication is on (database users)');
+    // Started without the --auth-config whose admin made the database users: if none of
+    // them holds admin, nobody can manage users, keys or models, and nothing said why.
+    if (!access.identities.listUsers().some((u) => u.enabled && expandScopes(u.permissions).has('admin'))) {
+      logger.warn(`authentication is on, and no enabled database user holds admin: nobody can manage users, keys or models. Start again with the --auth-config file whose admin made these users, and give one of them admin (hangar users update <id> --permissions admin)`);
+    }
+  }
   const url = await app.listen({ host: config.host, port: config.port });
   if (!isLoopbackHost(config.host) && !access.authenticator.enabled) {
     // Every route, model launches and the code-running launchers included, is open to

@@ -638,4 +638,24 @@ describe('database users without an auth config file', () => {
     server = await startServer({ home: server.home });
     expect((await request(server.url, 'GET', '/v1/models', undefined, { authorization: `Bearer ${token}` })).status).toBe(200);
   }, 60_000);
+
+  it('warns at start when authentication is on and no database user holds admin (the auth file left out)', async () => {
+    const work = await makeHome('hangar-no-admin-');
+    const configFile = path.join(work, 'auth.json');
+    await writeFile(configFile, JSON.stringify(upstreamAuthConfig()));
+    const withFile = await startServer({ args: ['--auth-config', configFile] });
+    const home = withFile.home;
+    try {
+      const made = await request(withFile.url, 'POST', '/v1/admin/users', { username: 'plain', password: 'long enough', permissions: ['models:read'] }, { authorization: `Bearer ${ADMIN_KEY}` });
+      expect(made.status, made.text).toBe(201);
+      await withFile.stop();
+      // Every route then answers 401, and nothing said why.
+      const without = await startServer({ home });
+      await without.stop();
+      expect(without.logs.some((l) => l.level === 40 && JSON.stringify(l).includes('no enabled database user holds admin'))).toBe(true);
+    } finally {
+      await removeHome(home);
+      await removeHome(work);
+    }
+  }, 60_000);
 });
