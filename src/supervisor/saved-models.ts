@@ -127,8 +127,10 @@ export class SavedModels {
       // A failed launch's ERROR record needs nothing; a failed restore's is in `unrestored`.
       if (i.isActive && i.resolved.modelType === type && i.resolved.modelName === name) uids.add(i.uid);
     }
-    for (const e of this.unrestored.list()) if (e.request.model_type === type && e.request.model_name === name) uids.add(e.uid);
-    for (const e of this.autostartEntries()) if (e.request.model_type === type && e.request.model_name === name) uids.add(`${e.uid} (autostart)`);
+    // A request without model_type is an LLM's (contract §1).
+    const names = (request: LaunchRequest): boolean => (request.model_type ?? 'LLM') === type && request.model_name === name;
+    for (const e of this.unrestored.list()) if (names(e.request)) uids.add(e.uid);
+    for (const e of this.autostartEntries()) if (names(e.request)) uids.add(`${e.uid} (autostart)`);
     return [...uids].sort();
   }
 

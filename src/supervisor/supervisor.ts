@@ -379,7 +379,10 @@ export class Supervisor {
    * ones not yet restored, and autostart entries, each named as `uid` or `uid (autostart)`.
    */
   instancesUsing(type: string, name: string): string[] {
-    return this.saved.instancesUsing(type, name);
+    // An on-demand entry loads its registration at the next request: removed from under
+    // it, that request answered a 404 naming a model the client never sent.
+    const entries = this.onDemand.entries().filter((e) => (e.request.model_type ?? 'LLM') === type && e.request.model_name === name).map((e) => `${e.uid} (on demand)`);
+    return [...new Set([...this.saved.instancesUsing(type, name), ...entries])].sort();
   }
 
   /** A saved model that is not running and has no record (its restore could not even begin), or undefined. */

@@ -196,6 +196,15 @@ describe('models on demand within a memory budget', () => {
     expect(await waitFor(async () => (await status('adopt')) === 'UNLOADED', 10_000)).toBe(true);
   }, 60_000);
 
+  it('refuses to unregister a model an on-demand entry loads, naming the entry', async () => {
+    // Before: unregistered, and the entry's next request was a 404 naming a model the client never sent.
+    await entry('needs-clf');
+    const refused = await api.delete('/v1/model_registrations/flexible/clf');
+    expect([refused.status, refused.body.error?.code], refused.text).toEqual([409, 'registration_in_use']);
+    expect(refused.body.detail).toContain('needs-clf (on demand)');
+    await api.delete('/v1/on_demand/models/needs-clf');
+  });
+
   it('force unloads idle on-demand models first, and passes the budget only when nothing idle is left', async () => {
     await unloadAll();
     await entry('old-idle');
