@@ -133,6 +133,8 @@ export class ModelInstance {
       ...(first?.ready.description ?? {}),
       model_ability: this.abilities,
       ...this.memoryRecord(),
+      // A failed launch's record says so here too (docs/requests.md, "Failed launches"); it looked like a model.
+      ...(this.state === 'ERROR' ? { status: 'ERROR', error_message: this.errorMessage } : {}),
     };
   }
 

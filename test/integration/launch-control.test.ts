@@ -69,6 +69,8 @@ describe('launch control: progress, cancel, loading, limits, crashes', () => {
 
     expect((await api.post('/v1/models/pending/cancel')).status).toBe(200);
     expect((await api.get('/v1/models/instances?model_uid=pending')).body[0].status).toBe('ERROR');
+    // Its description says so too (it looked like a model's).
+    expect((await api.get('/v1/models/pending')).body).toMatchObject({ status: 'ERROR', error_message: expect.stringContaining('cancel') });
     expect(await runtimePids(server.home)).toEqual([]);
     // Not coming back: not found (no 503 that invites retries), saying why.
     const after = await api.post('/v1/flexible/infers', { model: 'pending', args: [] });
