@@ -316,6 +316,9 @@ print(json.dumps(out))
       // Chat's names for Responses fields, and chat's n: refused with the name to use, not dropped.
       [{ model: 'sim', input: 'x', max_tokens: 5 }, 400, 'field_unsupported', 'max_tokens'],
       [{ model: 'sim', input: 'x', messages: [{ role: 'user', content: 'x' }] }, 400, 'field_unsupported', 'messages'],
+      // A chat body as it is (no input): told to send input, not only that input is missing.
+      [{ model: 'sim', messages: [{ role: 'user', content: 'x' }] }, 400, 'field_unsupported', 'messages'],
+      [{ model: 'sim' }, 400, 'invalid_field', 'input'],
       [{ model: 'sim', input: 'x', response_format: { type: 'json_object' } }, 400, 'field_unsupported', 'response_format'],
       [{ model: 'sim', input: 'x', logprobs: true }, 400, 'field_unsupported', 'logprobs'],
       [{ model: 'sim', input: 'x', n: 2 }, 400, 'field_unsupported', 'n'],

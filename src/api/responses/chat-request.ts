@@ -47,6 +47,7 @@ export function refuseUnsupported(body: ResponsesBody, abilities: readonly strin
   for (const [name, use] of Object.entries(CHAT_NAMES)) {
     if (fields[name] !== undefined && fields[name] !== null) throw unsupported(name, `it is a chat completions field; ${use}`);
   }
+  if (body.input === undefined) throw new HangarError('invalid_field', ['input: is required: the conversation, a string or a list of items'], { param: 'input' });
   // One response holds one answer: ask n times for n.
   if (fields.n !== undefined && fields.n !== null && fields.n !== 1) throw unsupported('n', 'a response holds one answer; send the request n times');
   if (fields.background === true) throw unsupported('background', 'responses are answered while the request waits (or streamed); there is no background mode');

@@ -62,7 +62,7 @@ export const responsesRoutes: FastifyPluginAsync<Options> = async (fastify, { su
       if (!previous) throw new HangarError('response_not_found', [body.previous_response_id], { param: 'previous_response_id' });
       history = [...(previous.inputItems as Item[]), ...(previous.response.output as Item[])];
     }
-    const items = normalizeInput(body.input, (id) => store.item(id, owner));
+    const items = normalizeInput(body.input!, (id) => store.item(id, owner)); // refuseUnsupported: present
     // Errors about a message name the input item (and part) it came from (param-origins.ts);
     // the previous response's items are named by previous_response_id, a string input by `input`.
     const names: OriginNames = { origins: [], image: 'image_url', fallback: 'input' };

@@ -61,7 +61,9 @@ const textFormat = z.discriminatedUnion('type', [
  */
 export const responsesBody = z.looseObject({
   model: z.string({ error: (i) => (i.input === undefined ? 'Invalid input. Please specify the `model` field.' : undefined) }).min(1),
-  input: z.union([text, z.array(z.unknown())]),
+  // Required, but checked after chat's names (chat-request.ts): a chat body sent here
+  // (`messages`, no `input`) is told to send `input`, not that `input` is missing.
+  input: z.union([text, z.array(z.unknown())]).optional(),
   instructions: z.string().nullish(),
   tools: z.array(z.looseObject({ type: z.string() })).nullish(),
   tool_choice: z
