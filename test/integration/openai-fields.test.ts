@@ -41,7 +41,10 @@ const CHAT: Array<[field: string, value: unknown, transformers: Outcome, simulat
   ['top_p', 0.9, 'honoured', 'honoured'],
   ['user', 'u-1', 'honoured', 'honoured'],
   ['verbosity', 'low', 'refused', 'refused'],
+  ['verbosity', 'medium', 'honoured', 'honoured'],
   ['web_search_options', {}, 'refused', 'refused'],
+  // A completions field: on chat it was accepted and changed nothing.
+  ['best_of', 3, 'refused', 'refused'],
 ];
 
 const COMPLETIONS: Array<[field: string, value: unknown, transformers: Outcome, simulator: Outcome]> = [

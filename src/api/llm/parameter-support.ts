@@ -96,6 +96,8 @@ export const CHAT_RULES: Record<string, Rule> = {
   service_tier: { asks: (v) => set(v) && v !== 'auto' && v !== 'default', engines: [] },
   // vLLM's chat extras.
   echo: { asks: isNot(false), engines: [], hint: 'echo is a field of /v1/completions' },
+  // A completions field: on chat it was accepted and changed nothing.
+  best_of: { asks: (v) => typeof v === 'number' && v !== 1, engines: [], hint: 'best_of is a field of /v1/completions (where it is refused too); ask n times and choose' },
   add_generation_prompt: { asks: isNot(true), engines: [], hint: 'the chat template always opens the assistant\'s turn' },
   continue_final_message: { asks: isNot(false), engines: [] },
 };
