@@ -16,6 +16,7 @@ import { onDemandCommand } from './commands/on-demand.js';
 import { psCommand } from './commands/ps.js';
 import { stopClusterCommand } from './commands/stop-cluster.js';
 import { vllmModelsCommand } from './commands/vllm-models.js';
+import { calModelMemCommand } from './commands/cal-model-mem.js';
 import { expandShortFlags } from './short-flags.js';
 
 const commands = [launchCommand, listCommand, terminateCommand, registerCommand, unregisterCommand, registrationsCommand, engineCommand, loginCommand, chatCommand, generateCommand, keysCommand, usersCommand, usageCommand, cachedCommand, removeCacheCommand, psCommand, onDemandCommand, stopClusterCommand, vllmModelsCommand];
@@ -23,6 +24,7 @@ const commands = [launchCommand, listCommand, terminateCommand, registerCommand,
 /** Adds the client commands (they talk to a server over HTTP) to the `hangar` program. */
 export function addClientCommands(program: Command): void {
   for (const make of commands) program.addCommand(make());
+  program.addCommand(calModelMemCommand(), { hidden: true });
 }
 
 /** argv with Xinference's flag spellings rewritten for commander (short-flags.ts), for the client commands only. */

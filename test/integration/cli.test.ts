@@ -90,6 +90,12 @@ describe('hangar CLI against a server without auth', () => {
     // Without -t the name is an LLM's; another type's name says which.
     const untyped = await cli(['engine', '-n', 'tesseract-ocr']);
     expect([untyped.code, untyped.stderr.trim()]).toEqual([1, 'hangar: "tesseract-ocr" is a model of type image, not an LLM: hangar engine -t image -n tesseract-ocr']);
+    // Xinference's habits: its memory calculator says where the figure is; `cached` takes its --worker-ip.
+    const calc = await cli(['cal-model-mem', '-s', '7', '-q', '4-bit', '-n', 'qwen', '-f', 'gptq', '-c', '16384']);
+    expect(calc.code).toBe(1);
+    expect(calc.stderr).toContain('`hangar engine -n <name> --json` shows each engine entry\'s memory_estimate');
+    const cached = await cli(['cached', '--worker-ip', '127.0.0.1']);
+    expect(cached.code, cached.stderr).toBe(0);
   });
 
   it('refuses a bad definition file and a missing engine before calling the server', async () => {

@@ -12,7 +12,12 @@ const size = (bytes: unknown): string => (typeof bytes === 'number' ? `${(bytes 
 /** `hangar cached` (Xinference's `xinference cached`): the weights on the server's disk. */
 export function cachedCommand(): Command {
   return withConnectionOptions(
-    new Command('cached').description("list the model weights in the server's cache").option('-n, --model-name <name>', 'only this model').option('--json', 'print the list as JSON'),
+    new Command('cached')
+      .description("list the model weights in the server's cache")
+      .option('-n, --model-name <name>', 'only this model')
+      .option('--json', 'print the list as JSON')
+      // Xinference's: a cluster's worker. One server holds one cache here, so it filters nothing.
+      .option('-w, --worker-ip <ip>', 'the worker whose cache to list (one worker here: accepted, filters nothing)'),
   ).action(
     clientAction<ConnectionOptions & { modelName?: string; json?: boolean }>(async (http, o) => {
       const { list } = await http.get<{ list: Row[] }>(`/v1/cache/models${o.modelName ? `?model_name=${encodeURIComponent(o.modelName)}` : ''}`);

@@ -19,11 +19,16 @@ export function listCommand(): Command {
     clientAction<ConnectionOptions & { json?: boolean }>(async (http, options) => {
       const { data } = await http.get<{ data: Item[] }>('/v1/models');
       if (options.json) return printJson(data);
-      if (data.length === 0) {
-        out('No running models.\n');
+      // GET /v1/models lists on-demand entries that are not loaded (status UNLOADED), as
+      // Xinference's clients expect; they are not running, and looked as if they were.
+      const running = data.filter((item) => item.status !== 'UNLOADED');
+      const unloaded = data.length - running.length;
+      const note = unloaded > 0 ? `${unloaded} on-demand ${unloaded === 1 ? 'entry is' : 'entries are'} not loaded now: \`hangar on-demand list\` lists them.\n` : '';
+      if (running.length === 0) {
+        out(`No running models.\n${note}`);
         return;
       }
-      out(`${tablesByType(data, (type) => COLUMNS[type] ?? DEFAULT_COLUMNS)}\n`);
+      out(`${tablesByType(running, (type) => COLUMNS[type] ?? DEFAULT_COLUMNS)}\n${note ? `\n${note}` : ''}`);
     }),
   );
 }
