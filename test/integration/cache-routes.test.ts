@@ -76,7 +76,7 @@ describe('cache routes (real server, real cache folder)', () => {
     const missing = await api.get('/v1/cache/models/files');
     expect(missing.status).toBe(400);
     expect(missing.body.error.param).toBe('model_version');
-    expect(missing.body.error.message).toContain('is required');
+    expect(missing.body.error.message).toMatch(/^model_version is required/);
     // Too long is too long, not "required".
     const long = await api.get(`/v1/cache/models/files?model_version=${'x'.repeat(3000)}`);
     expect([long.status, long.body.error.param]).toEqual([400, 'model_version']);

@@ -8,7 +8,7 @@ import { needs } from '../auth/route-permission.js';
 
 const listQuery = z.object({ model_name: z.string().max(256).optional(), worker_ip: z.string().max(256).optional() });
 const versionQuery = z.object({
-  model_version: z.string({ error: (issue) => (issue.input === undefined ? 'is required: a model_version from GET /v1/cache/models' : undefined) }).min(1).max(512),
+  model_version: z.string({ error: (issue) => (issue.input === undefined ? 'model_version is required: one that GET /v1/cache/models (hangar cached) lists' : undefined) }).min(1).max(512),
   worker_ip: z.string().max(256).optional(),
 });
 
