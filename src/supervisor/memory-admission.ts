@@ -143,8 +143,8 @@ function refusal(uid: string, estimate: MemoryEstimate, over: NonNullable<Return
   const holders = over.models.length > 0 ? `; held by ${over.models.map((m) => `${m.model_uid} (${sizeText(m.bytes)})`).join(', ')}` : '';
   const device = over.device === 'cpu' ? 'host memory' : `memory of ${over.device.replace(':', ' ')}`;
   const hint = anyHolder
-    ? 'Terminate a model, launch the others on demand so they can be unloaded, raise --memory-budget, or launch with force: true (the CLI's --force).'
-    : 'Raise --memory-budget (HANGAR_MEMORY_BUDGET) or launch with force: true (the CLI's --force).';
+    ? 'Terminate a model, launch the others on demand so they can be unloaded, raise --memory-budget, or launch with force: true (CLI: --force).'
+    : 'Raise --memory-budget (HANGAR_MEMORY_BUDGET) or launch with force: true (CLI: --force).';
   return new HangarError('insufficient_memory', [
     uid,
     `it needs about ${sizeText(over.need)} of ${device} (${parts}) and ${sizeText(over.free_bytes)} of the ${sizeText(over.budget_bytes)} budget is free${holders}. ${hint}`,
