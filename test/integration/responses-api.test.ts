@@ -338,6 +338,19 @@ print(json.dumps(out))
     }
   });
 
+  it("counts a request's input tokens as its usage does (responses.input_tokens.count), with the same refusals", async () => {
+    const body = { model: 'tiny', instructions: 'Be brief.', input: [{ role: 'user', content: 'Weather in Paris?' }], tools: [WEATHER] };
+    const made = await post('/v1/responses', { ...body, max_output_tokens: 2 });
+    expect(made.status, made.text).toBe(200);
+    const counted = await post('/v1/responses/input_tokens', body);
+    expect(counted.status, counted.text).toBe(200);
+    expect(counted.body).toEqual({ object: 'response.input_tokens', input_tokens: made.body.usage.input_tokens });
+    // The OpenAI SDK's own call; a refused field is refused here too, by name. (It was a 405.)
+    const refused = await post('/v1/responses/input_tokens', { ...body, background: true });
+    expect([refused.status, refused.body.error?.param]).toEqual([400, 'background']);
+    expect((await post('/v1/responses/input_tokens', { model: 'nope', input: 'x' })).status).toBe(404);
+  });
+
   it('takes what asks for nothing: no reasoning from a model without it, the default verbosity and tier', async () => {
     const res = await post('/v1/responses', { model: 'sim', input: 'x', max_output_tokens: 2, reasoning: { effort: 'none' }, text: { verbosity: 'medium' }, service_tier: 'auto' });
     expect(res.status, res.text).toBe(200);

@@ -11,6 +11,7 @@ import { checkedChatBody } from '../chat/checked-chat-body.js';
 import type { ChatBody } from '../chat/schema.js';
 import { prepareChatWithImages } from '../chat/serving.js';
 import { CHAT_RULES, checkParameters } from '../llm/parameter-support.js';
+import { countTokensKwargs, promptTokens } from '../llm/prompt-count.js';
 import { serveGeneration } from '../llm/serve-generation.js';
 import { toChatRequest } from './chat-request.js';
 import { type ChatOrigins, type OriginNames, withOriginalNames, withOriginalNamesNow } from '../llm/param-origins.js';
@@ -71,23 +72,6 @@ function asChatBody(body: MessagesBody, origins: ChatOrigins): ChatBody {
   return withOriginalNamesNow(() => checkedChatBody(chat), { origins, image: 'source' });
 }
 
-/**
- * A chat call's keyword arguments as count_tokens takes them: no generate_config, and
- * tool_choice only when it is "none" (the template is then not told about the tools);
- * a forced choice changes how the answer is held, not the prompt.
- */
-function countTokensKwargs(kwargs: Record<string, unknown>): Record<string, unknown> {
-  const { generate_config: _config, tool_choice: choice, ...rest } = kwargs;
-  return choice === 'none' ? { ...rest, tool_choice: choice } : rest;
-}
-
-function promptTokens(value: unknown): number {
-  const count = (value as { prompt_tokens?: unknown } | null)?.prompt_tokens;
-  if (typeof count !== 'number' || !Number.isInteger(count) || count < 0) {
-    throw new HangarError('inference_failed', [`the engine counted no prompt tokens (${JSON.stringify(value)?.slice(0, 200)})`]);
-  }
-  return count;
-}
 
 /** Anthropic's names for what chat checks under its own: a refusal names the field the client sent. */
 const MESSAGES_RULES = { 'output_config.format': CHAT_RULES.response_format! };

@@ -131,6 +131,7 @@ export const ANSWERS: Readonly<Record<string, unknown>> = {
   'POST /v1/chat/completions': orStream(chatCompletion, 'A chat completion, or chat.completion.chunk events'),
   'POST /v1/completions': orStream(completion, 'A text completion, or its chunks'),
   'POST /v1/responses': orStream(response, 'A Response, or the typed response.* events'),
+  'POST /v1/responses/input_tokens': z.object({ object: z.literal('response.input_tokens'), input_tokens: z.int().meta({ description: 'the prompt tokens a Responses call with this body would count' }) }).meta({ id: 'ResponseInputTokens' }),
   'GET /v1/responses/:response_id': response,
   'DELETE /v1/responses/:response_id': z.object({ id: z.string(), object: z.literal('response.deleted'), deleted: z.literal(true) }),
   'GET /v1/responses/:response_id/input_items': z.object({ object: z.literal('list'), data: z.array(outputItem), first_id: z.string().nullable(), last_id: z.string().nullable(), has_more: z.boolean() }),

@@ -12,12 +12,13 @@ import { abortOnDisconnect } from '../client-disconnect.js';
 import { chatBody } from '../chat/schema.js';
 import { prepareChatWithImages } from '../chat/serving.js';
 import { checkParameters } from '../llm/parameter-support.js';
+import { countTokensKwargs, promptTokens } from '../llm/prompt-count.js';
 import { serveGeneration } from '../llm/serve-generation.js';
 import { RESPONSES_RULES, refuseUnsupported, toChatRequest } from './chat-request.js';
 import { responsesParam, withResponsesNames } from './error-names.js';
 import { type Item, chatMessages, itemId, normalizeInput } from './input-items.js';
 import { type ResponseContext, finalResponse } from './response-object.js';
-import { inputItemsQuery, responseIdParams, responsesBody } from './schema.js';
+import { inputItemsQuery, responseIdParams, responsesBody, type ResponsesBody } from './schema.js';
 import { responsesStreamFormat } from './stream-events.js';
 import { specificIssue } from '../validation-issue.js';
 import { type OriginNames, originalParam, withOriginalNames } from '../llm/param-origins.js';
@@ -50,8 +51,8 @@ export const responsesRoutes: FastifyPluginAsync<Options> = async (fastify, { su
     return stored && keyAllowsModel(request, String(stored.response.model ?? '')) ? stored : null;
   };
 
-  app.post('/v1/responses', { ...needs('models:read'), schema: { body: responsesBody, tags } }, async (request, reply) => {
-    const body = request.body;
+  /** The Responses request as the chat request the engines serve, checked; with the items it holds. */
+  const asChat = (request: FastifyRequest, body: ResponsesBody) => {
     const owner = ownerOf(request);
     const instance = supervisor.require(body.model);
     refuseUnsupported(body, instance.abilities);
@@ -73,13 +74,28 @@ export const responsesRoutes: FastifyPluginAsync<Options> = async (fastify, { su
       const param = responsesParam(originalParam(issue.path.join('.'), names));
       throw new HangarError('invalid_field', [`${param}: ${issue.message}`], { param });
     }
-    const call = await withResponsesNames(withOriginalNames(prepareChatWithImages(supervisor, chat.data, images, abortOnDisconnect(reply)), names));
+    return { chat: chat.data, names, items, history, owner };
+  };
+
+  // OpenAI's `responses.input_tokens.count`: the prompt a Responses call with this body
+  // would count, nothing generated (was a 405 naming GET and DELETE, as if it were an id).
+  app.post('/v1/responses/input_tokens', { ...needs('models:read'), schema: { body: responsesBody, tags } }, async (request, reply) => {
+    const { chat, names } = asChat(request, request.body);
+    const call = await withResponsesNames(withOriginalNames(prepareChatWithImages(supervisor, chat, images, abortOnDisconnect(reply)), names));
+    const result = await withResponsesNames(withOriginalNames(supervisor.call({ ...call.target, route: '/v1/responses/input_tokens' }, 'count_tokens', call.args, countTokensKwargs(call.kwargs), abortOnDisconnect(reply)), names));
+    return { object: 'response.input_tokens', input_tokens: promptTokens(result.value) };
+  });
+
+  app.post('/v1/responses', { ...needs('models:read'), schema: { body: responsesBody, tags } }, async (request, reply) => {
+    const body = request.body;
+    const { chat, names, items, history, owner } = asChat(request, body);
+    const call = await withResponsesNames(withOriginalNames(prepareChatWithImages(supervisor, chat, images, abortOnDisconnect(reply)), names));
     const ctx: ResponseContext = {
       id: itemId('resp'),
       createdAt: Math.floor(Date.now() / 1000),
       body,
       store: body.store !== false,
-      logprobs: chat.data.logprobs === true,
+      logprobs: chat.logprobs === true,
     };
     const save = (response: Record<string, unknown>): void => {
       if (ctx.store) store.save({ id: ctx.id, owner, createdAt: ctx.createdAt, response, previousId: body.previous_response_id ?? null, ownItems: items, history });
