@@ -13,11 +13,10 @@ export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
   'GET /ui',
   'GET /ui/*',
   'GET /assets/*',
-  // CORS preflights (src/api/cors.ts): answered before the guard, and a browser sends
-  // them without a credential. Only a preflight (it carries Access-Control-Request-Method)
-  // passes as public: any other OPTIONS request is guarded like an unknown path
-  // (src/api/auth/guard.ts), since the plugin hands it to the not-found answer, whose
-  // 405 lists the methods a path takes.
+  // CORS preflights (src/api/cors.ts): the plugin answers them in its own hook, before
+  // the guard, and a browser sends them without a credential. Any OPTIONS request the
+  // plugin does not answer is guarded like an unknown path (src/api/auth/guard.ts),
+  // since the plugin hands it to the not-found answer, whose 405 lists a path's methods.
   'OPTIONS *',
 ]);
 

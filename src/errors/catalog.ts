@@ -59,7 +59,7 @@ export const catalog = {
   user_disabled: entry(409, 'conflict_error', 'User %s is disabled: enable the account (PUT /v1/admin/users/{id} with enabled true) before it can own a key'),
   user_read_only: entry(400, 'invalid_request_error', 'User %s comes from the auth config file; change it there'),
   key_scope_not_held: entry(400, 'invalid_request_error', "A key's scopes must be a subset of its owner's: %s does not hold %s"),
-  key_restricted: entry(403, 'permission_error', 'This API key has restrictions of its own (%s), so it cannot create or change keys: a key it made or changed could hold more than it does. Log in, or use a key without restrictions'),
+  key_restricted: entry(403, 'permission_error', 'This API key has restrictions of its own (%s), so it cannot create or change keys or users: a key it made or changed, or an account whose password it set, could hold more than it does. Log in, or use a key without restrictions'),
   user_holds_more: entry(403, 'permission_error', 'Not enough permissions to %s user %s: they hold %s, which you do not; only an admin, or a caller who holds as much, may'),
   permission_not_grantable: entry(403, 'permission_error', 'Cannot grant permissions you do not hold: %s'),
   first_user_not_admin: entry(400, 'invalid_request_error', 'The first database user turns authentication on and must hold admin, or nobody could manage the service'),

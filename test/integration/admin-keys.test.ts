@@ -399,7 +399,19 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
     expect(forNobody.status, forNobody.text).toBe(201);
     expect((await get(`/v1/admin/keys/${forNobody.body.id}`)).body.owner_username).toBe('nobody');
 
+    // Nor may it change a stronger user's key: lifting an admin key's scopes made it an admin key.
+    const narrowAdmin = await newKey({ name: 'admin-narrow', scopes: ['models:read'] });
+    clearKeys.push(narrowAdmin.key);
+    const lifted = await put(`/v1/admin/keys/${narrowAdmin.id}`, { scopes: null }, keymgr);
+    expect([lifted.status, lifted.body.error?.code], lifted.text).toEqual([403, 'user_holds_more']);
+    expect((await get(`/v1/admin/keys/${narrowAdmin.id}`)).body.scopes).toEqual(['models:read']);
+
     const um = await login('um');
+    // A restricted key may not act on users either: setting its owner's password was a way out of its limits.
+    const umExpiring = await newKey({ name: 'um-ci', owner: 'um', expires_at: Math.floor(Date.now() / 1000) + 600 });
+    clearKeys.push(umExpiring.key);
+    const escape = await put(`/v1/admin/users/${ids.um}/password`, { new_password: 'Takeover12345' }, umExpiring.key);
+    expect([escape.status, escape.body.error?.code], escape.text).toEqual([403, 'key_restricted']);
     // Xinference 3's two guards: no takeover of who holds more, no grant of what the caller lacks.
     for (const [what, res] of [
       ['password', await put(`/v1/admin/users/${ids.dbadmin}/password`, { new_password: 'Takeover12345' }, um)],

@@ -58,6 +58,11 @@ export const keyRoutes: FastifyPluginAsync<{ access: AccessControl }> = async (f
     refuseRestrictedKey(request);
     const key = visibleKey(access, request, request.params.id);
     const body = request.body;
+    // Changing a stronger user's key (lifting its scopes, enabling it, dropping its expiry)
+    // handed keys:manage what that user holds, as making them a key did.
+    // A disabled owner counts with what they hold (they may be enabled again).
+    const held = access.authenticator.user(key.owner_username)?.permissions ?? access.identities.userByName(key.owner_username)?.permissions ?? [];
+    requireNoMoreThanCaller(request, { username: key.owner_username, permissions: held }, 'change a key of');
     if (body.scopes !== undefined) checkScopes(userNamed(access, key.owner_username), body.scopes);
     // A past expires_at is allowed here: it is how a key is made to expire now.
     const changes: KeyChanges = {};
@@ -107,7 +112,7 @@ export const keyRoutes: FastifyPluginAsync<{ access: AccessControl }> = async (f
  * hold what the calling key does not, which turned a key limited to one model and
  * `keys:create` into an unrestricted one. Revoking stays allowed: it only takes away.
  */
-function refuseRestrictedKey(request: FastifyRequest): void {
+export function refuseRestrictedKey(request: FastifyRequest): void {
   const key = request.principal?.key;
   if (!key) return;
   const restrictions = [

@@ -7,6 +7,7 @@ import { expandScopes } from '../../auth/permissions.js';
 import { HangarError } from '../../errors/hangar-error.js';
 import { needs } from '../auth/route-permission.js';
 import { actorOf, requireGrantable, requireNoMoreThanCaller } from './admin-caller.js';
+import { refuseRestrictedKey } from './key-routes.js';
 import { createUserBody, idParams, passwordBody, updateUserBody } from './schema.js';
 import type { ResponseStore } from '../../storage/response-store.js';
 
@@ -21,6 +22,7 @@ export const userRoutes: FastifyPluginAsync<{ access: AccessControl; responses: 
   const now = (): Date => new Date(access.now());
 
   app.post('/v1/admin/users', { ...needs('users:manage'), schema: { body: createUserBody, tags } }, async (request, reply) => {
+    refuseRestrictedKey(request);
     const { username, password, permissions } = request.body;
     requireGrantable(request, permissions);
     if (access.authenticator.isConfigUser(username) || access.identities.userByName(username)) throw new HangarError('user_exists', [username], { param: 'username' });
@@ -40,6 +42,7 @@ export const userRoutes: FastifyPluginAsync<{ access: AccessControl; responses: 
   app.get('/v1/admin/users/:id', { ...needs('users:manage'), schema: { params: idParams, tags } }, async (request) => userView(existing(request.params.id)));
 
   app.put('/v1/admin/users/:id', { ...needs('users:manage'), schema: { params: idParams, body: updateUserBody, tags } }, async (request) => {
+    refuseRestrictedKey(request);
     const user = existing(request.params.id);
     requireNoMoreThanCaller(request, user, 'change');
     if (request.body.permissions !== undefined) requireGrantable(request, request.body.permissions);
@@ -51,6 +54,7 @@ export const userRoutes: FastifyPluginAsync<{ access: AccessControl; responses: 
   });
 
   app.delete('/v1/admin/users/:id', { ...needs('users:manage'), schema: { params: idParams, tags } }, async (request) => {
+    refuseRestrictedKey(request);
     const user = existing(request.params.id);
     requireNoMoreThanCaller(request, user, 'delete');
     keepAnAdmin(user.id, false);
@@ -64,6 +68,7 @@ export const userRoutes: FastifyPluginAsync<{ access: AccessControl; responses: 
   });
 
   app.put('/v1/admin/users/:id/password', { ...needs('users:manage'), schema: { params: idParams, body: passwordBody, tags } }, async (request) => {
+    refuseRestrictedKey(request);
     const user = existing(request.params.id);
     requireNoMoreThanCaller(request, user, 'set the password of');
     access.identities.updateUser(user.id, { passwordHash: await hashPassword(request.body.new_password) });

@@ -40,10 +40,13 @@ export function installAuthGuard(app: FastifyInstance, authenticator: Authentica
     if (!authenticator.enabled) return done();
     const config = request.routeOptions.config;
     const rule = ruleOf(config);
-    // A plain OPTIONS (no preflight) would reach the not-found answer, whose 405 lists the
-    // path's methods: guarded, so the route table cannot be mapped without a credential.
-    const preflightOrOther = request.method !== 'OPTIONS' || request.headers['access-control-request-method'] !== undefined;
-    if (preflightOrOther && (rule.public ?? isPublicRoute(request.method === 'HEAD' ? 'GET' : request.method, config!.url))) return done();
+    // A CORS preflight the plugin takes is answered in its own hook, before this one
+    // (cors.ts): an OPTIONS request that gets here is one it did not take (no Origin, an
+    // origin not allowed, no Access-Control-Request-Method), which would reach the
+    // not-found answer, whose 405 lists the path's methods. Guarded, so the route table
+    // cannot be mapped without a credential.
+    const notOptions = request.method !== 'OPTIONS';
+    if (notOptions && (rule.public ?? isPublicRoute(request.method === 'HEAD' ? 'GET' : request.method, config!.url))) return done();
     const credential = credentialOf(request.headers);
     if (!credential) return done(new HangarError('not_authenticated', [], { headers: { 'www-authenticate': 'Bearer' } }));
     // The socket: a keep-alive connection's key is recognised without hashing it again.
