@@ -15,6 +15,8 @@ const LIMITS: ReadonlyArray<[string, number]> = [
   ['/v1/chat/completions', 50 * MiB],
   ['/v1/messages', 50 * MiB],
   ['/v1/responses', 50 * MiB],
+  // The same body, counted instead of answered.
+  ['/v1/responses/input_tokens', 50 * MiB],
   ['/anthropic/v1/messages', 50 * MiB],
   ['/v1/messages/count_tokens', 50 * MiB],
   ['/anthropic/v1/messages/count_tokens', 50 * MiB],

@@ -363,6 +363,8 @@ export class Registry {
     const t = this.modelType(type);
     if (this.builtins[t].has(name)) throw new HangarError('builtin_unregister', [name], { param: 'model_name' });
     if (!this.customs[t].has(name)) throw new HangarError('registration_not_found', [name], { param: 'model_name' });
+    // Being replaced right now (replace() writes its file): one or the other, not both.
+    if (this.pending.has(`${t}/${name}`)) throw new HangarError('registration_conflict', [`${name} (it is being replaced)`], { param: 'model_name' });
     authorize?.(this.owners.owner(t, name));
     // Out of the table before the first await: a concurrent unregister of the same name
     // then finds nothing (404), where before every one of them answered 200.

@@ -17,7 +17,8 @@ export function joinByHand(instance: ModelInstance, request: LaunchRequest, hand
   if (instance.onDemand) {
     instance.onDemand = false;
     instance.keepAliveMs = request.keep_alive !== undefined ? request.keep_alive : handDefaultKeepAliveMs;
-    instance.keepAliveAsked = request.keep_alive;
+    // Saved for a restart as it is now: the entry's keep_alive in its request must not come back.
+    instance.keepAliveAsked = instance.keepAliveMs;
     instance.lastUsedAt = Date.now();
     instance.events.add('INFO', `Launched by hand: no longer loaded on demand; keep_alive ${describe(instance.keepAliveMs)}`);
     return;

@@ -77,15 +77,12 @@ function asChatBody(body: MessagesBody, origins: ChatOrigins): ChatBody {
 const MESSAGES_RULES = { 'output_config.format': CHAT_RULES.response_format! };
 
 /**
- * What the model cannot do, refused by Anthropic's field names before anything runs:
- * structured output where the engine has no constrained decoding, and thinking on a
- * model that does not reason (it was accepted and changed nothing). Until 2026-11-29
- * `output_config` was ignored, and the SDK's messages.parse failed on free text.
+ * Structured output where the engine has no constrained decoding, refused by Anthropic's
+ * field name before anything runs: until 2026-11-29 `output_config` was ignored, and the
+ * SDK's messages.parse failed on free text. (`thinking` on a model that does not reason
+ * is accepted and changes nothing, as Xinference does: Claude Code sends it by setting.)
  */
 function refuseUnservable(supervisor: Supervisor, body: MessagesBody): void {
   const instance = supervisor.require(body.model);
   checkParameters(body as Record<string, unknown>, MESSAGES_RULES, instance.resolved.engine, body.model);
-  if (body.thinking?.type === 'enabled' && !instance.abilities.includes('reasoning')) {
-    throw new HangarError('field_unsupported', ['thinking', `model ${body.model} does not reason (its abilities: ${instance.abilities.join(', ')})`], { param: 'thinking' });
-  }
 }

@@ -113,8 +113,6 @@ export function fromDefinition(type: ModelType, d: Record<string, any>): Registe
   };
 }
 
-/** Fields a family gives a chat LLM when its registration leaves them out (the server fills them at register). */
-const FAMILY_FIELDS = ['chat_template', 'stop_token_ids', 'stop', 'reasoning_start_tag', 'reasoning_end_tag', 'tool_parser'];
 /** Keys a detailed listing adds; not the user's. */
 const LISTING_KEYS = ['is_builtin', 'cache_status', 'download_hubs'];
 
@@ -123,24 +121,30 @@ const LISTING_KEYS = ['is_builtin', 'cache_status', 'download_hubs'];
  * what the form does not show (a custom chat template, stop words, reasoning tags, a
  * spec's model_id or GGUF file templates, virtualenv...) is kept; an edit that saved
  * the form alone replaced them with the family's, or failed on a hub spec's model_uri.
- * A changed family drops the template fields, so the new family's apply.
+ * A spec row takes what is hidden from the stored spec of the same format and
+ * quantization (rows may be removed or reordered), not from the one at its position.
+ * A media model pointed at another hub id drops the old one's pinned revision.
  */
 export function editedDefinition(type: ModelType, form: RegisterForm, original: Record<string, unknown>): Record<string, unknown> {
   const edited = toDefinition(type, form);
   const base: Record<string, unknown> = { ...original };
   for (const key of LISTING_KEYS) delete base[key];
-  if (type === 'LLM' && edited.model_family !== original.model_family) for (const key of FAMILY_FIELDS) delete base[key];
   const merged: Record<string, unknown> = { ...base, ...edited };
+  if (type === 'image' || type === 'audio' || type === 'video') {
+    // Their stored specs are the listing's, not the user's: one flat model.
+    delete merged.model_specs;
+    if (edited.model_id !== original.model_id) merged.model_revision = null;
+    return merged;
+  }
   const specs = edited.model_specs;
   const stored = Array.isArray(original.model_specs) ? (original.model_specs as Array<Record<string, unknown>>) : [];
-  if (Array.isArray(specs) && type !== 'image' && type !== 'audio' && type !== 'video') {
-    merged.model_specs = (specs as Array<Record<string, unknown>>).map((spec, i) => {
-      const { cache_status: _cached, ...kept } = stored[i] ?? {};
+  if (Array.isArray(specs)) {
+    merged.model_specs = (specs as Array<Record<string, unknown>>).map((spec) => {
+      const same = stored.find((s) => s.model_format === spec.model_format && s.quantization === spec.quantization);
+      const { cache_status: _cached, ...kept } = same ?? {};
       // A spec the form left without a path keeps the stored one's hub id (and so stays a hub spec).
       return { ...kept, ...Object.fromEntries(Object.entries(spec).filter(([key, value]) => !(key === 'model_uri' && value === null && kept.model_id))) };
     });
   }
-  // Media types keep one flat model: their stored specs are the listing's, not the user's.
-  if (type === 'image' || type === 'audio' || type === 'video') delete merged.model_specs;
   return merged;
 }

@@ -51,6 +51,9 @@ def render_chat(tokenizer, messages, *, template: str | None, tools=None, chat_t
     # LookupError, ValueError), which were 500s. A registered template's fault (or its
     # messages'), said as such: not a failure of the engine.
     except (ArithmeticError, LookupError, TypeError, ValueError, RecursionError) as exc:
+        # A limit's own refusal (TemplateLimitExceeded, a ValueError) says so already.
+        if str(exc).startswith("The chat template"):
+            raise
         raise ValueError(f"The chat template could not render the messages: {type(exc).__name__}: {exc}") from exc
 
 
