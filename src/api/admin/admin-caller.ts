@@ -89,3 +89,23 @@ export function keyView(key: KeyRecord): Record<string, unknown> {
     last_used_at: key.last_used_at,
   };
 }
+
+/**
+ * A request made with a database key that has restrictions of its own (scopes, models,
+ * limits, an expiry) may not create or change keys or users: the key made or changed
+ * (itself included) could hold what the calling key does not, which turned a key limited
+ * to one model and `keys:create` into an unrestricted one, and its owner's password set
+ * by the key was a way out of its limits. Revoking stays allowed: it only takes away.
+ */
+export function refuseRestrictedKey(request: FastifyRequest): void {
+  const key = request.principal?.key;
+  if (!key) return;
+  const restrictions = [
+    key.scopes !== null && 'scopes',
+    key.model_permissions.length > 0 && 'model_permissions',
+    (key.limits.rpm !== null || key.limits.tpm !== null || key.limits.max_parallel !== null) && 'limits',
+    // A key that expires could make one that does not, or lift its own expiry.
+    key.expires_at !== null && 'expires_at',
+  ].filter((r): r is string => typeof r === 'string');
+  if (restrictions.length > 0) throw new HangarError('key_restricted', [restrictions.join(', ')]);
+}

@@ -7,7 +7,7 @@ import type { KeyChanges } from '../../auth/identity-store.js';
 import { expandScopes } from '../../auth/permissions.js';
 import { HangarError } from '../../errors/hangar-error.js';
 import { needs } from '../auth/route-permission.js';
-import { actorOf, keyView, managesAllKeys, requireNoMoreThanCaller, userNamed, visibleKey } from './admin-caller.js';
+import { actorOf, keyView, managesAllKeys, refuseRestrictedKey, requireNoMoreThanCaller, userNamed, visibleKey } from './admin-caller.js';
 import { createKeyBody, idParams, keysQuery, updateKeyBody } from './schema.js';
 
 /**
@@ -106,24 +106,6 @@ export const keyRoutes: FastifyPluginAsync<{ access: AccessControl }> = async (f
   }
 };
 
-/**
- * A request made with a database key that has restrictions of its own (scopes, models,
- * limits, an expiry) may not create or change keys: the key made or changed (itself included) could
- * hold what the calling key does not, which turned a key limited to one model and
- * `keys:create` into an unrestricted one. Revoking stays allowed: it only takes away.
- */
-export function refuseRestrictedKey(request: FastifyRequest): void {
-  const key = request.principal?.key;
-  if (!key) return;
-  const restrictions = [
-    key.scopes !== null && 'scopes',
-    key.model_permissions.length > 0 && 'model_permissions',
-    (key.limits.rpm !== null || key.limits.tpm !== null || key.limits.max_parallel !== null) && 'limits',
-    // A key that expires could make one that does not, or lift its own expiry.
-    key.expires_at !== null && 'expires_at',
-  ].filter((r): r is string => typeof r === 'string');
-  if (restrictions.length > 0) throw new HangarError('key_restricted', [restrictions.join(', ')]);
-}
 
 /** A key may hold only what its owner holds (admin holds everything). */
 function checkScopes(owner: KnownUser, scopes: string[] | null): void {

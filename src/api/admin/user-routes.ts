@@ -6,8 +6,7 @@ import { hashPassword } from '../../auth/password-hash.js';
 import { expandScopes } from '../../auth/permissions.js';
 import { HangarError } from '../../errors/hangar-error.js';
 import { needs } from '../auth/route-permission.js';
-import { actorOf, requireGrantable, requireNoMoreThanCaller } from './admin-caller.js';
-import { refuseRestrictedKey } from './key-routes.js';
+import { actorOf, refuseRestrictedKey, requireGrantable, requireNoMoreThanCaller } from './admin-caller.js';
 import { createUserBody, idParams, passwordBody, updateUserBody } from './schema.js';
 import type { ResponseStore } from '../../storage/response-store.js';
 
