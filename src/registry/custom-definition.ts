@@ -3,6 +3,7 @@ import { toolParserIsParsed } from './tool-parsers.js';
 import { MAX_JSON_DEPTH, nestedDeeperThan } from '../config/json-nesting.js';
 import { HangarError } from '../errors/hangar-error.js';
 import { ENGINE_TABLE } from './engine-table.js';
+import { invisibleFormatting } from './invisible-formatting.js';
 import { mediaRecord, mediaSpec } from './flatten.js';
 import { recordSchema, type FlatSpec, type LlmRecord, type TypedRecord } from './model-record.js';
 import type { ModelType } from './model-type.js';
@@ -107,8 +108,8 @@ function checkName(name: unknown): void {
   if (name.startsWith('.')) refuse('it must not start with "."');
   // Invisible formatting (a zero-width space, a right-to-left override) lets a name pass
   // for another one, a built-in's included, in every listing and log.
-  const invisible = /\p{Cf}/u.exec(name);
-  if (invisible) refuse(`it must not hold invisible formatting characters; it has U+${invisible[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`);
+  const invisible = invisibleFormatting(name);
+  if (invisible) refuse(invisible);
   if (!MODEL_NAME_PATTERN.test(name)) throw new HangarError('invalid_model_name', [name], { param: 'model_name' });
 }
 

@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { HangarError } from '../errors/hangar-error.js';
+import { invisibleFormatting } from '../registry/invisible-formatting.js';
 
 const MAX_UID_LENGTH = 100;
 // `/` would break DELETE /v1/models/{uid} (Xinference issue #870), whitespace and
@@ -20,10 +21,8 @@ export function validateModelUid(uid: string): void {
   // Invisible formatting (a zero-width space, a right-to-left override) let `sim\u200b`
   // pass for `sim` in every listing, and `\u202eexe.txt` show as `txt.exe`: the rule
   // model names follow (registry/custom-definition.ts).
-  const invisible = /\p{Cf}/u.exec(uid);
-  if (invisible) {
-    throw new HangarError('invalid_model_uid', [`it must not hold invisible formatting characters; it has U+${invisible[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`], { param: 'model_uid' });
-  }
+  const invisible = invisibleFormatting(uid);
+  if (invisible) throw new HangarError('invalid_model_uid', [invisible], { param: 'model_uid' });
   const bad = FORBIDDEN.exec(uid);
   if (bad) {
     const shown = bad[0] === '/' ? '"/"' : `character code ${bad[0].charCodeAt(0)}`;
