@@ -143,6 +143,19 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
       expect((await get(`/v1/models/embed/${route}`, created.key)).body.error, route).toMatchObject({ code: 'key_model_denied' });
       expect((await get(`/v1/models/sim/${route}`, created.key)).status, route).toBe(200);
     }
+    // Listing shows a limited key only its models, as LiteLLM's virtual keys (before, a
+    // client offered every model and its call of another was a 403); describing another is refused.
+    const ids = async (key: string) => ((await get('/v1/models', key)).body.data as { id: string }[]).map((m) => m.id).sort();
+    expect(await ids(created.key)).toEqual(['sim']);
+    expect(await ids(byName.key)).toEqual(['embed']);
+    expect(await ids(ADMIN_KEY)).toEqual(expect.arrayContaining(['embed', 'sim']));
+    const anthropicIds = ((await get('/anthropic/v1/models', created.key)).body.data as { id: string }[]).map((m) => m.id);
+    expect(anthropicIds).toEqual(['sim']);
+    expect(((await get('/v1/models/instances', byName.key)).body as { model_uid: string }[]).map((i) => i.model_uid)).toEqual(['embed']);
+    for (const route of ['/v1/models/embed', '/v1/models/embed/replicas', '/anthropic/v1/models/embed']) {
+      expect((await get(route, created.key)).body.error, route).toMatchObject({ code: 'key_model_denied' });
+    }
+    expect((await get('/v1/models/sim', created.key)).status).toBe(200);
     // A stored response is its model's too: the owner's key for another model finds nothing
     // (before, it read the text its owner had sent to `sim`).
     const stored = await post('/v1/responses', { model: 'sim', input: 'two words', max_output_tokens: 4 }, created.key);

@@ -14,8 +14,12 @@ export function isAnthropicClient(request: FastifyRequest): boolean {
 
 const describe = (uid: string, created: number) => ({ type: 'model', id: uid, display_name: uid, created_at: new Date(created * 1000).toISOString() });
 
-export function anthropicModelList(supervisor: Supervisor): Record<string, unknown> {
-  const data = [...supervisor.listReady().map((i) => describe(i.uid, i.createdTs)), ...supervisor.onDemandNotReady().map(({ entry }) => describe(entry.uid, 0))];
+/** `allowed`: whether the caller's key may use a model (a key's model_permissions). */
+export function anthropicModelList(supervisor: Supervisor, allowed: (uid: string) => boolean): Record<string, unknown> {
+  const data = [
+    ...supervisor.listReady().filter((i) => allowed(i.uid)).map((i) => describe(i.uid, i.createdTs)),
+    ...supervisor.onDemandNotReady().filter(({ entry }) => allowed(entry.uid)).map(({ entry }) => describe(entry.uid, 0)),
+  ];
   return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
 }
 

@@ -19,6 +19,7 @@ import { anthropicMessage } from './message-response.js';
 import { countTokensBody, messagesBody, type MessagesBody } from './schema.js';
 import { anthropicStreamFormat } from './stream-events.js';
 import { anthropicModel, anthropicModelList } from './model-list.js';
+import { keyAllowsModel, requireKeyModel } from '../auth/key-admission.js';
 
 const modelParams = z.object({ model_id: z.string().min(1) });
 
@@ -62,8 +63,11 @@ export const anthropicRoutes: FastifyPluginAsync<{ supervisor: Supervisor; strea
   }
 
   // On-demand entries not loaded are models to call too, as in OpenAI's list.
-  app.get('/anthropic/v1/models', { ...needs('models:list'), schema: { tags } }, async () => anthropicModelList(supervisor));
-  app.get('/anthropic/v1/models/:model_id', { ...needs('models:list'), schema: { params: modelParams, tags } }, async (request) => anthropicModel(supervisor, request.params.model_id));
+  app.get('/anthropic/v1/models', { ...needs('models:list'), schema: { tags } }, async (request) => anthropicModelList(supervisor, (uid) => keyAllowsModel(request, uid)));
+  app.get('/anthropic/v1/models/:model_id', { ...needs('models:list'), schema: { params: modelParams, tags } }, async (request) => {
+    requireKeyModel(request, request.params.model_id);
+    return anthropicModel(supervisor, request.params.model_id);
+  });
 };
 
 /** The chat request a Messages body maps to, checked by the chat route's own schema, so both APIs refuse alike. */

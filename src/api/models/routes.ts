@@ -13,7 +13,7 @@ import { describePreparing, preparingInstanceRecord } from '../../supervisor/pre
 import { adapterItems } from '../llm/lora-model-id.js';
 import { describeOnDemand } from './on-demand-record.js';
 import { anthropicModel, anthropicModelList, isAnthropicClient } from '../anthropic/model-list.js';
-import { requireKeyModel } from '../auth/key-admission.js';
+import { keyAllowsModel, requireKeyModel } from '../auth/key-admission.js';
 
 /** Running models (contract §3). Routes stay thin: the supervisor owns the lifecycle. */
 export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor; registry: Registry; modelSource: ModelSource }> = async (fastify, { supervisor, registry, modelSource }) => {
@@ -42,21 +42,28 @@ export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor; registry:
   });
 
   // Saved models that did not come back at start are listed too, in ERROR with the reason.
-  app.get('/v1/models', { ...needs('models:list'), schema: { tags: ['models'] } }, async (request) => isAnthropicClient(request) ? anthropicModelList(supervisor) : ({
-    object: 'list',
-    data: [
-      // Each LoRA adapter is listed after its model as a model of its own (vLLM's way).
-      ...supervisor.listReady().flatMap((i) => {
-        const described = i.describe();
-        return [described, ...adapterItems(described)];
-      }),
-      // Saved ones that could not come back (a launching one, waiting its turn at start, is not listed yet).
-      ...supervisor.saved.listUnrestored({ includeErrorRecords: true }).filter((e) => !e.waiting).map(describeUnrestored),
-      // On-demand entries not READY now: available, loaded by the first request that names
-      // them (or loading, or unloading, which is said in `status`).
-      ...supervisor.onDemandNotReady().map(({ entry, status }) => describeOnDemand(entry, status)),
-    ],
-  }));
+  // A key limited to some models (model_permissions) lists only those, as LiteLLM's
+  // virtual keys do: a client that offers every listed model would offer ones the key
+  // cannot call (docs/auth.md).
+  app.get('/v1/models', { ...needs('models:list'), schema: { tags: ['models'] } }, async (request) => {
+    const allowed = (uid: string) => keyAllowsModel(request, uid);
+    if (isAnthropicClient(request)) return anthropicModelList(supervisor, allowed);
+    return {
+      object: 'list',
+      data: [
+        // Each LoRA adapter is listed after its model as a model of its own (vLLM's way).
+        ...supervisor.listReady().filter((i) => allowed(i.uid)).flatMap((i) => {
+          const described = i.describe();
+          return [described, ...adapterItems(described)];
+        }),
+        // Saved ones that could not come back (a launching one, waiting its turn at start, is not listed yet).
+        ...supervisor.saved.listUnrestored({ includeErrorRecords: true }).filter((e) => !e.waiting && allowed(e.uid)).map(describeUnrestored),
+        // On-demand entries not READY now: available, loaded by the first request that names
+        // them (or loading, or unloading, which is said in `status`).
+        ...supervisor.onDemandNotReady().filter(({ entry }) => allowed(entry.uid)).map(({ entry, status }) => describeOnDemand(entry, status)),
+      ],
+    };
+  });
 
   // Registered before /v1/models/:model_uid; find-my-way prefers the static segment anyway.
   app.get('/v1/models/instances', { ...needs('models:list'), schema: { querystring: instancesQuery, tags: ['models'] } }, async (request) => {
@@ -65,10 +72,16 @@ export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor; registry:
       .listUnrestored({ includeErrorRecords: false })
       .filter((e) => (uid ? e.uid === uid : name ? e.request.model_name === name : true));
     const preparing = supervisor.preparing.list().filter((e) => !supervisor.has(e.uid) && (uid ? e.uid === uid : name ? e.modelName === name : true));
-    return [...supervisor.listInstances(request.query).map((i) => i.toInstanceRecord()), ...saved.map(unrestoredInstanceRecord), ...preparing.map(preparingInstanceRecord)];
+    const allowed = (u: string) => keyAllowsModel(request, u);
+    return [
+      ...supervisor.listInstances(request.query).filter((i) => allowed(i.uid)).map((i) => i.toInstanceRecord()),
+      ...saved.filter((e) => allowed(e.uid)).map(unrestoredInstanceRecord),
+      ...preparing.filter((e) => allowed(e.uid)).map(preparingInstanceRecord),
+    ];
   });
 
   app.get('/v1/models/:model_uid', { ...needs('models:list'), schema: { params: uidParams, tags: ['models'] } }, async (request) => {
+    requireKeyModel(request, request.params.model_uid);
     if (isAnthropicClient(request)) return anthropicModel(supervisor, request.params.model_uid);
     const saved = supervisor.unrestoredOnly(request.params.model_uid);
     if (saved) return describeUnrestored(saved);
@@ -104,9 +117,10 @@ export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor; registry:
     return null;
   });
 
-  app.get('/v1/models/:model_uid/replicas', { ...needs('models:list'), schema: { params: uidParams, tags: ['models'] } }, async (request) =>
-    supervisor.require(request.params.model_uid).replicas.map((r) => r.toRecord()),
-  );
+  app.get('/v1/models/:model_uid/replicas', { ...needs('models:list'), schema: { params: uidParams, tags: ['models'] } }, async (request) => {
+    requireKeyModel(request, request.params.model_uid);
+    return supervisor.require(request.params.model_uid).replicas.map((r) => r.toRecord());
+  });
 
   // Scaling a running model (Xinference 2.12, docs/requests.md): one replica more, or one fewer.
   app.post('/v1/models/:model_uid/replicas', { ...needs('models:start'), schema: { params: uidParams, tags: ['models'] } }, async (request) =>
