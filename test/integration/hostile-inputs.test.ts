@@ -194,6 +194,12 @@ describe('hostile inputs (issue 29, items 7 to 11)', () => {
       expect(refused.status, refused.text).toBe(400);
       expect(refused.body.error.param).toBe('repetition_penalty');
     }
+    // An empty stop string would end every answer before its first token (vLLM refuses it too).
+    for (const [route, body] of [['/v1/completions', { ...base, stop: '' }], ['/v1/chat/completions', { model: 'llm', messages: [{ role: 'user', content: 'Hi' }], stop: ['.', ''] }]] as const) {
+      const refused = await api.post(route, body);
+      expect([refused.status, refused.body.error?.param], refused.text).toEqual([400, route === '/v1/completions' ? 'stop' : 'stop.1']);
+      expect(refused.body.error.message).toContain('must not be empty');
+    }
     // Through the generate_config of Xinference's client, which skips the HTTP schema.
     const viaConfig = await api.post('/v1/chat/completions', { model: 'llm', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 2, temperature: 1e-300, top_p: 1e-300 });
     expect(viaConfig.status, viaConfig.text).toBe(200);

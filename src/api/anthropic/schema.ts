@@ -32,7 +32,7 @@ export const messagesBody = z.looseObject({
     })
     .min(1, 'must hold at least one message'),
   system: z.union([z.string(), z.array(textBlock)]).optional(),
-  stop_sequences: z.array(z.string()).max(16).optional(),
+  stop_sequences: z.array(z.string().min(1, 'stop sequences must not be empty')).max(16).optional(),
   temperature: z.number().min(0).max(1).optional(),
   top_p: z.number().gt(0).max(1).optional(),
   top_k: z.int().min(0).optional(),

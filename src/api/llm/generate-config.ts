@@ -13,7 +13,8 @@ export const samplingShape = {
   top_p: z.number().gt(0).max(1).nullish(),
   top_k: z.int().min(-1).nullish(),
   seed: z.int().nullish(),
-  stop: z.union([z.string(), z.array(z.string()).max(16)]).nullish(),
+  // An empty stop string would end every answer before its first token (vLLM refuses it too).
+  stop: z.union([z.string().min(1, 'stop strings must not be empty'), z.array(z.string().min(1, 'stop strings must not be empty')).max(16)]).nullish(),
   stop_token_ids: z.array(z.int().min(0)).nullish(),
   // vLLM's (what `vllm bench serve --ignore-eos` sends): the model's end tokens do not end the answer.
   ignore_eos: z.boolean().nullish(),

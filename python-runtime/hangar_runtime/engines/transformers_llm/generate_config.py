@@ -121,6 +121,9 @@ def _strings(value) -> list[str]:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not all(isinstance(s, str) for s in items):
         raise field_error("stop", f"stop must be a string or a list of strings, got {value!r}", TypeError)
+    if "" in items:
+        # It would end every answer before its first token; vLLM refuses it too.
+        raise field_error("stop", "stop strings must not be empty")
     return list(items)
 
 

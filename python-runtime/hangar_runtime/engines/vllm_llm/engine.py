@@ -89,14 +89,15 @@ class VllmEngine(Engine):
             args.setdefault("max_loras", len(adapters))
             rank = max(_lora_rank(path) for _, path in adapters)
             if rank > 16:
-                args.setdefault("max_lora_rank", rank)
+                args.setdefault("max_lora_rank", _lora_rank_slot(rank))
         try:
             engine_args = AsyncEngineArgs(**args)
         except TypeError as exc:
             raise InvalidModel(f"vLLM does not take these launch arguments: {exc}") from exc
         self._engine = _engine_class().from_engine_args(engine_args)
-        tokenizer = AutoTokenizer.from_pretrained(path)
-        self._context_length = int(args.get("max_model_len") or getattr(tokenizer, "model_max_length", 4096))
+        # A tokenizer with code of its own (ChatGLM, InternLM2) loads only when the launch allowed it, as vLLM's does.
+        tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=args.get("trust_remote_code") is True)
+        self._context_length = _context_length(self._engine, args, tokenizer)
         template = spec.get("chat_template") if isinstance(spec.get("chat_template"), str) else None
         abilities = spec.get("model_ability") or ["generate", "chat"]
         self.abilities = tuple(str(a) for a in abilities)
@@ -209,8 +210,10 @@ class VllmEngine(Engine):
         """vLLM sleep mode (docs/runtime-protocol.md, "Sleep mode"): level 1 moves the
         weights to host memory and drops the KV cache; the process, its CUDA context
         and its compiled graphs stay, so waking takes well under a second for a small model."""
-        if level not in (1, 2) or isinstance(level, bool):
-            raise field_error("level", f"level must be 1 or 2, got {level!r}")
+        # Level 2 drops the weights: waking would need them reloaded (vLLM's reload_weights),
+        # which Hangar does not do, so the model would answer from garbage. Only level 1.
+        if level != 1 or isinstance(level, bool):
+            raise field_error("level", f"level must be 1 (weights to host memory); got {level!r}")
         started = time.monotonic()
         self._scheduler.run(self._engine.sleep(level=level), _SLEEP_TIMEOUT_S)
         self._scheduler.asleep = True
@@ -233,6 +236,31 @@ class VllmEngine(Engine):
         shutdown = getattr(engine, "shutdown", None)
         if shutdown is not None:
             shutdown()
+
+
+# vLLM's EngineArgs.max_lora_rank takes only these (its MaxLoRARanks); any other is a
+# validation error at start, so an adapter's rank is rounded up to the next one.
+_LORA_RANK_SLOTS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+
+
+def _lora_rank_slot(rank: int) -> int:
+    for slot in _LORA_RANK_SLOTS:
+        if slot >= rank:
+            return slot
+    raise InvalidModel(f"a LoRA adapter of rank {rank} is past vLLM's largest max_lora_rank "
+                       f"({_LORA_RANK_SLOTS[-1]})")
+
+
+def _context_length(engine, args: dict, tokenizer) -> int:
+    """The context vLLM serves: its model config's max_model_len (the launch's, or the
+    model's own), not the tokenizer's model_max_length, which is often a 1e30 placeholder."""
+    served = getattr(getattr(engine, "model_config", None), "max_model_len", None)
+    if isinstance(served, int) and served > 0:
+        return served
+    if args.get("max_model_len"):
+        return int(args["max_model_len"])
+    given = getattr(tokenizer, "model_max_length", None)
+    return int(given) if isinstance(given, int) and 0 < given < 10_000_000 else 4096
 
 
 def _lora_request(name: str, int_id: int, path: str):

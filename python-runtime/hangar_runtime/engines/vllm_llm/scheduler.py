@@ -25,6 +25,20 @@ METHODS = frozenset({"chat", "generate"})
 _IDLE_WAIT_S = 0.005
 
 
+# vLLM's finish reasons that are no answer (FINISH_REASON_STRINGS): "error" is a failure
+# vLLM calls retryable, "abort" one it decided on; either is an ERROR, not a short answer.
+_FAILED = {
+    "error": "vLLM failed this request (finish_reason \"error\", e.g. its KV cache could not be loaded); try again",
+    "abort": "vLLM aborted this request itself (finish_reason \"abort\")",
+}
+
+
+def _client_error(exc: BaseException) -> bool:
+    """vLLM's errors the request caused: since 0.27 VLLMValidationError is a VLLMClientError,
+    no longer a ValueError (vllm.exceptions); matched by name so no import of vLLM is needed."""
+    return any(cls.__name__ in ("VLLMClientError", "VLLMValidationError") for cls in type(exc).__mro__)
+
+
 class _Call:
     # tool_format: "hermes" or "json" (the model's own calls, parsed at the end), a
     # ForcedToolCall (tool_choice forced by structured outputs), or None (no tools).
@@ -41,6 +55,7 @@ class _Call:
         self.sent = 0  # characters of it already sent as CHUNKs
         self.chunked = False  # a CHUNK has been sent
         self.completion_tokens = 0
+        self.prompt_tokens = len(prompt["prompt_token_ids"])  # vLLM's count replaces it (_deliver)
         self.logprobs: list[dict] = []  # a non-stream call's, for its RESULT
 
 
@@ -70,7 +85,13 @@ class VllmScheduler(BatchScheduler):
         if self.asleep:
             # The control plane wakes a sleeping model before it sends it a call.
             raise RuntimeError("the model is asleep (vLLM sleep mode); wake_up must come first")
-        call = self._build_call(method, args, kwargs, sink)
+        try:
+            call = self._build_call(method, args, kwargs, sink)
+        except Exception as exc:
+            # SamplingParams' own refusals are the request's fault: "invalid", as a ValueError.
+            if _client_error(exc) and not isinstance(exc, ValueError):
+                raise ValueError(str(exc)) from exc
+            raise
         request_id = f"hangar-{sink.call_id}"
         self._calls[request_id] = call
         asyncio.run_coroutine_threadsafe(self._consume(request_id, call.prompt, call.params, call.lora_request), self._loop)
@@ -117,7 +138,7 @@ class VllmScheduler(BatchScheduler):
                 continue
             if error is not None:
                 del self._calls[request_id]
-                call.sink.fail(error, "internal")
+                call.sink.fail(error, "invalid" if _client_error(error) else "internal")
             else:
                 self._deliver(request_id, call, output)
 
@@ -142,6 +163,9 @@ class VllmScheduler(BatchScheduler):
 
     def _deliver(self, request_id: str, call: _Call, output) -> None:
         completion = output.outputs[0]
+        if not call.delivered and output.prompt_token_ids:
+            # vLLM's ids: each image expanded to its tokens, where ours count a placeholder.
+            call.prompt_tokens = len(output.prompt_token_ids)
         call.text += completion.text  # a delta
         call.completion_tokens += len(completion.token_ids)
         logprobs = _logprob_entries(completion, call.top_logprobs)
@@ -157,7 +181,7 @@ class VllmScheduler(BatchScheduler):
                 value["logprobs"] = logprobs
             if not call.chunked:
                 # The first CHUNK says the prompt's size (Anthropic's message_start carries it).
-                value["prompt_tokens"], call.chunked = len(call.prompt["prompt_token_ids"]), True
+                value["prompt_tokens"], call.chunked = call.prompt_tokens, True
             call.sink.chunk(value)
             call.sent = len(call.text)
         elif logprobs:
@@ -165,6 +189,12 @@ class VllmScheduler(BatchScheduler):
         if not output.finished:
             return
         del self._calls[request_id]
+        if completion.finish_reason in _FAILED:
+            # Not an answer cut short: vLLM gave up on it (a KV transfer failed, or it aborted
+            # the request itself; the control plane's own aborts never get here).
+            call.sink.fail(RuntimeError(_FAILED[completion.finish_reason]), "internal")
+            return
+        # "stop", "length", and "repetition" (vLLM's repetition detection ended the text).
         result = {"text": call.text, "finish_reason": "length" if completion.finish_reason == "length" else "stop"}
         if isinstance(call.tool_format, ForcedToolCall):
             tool_calls = call.tool_format.calls(call.text)
@@ -180,7 +210,7 @@ class VllmScheduler(BatchScheduler):
             result["stop_sequence"] = reason
         elif result["finish_reason"] == "stop" and isinstance(reason, int) and reason in call.own_stop_ids:
             result["stop_token_id"] = reason
-        prompt_tokens = len(call.prompt["prompt_token_ids"])
+        prompt_tokens = call.prompt_tokens
         result["usage"] = {"prompt_tokens": prompt_tokens, "completion_tokens": call.completion_tokens,
                            "total_tokens": prompt_tokens + call.completion_tokens}
         if call.sink.stream:

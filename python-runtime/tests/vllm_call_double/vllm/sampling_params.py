@@ -6,6 +6,8 @@ from enum import IntEnum
 from dataclasses import dataclass
 from typing import Any
 
+from vllm.exceptions import VLLMValidationError
+
 
 class RequestOutputKind(IntEnum):
     CUMULATIVE = 0  # every output holds everything so far
@@ -53,28 +55,31 @@ class SamplingParams:
                  thinking_token_budget: int | None = None, repetition_detection: Any = None,
                  routed_experts_prompt_start: int = 0, trace_decode_token_ids: list[int] | None = None):
         if not isinstance(max_tokens, int) or max_tokens < 1:
-            raise ValueError(f"max_tokens must be at least 1, got {max_tokens}.")
+            raise VLLMValidationError(f"max_tokens must be at least 1, got {max_tokens}.")
         if top_k < -1:
-            raise ValueError(f"top_k must be -1 (disable), or at least 0, got {top_k}.")
+            raise VLLMValidationError(f"top_k must be -1 (disable), or at least 0, got {top_k}.")
         if not 0.0 < top_p <= 1.0:
-            raise ValueError(f"top_p must be in (0, 1], got {top_p}.")
+            raise VLLMValidationError(f"top_p must be in (0, 1], got {top_p}.")
         if not 0.0 <= min_p <= 1.0:
-            raise ValueError(f"min_p must be in [0, 1], got {min_p}.")
+            raise VLLMValidationError(f"min_p must be in [0, 1], got {min_p}.")
         if min_tokens < 0:
-            raise ValueError(f"min_tokens must be greater than or equal to 0, got {min_tokens}.")
+            raise VLLMValidationError(f"min_tokens must be greater than or equal to 0, got {min_tokens}.")
         if min_tokens > max_tokens:
-            raise ValueError(f"min_tokens must be less than or equal to max_tokens={max_tokens}, got {min_tokens}.")
+            raise VLLMValidationError(f"min_tokens must be less than or equal to max_tokens={max_tokens}, got {min_tokens}.")
         if logprobs is not None and logprobs < 0:
-            raise ValueError(f"logprobs must be non-negative, got {logprobs}.")
+            raise VLLMValidationError(f"logprobs must be non-negative, got {logprobs}.")
         if prompt_logprobs is not None and prompt_logprobs < 0:
-            raise ValueError(f"prompt_logprobs must be non-negative, got {prompt_logprobs}.")
+            raise VLLMValidationError(f"prompt_logprobs must be non-negative, got {prompt_logprobs}.")
         self.prompt_logprobs = prompt_logprobs
         self.n, self.temperature, self.top_p, self.top_k = n, temperature, top_p, top_k
         self.max_tokens, self.seed, self.logprobs = max_tokens, seed, logprobs
         self.stop = [stop] if isinstance(stop, str) else list(stop or [])
+        if any(s == "" for s in self.stop):
+            raise VLLMValidationError("stop cannot contain an empty string.", parameter="stop")
         self.stop_token_ids = list(stop_token_ids or [])
         self.ignore_eos, self.min_p, self.min_tokens = ignore_eos, min_p, min_tokens
         self.repetition_penalty = repetition_penalty
+        self.logit_bias = logit_bias
         self.include_stop_str_in_output = include_stop_str_in_output
         self.output_kind = output_kind
         if structured_outputs is not None and not isinstance(structured_outputs, StructuredOutputsParams):

@@ -9,9 +9,11 @@ set, so a test in another process can see what the runtime called."""
 import asyncio
 import json
 import os
+from pathlib import Path
 from collections.abc import AsyncGenerator, Iterable
 
 from vllm.engine.arg_utils import AsyncEngineArgs
+from vllm.exceptions import VLLMValidationError
 from vllm.outputs import CompletionOutput, Logprob, RequestOutput
 from vllm.sampling_params import RequestOutputKind, SamplingParams
 
@@ -25,18 +27,49 @@ def _record(event: str, **fields) -> None:
             f.write(json.dumps({"event": event, **fields}) + "\n")
 
 
+class _ModelConfig:
+    """vLLM's ModelConfig, the one field Hangar reads: max_model_len is the launch's, or
+    the model's own max_position_embeddings (config.json)."""
+
+    def __init__(self, engine_args: AsyncEngineArgs):
+        given = getattr(engine_args, "max_model_len", None)
+        if given is None:
+            try:
+                config = json.loads((Path(engine_args.model) / "config.json").read_text())
+                given = int(config.get("max_position_embeddings") or 2048)
+            except (OSError, ValueError):
+                given = 2048
+        self.max_model_len = given
+        try:
+            self.vocab_size = int(json.loads((Path(engine_args.model) / "config.json").read_text())["vocab_size"])
+        except (OSError, ValueError, KeyError):
+            self.vocab_size = 32000
+
+
+# Failure injection, for what real vLLM does only under faults (a KV load failing): the
+# last output of every request finishes with this reason ("error" or "abort").
+_FINISH_ENV = "HANGAR_VLLM_DOUBLE_FINISH"
+# vLLM's processor expands each image placeholder to the image's tokens; here, to 4.
+_IMAGE_TOKENS = 4
+
+
 class AsyncLLM:
     def __init__(self, engine_args: AsyncEngineArgs):
         self.engine_args = engine_args
         self._aborted: set[str] = set()
         self.is_shut_down = False
         self._sleep_level = 0  # 0: awake
+        self.model_config = _ModelConfig(engine_args)
 
     @classmethod
     def from_engine_args(cls, engine_args: AsyncEngineArgs, start_engine_loop: bool = True,
                          usage_context=None, stat_loggers=None) -> "AsyncLLM":
         if not isinstance(engine_args, AsyncEngineArgs):
             raise TypeError(f"engine_args must be AsyncEngineArgs, got {type(engine_args).__name__}")
+        # vLLM's MaxLoRARanks: a pydantic Literal, checked when the engine config is built here.
+        rank = getattr(engine_args, "max_lora_rank", None)
+        if rank is not None and rank not in (1, 8, 16, 32, 64, 128, 256, 320, 512):
+            raise ValueError(f"max_lora_rank: Input should be 1, 8, 16, 32, 64, 128, 256, 320 or 512, got {rank!r}")
         _record("from_engine_args", model=engine_args.model,
                 enable_sleep_mode=getattr(engine_args, "enable_sleep_mode", False), enable_lora=getattr(engine_args, "enable_lora", False),
                 max_loras=getattr(engine_args, "max_loras", None), max_lora_rank=getattr(engine_args, "max_lora_rank", None),
@@ -88,6 +121,17 @@ class AsyncLLM:
                 prompt_token_ids=list(prompt["prompt_token_ids"]),
                 guided={k: v for k, v in vars(guide).items() if v not in (None, False)} if guide else None)
         ids = prompt["prompt_token_ids"]
+        if len(ids) > self.model_config.max_model_len:
+            # vLLM's input processor's refusal (a VLLMValidationError since 0.27).
+            raise VLLMValidationError(f"The decoder prompt (length {len(ids)}) is longer than the maximum model "
+                                      f"length of {self.model_config.max_model_len}.", parameter="input_tokens")
+        past = [t for t in (sampling_params.logit_bias or {}) if not 0 <= t < self.model_config.vocab_size]
+        if past:
+            # vLLM's processor checks logit_bias against the vocabulary (a VLLMValidationError since 0.27).
+            raise VLLMValidationError(f"token_id(s) {past} in logit_bias contain out-of-vocab token ids. "
+                                      f"Vocabulary size: {self.model_config.vocab_size}", parameter="logit_bias")
+        ids = ids + [0] * ((_IMAGE_TOKENS - 1) * len(images))  # the expanded ids vLLM reports
+        forced_finish = os.environ.get(_FINISH_ENV)
         # vLLM's prompt_logprobs, in the first output: None for the first token, then a map
         # holding the prompt's token (rank 3 here) and the `prompt_logprobs` likeliest.
         prompt_logprobs = None
@@ -124,7 +168,7 @@ class AsyncLLM:
                 logprobs = [alternatives]
             if sampling_params.output_kind != RequestOutputKind.DELTA:
                 raise AssertionError("Hangar asks for DELTA outputs; this double only serves those")
-            out = CompletionOutput(0, text, [token], None, logprobs, "length" if done else None)
+            out = CompletionOutput(0, text, [token], None, logprobs, (forced_finish or "length") if done else None)
             yield RequestOutput(request_id, None, ids, prompt_logprobs if i == 0 else None, [out], done)
 
     async def abort(self, request_id: str | Iterable[str]) -> None:
