@@ -8,6 +8,15 @@ set -eu
 if [ "$#" -gt 0 ] && [ "${1#-}" = "$1" ]; then
   exec "$@"
 fi
+# The address comes from HANGAR_HOST and HANGAR_PORT only: the health check probes
+# HANGAR_PORT, so a --port here would leave the container unhealthy.
+for arg in "$@"; do
+  case "$arg" in
+    --port|--port=*|--host|--host=*)
+      echo "hangar image: set the address with -e HANGAR_PORT=<port> / -e HANGAR_HOST=<address> (the health check reads them), not $arg" >&2
+      exit 2 ;;
+  esac
+done
 if [ -n "${HANGAR_AUTH_CONFIG:-}" ]; then
   set -- --auth-config "$HANGAR_AUTH_CONFIG" "$@"
 fi

@@ -76,7 +76,7 @@ program
       service = await startService(config, logger);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      process.stderr.write(`hangar: could not start: ${message}\n`);
+      process.stderr.write(`hangar: could not start: ${message}${writeHint(err, config.home)}\n`);
       process.exit(1);
     }
     logger.info({ url: service.url, home: config.home }, 'hangar is listening');
@@ -104,3 +104,16 @@ program
 addClientCommands(program);
 
 await program.parseAsync(clientArgv(program, process.argv));
+
+/**
+ * What to do about a home folder the service may not write (a bind mount owned by
+ * another user is the common case in a container): which user must own it.
+ */
+function writeHint(err: unknown, home: string): string {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') return '';
+  const uid = process.getuid?.();
+  return uid === undefined
+    ? ` (the home folder ${home} must be writable by this user)`
+    : ` (the home folder ${home} must be writable by uid ${uid}: e.g. \`chown -R ${uid} <the folder>\` on the host, or a named volume)`;
+}

@@ -119,7 +119,12 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   if (!isLoopbackHost(config.host) && !access.authenticator.enabled) {
     // Every route, model launches and the code-running launchers included, is open to
     // whoever reaches this address (docs/auth.md, "Turning it on").
-    logger.warn({ host: config.host }, `hangar listens on ${config.host}, beyond this machine, with authentication off: anyone who can reach it may launch models and run code; pass --auth-config, create an admin user, or listen on 127.0.0.1`);
+    // In the image (HANGAR_CONTAINER, docker/Dockerfile) 0.0.0.0 is how a published port
+    // reaches the service: what to narrow is where the port is published.
+    const narrow = process.env.HANGAR_CONTAINER === '1'
+      ? 'or publish the port on 127.0.0.1 only (`-p 127.0.0.1:9997:9997`, as docker/compose*.yaml do by default)'
+      : 'or listen on 127.0.0.1';
+    logger.warn({ host: config.host }, `hangar listens on ${config.host}, beyond this machine, with authentication off: anyone who can reach it may launch models and run code; pass --auth-config, create an admin user, ${narrow}`);
   }
   if (config.restore) await supervisor.saved.restore();
   // After the restore, so a model both restored and listed starts once.

@@ -93,6 +93,18 @@ describe.skipIf(!image)('compose files', () => {
     expect(result.stdout).not.toContain('nvidia');
   });
 
+  it('passes the documented settings from the shell, and installs the offline engines\' Python modules', () => {
+    const env = { ...process.env, HANGAR_AUTH_CONFIG: '', HANGAR_ON_DEMAND: '1', HANGAR_MEMORY_BUDGET: '1GiB', HF_TOKEN: 'hf_probe', HF_HUB_OFFLINE: '1' };
+    for (const file of ['compose.yaml', 'compose.cpu.yaml', 'compose.cluster.yaml']) {
+      const result = spawnSync('docker-compose', ['-f', path.join(repoRoot, 'docker', file), 'config'], { encoding: 'utf8', env });
+      expect(result.status, result.stderr).toBe(0);
+      // Before, only HANGAR_AUTH_CONFIG and HANGAR_LOG_LEVEL reached the service.
+      const service = serviceBlock(result.stdout, file === 'compose.cluster.yaml' ? 'head' : 'hangar');
+      for (const line of ["HANGAR_ON_DEMAND: '1'", 'HANGAR_MEMORY_BUDGET: 1GiB', 'HF_TOKEN: hf_probe', "HF_HUB_OFFLINE: '1'"]) expect(service, `${file}: ${line}`).toContain(line);
+      expect(result.stdout, file).toContain('python-runtime/requirements-media.txt');
+    }
+  });
+
   it('the validator refuses a file the schema does not allow (so passing means something)', async () => {
     const broken = path.join(scratch, 'compose.yaml');
     const text = await readFile(path.join(repoRoot, 'docker', 'compose.yaml'), 'utf8');

@@ -44,8 +44,28 @@ describe.skipIf(!image)('the CPU image: defaults', () => {
     expect(status.trim().startsWith('200')).toBe(true);
   });
 
-  it('warns in its log that it listens on 0.0.0.0 with authentication off', () => {
-    expect(docker(['logs', container.getId()])).toContain('beyond this machine, with authentication off');
+  it('warns in its log that it listens on 0.0.0.0 with authentication off, and says to publish on 127.0.0.1', () => {
+    const logs = docker(['logs', container.getId()]);
+    expect(logs).toContain('beyond this machine, with authentication off');
+    // In a container 0.0.0.0 is how a published port gets in: the advice is where to publish.
+    expect(logs).toContain('-p 127.0.0.1:9997:9997');
+  });
+
+  it('has the offline engines\' Python modules (espeak-ng and tesseract are served through them)', async () => {
+    // Before, the image had espeak-ng and tesseract but not soundfile, pocketsphinx or
+    // Pillow: launching espeak-ng or tesseract-ocr was 400 engine_unavailable.
+    await exec(['/app/python-runtime/.venv/bin/python', '-c', 'import soundfile, pocketsphinx, PIL']);
+  });
+
+  it('refuses --port and --host as arguments: the health check reads HANGAR_PORT', () => {
+    let refused: { status?: number; stderr?: string } = {};
+    try {
+      docker(['run', '--rm', '--network', 'none', image, '--port', '9998']);
+    } catch (err) {
+      refused = err as { status?: number; stderr?: string };
+    }
+    expect(refused.status).toBe(2);
+    expect(String(refused.stderr)).toContain('HANGAR_PORT');
   });
 
   it('keeps its home folder writable by the service (the volume inherits the image folder)', async () => {
