@@ -363,6 +363,10 @@ build_image() {
     return
   fi
   log "building $IMAGE on $BASE_IMAGE (inputs ${inputs:0:12})"
+  # The image this build replaces (2 GB), removed once the new one is tagged: before, every
+  # rebuild left the old one behind, untagged, and a contributor's disk filled up.
+  local previous
+  previous=$(docker image inspect -f '{{.Id}}' "$IMAGE" 2>/dev/null || true)
   # The legacy builder: no BuildKit daemon or frontend image to pull. --network host:
   # the build's RUN steps reach the package sources exactly as this machine does. The
   # layers are ordered so a change to the control plane alone rebuilds only the `app`
@@ -374,6 +378,10 @@ build_image() {
     --label "org.hangar.inputs=$inputs" \
     "${args[@]}" \
     . >&2
+  if [ -n "$previous" ] && [ "$previous" != "$(docker image inspect -f '{{.Id}}' "$IMAGE")" ]; then
+    # Only if nothing uses it (a running container keeps it, and that is fine).
+    docker image rm "$previous" >/dev/null 2>&1 || true
+  fi
   log "image $IMAGE built in $(seconds $t)"
 }
 

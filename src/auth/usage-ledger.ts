@@ -133,7 +133,11 @@ export class UsageLedger {
 function whereOf(query: UsageQuery): { sql: string; args: unknown[] } | null {
   const where: string[] = [];
   const args: unknown[] = [];
-  if (query.from) (where.push('u.hour >= ?'), args.push(hourOf(new Date(query.from))));
+  // An hour's row counts when the hour starts in [from, to), as a bucket of OpenAI's
+  // usage API does: back-to-back ranges never count an hour twice, and an empty range is
+  // empty (until 2026-11-29 `from` was rounded down to its hour, so [11:10, 11:20) and
+  // [11:30, 12:00) both returned the whole 11:00 hour).
+  if (query.from) (where.push('u.hour >= ?'), args.push(new Date(query.from).toISOString()));
   if (query.to) (where.push('u.hour < ?'), args.push(new Date(query.to).toISOString()));
   if (query.model) (where.push('u.model = ?'), args.push(query.model));
   if (query.keyIds) {

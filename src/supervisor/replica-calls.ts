@@ -75,7 +75,7 @@ export async function callReplica(
   } catch (err) {
     const error = callFailure(instance, err);
     // Stopped by its caller (the client went away, or the abort route): nothing failed.
-    if (!signal?.aborted) instance.events.add('ERROR', `${target.route}: ${error.message}`);
+    if (!signal?.aborted) instance.events.addCallFailure(`${target.route}: ${error.message}`);
     throw error;
   } finally {
     replica.inFlight--;
@@ -145,7 +145,7 @@ export class CallStream implements AsyncIterableIterator<unknown> {
   private failed(err: unknown): HangarError {
     this.release();
     const error = callFailure(this.instance, err);
-    this.instance.events.add('ERROR', `${this.target.route}: ${error.message}`);
+    this.instance.events.addCallFailure(`${this.target.route}: ${error.message}`);
     return error;
   }
 

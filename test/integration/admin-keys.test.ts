@@ -156,6 +156,9 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
       expect((await get(route, created.key)).body.error, route).toMatchObject({ code: 'key_model_denied' });
     }
     expect((await get('/v1/models/sim', created.key)).status).toBe(200);
+    const holders = async (key: string) => ((await get('/v1/memory', key)).body.devices as { models: { model_uid: string }[] }[]).flatMap((d) => d.models.map((m) => m.model_uid)).sort();
+    expect(await holders(created.key)).toEqual(['sim']);
+    expect(await holders(ADMIN_KEY)).toEqual(expect.arrayContaining(['embed', 'sim']));
     // A stored response is its model's too: the owner's key for another model finds nothing
     // (before, it read the text its owner had sent to `sim`).
     const stored = await post('/v1/responses', { model: 'sim', input: 'two words', max_output_tokens: 4 }, created.key);
@@ -330,6 +333,16 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
     expect(byModel.embed.prompt_tokens).toBeGreaterThan(0);
     expect(byModel['(unknown)']).toMatchObject({ requests: 1, errors: 1 });
     expect((await get(`/v1/admin/usage?model=sim&from=2000-01-01T00:00:00Z&to=2000-01-02T00:00:00Z`)).body).toEqual([]);
+    // A row is an hour, counted when the hour starts in [from, to): an empty range is empty,
+    // and a range that starts after the hour began does not count it (before, `from` was
+    // rounded down to its hour, so back-to-back ranges each counted the same hour).
+    const hour = byModel.sim.hour as string;
+    const inHour = (ms: number) => encodeURIComponent(new Date(Date.parse(hour) + ms).toISOString());
+    const ofSim = async (query: string) => (await get(`/v1/admin/usage?key_id=${created.id}&model=sim&${query}`)).body as unknown[];
+    expect(await ofSim(`from=${inHour(0)}&to=${inHour(3_600_000)}`)).toHaveLength(1);
+    expect(await ofSim(`from=${inHour(0)}&to=${inHour(0)}`)).toEqual([]);
+    expect(await ofSim(`from=${inHour(1)}&to=${inHour(7_200_000)}`)).toEqual([]);
+    expect(await ofSim(`from=${inHour(-1)}&to=${inHour(1)}`)).toHaveLength(1);
 
     const metrics = await get('/metrics');
     expect(metrics.text).toMatch(new RegExp(`hangar_key_requests_total\\{key_id="${created.id}",model="sim",outcome="ok"\\} 3`));
@@ -354,6 +367,32 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
     expect(await series()).toContain('model="sim"');
     expect((await del(`/v1/admin/keys/${created.id}`)).status).toBe(200);
     expect(await series()).toBe('');
+  });
+
+  it("keeps a revoked or deleted key's series gone, and counts a refused request as an error in them", async () => {
+    const seriesOf = async (id: number) => ((await get('/metrics')).text.match(new RegExp(`^hangar_key_\\w+\\{key_id="${id}"[^\n]*`, 'gm')) ?? []).join('\n');
+    // Revoked while its stream runs: the stream's end must not bring the series back.
+    const inflight = await newKey({ name: 'inflight' });
+    const streaming = readSse(server.url, '/v1/chat/completions', { model: 'sim', messages: [{ role: 'user', content: 'x' }], max_tokens: 150, stream: true }, { headers: as(inflight.key) });
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await del(`/v1/admin/keys/${inflight.id}`)).status).toBe(200);
+    await streaming;
+    expect(await seriesOf(inflight.id)).toBe('');
+    // Deleting a user revokes their keys, and their series go too.
+    expect((await post('/v1/admin/users', { username: 'eve', password: 'correct horse battery', permissions: ['models:read'] })).status).toBe(201);
+    const eves = await newKey({ name: 'eve-key', owner: 'eve' });
+    expect((await chat(eves.key)).status).toBe(200);
+    expect(await seriesOf(eves.id)).toContain('outcome="ok"');
+    const eve = (await get('/v1/admin/users')).body.find((u: { username: string }) => u.username === 'eve');
+    expect((await del(`/v1/admin/users/${eve.id}`)).status).toBe(200);
+    expect(await seriesOf(eves.id)).toBe('');
+    // A request refused by a limit counts as a request and an error, as in the usage ledger.
+    const limited = await newKey({ name: 'one-rpm', limits: { rpm: 1 } });
+    clearKeys.push(limited.key);
+    expect([(await chat(limited.key)).status, (await chat(limited.key)).status]).toEqual([200, 429]);
+    const series = await seriesOf(limited.id);
+    expect(series).toContain(`hangar_key_requests_total{key_id="${limited.id}",model="sim",outcome="error"} 1`);
+    expect(series).toContain(`hangar_key_requests_total{key_id="${limited.id}",model="sim",outcome="ok"} 1`);
   });
 
   it("keeps a revoked key's usage its owner's: in the owner's own view and under their name", async () => {

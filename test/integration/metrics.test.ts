@@ -123,10 +123,16 @@ describe('Prometheus /metrics', () => {
       body: JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 200, ignore_eos: true, stream: true }),
       signal: controller.signal,
     });
-    await res.body!.getReader().read();
+    // Read until a few events have come (the first may carry only the role).
+    const reader = res.body!.getReader();
+    let seen = '';
+    while ((seen.match(/^data: /gm) ?? []).length < 4) seen += new TextDecoder().decode((await reader.read()).value);
     controller.abort();
     expect(await waitFor(async () => sample(await scrape(), 'hangar_http_requests_total', { ...route, status: '499' }) === left + 1, 10_000)).toBe(true);
-    expect(sample(await scrape(), 'hangar_http_requests_total', { ...route, status: '200' }) ?? 0).toBe(ok);
+    const after = await scrape();
+    expect(sample(after, 'hangar_http_requests_total', { ...route, status: '200' }) ?? 0).toBe(ok);
+    // The tokens it relayed count though no usage came (before, only a stream's final usage counted).
+    expect(sample(after, 'hangar_generated_tokens_total', { model: 'tiny' })).toBeGreaterThanOrEqual((sample(before, 'hangar_generated_tokens_total', { model: 'tiny' }) ?? 0) + 2);
   });
 
   it('counts a failed launch and a restart', async () => {

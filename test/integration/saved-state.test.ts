@@ -255,9 +255,13 @@ describe('registrations and tokens with authentication on', () => {
     const pasted = 'sk-SECRETKEYVALUE0123456789';
     expect((await request(url, 'POST', '/token', { username: pasted, password: 'x' })).status).toBe(401);
     expect((await request(url, 'POST', '/token', { username: 'carol\nFAKE admin', password: 'x' })).status).toBe(401);
+    // Nor can a right-to-left override make the log show another name.
+    expect((await request(url, 'POST', '/token', { username: 'nimda\u202e', password: 'x' })).status).toBe(401);
     const after = JSON.stringify((await request(url, 'GET', '/v1/admin/audit?action=auth.login.failed', undefined, as(ADMIN))).body);
     expect(after).not.toContain('SECRETKEYVALUE');
     expect(after).toContain('sk-SEC... (27 characters');
     expect(after).toContain('carol\\\\u000aFAKE admin');
+    expect(after).toContain('nimda\\\\u202e');
+    expect(after).not.toContain('\u202e');
   }, 60_000);
 });

@@ -59,7 +59,11 @@ export const userRoutes: FastifyPluginAsync<{ access: AccessControl; responses: 
     keepAnAdmin(user.id, false);
     const keys = access.identities.listKeys(user.username).filter((k) => k.user_id === user.id);
     access.identities.deleteUser(user.id);
-    for (const key of keys) access.limiter.forget(key.id);
+    for (const key of keys) {
+      access.limiter.forget(key.id);
+      // Their series go with them, as a revoked key's do (until 2026-11-29 they stayed).
+      request.server.metrics.keys.forgetKey(key.id);
+    }
     // Stored responses belong to a username: a new account of that name must not read them.
     const responsesDeleted = responses.deleteOwner(user.username);
     access.audit.record(actorOf(request), 'user.delete', `user:${user.id}`, { username: user.username, keys_revoked: keys.length, responses_deleted: responsesDeleted }, now());

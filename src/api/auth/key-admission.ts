@@ -222,6 +222,8 @@ export function admitKeyedCall(request: FastifyRequest, reply: FastifyReply, mod
   const outcome = access.limiter.admit(key.id, key.limits, maxTokens);
   if (isRefusal(outcome)) {
     access.usage.add(key.id, counted, access.now(), { requests: 1, errors: 1 });
+    // A refused request is a request and an error, in the key's series as in its usage.
+    request.server.metrics.keys.answered(key.id, counted, false, 0, 0);
     request.server.metrics.keys.limited(key.id, outcome.limit);
     throw new HangarError('key_rate_limited', [outcome.limit, outcome.reason], { headers: outcome.headers });
   }

@@ -44,6 +44,8 @@ export const tokenRoute: FastifyPluginAsync<{ access: AccessControl; throttle?: 
 const UNAUTHENTICATED = '(unauthenticated)';
 
 function triedName(username: string): string {
-  const plain = username.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  // Control and invisible formatting characters (a right-to-left override would show
+  // another name in whatever displays the log) are escaped, as key names refuse them.
+  const plain = username.replace(/[\u0000-\u001f\u007f-\u009f\p{Cf}]/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   return /^sk-/i.test(username) || username.length > 64 ? `${plain.slice(0, 6)}... (${username.length} characters, not kept: it looks like a key)` : plain;
 }

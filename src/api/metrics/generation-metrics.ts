@@ -15,19 +15,38 @@ export function countGenerated(metrics: ServiceMetrics, model: string, value: un
 
 /**
  * Notes, for a stream, the time to the first chunk that carries text (from
- * `arrivedAt`, the request's arrival) and the usage of the last. It sees every chunk
- * relayed and copies none: it sits on the streaming hot path.
+ * `arrivedAt`, the request's arrival) and its tokens as they are relayed: each
+ * text-bearing chunk is one, and a usage report adds what the chunks did not count
+ * (the counter never goes back). So a stream the client leaves, or one cut short,
+ * counts what it relayed, and a long one shows as a steady rate, as the model's series
+ * and the usage ledger count it (until 2026-11-29 only the final usage counted). It
+ * sees every chunk relayed and copies none: it sits on the streaming hot path.
  */
 export function chunkObserver(metrics: ServiceMetrics, model: string, arrivedAt: number): (values: readonly unknown[]) => void {
   let sawText = false;
+  let counted = 0;
+  let reported = 0;
   return (values) => {
+    let tokens = 0;
     for (const value of values) {
       const v = value as GenerationValue | null;
-      if (!sawText && v && (v.text || v.reasoning_content)) {
+      if (v?.usage) {
+        const completion = v.usage.completion_tokens;
+        if (typeof completion === 'number' && Number.isFinite(completion)) reported += completion;
+        continue;
+      }
+      if (!v || (!v.text && !v.reasoning_content)) continue;
+      tokens++;
+      if (!sawText) {
         sawText = true;
         metrics.firstToken(model, (performance.now() - arrivedAt) / 1000);
       }
-      if (v?.usage) countGenerated(metrics, model, v);
+    }
+    // Once per relayed step, not per token.
+    const owed = Math.max(tokens, reported - counted);
+    if (owed > 0) {
+      metrics.generated(model, owed);
+      counted += owed;
     }
   };
 }

@@ -64,7 +64,15 @@ export class KeyMetrics {
     });
   }
 
+  /**
+   * Keys revoked (or deleted with their user) since start: a request of theirs still in
+   * flight must not bring their series back when it ends. Key ids are never reused
+   * (AUTOINCREMENT), so the set only grows by keys revoked.
+   */
+  private readonly revoked = new Set<number>();
+
   answered(keyId: number, model: string, ok: boolean, promptTokens: number, completionTokens: number): void {
+    if (this.revoked.has(keyId)) return;
     const id = `${keyId}\u0000${model}`;
     let t = this.totals.get(id);
     if (!t) this.totals.set(id, (t = { keyId: String(keyId), model, ok: 0, errors: 0, prompt: 0, completion: 0 }));
@@ -81,12 +89,14 @@ export class KeyMetrics {
 
   /** A revoked key's series go: its id will never count again. */
   forgetKey(keyId: number): void {
+    this.revoked.add(keyId);
     const key = String(keyId);
     for (const [id, t] of this.totals) if (t.keyId === key) this.totals.delete(id);
     for (const [id, r] of this.refusalTotals) if (r.keyId === key) this.refusalTotals.delete(id);
   }
 
   limited(keyId: number, limit: string): void {
+    if (this.revoked.has(keyId)) return;
     const id = `${keyId}\u0000${limit}`;
     let r = this.refusalTotals.get(id);
     if (!r) this.refusalTotals.set(id, (r = { keyId: String(keyId), limit, count: 0 }));

@@ -103,7 +103,9 @@ function nodeStatus(w: ClusterWorker): Record<string, unknown> {
     gpu: { total: total.GPU, available: free.GPU },
     custom: total.custom,
     node_id: w.node.node_id,
-    replicas: [...w.replicas.keys()],
+    // How many, not which: /status is public, and model uids are for `models:list`
+    // (until 2026-11-29 the uids were here; /v1/workers, admin only, still lists them).
+    replica_count: w.replicas.size,
   };
 }
 
