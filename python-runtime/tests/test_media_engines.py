@@ -61,6 +61,21 @@ def test_audio_longer_than_an_hour_is_refused_from_its_header_before_it_is_decod
     assert len(audio_codec.decode(_wav(16000, 8000), 16000)) == 32000
 
 
+def test_a_made_up_sample_rate_is_refused_or_resampled_in_bounded_memory():
+    # A 3 kB WAV claiming 4,000,037 Hz (a prime) made scipy build a filter of ~80 M taps:
+    # 4 GB and 18 s; the header's largest rate asked numpy for 320 GiB (a 500).
+    for rate in (4_000_037, 2**31 - 1):
+        with pytest.raises(ValueError, match="above 384,000 Hz"):
+            audio_codec.decode(_wav(1600, rate), 16000)
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # A prime rate under the limit: its ratio to 16 kHz is held to small terms.
+    out = audio_codec.decode(_wav(383_987, 383_987), 16000)
+    assert abs(len(out) - 16000) <= 16  # one second, within 0.1 %
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000  # KiB: under 200 MB more
+
+
 @needs_espeak
 def test_espeak_lists_voices_and_refuses_unknown_ones(espeak):
     assert "en-us" in espeak.voices()

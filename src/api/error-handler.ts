@@ -76,12 +76,23 @@ export function sendError(reply: FastifyReply, request: FastifyRequest, error: H
   return reply.code(error.status).headers(error.headers).send(errorBody(error));
 }
 
+/**
+ * A model named in the path (`/v1/models/{model_uid}/...`) is named `model_uid`, as the
+ * client wrote it; the supervisor's errors say `model`, the body field of inference.
+ */
+function namedAsSent(err: HangarError, request: FastifyRequest): HangarError {
+  if (err.param !== 'model') return err;
+  const params = request.params as Record<string, unknown> | undefined;
+  const body = request.body as Record<string, unknown> | null | undefined;
+  return typeof params?.model_uid === 'string' && typeof body?.model !== 'string' ? err.withParam('model_uid') : err;
+}
+
 function toHangarError(err: FastifyError, request: FastifyRequest): HangarError {
   // The runtime call failed because the abort route stopped it: say that, not 503.
   const aborted = abortedError(request);
   if (aborted) return aborted;
   if (closedByClient(request)) return new HangarError('client_closed', [String(request.id)], { cause: err });
-  if (err instanceof HangarError) return err;
+  if (err instanceof HangarError) return namedAsSent(err, request);
   if (hasZodFastifySchemaValidationErrors(err)) {
     // No body at all (none sent, or an empty one) where the route reads one.
     if (err.validationContext === 'body' && (request.body === undefined || request.body === null)) {
@@ -93,7 +104,10 @@ function toHangarError(err: FastifyError, request: FastifyRequest): HangarError 
     // a body field), not by Fastify's part of the request (`querystring.window`).
     // An unknown field of a strict body is named itself, not the object that holds it.
     const unknown = issue?.code === 'unrecognized_keys' ? (issue as { keys?: string[] }).keys?.[0] : undefined;
-    const field = [(issue?.path ?? []).join('.'), unknown].filter(Boolean).join('.');
+    // A query or path parameter is one name, whatever its parsed value's shape (a
+    // comma list read as an array was `group_by.0`).
+    const inUrl = err.validationContext === 'querystring' || err.validationContext === 'params';
+    const field = inUrl ? String(issue?.path?.[0] ?? '') : [(issue?.path ?? []).join('.'), unknown].filter(Boolean).join('.');
     const message = issue?.message ?? 'invalid value';
     // A message written for the field already names it (e.g. Xinference's "specify the `model_name` field").
     const text = field.length > 0 && !message.includes(field) ? `${field}: ${message}` : message;

@@ -24,6 +24,11 @@ export function installRequestDecoding(app: FastifyInstance): void {
     const header = request.headers['content-encoding'];
     const encoding = typeof header === 'string' ? header.trim().toLowerCase() : '';
     if (encoding === '' || encoding === 'identity') return done(null, payload);
+    // The multipart parser reads the raw request, not this hook's stream: a compressed
+    // form would be read as garbage, or (the decoder never drained) never answered.
+    if (/^multipart\//i.test(String(request.headers['content-type'] ?? '').trim())) {
+      return done(new HangarError('compressed_form', [String(header)]), payload);
+    }
     const decoder = DECODERS[encoding];
     if (!decoder) return done(new HangarError('unsupported_content_encoding', [header as string]), payload);
     done(null, decoded(payload, decoder(), encoding));

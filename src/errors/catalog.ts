@@ -32,6 +32,7 @@ export const catalog = {
   unsupported_media_type: entry(415, 'invalid_request_error', 'Unsupported content type: %s'),
   unsupported_content_encoding: entry(415, 'invalid_request_error', 'Unsupported Content-Encoding: %s; send the body as it is, or compressed with gzip, deflate or br'),
   invalid_body_encoding: entry(400, 'invalid_request_error', 'The body does not decompress as its Content-Encoding %s says: %s'),
+  compressed_form: entry(415, 'invalid_request_error', 'A multipart form is read as it is sent: send it without Content-Encoding (it said %s)'),
   payload_too_large: entry(413, 'invalid_request_error', 'Request body is too large: %s'),
   request_timeout: entry(408, 'invalid_request_error', 'The request did not arrive within %s s (HANGAR_REQUEST_BODY_TIMEOUT_MS); the connection is closed'),
   bad_http_request: entry(400, 'invalid_request_error', 'The request could not be read as HTTP: %s'),

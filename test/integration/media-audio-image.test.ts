@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
@@ -297,6 +298,36 @@ describe('audio and image models', () => {
     const expired = await api.get('/v1/media/abcdef.png');
     expect(expired.status).toBe(404);
     expect(expired.body.error.code).toBe('media_not_found');
+    // Any id the store does not hold is not found (one without an extension was a 400).
+    expect((await api.get('/v1/media/unknown')).body.error?.code).toBe('media_not_found');
+    // A file in a field the route does not read, after one it does: named itself (it was
+    // refused as the previous field "sent again").
+    const extra = imageForm('ocr', png, 'image');
+    extra.append('foo', new Blob([spoken]), 'x.wav');
+    const refusedExtra = await post('/v1/images/ocr', extra);
+    expect(refusedExtra.body.error).toMatchObject({ code: 'invalid_field', param: 'foo' });
+    expect(refusedExtra.body.detail).toMatch(/takes no file in this field/);
+    // Form numbers are decimal on the speech form too (`0x2` was read as speed 2).
+    const hexSpeed = await post('/v1/audio/speech', form({ ...speechFields, speed: '0x2' }));
+    expect(hexSpeed.body.error).toMatchObject({ code: 'invalid_field', param: 'speed' });
+    // The text fields of one form are held to 2 MiB together (64 fields of 1 MiB each were kept).
+    const heavy = audioForm('asr', spoken);
+    for (let i = 0; i < 3; i++) heavy.append(`note${i}`, 'x'.repeat(900 * 1024));
+    const refusedHeavy = await post('/v1/audio/transcriptions', heavy);
+    expect([refusedHeavy.status, refusedHeavy.body.error?.code, refusedHeavy.body.error?.param]).toEqual([413, 'payload_too_large', 'note2']);
+    // A compressed form is refused at once (the multipart parser reads the raw body: it
+    // was never answered, and held the service's shutdown).
+    const asSent = new Request(server.url, { method: 'POST', body: audioForm('asr', spoken) });
+    const compressed = await fetch(`${server.url}/v1/audio/transcriptions`, {
+      method: 'POST',
+      headers: { 'content-type': asSent.headers.get('content-type')!, 'content-encoding': 'gzip' },
+      body: gzipSync(Buffer.from(await asSent.arrayBuffer())),
+      signal: AbortSignal.timeout(30_000),
+    });
+    expect(compressed.status).toBe(415);
+    expect(((await compressed.json()) as { error: { code: string } }).error.code).toBe('compressed_form');
+    // And the model still serves a good upload.
+    expect((await post('/v1/audio/transcriptions', audioForm('asr', spoken))).status).toBe(200);
   });
 
   it('says in /v1/engines which engines run here and why the others cannot', async () => {

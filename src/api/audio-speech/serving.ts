@@ -40,6 +40,10 @@ export async function serveSpeech(supervisor: Supervisor, request: FastifyReques
   }
   setOverheadHeader(request, reply, performance.now() - dispatchedAt);
   // A client that leaves ends the stream, which aborts the synthesis in the runtime.
+  // That is the eleventh 'close' listener of this response (the lease, the key meter,
+  // request tracking, metrics, the disconnect abort, and fastify's stream pipe each hold
+  // one): a fixed count, not a leak, which Node's default of 10 reported as one.
+  reply.raw.setMaxListeners(Math.max(reply.raw.getMaxListeners(), 20));
   reply.raw.once('close', () => void source.return());
   async function* bytes(): AsyncGenerator<Buffer> {
     if (first.done) return;

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { HangarError } from '../../errors/hangar-error.js';
+import { DECIMAL } from '../multipart/form-number.js';
 import { readForm } from '../multipart/form.js';
 
 /** Xinference's voice-prompt fields: a reference recording, or its latent, to speak like. */
@@ -22,7 +23,8 @@ export async function speechFormAsBody(request: FastifyRequest): Promise<void> {
     }
   }
   const body: Record<string, unknown> = { ...form.fields };
-  if (typeof body.speed === 'string' && body.speed.trim() !== '' && Number.isFinite(Number(body.speed))) body.speed = Number(body.speed);
+  // Decimal only, as every form's numbers (form-number.ts): Number() read `0x2` as 2.
+  if (typeof body.speed === 'string' && DECIMAL.test(body.speed.trim())) body.speed = Number(body.speed);
   if (typeof body.stream === 'string' && /^(true|false)$/i.test(body.stream)) body.stream = body.stream.toLowerCase() === 'true';
   request.body = body;
 }

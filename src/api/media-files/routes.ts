@@ -8,7 +8,9 @@ import type { MediaStore } from './media-store.js';
 /** GET /v1/media/{id}: a generated image or video answered as `url` (ours: Xinference answers a server path). */
 export const mediaFileRoutes: FastifyPluginAsync<{ media: MediaStore }> = async (fastify, { media }) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
-  const params = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]+\.[a-z0-9]+$/, 'is not a generated file id') });
+  // Any id the store does not hold is a 404 (docs/media.md), whatever its shape: a
+  // mistyped link is not a malformed request.
+  const params = z.object({ id: z.string().min(1) });
   app.get('/v1/media/:id', { ...needs('models:read'), schema: { params, tags: ['inference'] } }, async (request, reply) => {
     const file = media.get(request.params.id);
     if (!file) throw new HangarError('media_not_found', [request.params.id]);

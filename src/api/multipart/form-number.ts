@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
-// A decimal number as a person or an SDK writes one in a form field.
-const DECIMAL = /^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/;
+/** A decimal number as a person or an SDK writes one in a form field (not hex, not empty). */
+export const DECIMAL = /^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/;
 
 /**
  * A number from a form field (a multipart body's fields are text). zod's coerce reads

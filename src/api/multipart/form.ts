@@ -29,6 +29,12 @@ export interface Form {
 
 const MAX_FIELD_BYTES = 1024 * 1024;
 const MAX_FIELDS = 64;
+/**
+ * All text fields together: 64 of 1 MiB each was 64 MiB held per request (fields a
+ * route does not read included), about 90 MiB with the file; no route reads more than
+ * one long field (a prompt).
+ */
+const MAX_FIELDS_TOTAL_BYTES = 2 * MAX_FIELD_BYTES;
 
 /**
  * Reads a multipart/form-data body (the OpenAI and Xinference upload routes) with
@@ -41,8 +47,11 @@ export async function readForm(request: FastifyRequest, rules: FormRules): Promi
   }
   const form: Form = { fields: {}, files: new Map() };
   let current = '';
+  let textBytes = 0;
   try {
-    const parts = request.parts({ limits: { fileSize: rules.maxFileBytes, files: rules.fileFields.length, fields: MAX_FIELDS, fieldSize: MAX_FIELD_BYTES } });
+    // One file more than the route reads: that part is seen, and refused by its own name
+    // below (an unknown field, or one sent twice), not as the previous field's.
+    const parts = request.parts({ limits: { fileSize: rules.maxFileBytes, files: rules.fileFields.length + 1, fields: MAX_FIELDS, fieldSize: MAX_FIELD_BYTES } });
     for await (const part of parts) {
       current = part.fieldname;
       if (part.type === 'file') {
@@ -66,6 +75,10 @@ export async function readForm(request: FastifyRequest, rules: FormRules): Promi
       }
       if (part.valueTruncated) throw new HangarError('payload_too_large', [`field ${part.fieldname} is longer than ${MAX_FIELD_BYTES} bytes`], { param: part.fieldname });
       const value = String(part.value);
+      textBytes += Buffer.byteLength(value);
+      if (textBytes > MAX_FIELDS_TOTAL_BYTES) {
+        throw new HangarError('payload_too_large', [`the form's text fields come to more than ${mebibytes(MAX_FIELDS_TOTAL_BYTES)} (at ${part.fieldname})`], { param: part.fieldname });
+      }
       const previous = form.fields[part.fieldname];
       form.fields[part.fieldname] = previous === undefined ? value : [...(Array.isArray(previous) ? previous : [previous]), value];
     }

@@ -3,8 +3,6 @@ bundled with the soundfile wheel, reads) becomes mono float32 samples at the rat
 the model needs; synthesised samples become the format the client asked for."""
 
 import io
-from math import gcd
-
 import numpy as np
 
 INPUT_FORMATS = ("wav", "flac", "ogg", "mp3")
@@ -14,6 +12,14 @@ _SOUNDFILE_FORMATS = {"wav": ("WAV", "PCM_16"), "flac": ("FLAC", "PCM_16"), "mp3
 # 1 Hz holds 3 hours, and an hour at 16 kHz took 1.3 GB to decode and resample (and
 # 2 M frames at 1 Hz asked numpy for 119 GiB). Checked from the header, before reading.
 MAX_SECONDS = 3600
+# The highest sample rate recorded audio uses (DXD). A header may say any rate up to
+# 2^31 - 1: a 3 kB WAV claiming 4 MHz took 4 GB to resample, and 2^31 - 1 was a 500.
+MAX_RATE = 384_000
+# The resampling ratio is held to a fraction with a denominator at most this: polyphase
+# filters grow with the ratio's terms (about 20 taps per unit), and a prime rate's exact
+# ratio to 16 kHz made one of millions of taps. The rate it gives is within 0.1 % of
+# the exact one, which speech recognition does not hear.
+_MAX_RATIO_TERM = 1000
 
 
 def decode(data, rate: int) -> np.ndarray:
@@ -48,16 +54,22 @@ def _check_length(frames: int, rate: int) -> None:
     seconds = frames / rate
     if seconds > MAX_SECONDS:
         raise ValueError(f"The audio is {seconds:,.0f} s long; at most {MAX_SECONDS} s ({MAX_SECONDS // 60} minutes) is transcribed in one request: send it in parts")
+    if rate > MAX_RATE:
+        raise ValueError(f"The audio file's sample rate ({rate:,} Hz) is above {MAX_RATE:,} Hz, the highest recorded audio uses")
 
 
 def resample(samples: np.ndarray, source_rate: int, rate: int) -> np.ndarray:
     if source_rate == rate:
         return samples.astype(np.float32, copy=False)
+    from fractions import Fraction
+
     from scipy.signal import resample_poly
 
     # Polyphase resampling filters as it goes, so no aliasing from a plain interpolation.
-    divisor = gcd(source_rate, rate)
-    return resample_poly(samples, rate // divisor, source_rate // divisor).astype(np.float32)
+    ratio = Fraction(rate, source_rate)
+    if max(ratio.numerator, ratio.denominator) > _MAX_RATIO_TERM:
+        ratio = ratio.limit_denominator(_MAX_RATIO_TERM)
+    return resample_poly(samples, ratio.numerator, ratio.denominator).astype(np.float32)
 
 
 def to_pcm16(samples: np.ndarray) -> bytes:
