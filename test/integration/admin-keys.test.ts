@@ -343,6 +343,8 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
     expect(await ofSim(`from=${inHour(0)}&to=${inHour(0)}`)).toEqual([]);
     expect(await ofSim(`from=${inHour(1)}&to=${inHour(7_200_000)}`)).toEqual([]);
     expect(await ofSim(`from=${inHour(-1)}&to=${inHour(1)}`)).toHaveLength(1);
+    // A query parameter is named as sent, whatever its parsed shape (it was `group_by.0`).
+    expect((await get('/v1/admin/usage?group_by=foo')).body.error).toMatchObject({ code: 'invalid_field', param: 'group_by' });
 
     const metrics = await get('/metrics');
     expect(metrics.text).toMatch(new RegExp(`hangar_key_requests_total\\{key_id="${created.id}",model="sim",outcome="ok"\\} 3`));
