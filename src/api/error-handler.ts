@@ -53,6 +53,10 @@ export function frameworkErrors(err: FastifyError, request: FastifyRequest, repl
       : new HangarError('internal_error', [String(request.id)], { cause: err });
   reply.header('x-request-id', request.id);
   sendError(reply, request, error);
+  // Answered outside the request lifecycle, so the metrics' onResponse hook never sees
+  // these: counted here, under the route label of every unrouted request.
+  const arrived = (request as { arrivedAt?: number }).arrivedAt;
+  request.server.metrics?.answered(request.method, 'unknown', error.status, '', arrived === undefined ? 0 : (performance.now() - arrived) / 1000, null);
 }
 
 /**

@@ -76,6 +76,10 @@ describe('Prometheus /metrics', () => {
     }
     // A 404 for a model that does not exist is counted without a model label.
     expect((await post('/v1/flexible/infers', { model: 'nope', args: [[1]] }, USER3_KEY)).status).toBe(404);
+    // fastify's own refusals before routing (a path that does not decode) are counted too.
+    const badUrl = { route: 'unknown', status: '400' };
+    const badUrlBefore = sample(before, 'hangar_http_requests_total', badUrl) ?? 0;
+    expect((await request(server.url, 'GET', '/v1/models/x%ED%A0%80y', undefined, as(USER3_KEY))).status).toBe(400);
     const chat = await post('/v1/chat/completions', { model: 'tiny', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 6, temperature: 0 }, USER3_KEY);
     expect(chat.status, chat.text).toBe(200);
     const stream = await post('/v1/chat/completions', { model: 'tiny', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 6, temperature: 0, stream: true }, USER3_KEY);
@@ -86,6 +90,7 @@ describe('Prometheus /metrics', () => {
 
     const after = await scrape();
     expect(sample(after, 'hangar_http_requests_total', { ...route, status: '200' })).toBe(okBefore + 5);
+    expect(sample(after, 'hangar_http_requests_total', badUrl)).toBe(badUrlBefore + 1);
     expect(sample(after, 'hangar_http_requests_total', { route: '/v1/flexible/infers', status: '404', model: '' })).toBeGreaterThanOrEqual(1);
     expect(sample(after, 'hangar_http_request_duration_seconds_count', { route: '/v1/flexible/infers', model: 'scaler' })).toBeGreaterThanOrEqual(5);
     expect(sample(after, 'hangar_http_overhead_seconds_count', { route: '/v1/flexible/infers' })).toBeGreaterThanOrEqual(5);
