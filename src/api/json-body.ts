@@ -26,6 +26,15 @@ export function installJsonBody(app: FastifyInstance): void {
     if (request.headers.origin !== undefined) return done(notJson(request));
     parseJson(request, body, done);
   });
+  // Any other type with no body is no body: aiohttp (Xinference's AsyncClient) sends
+  // `application/octet-stream` and Content-Length 0 on a POST without data, and its
+  // `cancel_launch_model` was a 415. With a body, such a type is still refused, unread.
+  app.addContentTypeParser('*', (request, _payload, done) => {
+    // No Content-Length and no Transfer-Encoding is no body too (RFC 9112, 6.3).
+    const length = request.headers['content-length'];
+    if (length === '0' || (length === undefined && request.headers['transfer-encoding'] === undefined)) return done(null, undefined);
+    done(new HangarError('unsupported_media_type', [String(request.headers['content-type'] ?? 'none')]));
+  });
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (request, body, done) => {
     const login = request.routeOptions.url === '/token';
     if (!login && request.headers.origin !== undefined) return done(notJson(request));

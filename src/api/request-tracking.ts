@@ -30,6 +30,8 @@ declare module 'fastify' {
 }
 
 const FINISHED_KEPT = 1000;
+/** Ids blocked after an abort, at most: the oldest goes first past it. */
+const BLOCKED_KEPT = 10_000;
 
 /**
  * Inference requests in flight by id: the request's own id (`x-request-id`, echoed on
@@ -44,6 +46,23 @@ const FINISHED_KEPT = 1000;
 export class InflightRequests {
   private readonly live = new Map<string, TrackedRequest>();
   private readonly finished = new Set<string>();
+  /** Aborted ids and until when (ms) a new request may not use them: Xinference's `block_duration`. */
+  private readonly blocked = new Map<string, number>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** The first of `ids` an abort has blocked for this owner, and the seconds left; null when none is. */
+  blockedId(owner: string, ids: readonly string[]): { id: string; seconds: number } | null {
+    const now = this.now();
+    for (const id of ids) {
+      const key = keyOf(owner, id);
+      const until = this.blocked.get(key);
+      if (until === undefined) continue;
+      if (until > now) return { id, seconds: Math.ceil((until - now) / 1000) };
+      this.blocked.delete(key);
+    }
+    return null;
+  }
 
   track(ids: readonly string[], entry: TrackedRequest): () => void {
     const keys = ids.map((id) => keyOf(entry.owner, id));
@@ -58,8 +77,20 @@ export class InflightRequests {
     };
   }
 
-  /** `DONE` when the owner's request of that model was in flight and is now aborted; `NOT_FOUND` otherwise (Xinference's answers). */
-  abort(owner: string, model: string, id: string): 'DONE' | 'NOT_FOUND' {
+  /**
+   * `DONE` when the owner's request of that model was in flight and is now aborted;
+   * `NOT_FOUND` otherwise (Xinference's answers). Either way the id is then blocked
+   * for `blockSeconds` (Xinference's `block_duration`, 30 s unless given): a request
+   * sent with it meanwhile is refused, so an abort that overtakes its request, or a
+   * client's retry, does not let it run.
+   */
+  abort(owner: string, model: string, id: string, blockSeconds = 0): 'DONE' | 'NOT_FOUND' {
+    if (blockSeconds > 0) {
+      const key = keyOf(owner, id);
+      this.blocked.delete(key); // re-inserted as the newest
+      this.blocked.set(key, this.now() + blockSeconds * 1000);
+      if (this.blocked.size > BLOCKED_KEPT) this.blocked.delete(this.blocked.keys().next().value!);
+    }
     const entry = this.live.get(keyOf(owner, id));
     if (!entry || entry.model !== model) return 'NOT_FOUND';
     entry.abortedByApi = true;
@@ -96,9 +127,13 @@ export function installRequestTracking(app: FastifyInstance): void {
   app.addHook('preHandler', (request, reply, done) => {
     const body = inferenceBody(request);
     if (!body) return done();
-    const entry: TrackedRequest = { model: body.model, owner: ownerOf(request), controller: new AbortController(), abortedByApi: false, abortedAs: null, progress: 0, maxTokens: wantedTokens(body) };
+    const owner = ownerOf(request);
+    const ids = idsOf(request, body);
+    const blocked = app.inflight.blockedId(owner, ids);
+    if (blocked) return done(new HangarError('request_blocked', [blocked.id, blocked.seconds], { param: 'request_id' }));
+    const entry: TrackedRequest = { model: body.model, owner, controller: new AbortController(), abortedByApi: false, abortedAs: null, progress: 0, maxTokens: wantedTokens(body) };
     request.tracking = entry;
-    const untrack = app.inflight.track(idsOf(request, body), entry);
+    const untrack = app.inflight.track(ids, entry);
     reply.raw.on('close', untrack);
     done();
   });

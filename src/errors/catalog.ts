@@ -124,6 +124,7 @@ export const catalog = {
   last_replica: entry(400, 'invalid_request_error', 'Model %s has one replica left; terminate the model to stop it'),
   replica_limit: entry(400, 'invalid_request_error', 'Model %s already has %s replicas, the most one model may have'),
   request_aborted: entry(499, 'invalid_request_error', 'Request %s was aborted (POST /v1/models/{model_uid}/requests/{request_id}/abort)'),
+  request_blocked: entry(409, 'invalid_request_error', 'The request has been aborted: %s (its id is blocked for %s s more by the abort\'s block_duration); send it with another request_id'),
   client_closed: entry(499, 'invalid_request_error', 'The client closed the connection before the answer to request %s; its call was stopped'),
   request_not_found: entry(400, 'invalid_request_error', 'No request %s is in flight or finished recently'),
   runtime_unavailable: entry(503, 'service_unavailable_error', 'The runtime of model %s is not available: %s'),

@@ -74,7 +74,6 @@ describe('bad requests get a clear error and leave nothing behind', () => {
     { name: 'path parameter past any uid', method: 'DELETE', path: `/v1/models/${'a'.repeat(2100)}`, status: 414, mentions: ['2048'], code: 'path_segment_too_long' },
     { name: 'describe unknown uid', method: 'GET', path: '/v1/models/nope', status: 404, mentions: ['nope'], code: 'model_not_found' },
     { name: 'terminate unknown uid', method: 'DELETE', path: '/v1/models/nope', status: 404, mentions: ['nope'] },
-    { name: 'progress of unknown uid', method: 'GET', path: '/v1/models/nope/progress', status: 404, mentions: ['nope'], param: 'model_uid' },
     { name: 'cancel unknown uid', method: 'POST', path: '/v1/models/nope/cancel', status: 404, mentions: ['nope'] },
     { name: 'replicas of unknown uid', method: 'GET', path: '/v1/models/nope/replicas', status: 404, mentions: ['nope'], param: 'model_uid' },
     { name: 'events of unknown uid', method: 'GET', path: '/v1/models/nope/events', status: 404, mentions: ['nope'], param: 'model_uid' },

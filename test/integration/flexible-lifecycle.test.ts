@@ -68,6 +68,8 @@ describe('flexible models end to end', () => {
     expect(terminated.body).toBeNull();
     expect(isAlive(pid)).toBe(false);
     expect((await api.get('/v1/models')).body.data.find((m: any) => m.id === 'clf')).toBeUndefined();
+    // A uid not launching or running reads progress 0, never an error (Xinference 2.0).
+    expect((await api.get('/v1/models/clf/progress')).body).toEqual({ progress: 0 });
     expect((await api.get('/v1/models/instances?model_uid=clf')).body).toEqual([]);
     expect((await api.get('/v1/models/clf')).status).toBe(404);
   });

@@ -200,6 +200,13 @@ describe('hostile inputs (issue 29, items 7 to 11)', () => {
       expect([refused.status, refused.body.error?.param], refused.text).toEqual([400, route === '/v1/completions' ? 'stop' : 'stop.1']);
       expect(refused.body.error.message).toContain('must not be empty');
     }
+    // chat_template_kwargs as JSON text, as Xinference's client and server take it (it was a 400).
+    const asText = await api.post('/v1/chat/completions', { model: 'llm', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 2, chat_template_kwargs: '{"enable_thinking": false}' });
+    expect(asText.status, asText.text).toBe(200);
+    for (const bad of ['{"x":', '[1, 2]']) {
+      const refused = await api.post('/v1/chat/completions', { model: 'llm', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 2, chat_template_kwargs: bad });
+      expect([refused.status, refused.body.error?.param], bad).toEqual([400, 'chat_template_kwargs']);
+    }
     // Through the generate_config of Xinference's client, which skips the HTTP schema.
     const viaConfig = await api.post('/v1/chat/completions', { model: 'llm', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 2, temperature: 1e-300, top_p: 1e-300 });
     expect(viaConfig.status, viaConfig.text).toBe(200);

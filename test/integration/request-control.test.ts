@@ -76,11 +76,31 @@ describe('request control and service routes (real server)', () => {
     expect(answer.body.error.code).toBe('request_aborted');
     // The model serves the next request as usual.
     expect((await api.post('/v1/chat/completions', { model: 'sim', messages, max_tokens: 3 })).status).toBe(200);
+    // The aborted id stays blocked for the abort's block_duration (Xinference's 30 s):
+    // sent again meanwhile, it is refused, and another id runs.
+    const again = await api.post('/v1/chat/completions', { model: 'sim', messages, max_tokens: 3, request_id: 'my-own-id' });
+    expect([again.status, again.body.error?.code, again.body.error?.param]).toEqual([409, 'request_blocked', 'request_id']);
+    expect(again.body.detail).toContain('The request has been aborted: my-own-id');
+  });
+
+  it('blocks an id for the block_duration asked, also one aborted before its request came', async () => {
+    // An abort that overtakes its request (Xinference's reason for the block): NOT_FOUND, and blocked.
+    expect((await api.post('/v1/models/sim/requests/early/abort', { block_duration: 1 })).body).toEqual({ msg: 'NOT_FOUND' });
+    const early = await api.post('/v1/chat/completions', { model: 'sim', messages, max_tokens: 3, generate_config: { request_id: 'early' } });
+    expect(early.body.error?.code).toBe('request_blocked');
+    await new Promise((r) => setTimeout(r, 1100));
+    expect((await api.post('/v1/chat/completions', { model: 'sim', messages, max_tokens: 3, request_id: 'early' })).status).toBe(200);
+    // block_duration 0: no block.
+    expect((await api.post('/v1/models/sim/requests/unblocked/abort', { block_duration: 0 })).body).toEqual({ msg: 'NOT_FOUND' });
+    expect((await api.post('/v1/chat/completions', { model: 'sim', messages, max_tokens: 3, request_id: 'unblocked' })).status).toBe(200);
+    const negative = await api.post('/v1/models/sim/requests/x/abort', { block_duration: -1 });
+    expect([negative.status, negative.body.error?.param]).toEqual([400, 'block_duration']);
   });
 
   it('answers unknown ids and models as Xinference does', async () => {
     expect((await api.post('/v1/models/sim/requests/nobody/abort', {})).body).toEqual({ msg: 'NOT_FOUND' });
-    expect((await api.post('/v1/models/no-such-model/requests/x/abort', {})).status).toBe(404);
+    // A model that is not running: Xinference's NO_OP, not an error its client raises on.
+    expect((await api.post('/v1/models/no-such-model/requests/x/abort', {})).body).toEqual({ msg: 'NO_OP' });
     const progress = await api.get('/v1/requests/nobody/progress');
     expect(progress.status).toBe(400);
     expect(progress.body.error.code).toBe('request_not_found');
@@ -89,7 +109,7 @@ describe('request control and service routes (real server)', () => {
   it('answers the address, supervisor and virtualenv routes', async () => {
     const address = await api.get('/v1/address');
     expect(address.body).toBe(new URL(server.url).host);
-    expect((await api.get('/v1/supervisor')).body).toMatchObject({ address: new URL(server.url).host, mode: 'local', models: 1 });
+    expect((await api.get('/v1/supervisor')).body).toMatchObject({ supervisor_ip: new URL(server.url).host, address: new URL(server.url).host, mode: 'local', models: 1 });
     expect((await api.get('/v1/virtualenvs')).body).toEqual({ list: [] });
     const noName = await request(server.url, 'DELETE', '/v1/virtualenvs');
     expect(noName.status).toBe(400);

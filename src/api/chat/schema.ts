@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { chatTemplateKwargs } from '../llm/chat-template-kwargs.js';
 import { samplingShape, streamOptionsNeedStream } from '../llm/generate-config.js';
 
 /**
@@ -55,7 +56,7 @@ export const chatBody = z.looseObject({
   max_completion_tokens: z.int().min(1).nullish(),
   tools: z.array(z.looseObject({ type: z.literal('function'), function: functionDefinition })).nullish(),
   tool_choice: z.union([z.enum(['none', 'auto', 'required']), z.looseObject({ type: z.literal('function') })]).nullish(),
-  chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
+  chat_template_kwargs: chatTemplateKwargs,
   enable_thinking: z.boolean().nullish(),
   logprobs: z.boolean().nullish(),
   // OpenAI's structured output; vLLM's structured outputs do it (parameter-support.ts).

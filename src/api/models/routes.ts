@@ -109,7 +109,10 @@ export const modelRoutes: FastifyPluginAsync<{ supervisor: Supervisor; registry:
   // models:read routes about one model: a key limited to other models (model_permissions) is refused, as for inference.
   app.get('/v1/models/:model_uid/progress', { ...needs('models:read'), schema: { params: uidParams, tags: ['models'] } }, async (request) => {
     requireKeyModel(request, request.params.model_uid);
-    return { progress: supervisor.require(request.params.model_uid).progress };
+    // A uid that is not launching or running: 0, never an error (Xinference 2.0; its
+    // client's get_launch_model_progress raised on the 404 this was until 2026-11-29).
+    const uid = request.params.model_uid;
+    return { progress: supervisor.has(uid) ? supervisor.require(uid).progress : 0 };
   });
 
   app.post('/v1/models/:model_uid/cancel', { ...needs('models:stop'), schema: { params: uidParams, tags: ['models'] } }, async (request) => {

@@ -8,6 +8,9 @@ import { ownerOf } from '../auth/request-owner.js';
 import { needs } from '../auth/route-permission.js';
 
 const abortParams = z.object({ model_uid: z.string().min(1), request_id: z.string().min(1).max(256) });
+// Xinference's: how long the id stays blocked after the abort (XINFERENCE_DEFAULT_CANCEL_BLOCK_DURATION, 30 s).
+const abortBody = z.object({ block_duration: z.number().min(0).max(86_400).nullish() }).nullish();
+const DEFAULT_BLOCK_SECONDS = 30;
 const progressParams = z.object({ request_id: z.string().min(1).max(256) });
 
 /**
@@ -20,11 +23,13 @@ export const requestRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = asy
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const tags = ['inference'];
 
-  app.post('/v1/models/:model_uid/requests/:request_id/abort', { ...needs('models:read'), schema: { params: abortParams, tags } }, async (request) => {
+  app.post('/v1/models/:model_uid/requests/:request_id/abort', { ...needs('models:read'), schema: { params: abortParams, body: abortBody, tags } }, async (request) => {
     const { model_uid: uid, request_id: id } = request.params;
-    supervisor.require(uid); // an unknown model is 404, as everywhere
     requireKeyModel(request, uid);
-    const msg = request.server.inflight.abort(ownerOf(request), uid, id);
+    // A model that is not running: Xinference's NO_OP (its client raises on an error;
+    // until 2026-11-29 this was a 404).
+    if (!supervisor.has(uid)) return { msg: 'NO_OP' };
+    const msg = request.server.inflight.abort(ownerOf(request), uid, id, request.body?.block_duration ?? DEFAULT_BLOCK_SECONDS);
     if (msg === 'DONE') request.log.info({ model_uid: uid, aborted_request: id }, 'request aborted through the API');
     return { msg };
   });

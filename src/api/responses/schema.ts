@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { chatTemplateKwargs } from '../llm/chat-template-kwargs.js';
 
 const text = z.string();
 
@@ -93,7 +94,7 @@ export const responsesBody = z.looseObject({
   reasoning: z.looseObject({ effort: z.string().nullish(), summary: z.string().nullish() }).nullish(),
   // Ours, as on chat: the LoRA adapter that answers, and extra chat template variables.
   lora_name: z.string().nullish(),
-  chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
+  chat_template_kwargs: chatTemplateKwargs,
   seed: z.int().nullish(),
 });
 export type ResponsesBody = z.infer<typeof responsesBody>;

@@ -38,6 +38,8 @@ export const clusterRoutes: FastifyPluginAsync<ClusterRouteOptions> = async (fas
   app.get('/v1/address', { ...needs('admin'), schema: { tags } }, async (_request, reply) => reply.type('application/json; charset=utf-8').send(JSON.stringify(address())));
 
   app.get('/v1/supervisor', { ...needs('admin'), schema: { tags } }, async () => ({
+    // Xinference's one field, which its client's get_supervisor_info() reads.
+    supervisor_ip: address(),
     address: address(),
     version: options.version,
     uptime: Math.floor((Date.now() - options.startedAt) / 1000),

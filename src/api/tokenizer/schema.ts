@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { chatTemplateKwargs } from '../llm/chat-template-kwargs.js';
 
 const model = z.string().min(1).optional();
 
@@ -21,7 +22,7 @@ export const tokenizeBody = z.union([
     add_special_tokens: z.boolean().optional(),
     return_token_strs: z.boolean().nullish(),
     tools: z.array(z.unknown()).nullish(),
-    chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
+    chat_template_kwargs: chatTemplateKwargs,
   }),
 ]);
 export type TokenizeBody = z.infer<typeof tokenizeBody>;
