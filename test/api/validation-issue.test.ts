@@ -44,7 +44,8 @@ describe('a refusal names the field a client can fix, through unions', () => {
     // vLLM's /tokenize takes a prompt or messages: bad messages are about messages.
     expect(refusal(tokenizeBody, { messages: 'hi' })).toEqual(['messages', 'Invalid input: expected array, received string']);
     expect(refusal(tokenizeBody, { messages: [], tools: 'bad' })).toEqual(['tools', 'Invalid input: expected array, received string']);
-    expect(refusal(tokenizeBody, { messages: [], chat_template_kwargs: 'x' })).toEqual(['chat_template_kwargs', 'Invalid input: expected record, received string']);
+    // Text is read as JSON (Xinference's form); text that is not an object is refused as one.
+    expect(refusal(tokenizeBody, { messages: [], chat_template_kwargs: 'x' })).toEqual(['chat_template_kwargs', 'expected an object of template variables, or its JSON text']);
     expect(refusal(tokenizeBody, { prompt: 5 })).toEqual(['prompt', 'Invalid input: expected string, received number']);
     expect(refusal(tokenizeBody, {})[0]).toBe('prompt'); // neither: the first shape's field
   });
