@@ -185,3 +185,47 @@ def test_tesseract_reads_rendered_text_with_boxes():
     broken = TesseractEngine()
     with pytest.raises(InvalidModel, match="not installed"):
         broken.load({"model_config": {"lang": "klingon"}}, no_progress)
+
+
+@needs_tesseract
+def test_tesseract_reads_a_pdf_page_by_page():
+    """A PDF upload (Xinference's OCR route reads them): each page rasterized and read,
+    the texts joined, each page's answer under `pages`; `pages` picks some, and bad
+    selections, resolutions and documents are the caller's fault."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    from hangar_runtime.engines.tesseract.engine import TesseractEngine
+
+    engine = TesseractEngine()
+    engine.load({"model_config": {"lang": "eng"}}, no_progress)
+    sheets = []
+    for words in ("Quiet engines 7", "Second page 42"):
+        sheet = Image.new("RGB", (600, 110), "white")
+        ImageDraw.Draw(sheet).text((30, 30), words, fill="black", font=ImageFont.load_default(size=40))
+        sheets.append(sheet)
+    buffer = io.BytesIO()
+    # 72 dpi in the PDF: each page is 600x110 points, rendered at `dpi` / 72 of that.
+    sheets[0].save(buffer, format="PDF", save_all=True, append_images=sheets[1:], resolution=72.0)
+    pdf = buffer.getvalue()
+    assert pdf.startswith(b"%PDF")
+    result = engine.ocr(pdf, dpi=72)
+    assert result["text"] == "Quiet engines 7\n\nSecond page 42"
+    assert [p["page"] for p in result["pages"]] == [1, 2]
+    assert [w["text"] for w in result["pages"][1]["result"]["words"]] == ["Second", "page", "42"]
+    assert result["lang"] == "eng"
+    assert engine.ocr(pdf, pages=[2], dpi=72)["text"] == "Second page 42"
+    assert engine.ocr(pdf, pages=1, dpi=72)["text"] == "Quiet engines 7"
+    for pages, says in ((3, "out of range"), ([], "non-empty list"), (["1"], "non-empty list"), (True, "non-empty list")):
+        with pytest.raises(ValueError, match=says) as refused:
+            engine.ocr(pdf, pages=pages)
+        assert refused.value.param == "pages"
+    with pytest.raises(ValueError, match="dpi must be a positive number"):
+        engine.ocr(pdf, dpi=0)
+    # A page that would rasterize past the pixel limit is refused before it is drawn.
+    # 14,400 points square is a legal page: 1.6 G pixels at the default 200 dpi.
+    buffer = io.BytesIO()
+    Image.new("1", (14400, 14400), 1).save(buffer, format="PDF", resolution=72.0)
+    with pytest.raises(ValueError, match="at most 40000000 pixels: ask for a lower `dpi`"):
+        engine.ocr(buffer.getvalue())
+    with pytest.raises(ValueError, match="could not be read"):
+        engine.ocr(b"%PDF-1.7 not really a pdf")

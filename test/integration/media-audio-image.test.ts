@@ -169,6 +169,16 @@ describe('audio and image models', () => {
     expect(res.body.words.map((w: { text: string }) => w.text)).toEqual(['Hangar', 'reads', '42', 'words']);
     for (const w of res.body.words) expect(w.box.width).toBeGreaterThan(0);
     expect(res.body.lang).toBe('eng');
+    // A PDF is read page by page (Xinference's OCR route reads PDFs; it was a 400 here).
+    const pdf = path.join(work, 'text.pdf');
+    renderTextImage('Hangar reads 42 words', pdf);
+    const fromPdf = await post('/v1/images/ocr', imageForm('ocr', await readFile(pdf)));
+    expect(fromPdf.status, fromPdf.text).toBe(200);
+    expect(fromPdf.body.text).toBe('Hangar reads 42 words');
+    expect(fromPdf.body.pages.map((p: { page: number }) => p.page)).toEqual([1]);
+    const pastTheEnd = imageForm('ocr', await readFile(pdf));
+    pastTheEnd.append('kwargs', JSON.stringify({ pages: [2] }));
+    expect((await post('/v1/images/ocr', pastTheEnd)).body.error).toMatchObject({ code: 'inference_invalid_input', param: 'pages' });
   });
 
   it('speaks with the tiny VITS model through the Transformers text-to-audio pipeline', async () => {

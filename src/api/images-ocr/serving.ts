@@ -5,7 +5,7 @@ import type { Supervisor } from '../../supervisor/supervisor.js';
 import { abortOnDisconnect } from '../client-disconnect.js';
 import { engineKwargs } from '../media/engine-kwargs.js';
 import { parseFields, readForm, requireFile } from '../multipart/form.js';
-import { checkImage } from '../multipart/upload-format.js';
+import { checkOcrUpload } from '../multipart/upload-format.js';
 import { setOverheadHeader } from '../overhead.js';
 import { ocrFields } from './schema.js';
 import { admitKeyedCall } from '../auth/key-admission.js';
@@ -20,7 +20,8 @@ export async function serveOcr(supervisor: Supervisor, request: FastifyRequest, 
   admitKeyedCall(request, reply, fields.model, null);
   await leaseModel(request, reply, fields.model);
   const image = requireFile(form, 'image', ROUTE);
-  checkImage(image.data, 'image');
+  // A PDF is read page by page in the runtime (kwargs `pages`, `dpi`: docs/media.md).
+  checkOcrUpload(image.data, 'image');
   const instance = supervisor.require(fields.model);
   if (instance.resolved.modelType === 'image' && !instance.abilities.includes('ocr')) {
     throw new HangarError('ability_missing', [fields.model, 'ocr', instance.abilities.join(', ')], { param: 'model' });

@@ -22,6 +22,9 @@ const IMAGE_SIGNATURES: ReadonlyArray<[string, (b: Buffer) => boolean]> = [
   ['webp', (b) => b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP'],
 ];
 
+// OCR reads PDFs too, page by page (Xinference's OCR route does; docs/media.md).
+const OCR_SIGNATURES: ReadonlyArray<[string, (b: Buffer) => boolean]> = [...IMAGE_SIGNATURES, ['pdf', (b) => b.subarray(0, 4).toString('latin1') === '%PDF']];
+
 export const AUDIO_FORMATS = AUDIO_SIGNATURES.map(([name]) => name);
 export const IMAGE_FORMATS = IMAGE_SIGNATURES.map(([name]) => name);
 
@@ -31,6 +34,11 @@ export function checkAudio(data: Buffer, field: string): string {
 
 export function checkImage(data: Buffer, field: string): string {
   return check(data, field, 'an image', IMAGE_SIGNATURES);
+}
+
+/** An image, or a PDF: what OCR reads. */
+export function checkOcrUpload(data: Buffer, field: string): string {
+  return check(data, field, 'an image or a PDF', OCR_SIGNATURES);
 }
 
 function check(data: Buffer, field: string, kind: string, signatures: ReadonlyArray<[string, (b: Buffer) => boolean]>): string {

@@ -11,9 +11,12 @@ MAX_IMAGE_PIXELS = 40_000_000
 
 
 def decode(data):
-    """A loaded PIL image in RGB. Raises ValueError naming the formats it reads."""
+    """A loaded PIL image in RGB (bytes are decoded; an image, e.g. a PDF's rendered
+    page, is taken as it is). Raises ValueError naming the formats it reads."""
     from PIL import Image, UnidentifiedImageError
 
+    if isinstance(data, Image.Image):
+        return data.convert("RGB")
     if not isinstance(data, (bytes, bytearray)) or len(data) == 0:
         raise ValueError(f"The image file is empty; expected one of: {', '.join(INPUT_FORMATS)}")
     try:

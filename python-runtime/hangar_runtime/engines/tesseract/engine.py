@@ -11,6 +11,7 @@ import tempfile
 from ...errors import InvalidModel, field_error
 from ..base import Engine, Progress
 from ..media_io.image_codec import decode, to_png
+from ..media_io.pdf_pages import is_pdf, ocr_pdf
 
 PROGRAM = "tesseract"
 # TSV level 5 rows are words; the others are page, block, paragraph and line.
@@ -46,8 +47,13 @@ class TesseractEngine(Engine):
     def methods(self) -> dict:
         return {"ocr": self.ocr}
 
-    def ocr(self, image, lang=None, **_ignored) -> dict:
+    def ocr(self, image, lang=None, pages=None, dpi=None, **_ignored) -> dict:
         lang = self._default_lang if lang in (None, "") else self._check_lang(lang)
+        if is_pdf(image):
+            return ocr_pdf(image, lambda page: self._read(page, lang), pages=pages, dpi=dpi)
+        return self._read(image, lang)
+
+    def _read(self, image, lang: str) -> dict:
         png = to_png(decode(image))
         with tempfile.TemporaryDirectory(prefix="hangar-ocr-") as folder:
             source = os.path.join(folder, "image.png")

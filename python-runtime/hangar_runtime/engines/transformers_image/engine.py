@@ -7,6 +7,7 @@ from ..base import Engine, Progress
 from ..hub_download import DOWNLOAD_SHARE, model_folder
 from ..lean_imports import import_transformers_without_sklearn
 from ..media_io.image_codec import decode
+from ..media_io.pdf_pages import is_pdf, ocr_pdf
 
 DEFAULT_MAX_TOKENS = 512
 
@@ -47,9 +48,14 @@ class TransformersImageEngine(Engine):
     def methods(self) -> dict:
         return {"ocr": self.ocr}
 
-    def ocr(self, image, prompt=None, max_tokens=DEFAULT_MAX_TOKENS, **_ignored) -> dict:
+    def ocr(self, image, prompt=None, max_tokens=DEFAULT_MAX_TOKENS, pages=None, dpi=None, **_ignored) -> dict:
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 1 <= max_tokens <= 8192:
             raise ValueError(f"max_tokens must be an integer from 1 to 8192, got {max_tokens!r}")
+        if is_pdf(image):
+            return ocr_pdf(image, lambda page: self._read(page, prompt, max_tokens), pages=pages, dpi=dpi)
+        return self._read(image, prompt, max_tokens)
+
+    def _read(self, image, prompt, max_tokens: int) -> dict:
         import torch
 
         picture = decode(image)
