@@ -54,7 +54,7 @@ describe.skipIf(!image)('the CPU image: defaults', () => {
   it('has the offline engines\' Python modules (espeak-ng and tesseract are served through them)', async () => {
     // Before, the image had espeak-ng and tesseract but not soundfile, pocketsphinx or
     // Pillow: launching espeak-ng or tesseract-ocr was 400 engine_unavailable.
-    await exec(['/app/python-runtime/.venv/bin/python', '-c', 'import soundfile, pocketsphinx, PIL']);
+    await exec(['/app/python-runtime/.venv/bin/python', '-c', 'import soundfile, pocketsphinx, PIL, pypdfium2']);
   });
 
   it('refuses --port and --host as arguments: the health check reads HANGAR_PORT', () => {
