@@ -57,7 +57,9 @@ def _nodes_seen_from_the_cluster() -> list[dict]:
 
 def strategy_for(ask: Ask, live: list[dict]):
     """The scheduling strategy, or NoFit when no live node can hold the replica now."""
-    candidates = [n for n in live if not ask.worker_ip or n["address"] == ask.worker_ip]
+    # An address, or `<address>#<node id prefix>` (how /v1/workers names nodes sharing one).
+    address, _, prefix = (ask.worker_ip or "").partition("#")
+    candidates = [n for n in live if not ask.worker_ip or (n["address"] == address and n["node_id"].startswith(prefix))]
     if ask.worker_ip and not candidates:
         known = ", ".join(sorted({n["address"] for n in live})) or "none"
         raise NoFit(f"asked for {ask.describe()}, but no live Ray node has that address (nodes: {known})")

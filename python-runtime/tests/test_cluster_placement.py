@@ -52,3 +52,13 @@ def test_an_unknown_worker_ip_names_the_nodes_there_are():
 
 def test_fractional_asks_print_as_numbers():
     assert placement.Ask(0.5, 0, None).describe() == "0.5 CPU and 0 GPU"
+
+
+def test_a_node_sharing_its_address_is_pinned_by_the_name_workers_gives_it():
+    # /v1/workers names nodes that share an address `<address>#<node id prefix>`: that
+    # name pins to the node (before, only the address was matched, and it picked the first).
+    shared = [node("c" * 56, "127.0.0.1", 2, 0), node("d" * 56, "127.0.0.1", 2, 0)]
+    strategy = placement.strategy_for(placement.Ask(1, 0, "127.0.0.1#dddddddd"), shared)
+    assert isinstance(strategy, NodeAffinitySchedulingStrategy) and strategy.node_id == "d" * 56
+    with pytest.raises(placement.NoFit, match="no live Ray node has that address"):
+        placement.strategy_for(placement.Ask(1, 0, "127.0.0.1#eeee"), shared)

@@ -128,6 +128,8 @@ export const catalog = {
   client_closed: entry(499, 'invalid_request_error', 'The client closed the connection before the answer to request %s; its call was stopped'),
   request_not_found: entry(400, 'invalid_request_error', 'No request %s is in flight or finished recently'),
   runtime_unavailable: entry(503, 'service_unavailable_error', 'The runtime of model %s is not available: %s'),
+  cluster_unavailable: entry(503, 'service_unavailable_error', 'The cluster is not available: %s'),
+  invalid_worker_ip: entry(400, 'invalid_request_error', 'Worker ip address %s is not in the cluster; its nodes: %s'),
 
   catalog_update_unavailable: entry(503, 'service_unavailable_error', 'The %s catalog cannot be updated: %s'),
 

@@ -59,6 +59,8 @@ interface Pending {
 
 // Joining a cluster imports Ray and connects to its GCS: a few seconds, more on a busy head.
 const AGENT_READY_TIMEOUT_MS = 60_000;
+/** How long a node listing may take: Ray answers it in milliseconds when it is well. */
+const NODES_TIMEOUT_MS = 5_000;
 
 /**
  * The control plane's end of the cluster agent (`python -m hangar_cluster`), a Ray
@@ -164,14 +166,30 @@ export class ClusterAgent {
    * 503 (the cluster is unavailable, as GET /status says), not a model that failed.
    */
   private goneError(): HangarError {
-    return new HangarError('runtime_unavailable', ['cluster', this.goneReason ?? 'the cluster agent ended']);
+    return new HangarError('cluster_unavailable', [this.goneReason ?? 'the cluster agent ended']);
   }
 
-  private request<T>(op: string, body: Record<string, unknown>): Promise<T> {
+  /**
+   * One request to the agent. `timeoutMs`: for questions that must not hang their
+   * caller (the node listing behind the public GET /status): a Ray whose GCS stops
+   * answering held them with no end (the agent's own call into Ray never returns).
+   */
+  private request<T>(op: string, body: Record<string, unknown>, timeoutMs: number | null = null): Promise<T> {
     if (this.goneReason) return Promise.reject(this.goneError());
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      let timer: NodeJS.Timeout | null = null;
+      const settle = () => {
+        if (timer) clearTimeout(timer);
+      };
+      this.pending.set(id, { resolve: (v: unknown) => (settle(), (resolve as (v: unknown) => void)(v)), reject: (e) => (settle(), reject(e)) });
+      if (timeoutMs !== null) {
+        timer = setTimeout(() => {
+          // A late answer finds no one waiting and is dropped (onMessage).
+          if (this.pending.delete(id)) reject(new HangarError('cluster_unavailable', [`Ray did not answer within ${timeoutMs / 1000} s (its GCS may be down or stopped)`]));
+        }, timeoutMs);
+        timer.unref();
+      }
       this.child.stdin!.write(`${JSON.stringify({ id, op, ...body })}\n`);
     });
   }
@@ -187,7 +205,7 @@ export class ClusterAgent {
   }
 
   nodes(): Promise<ClusterNode[]> {
-    return this.request<{ nodes: ClusterNode[] }>('info', {}).then((r) => r.nodes);
+    return this.request<{ nodes: ClusterNode[] }>('info', {}, NODES_TIMEOUT_MS).then((r) => r.nodes);
   }
 
   /** An actor or its runtime ended without being stopped (node lost, process crashed). */

@@ -22,7 +22,13 @@ export function clusterWorkers(nodes: ClusterNode[], instances: ModelInstance[])
   return nodes.map((node) => {
     const replicas = new Map<string, ModelInstance>();
     for (const instance of instances) {
-      for (const replica of instance.replicas) if (replica.runtime?.node?.id === node.node_id) replicas.set(replica.uid, instance);
+      // A failed launch's replicas, and replicas down, keep their last runtime record:
+      // listing them showed actors Ray no longer had.
+      if (instance.launchFailedAt !== null) continue;
+      for (const replica of instance.replicas) {
+        if (replica.status === 'ERROR' || replica.status === 'TERMINATED') continue;
+        if (replica.runtime?.node?.id === node.node_id) replicas.set(replica.uid, instance);
+      }
     }
     const shared = (perAddress.get(node.address) ?? 0) > 1;
     return { name: shared ? `${node.address}#${node.node_id.slice(0, 8)}` : node.address, node, replicas };
@@ -35,6 +41,19 @@ export async function liveNodes(cluster: ClusterView): Promise<ClusterNode[]> {
     return await cluster.nodes();
   } catch (err) {
     if (err instanceof HangarError) throw err;
-    throw new HangarError('runtime_unavailable', ['cluster', err instanceof Error ? err.message : String(err)], { cause: err });
+    throw new HangarError('cluster_unavailable', [err instanceof Error ? err.message : String(err)], { cause: err });
   }
+}
+
+/**
+ * A launch's `worker_ip` on a cluster: a live node's address, or the `<address>#<node id
+ * prefix>` name /v1/workers gives nodes that share one; anything else is a 400 naming the
+ * nodes, as Xinference answers ("... is not in the cluster"), not a 503 that invites a retry.
+ */
+export async function requireWorker(cluster: ClusterView, workerIp: string): Promise<void> {
+  const nodes = await liveNodes(cluster);
+  const [address, prefix = ''] = workerIp.split('#', 2);
+  if (nodes.some((n) => n.address === address && n.node_id.startsWith(prefix))) return;
+  const names = clusterWorkers(nodes, []).map((w) => w.name);
+  throw new HangarError('invalid_worker_ip', [workerIp, names.join(', ') || 'none'], { param: 'worker_ip' });
 }

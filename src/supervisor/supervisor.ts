@@ -16,7 +16,7 @@ import type { StoredInstance } from './instance-store.js';
 import { startInstance } from './instance-startup.js';
 import { planLaunch } from './launch-plan.js';
 import type { InstanceStore } from './instance-store.js';
-import { clusterWorkers, liveNodes, type ClusterView, type ClusterWorker } from './cluster-workers.js';
+import { clusterWorkers, liveNodes, requireWorker, type ClusterView, type ClusterWorker } from './cluster-workers.js';
 import { CallStream, callReplica, checkCallable, type CallResult, type CallTarget } from './replica-calls.js';
 import { LifecycleEvents, type ReplicaSnapshot } from './lifecycle-events.js';
 import type { UnrestoredInstance } from './unrestored-instances.js';
@@ -231,6 +231,7 @@ export class Supervisor {
   async launch(asked: LaunchRequest, waitReady: boolean, authorize?: (risks: string[]) => void, how: LaunchHow = {}): Promise<string> {
     if (this.shuttingDown) throw new HangarError('runtime_unavailable', [asked.model_name, 'the server is shutting down']);
     const { request, resolved, gpus: gpuPlan } = planLaunch(asked, { ...this.options, resolve: (query) => this.options.resolver.resolve(query) }, authorize);
+    if (this.options.cluster && request.worker_ip) await requireWorker(this.options.cluster, request.worker_ip);
 
     const uid = request.model_uid ?? this.defaultUid(request.model_name);
     const key = launchKey(request);

@@ -138,9 +138,9 @@ describe.skipIf(!rayInstalled())('cluster mode on Ray', () => {
     // n_gpu above the cluster's GPUs is refused before placement, as in local mode.
     expect(res.status).toBe(400);
     const pinned = await api.post('/v1/models', { model_name: 'where', model_type: 'flexible', model_uid: `${uid}-pin`, replica: 1, worker_ip: '127.0.0.9' });
-    expect(pinned.status, pinned.text).toBe(503);
-    expect(pinned.body.error.code).toBe('no_gpu_slot');
-    expect(pinned.body.error.message).toMatch(/asked for 1 CPU and 0 GPU on the node with address 127\.0\.0\.9.*nodes: 127\.0\.0\.1/);
+    // A worker_ip no node has is the caller's mistake (Xinference's 400), not a 503 to retry.
+    expect([pinned.status, pinned.body.error?.code, pinned.body.error?.param], pinned.text).toEqual([400, 'invalid_worker_ip', 'worker_ip']);
+    expect(pinned.body.error.message).toMatch(/127\.0\.0\.9 is not in the cluster; its nodes: 127\.0\.0\.1/);
     // The head has one CPU left: one more replica fits, the next not.
     const one = await api.post('/v1/models', { model_name: 'where', model_type: 'flexible', model_uid: `${uid}-one`, replica: 1 });
     expect(one.status, one.text).toBe(200);
