@@ -20,6 +20,9 @@ log = logging.getLogger("hangar_cluster")
 _ACTOR_CONCURRENCY = 4
 _MONITOR_POLL_S = 0.5
 _FIT_SETTLE_S = 3.0
+# How long a placed replica's resources stay held after Ray placed it: its free counts
+# catch up within about a second.
+_HOLD_AFTER_S = 2.0
 
 
 @dataclass
@@ -37,6 +40,8 @@ class Agent:
         self._placement_timeout_s = placement_timeout_s
         self._placed: dict[str, Placed] = {}
         self._lock = threading.Lock()
+        # Resources promised to replicas being placed: [cpus, gpus, held until (None: still placing)].
+        self._holds: list[list] = []
         self._remote_actor = ray.remote(RuntimeActor)
 
     # ---- stdout, one JSON object per line ----
@@ -86,7 +91,15 @@ class Agent:
         replica = str(request["replica"])
         ask = placement.Ask(float(request.get("num_cpus", 1)), float(request.get("num_gpus", 0)),
                             request.get("worker_ip") or None)
-        strategy = self._strategy(ask)
+        strategy, hold = self._strategy(ask)
+        try:
+            return self._place(replica, request, ask, strategy)
+        finally:
+            # Ray's free counts trail a placement by a second or so: the hold lasts that long.
+            with self._lock:
+                hold[2] = time.monotonic() + _HOLD_AFTER_S
+
+    def _place(self, replica: str, request: dict, ask: placement.Ask, strategy) -> dict:
         actor = self._remote_actor.options(
             num_cpus=ask.num_cpus, num_gpus=ask.num_gpus, scheduling_strategy=strategy,
             max_concurrency=_ACTOR_CONCURRENCY, max_restarts=0,
@@ -112,12 +125,23 @@ class Agent:
         return info
 
     def _strategy(self, ask: placement.Ask):
+        """The strategy, and a hold on the ask's resources ([cpus, gpus, until]) that
+        later checks count as taken while this replica is placed."""
         # Ray's view of free resources trails by up to a second or so (a replica just
         # stopped still looks busy): only a shortage that lasts is a NoFit.
         deadline = time.monotonic() + _FIT_SETTLE_S
         while True:
             try:
-                return placement.strategy_for(ask, placement.nodes())
+                live = placement.nodes()
+                # Checked and held at once: two replicas cannot both take the last CPU.
+                with self._lock:
+                    now = time.monotonic()
+                    self._holds = [h for h in self._holds if h[2] is None or h[2] > now]
+                    held = (sum(h[0] for h in self._holds), sum(h[1] for h in self._holds))
+                    strategy = placement.strategy_for(ask, live, held)
+                    hold = [ask.num_cpus, ask.num_gpus, None]
+                    self._holds.append(hold)
+                return strategy, hold
             except placement.NoFit:
                 if time.monotonic() >= deadline:
                     raise

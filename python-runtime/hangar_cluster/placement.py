@@ -55,8 +55,12 @@ def _nodes_seen_from_the_cluster() -> list[dict]:
     return out
 
 
-def strategy_for(ask: Ask, live: list[dict]):
-    """The scheduling strategy, or NoFit when no live node can hold the replica now."""
+def strategy_for(ask: Ask, live: list[dict], held: tuple[float, float] = (0.0, 0.0)):
+    """The scheduling strategy, or NoFit when no live node can hold the replica now.
+    `held`: CPUs and GPUs promised to replicas being placed, which Ray's free counts do
+    not show yet: without them, the replicas of one launch were each checked against
+    the same free CPUs, all passed, and the ones left over waited out the placement
+    timeout instead of a quick NoFit."""
     # An address, or `<address>#<node id prefix>` (how /v1/workers names nodes sharing one).
     address, _, prefix = (ask.worker_ip or "").partition("#")
     candidates = [n for n in live if not ask.worker_ip or (n["address"] == address and n["node_id"].startswith(prefix))]
@@ -66,6 +70,13 @@ def strategy_for(ask: Ask, live: list[dict]):
     fitting = [n for n in candidates if _fits(ask, n["free"])]
     if not fitting:
         raise NoFit(f"asked for {ask.describe()}; free: " + "; ".join(describe_free(n) for n in candidates))
+    cpus, gpus = held
+    if cpus > 0 or gpus > 0:
+        free_cpu = sum(n["free"].get("CPU", 0) for n in candidates) - cpus
+        free_gpu = sum(n["free"].get("GPU", 0) for n in candidates) - gpus
+        if free_cpu < ask.num_cpus or free_gpu < ask.num_gpus:
+            raise NoFit(f"asked for {ask.describe()}; {_amount(cpus)} CPU and {_amount(gpus)} GPU of what is free "
+                        f"are held for replicas being placed; free: " + "; ".join(describe_free(n) for n in candidates))
     if ask.worker_ip:
         return NodeAffinitySchedulingStrategy(node_id=fitting[0]["node_id"], soft=False)
     # Replicas of one model land on different nodes while there are nodes to spare.

@@ -62,3 +62,13 @@ def test_a_node_sharing_its_address_is_pinned_by_the_name_workers_gives_it():
     assert isinstance(strategy, NodeAffinitySchedulingStrategy) and strategy.node_id == "d" * 56
     with pytest.raises(placement.NoFit, match="no live Ray node has that address"):
         placement.strategy_for(placement.Ask(1, 0, "127.0.0.1#eeee"), shared)
+
+
+def test_resources_held_for_replicas_being_placed_count_as_taken():
+    # 2 free CPUs in all; replicas being placed hold 2: a third is a NoFit at once (before,
+    # each replica of a launch was checked against the same free CPUs, all passed, and the
+    # extra ones waited out the placement timeout).
+    live = [node("a" * 56, "10.0.0.1", 4, 0, free_cpu=1), node("b" * 56, "10.0.0.2", 4, 0, free_cpu=1)]
+    assert placement.strategy_for(placement.Ask(1, 0, None), live, (1, 0)) == "SPREAD"
+    with pytest.raises(placement.NoFit, match="2 CPU and 0 GPU of what is free are held for replicas being placed"):
+        placement.strategy_for(placement.Ask(1, 0, None), live, (2, 0))

@@ -149,6 +149,15 @@ describe.skipIf(!rayInstalled())('cluster mode on Ray', () => {
     expect(full.body.error.message).toMatch(/asked for 1 CPU and 0 GPU;.*free: node 127\.0\.0\.1 \(\w+\) has 0 CPU/);
     // Freed again: the head must have room for the replica of the node we kill next.
     expect((await api.delete(`/v1/models/${uid}-one`)).status).toBe(200);
+    // Two replicas where one CPU is free: the second is refused at once, its CPU held for
+    // the first (before, both passed the same check and the second waited out the 20 s
+    // placement timeout); the first is stopped with the failed launch, and not listed.
+    const started = Date.now();
+    const two = await api.post('/v1/models', { model_name: 'where', model_type: 'flexible', model_uid: `${uid}-two`, replica: 2 });
+    expect(two.status, two.text).toBe(503);
+    expect(two.body.error.message).toMatch(/held for replicas being placed/);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect((await workers()).flatMap((w) => w.replicas as string[]).filter((r) => r.startsWith(`${uid}-two`))).toEqual([]);
   });
 
   it('says clearly when a model_uri is not there on the node', async () => {
