@@ -155,7 +155,8 @@ describe.skipIf(!rayInstalled())('cluster mode on Ray', () => {
     const started = Date.now();
     const two = await api.post('/v1/models', { model_name: 'where', model_type: 'flexible', model_uid: `${uid}-two`, replica: 2 });
     expect(two.status, two.text).toBe(503);
-    expect(two.body.error.message).toMatch(/held for replicas being placed/);
+    // Held for the first, or (once Ray's counts caught up) taken by it.
+    expect(two.body.error.message).toMatch(/asked for 1 CPU and 0 GPU; (1 CPU and 0 GPU of what is free are held|free: node)/);
     expect(Date.now() - started).toBeLessThan(15_000);
     expect((await workers()).flatMap((w) => w.replicas as string[]).filter((r) => r.startsWith(`${uid}-two`))).toEqual([]);
   });
@@ -247,6 +248,23 @@ describe.skipIf(!rayInstalled())('cluster mode on Ray', () => {
       await viaClient.stop();
       await removeHome(viaClient.home);
     }
+  });
+
+  it("answers /status with 503 within seconds while Ray's GCS does not answer, and 200 once it does", async () => {
+    const pid = await ray!.gcsPid();
+    expect(pid).toBeDefined();
+    // A stopped GCS: before, the node listing behind the public /status waited with no end.
+    process.kill(pid!, 'SIGSTOP');
+    try {
+      const started = Date.now();
+      const status = await api.get('/status');
+      expect([status.status, status.body.error?.code], status.text).toEqual([503, 'cluster_unavailable']);
+      expect(status.body.error.message).toMatch(/did not answer within 5 s/);
+      expect(Date.now() - started).toBeLessThan(9_000);
+    } finally {
+      process.kill(pid!, 'SIGCONT');
+    }
+    expect(await waitFor(async () => (await api.get('/status')).status === 200, 30_000)).toBe(true);
   });
 
   it('keeps answering, with the reason, when the cluster agent dies', async () => {

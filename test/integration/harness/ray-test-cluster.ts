@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { repoRoot, venvPython } from './server.js';
+import { processPids } from './processes.js';
 
 /** Whether Ray is installed in the runtime's environment (it is optional: cluster tests skip without it). */
 export function rayInstalled(): boolean {
@@ -75,6 +76,19 @@ export class RayTestCluster {
       });
     }
     return this.lines.shift()!;
+  }
+
+  /** The pid of this cluster's GCS server (in the cluster's own process group), for a test that stops it. */
+  async gcsPid(): Promise<number | undefined> {
+    const { readFile } = await import('node:fs/promises');
+    const group = this.child.pid;
+    const candidates = await processPids(({ cmdline }) => cmdline.includes('gcs_server --'));
+    for (const pid of candidates) {
+      const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+      // After the parenthesised command name: state, parent pid, process group.
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === group) return pid;
+    }
+    return undefined;
   }
 
   /** SIGKILLs the second node's raylet: its workers and runtimes die with it. */
