@@ -21,6 +21,7 @@ import type { RuntimeLauncher } from './runtime/runtime.js';
 import { SavedLaunches } from './supervisor/saved-launches.js';
 import { InstanceStore } from './supervisor/instance-store.js';
 import { Supervisor, type MemoryBudgets } from './supervisor/supervisor.js';
+import { mostGpus } from './supervisor/cluster-workers.js';
 import { version } from './version.js';
 import { isLoopbackHost } from './config/loopback-host.js';
 
@@ -79,7 +80,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     });
   const launcher: RuntimeLauncher = cluster?.launcher ?? local!;
   // On a cluster, a replica's GPUs must fit on one node: the most any node has.
-  const gpuCount = cluster ? Math.max(0, ...(await cluster.nodes()).map((n) => n.total.GPU)) : env.gpuCount;
+  const gpuCount = cluster ? mostGpus(await cluster.nodes()) : env.gpuCount;
   const supervisor = new Supervisor({
     resolver: registry,
     launcher,

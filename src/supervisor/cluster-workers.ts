@@ -50,10 +50,14 @@ export async function liveNodes(cluster: ClusterView): Promise<ClusterNode[]> {
  * prefix>` name /v1/workers gives nodes that share one; anything else is a 400 naming the
  * nodes, as Xinference answers ("... is not in the cluster"), not a 503 that invites a retry.
  */
-export async function requireWorker(cluster: ClusterView, workerIp: string): Promise<void> {
-  const nodes = await liveNodes(cluster);
+export function requireWorker(nodes: ClusterNode[], workerIp: string): void {
   const [address, prefix = ''] = workerIp.split('#', 2);
   if (nodes.some((n) => n.address === address && n.node_id.startsWith(prefix))) return;
   const names = clusterWorkers(nodes, []).map((w) => w.name);
   throw new HangarError('invalid_worker_ip', [workerIp, names.join(', ') || 'none'], { param: 'worker_ip' });
+}
+
+/** The most GPUs one node has: a replica's GPUs must fit on one node. */
+export function mostGpus(nodes: ClusterNode[]): number {
+  return Math.max(0, ...nodes.map((n) => n.total.GPU));
 }

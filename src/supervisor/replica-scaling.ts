@@ -12,7 +12,8 @@ import { startReplica } from './replica-start.js';
 export interface ReplicaScalingParts {
   launcher: RuntimeLauncher;
   cacheDir: string;
-  gpuCount: number;
+  /** GPUs a replica may ask for now (a cluster's grow as GPU nodes join). */
+  gpuCount: () => number;
   recovery: ReplicaRecovery;
   timings: LifecycleTimings;
   logger: Logger;
@@ -42,7 +43,7 @@ export class ReplicaScaling {
     if (instance.replicas.length >= MAX_REPLICAS) throw new HangarError('replica_limit', [instance.uid, instance.replicas.length]);
     const index = Math.max(-1, ...instance.replicas.map((r) => r.index)) + 1;
     // The GPUs one more replica of this launch gets, by the launch's own rules.
-    const [gpus] = allocateGpus({ ...instance.request, replica: 1, ...(instance.request.gpu_idx ? { gpu_idx: instance.request.gpu_idx.slice(0, instance.request.gpu_idx.length / instance.request.replica) } : {}) }, this.parts.gpuCount);
+    const [gpus] = allocateGpus({ ...instance.request, replica: 1, ...(instance.request.gpu_idx ? { gpu_idx: instance.request.gpu_idx.slice(0, instance.request.gpu_idx.length / instance.request.replica) } : {}) }, this.parts.gpuCount());
     // In the list at once (it takes no call until READY), so a concurrent add counts it.
     const replica = new Replica(index, `${instance.uid}-${index}`, gpus ?? []);
     instance.replicas.push(replica);

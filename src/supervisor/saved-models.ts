@@ -21,7 +21,8 @@ export interface SavedModelsParts {
   /** The supervisor's launch: resolves when READY. */
   launch: (request: LaunchRequest, authorize?: (risks: string[]) => void) => Promise<string>;
   resolve: (request: LaunchRequest) => ResolvedModel;
-  gpuCount: number;
+  /** GPUs a replica may ask for now (a cluster's grow as GPU nodes join). */
+  gpuCount: () => number;
   shuttingDown: () => boolean;
   logger: Logger;
   /** How many saved models load at once at start; default: half the cores, at least 2. */
@@ -143,7 +144,7 @@ export class SavedModels {
     if (request.model_uid !== undefined) validateModelUid(request.model_uid);
     // Checked now: the list is launched later with no caller to ask.
     authorize?.(launchCodeRisks(this.parts.resolve(request), request));
-    allocateGpus(request, this.parts.gpuCount);
+    allocateGpus(request, this.parts.gpuCount());
     const uid = request.model_uid ?? request.model_name;
     await this.parts.autostart.put(uid, withAbsoluteModelPath(request));
     return uid;

@@ -16,7 +16,7 @@ import type { StoredInstance } from './instance-store.js';
 import { startInstance } from './instance-startup.js';
 import { planLaunch } from './launch-plan.js';
 import type { InstanceStore } from './instance-store.js';
-import { clusterWorkers, liveNodes, requireWorker, type ClusterView, type ClusterWorker } from './cluster-workers.js';
+import { clusterWorkers, liveNodes, mostGpus, requireWorker, type ClusterView, type ClusterWorker } from './cluster-workers.js';
 import { CallStream, callReplica, checkCallable, type CallResult, type CallTarget } from './replica-calls.js';
 import { LifecycleEvents, type ReplicaSnapshot } from './lifecycle-events.js';
 import type { UnrestoredInstance } from './unrestored-instances.js';
@@ -95,6 +95,9 @@ export class Supervisor {
   private readonly idleUnload: IdleUnload;
   private readonly sleepMode: SleepMode;
 
+  /** GPUs a replica may ask for: this host's, or on a cluster the most any live node has (read at each launch). */
+  private gpuCount: number;
+
   constructor(private readonly options: SupervisorOptions) {
     this.saved = new SavedModels({
       store: options.store,
@@ -103,12 +106,13 @@ export class Supervisor {
       instances: () => this.instances.values(),
       launch: (request, authorize) => this.launch(request, true, authorize),
       resolve: (request) => options.resolver.resolve(request),
-      gpuCount: options.gpuCount,
+      gpuCount: () => this.gpuCount,
       shuttingDown: () => this.shuttingDown,
       logger: options.logger,
     });
     this.recovery = new ReplicaRecovery(options.launcher, options.cacheDir, options.timings, options.logger, this.lifecycle);
-    this.scaling = new ReplicaScaling({ ...options, recovery: this.recovery, persist: () => this.persist(), charge: (instance, gpus) => this.memory.chargeReplicas(instance, gpus) });
+    this.gpuCount = options.gpuCount;
+    this.scaling = new ReplicaScaling({ ...options, gpuCount: () => this.gpuCount, recovery: this.recovery, persist: () => this.persist(), charge: (instance, gpus) => this.memory.chargeReplicas(instance, gpus) });
     this.sleepMode = new SleepMode({
       admit: (instance, charge) => this.memory.admitWake(instance, charge),
       unload: async (instance, why) => {
@@ -230,8 +234,11 @@ export class Supervisor {
    */
   async launch(asked: LaunchRequest, waitReady: boolean, authorize?: (risks: string[]) => void, how: LaunchHow = {}): Promise<string> {
     if (this.shuttingDown) throw new HangarError('runtime_unavailable', [asked.model_name, 'the server is shutting down']);
-    const { request, resolved, gpus: gpuPlan } = planLaunch(asked, { ...this.options, resolve: (query) => this.options.resolver.resolve(query) }, authorize);
-    if (this.options.cluster && request.worker_ip) await requireWorker(this.options.cluster, request.worker_ip);
+    // On a cluster, the nodes now: a GPU node that joined since the start counts, and a worker_ip is checked.
+    const nodes = this.options.cluster ? await liveNodes(this.options.cluster) : null;
+    if (nodes) this.gpuCount = mostGpus(nodes);
+    const { request, resolved, gpus: gpuPlan } = planLaunch(asked, { ...this.options, gpuCount: this.gpuCount, resolve: (query) => this.options.resolver.resolve(query) }, authorize);
+    if (nodes && request.worker_ip) requireWorker(nodes, request.worker_ip);
 
     const uid = request.model_uid ?? this.defaultUid(request.model_name);
     const key = launchKey(request);
@@ -328,7 +335,7 @@ export class Supervisor {
     const uid = request.model_uid ?? request.model_name;
     validateModelUid(uid);
     authorize?.(launchCodeRisks(this.options.resolver.resolve(request), request));
-    allocateGpus(request, this.options.gpuCount);
+    allocateGpus(request, this.gpuCount);
     const running = this.instances.get(uid);
     if (running?.isActive && !running.onDemand) throw new HangarError('model_uid_conflict', [uid], { param: 'model_uid' });
     await this.onDemand.put(uid, withAbsoluteModelPath({ ...request, model_uid: uid }));

@@ -250,6 +250,21 @@ describe.skipIf(!rayInstalled())('cluster mode on Ray', () => {
     }
   });
 
+  it('counts a GPU node that joins after the start: a launch with n_gpu 1 lands on it', async () => {
+    const gpuNode = await ray!.addGpuNode();
+    try {
+      // Before, the GPU count was read once at start: 400 "not greater than the number of GPUs: 0".
+      const res = await api.post('/v1/models', { model_name: 'where', model_type: 'flexible', model_uid: `${uid}-gpu`, replica: 1, n_gpu: 1 });
+      expect(res.status, res.text).toBe(200);
+      const [replica] = (await api.get(`/v1/models/${uid}-gpu/replicas`)).body as Array<Record<string, any>>;
+      expect(replica!.node.node_id).toBe(gpuNode);
+      expect(replica!.node.gpu_ids).toHaveLength(1);
+      expect((await api.delete(`/v1/models/${uid}-gpu`)).status).toBe(200);
+    } finally {
+      await ray!.removeGpuNode();
+    }
+  });
+
   it("answers /status with 503 within seconds while Ray's GCS does not answer, and 200 once it does", async () => {
     const pid = await ray!.gcsPid();
     expect(pid).toBeDefined();

@@ -24,7 +24,7 @@ describe('adding replicas', () => {
     const logger = createLogger('silent');
     const recovery = new ReplicaRecovery(launcher, '/nonexistent-cache', defaultLifecycle, logger, new LifecycleEvents());
     let persisted = 0;
-    const scaling = new ReplicaScaling({ launcher, cacheDir: '/nonexistent-cache', gpuCount: 0, recovery, timings: defaultLifecycle, logger, persist: async () => void persisted++ });
+    const scaling = new ReplicaScaling({ launcher, cacheDir: '/nonexistent-cache', gpuCount: () => 0, recovery, timings: defaultLifecycle, logger, persist: async () => void persisted++ });
     const request: LaunchRequest = { model_name: 'simulator', model_type: 'LLM', model_engine: 'simulator', replica: MAX_REPLICAS, n_gpu: null, envs: {}, engine_kwargs: {} };
     const replicas = Array.from({ length: MAX_REPLICAS }, (_, i) => new Replica(i, `sim-${i}`, []));
     for (const r of replicas) r.transition('READY');

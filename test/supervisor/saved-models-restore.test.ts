@@ -41,7 +41,7 @@ describe('restoring saved models at start', () => {
       resolve: () => {
         throw new Error('not used');
       },
-      gpuCount: 0,
+      gpuCount: () => 0,
       shuttingDown: () => false,
       logger,
       restoreConcurrency: 2,

@@ -97,6 +97,19 @@ export class RayTestCluster {
     if (!(await this.nextLine(30_000))) throw new Error('the second Ray node was not killed');
   }
 
+  /** Adds a node declaring 1 GPU (a GPU host joining); answers its node id. */
+  async addGpuNode(): Promise<string> {
+    this.child.stdin!.write('add-gpu-node\n');
+    const line = await this.nextLine(60_000);
+    if (!line) throw new Error('the GPU node did not join');
+    return (JSON.parse(line) as { added: string }).added;
+  }
+
+  async removeGpuNode(): Promise<void> {
+    this.child.stdin!.write('remove-gpu-node\n');
+    if (!(await this.nextLine(30_000))) throw new Error('the GPU node was not removed');
+  }
+
   /** Shuts the cluster down, then SIGKILLs whatever is left of its process group. */
   async stop(): Promise<void> {
     if (this.child.exitCode === null) this.child.stdin!.end('exit\n');

@@ -8,6 +8,8 @@ one raylet per node, their workers) with loopback addresses, so the tests use it
 Usage: ray_cluster.py <client server port>. Prints {"address": ..., "client_address":
 ..., "second_node_id": ...} once both nodes are up, then reads
 commands on stdin: `kill-second` (SIGKILL the second node's raylet: a machine lost),
+`add-gpu-node` (a third node declaring 1 GPU to Ray, which schedules by what nodes
+declare: a GPU host joining; prints {"added": <node id>}), `remove-gpu-node`,
 `exit` (or end of input: shut everything down)."""
 
 import json
@@ -38,10 +40,19 @@ def main() -> int:
     cluster.wait_for_nodes()
     print(json.dumps({"address": cluster.address, "client_address": f"ray://127.0.0.1:{client_port}",
                       "second_node_id": second.node_id}), flush=True)
+    gpu_node = None
     try:
         for line in sys.stdin:
             command = line.strip()
-            if command == "kill-second":
+            if command == "add-gpu-node":
+                gpu_node = cluster.add_node(num_cpus=1, num_gpus=1, object_store_memory=OBJECT_STORE_BYTES)
+                cluster.wait_for_nodes()
+                print(json.dumps({"added": gpu_node.node_id}), flush=True)
+            elif command == "remove-gpu-node" and gpu_node is not None:
+                cluster.remove_node(gpu_node)
+                gpu_node = None
+                print(json.dumps({"removed": "gpu"}), flush=True)
+            elif command == "kill-second":
                 cluster.remove_node(second, allow_graceful=False)
                 print(json.dumps({"killed": "second"}), flush=True)
             elif command == "exit":
