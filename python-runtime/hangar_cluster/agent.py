@@ -20,8 +20,8 @@ log = logging.getLogger("hangar_cluster")
 _ACTOR_CONCURRENCY = 4
 _MONITOR_POLL_S = 0.5
 _FIT_SETTLE_S = 3.0
-# How long a placed replica's resources stay held after Ray placed it: its free counts
-# catch up within about a second.
+# How long a replica's resources stay held after its actor is asked of Ray: Ray's free
+# counts show an actor scheduled at once within about a second.
 _HOLD_AFTER_S = 2.0
 
 
@@ -40,7 +40,7 @@ class Agent:
         self._placement_timeout_s = placement_timeout_s
         self._placed: dict[str, Placed] = {}
         self._lock = threading.Lock()
-        # Resources promised to replicas being placed: [cpus, gpus, held until (None: still placing)].
+        # Resources promised to replicas being placed: [ask, held until (None: not yet asked of Ray)].
         self._holds: list[list] = []
         self._remote_actor = ray.remote(RuntimeActor)
 
@@ -93,17 +93,25 @@ class Agent:
                             request.get("worker_ip") or None)
         strategy, hold = self._strategy(ask)
         try:
-            return self._place(replica, request, ask, strategy)
-        finally:
-            # Ray's free counts trail a placement by a second or so: the hold lasts that long.
-            with self._lock:
-                hold[2] = time.monotonic() + _HOLD_AFTER_S
+            return self._place(replica, request, ask, strategy, hold)
+        except BaseException:
+            self._release(hold, 0.0)  # nothing of it is Ray's now
+            raise
 
-    def _place(self, replica: str, request: dict, ask: placement.Ask, strategy) -> dict:
+    def _release(self, hold: list, after_s: float) -> None:
+        """Ends a hold `after_s` from now (or sooner, if it already ends sooner)."""
+        with self._lock:
+            until = time.monotonic() + after_s
+            hold[1] = until if hold[1] is None else min(hold[1], until)
+
+    def _place(self, replica: str, request: dict, ask: placement.Ask, strategy, hold: list) -> dict:
         actor = self._remote_actor.options(
             num_cpus=ask.num_cpus, num_gpus=ask.num_gpus, scheduling_strategy=strategy,
             max_concurrency=_ACTOR_CONCURRENCY, max_restarts=0,
         ).remote()
+        # Ray takes the actor's resources as it schedules it, at once when they are free;
+        # its free counts show that within a second or so: the hold lasts that long.
+        self._release(hold, _HOLD_AFTER_S)
         started = actor.start.remote(self._runtime_root, list(request["args"]), dict(request.get("env", {})),
                                      ask.num_gpus == 0, list(request.get("command") or []))
         done, _ = ray.wait([started], timeout=self._placement_timeout_s)
@@ -125,8 +133,8 @@ class Agent:
         return info
 
     def _strategy(self, ask: placement.Ask):
-        """The strategy, and a hold on the ask's resources ([cpus, gpus, until]) that
-        later checks count as taken while this replica is placed."""
+        """The strategy, and a hold on the ask's resources ([ask, until]) that later
+        checks count as taken until Ray's own counts show them."""
         # Ray's view of free resources trails by up to a second or so (a replica just
         # stopped still looks busy): only a shortage that lasts is a NoFit.
         deadline = time.monotonic() + _FIT_SETTLE_S
@@ -136,10 +144,9 @@ class Agent:
                 # Checked and held at once: two replicas cannot both take the last CPU.
                 with self._lock:
                     now = time.monotonic()
-                    self._holds = [h for h in self._holds if h[2] is None or h[2] > now]
-                    held = (sum(h[0] for h in self._holds), sum(h[1] for h in self._holds))
-                    strategy = placement.strategy_for(ask, live, held)
-                    hold = [ask.num_cpus, ask.num_gpus, None]
+                    self._holds = [h for h in self._holds if h[1] is None or h[1] > now]
+                    strategy = placement.strategy_for(ask, live, [h[0] for h in self._holds])
+                    hold = [ask, None]
                     self._holds.append(hold)
                 return strategy, hold
             except placement.NoFit:

@@ -55,28 +55,37 @@ def _nodes_seen_from_the_cluster() -> list[dict]:
     return out
 
 
-def strategy_for(ask: Ask, live: list[dict], held: tuple[float, float] = (0.0, 0.0)):
+def _on(node: dict, worker_ip: str | None) -> bool:
+    """Whether `worker_ip` (an address, or `<address>#<node id prefix>`, how /v1/workers
+    names nodes sharing one) names this node; None names every node."""
+    if not worker_ip:
+        return True
+    address, _, prefix = worker_ip.partition("#")
+    return node["address"] == address and node["node_id"].startswith(prefix)
+
+
+def strategy_for(ask: Ask, live: list[dict], held: list[Ask] = ()):
     """The scheduling strategy, or NoFit when no live node can hold the replica now.
-    `held`: CPUs and GPUs promised to replicas being placed, which Ray's free counts do
-    not show yet: without them, the replicas of one launch were each checked against
-    the same free CPUs, all passed, and the ones left over waited out the placement
-    timeout instead of a quick NoFit."""
-    # An address, or `<address>#<node id prefix>` (how /v1/workers names nodes sharing one).
-    address, _, prefix = (ask.worker_ip or "").partition("#")
-    candidates = [n for n in live if not ask.worker_ip or (n["address"] == address and n["node_id"].startswith(prefix))]
+    `held`: asks of replicas being placed, which Ray's free counts do not show yet;
+    without them, the replicas of one launch were each checked against the same free
+    CPUs, all passed, and the ones left over waited out the placement timeout instead
+    of a quick NoFit. A hold pinned to other nodes than the candidates does not count."""
+    candidates = [n for n in live if _on(n, ask.worker_ip)]
     if ask.worker_ip and not candidates:
         known = ", ".join(sorted({n["address"] for n in live})) or "none"
         raise NoFit(f"asked for {ask.describe()}, but no live Ray node has that address (nodes: {known})")
     fitting = [n for n in candidates if _fits(ask, n["free"])]
     if not fitting:
         raise NoFit(f"asked for {ask.describe()}; free: " + "; ".join(describe_free(n) for n in candidates))
-    cpus, gpus = held
-    if cpus > 0 or gpus > 0:
-        free_cpu = sum(n["free"].get("CPU", 0) for n in candidates) - cpus
-        free_gpu = sum(n["free"].get("GPU", 0) for n in candidates) - gpus
-        if free_cpu < ask.num_cpus or free_gpu < ask.num_gpus:
-            raise NoFit(f"asked for {ask.describe()}; {_amount(cpus)} CPU and {_amount(gpus)} GPU of what is free "
-                        f"are held for replicas being placed; free: " + "; ".join(describe_free(n) for n in candidates))
+    relevant = [h for h in held if any(_on(n, h.worker_ip) for n in candidates)]
+    cpus, gpus = sum(h.num_cpus for h in relevant), sum(h.num_gpus for h in relevant)
+    free_cpu = sum(n["free"].get("CPU", 0) for n in candidates) - cpus
+    free_gpu = sum(n["free"].get("GPU", 0) for n in candidates) - gpus
+    # Only what the ask uses: a GPU held elsewhere does not refuse a CPU replica.
+    short = (ask.num_cpus > 0 and free_cpu < ask.num_cpus) or (ask.num_gpus > 0 and free_gpu < ask.num_gpus)
+    if relevant and short:
+        raise NoFit(f"asked for {ask.describe()}; {_amount(cpus)} CPU and {_amount(gpus)} GPU of what is free "
+                    f"are held for replicas being placed; free: " + "; ".join(describe_free(n) for n in candidates))
     if ask.worker_ip:
         return NodeAffinitySchedulingStrategy(node_id=fitting[0]["node_id"], soft=False)
     # Replicas of one model land on different nodes while there are nodes to spare.

@@ -69,6 +69,15 @@ def test_resources_held_for_replicas_being_placed_count_as_taken():
     # each replica of a launch was checked against the same free CPUs, all passed, and the
     # extra ones waited out the placement timeout).
     live = [node("a" * 56, "10.0.0.1", 4, 0, free_cpu=1), node("b" * 56, "10.0.0.2", 4, 0, free_cpu=1)]
-    assert placement.strategy_for(placement.Ask(1, 0, None), live, (1, 0)) == "SPREAD"
+    one = placement.Ask(1, 0, None)
+    assert placement.strategy_for(one, live, [one]) == "SPREAD"
     with pytest.raises(placement.NoFit, match="2 CPU and 0 GPU of what is free are held for replicas being placed"):
-        placement.strategy_for(placement.Ask(1, 0, None), live, (2, 0))
+        placement.strategy_for(one, live, [one, one])
+    # Only what the ask uses counts: a GPU held does not refuse a CPU replica...
+    assert placement.strategy_for(one, live, [placement.Ask(0, 1, None)]) == "SPREAD"
+    # ...and a hold pinned to another node does not refuse one pinned here.
+    pinned = placement.Ask(1, 0, "10.0.0.2")
+    strategy = placement.strategy_for(pinned, live, [placement.Ask(1, 0, "10.0.0.1")])
+    assert isinstance(strategy, NodeAffinitySchedulingStrategy) and strategy.node_id == "b" * 56
+    with pytest.raises(placement.NoFit, match="held for replicas being placed"):
+        placement.strategy_for(pinned, live, [placement.Ask(1, 0, "10.0.0.2")])

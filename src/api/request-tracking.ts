@@ -30,8 +30,10 @@ declare module 'fastify' {
 }
 
 const FINISHED_KEPT = 1000;
-/** Ids blocked after an abort, at most: the oldest goes first past it. */
+/** Ids blocked after an abort, at most (InflightRequests.block says which go past it). */
 const BLOCKED_KEPT = 10_000;
+/** Blocks of one owner past which their own go first. */
+const BLOCKED_PER_OWNER = 1_000;
 
 /**
  * Inference requests in flight by id: the request's own id (`x-request-id`, echoed on
@@ -46,8 +48,8 @@ const BLOCKED_KEPT = 10_000;
 export class InflightRequests {
   private readonly live = new Map<string, TrackedRequest>();
   private readonly finished = new Set<string>();
-  /** Aborted ids and until when (ms) a new request may not use them: Xinference's `block_duration`. */
-  private readonly blocked = new Map<string, number>();
+  /** Aborted ids, whose, and until when (ms) a new request may not use them: Xinference's `block_duration`. */
+  private readonly blocked = new Map<string, { owner: string; until: number }>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -56,7 +58,7 @@ export class InflightRequests {
     const now = this.now();
     for (const id of ids) {
       const key = keyOf(owner, id);
-      const until = this.blocked.get(key);
+      const until = this.blocked.get(key)?.until;
       if (until === undefined) continue;
       if (until > now) return { id, seconds: Math.ceil((until - now) / 1000) };
       this.blocked.delete(key);
@@ -85,18 +87,39 @@ export class InflightRequests {
    * client's retry, does not let it run.
    */
   abort(owner: string, model: string, id: string, blockSeconds = 0): 'DONE' | 'NOT_FOUND' {
-    if (blockSeconds > 0) {
-      const key = keyOf(owner, id);
-      this.blocked.delete(key); // re-inserted as the newest
-      this.blocked.set(key, this.now() + blockSeconds * 1000);
-      if (this.blocked.size > BLOCKED_KEPT) this.blocked.delete(this.blocked.keys().next().value!);
-    }
+    if (blockSeconds > 0) this.block(owner, id, blockSeconds);
     const entry = this.live.get(keyOf(owner, id));
     if (!entry || entry.model !== model) return 'NOT_FOUND';
     entry.abortedByApi = true;
     entry.abortedAs ??= id;
     entry.controller.abort();
     return 'DONE';
+  }
+
+  /**
+   * Blocks the owner's id. Past the cap, ended blocks go first; then the owner's own
+   * oldest (one owner past its share), and only then anyone's oldest, so a user cannot
+   * push another's blocks out by aborting made-up ids.
+   */
+  private block(owner: string, id: string, seconds: number): void {
+    const key = keyOf(owner, id);
+    this.blocked.delete(key); // re-inserted as the newest
+    this.blocked.set(key, { owner, until: this.now() + seconds * 1000 });
+    if (this.blocked.size <= BLOCKED_KEPT) return;
+    const now = this.now();
+    for (const [k, b] of this.blocked) if (b.until <= now) this.blocked.delete(k);
+    if (this.blocked.size <= BLOCKED_KEPT) return;
+    let own = 0;
+    for (const b of this.blocked.values()) if (b.owner === owner) own++;
+    if (own > BLOCKED_PER_OWNER) {
+      for (const [k, b] of this.blocked) {
+        if (b.owner === owner) {
+          this.blocked.delete(k);
+          return;
+        }
+      }
+    }
+    this.blocked.delete(this.blocked.keys().next().value!);
   }
 
   /** Progress of the owner's request in flight (or 1 once finished); null for an id never seen. */

@@ -69,6 +69,8 @@ const NODES_TIMEOUT_MS = 5_000;
  */
 export class ClusterAgent {
   private readonly pending = new Map<number, Pending>();
+  /** The node listing in progress (nodes()), shared by its callers. */
+  private listing: Promise<ClusterNode[]> | null = null;
   private readonly exitListeners: Array<(replica: string, reason: string) => void> = [];
   private nextId = 1;
   private goneReason: string | null = null;
@@ -169,27 +171,11 @@ export class ClusterAgent {
     return new HangarError('cluster_unavailable', [this.goneReason ?? 'the cluster agent ended']);
   }
 
-  /**
-   * One request to the agent. `timeoutMs`: for questions that must not hang their
-   * caller (the node listing behind the public GET /status): a Ray whose GCS stops
-   * answering held them with no end (the agent's own call into Ray never returns).
-   */
-  private request<T>(op: string, body: Record<string, unknown>, timeoutMs: number | null = null): Promise<T> {
+  private request<T>(op: string, body: Record<string, unknown>): Promise<T> {
     if (this.goneReason) return Promise.reject(this.goneError());
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
-      let timer: NodeJS.Timeout | null = null;
-      const settle = () => {
-        if (timer) clearTimeout(timer);
-      };
-      this.pending.set(id, { resolve: (v: unknown) => (settle(), (resolve as (v: unknown) => void)(v)), reject: (e) => (settle(), reject(e)) });
-      if (timeoutMs !== null) {
-        timer = setTimeout(() => {
-          // A late answer finds no one waiting and is dropped (onMessage).
-          if (this.pending.delete(id)) reject(new HangarError('cluster_unavailable', [`Ray did not answer within ${timeoutMs / 1000} s (its GCS may be down or stopped)`]));
-        }, timeoutMs);
-        timer.unref();
-      }
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
       this.child.stdin!.write(`${JSON.stringify({ id, op, ...body })}\n`);
     });
   }
@@ -204,8 +190,31 @@ export class ClusterAgent {
     return this.request<unknown>('stop', { replica, grace_s: graceMs / 1000 }).then(() => undefined);
   }
 
+  /**
+   * The live nodes. One listing at a time, shared by every caller while it runs: the
+   * agent answers each in a thread of its own, and with Ray's GCS stopped that thread
+   * never returns, so the public GET /status must not start one per call. Callers wait
+   * at most NODES_TIMEOUT_MS (a stopped GCS held them with no end until 2026-11-29);
+   * until that listing's late answer, the next callers get the same 503 at once.
+   */
   nodes(): Promise<ClusterNode[]> {
-    return this.request<{ nodes: ClusterNode[] }>('info', {}, NODES_TIMEOUT_MS).then((r) => r.nodes);
+    if (this.listing) return this.listing;
+    const asked = this.request<{ nodes: ClusterNode[] }>('info', {});
+    let timer: NodeJS.Timeout | undefined;
+    const listing = Promise.race([
+      asked.then((r) => r.nodes),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new HangarError('cluster_unavailable', [`Ray did not answer within ${NODES_TIMEOUT_MS / 1000} s (its GCS may be down or stopped)`])), NODES_TIMEOUT_MS);
+        timer.unref();
+      }),
+    ]);
+    this.listing = listing;
+    const done = (): void => {
+      clearTimeout(timer);
+      if (this.listing === listing) this.listing = null;
+    };
+    asked.then(done, done);
+    return listing;
   }
 
   /** An actor or its runtime ended without being stopped (node lost, process crashed). */

@@ -170,9 +170,10 @@ export class Supervisor {
     return this.instances.get(uid)?.isActive === true || this.onDemand.entry(uid) !== undefined;
   }
 
-  /** The model name a uid serves: the running instance's, else the on-demand entry's; null if neither. */
+  /** The model name a uid serves: the running instance's, the on-demand entry's, a saved one's that did not come back, a launch's being prepared; else null. */
   modelNameOf(uid: string): string | null {
-    return this.instances.get(uid)?.resolved.modelName ?? this.onDemand.entry(uid)?.model_name ?? null;
+    const known = this.instances.get(uid)?.resolved.modelName ?? this.onDemand.entry(uid)?.model_name;
+    return known ?? this.saved.unrestored.get(uid)?.request.model_name ?? this.preparing.get(uid)?.modelName ?? null;
   }
 
   /** One replica's memory estimate on CPU, before anything is downloaded (`GET /v1/engines`); null when unknown. */
@@ -229,14 +230,15 @@ export class Supervisor {
   }
 
   /**
-   * Launch (contract §3.1). The record enters the table before the first await, so a
-   * concurrent identical launch finds it and waits for the same processes.
+   * Launch (contract §3.1). The record enters the table before any await past the checks,
+   * so a concurrent identical launch finds it and waits for the same processes.
    */
   async launch(asked: LaunchRequest, waitReady: boolean, authorize?: (risks: string[]) => void, how: LaunchHow = {}): Promise<string> {
     if (this.shuttingDown) throw new HangarError('runtime_unavailable', [asked.model_name, 'the server is shutting down']);
     // On a cluster, the nodes now: a GPU node that joined since the start counts, and a worker_ip is checked.
     const nodes = this.options.cluster ? await liveNodes(this.options.cluster) : null;
     if (nodes) this.gpuCount = mostGpus(nodes);
+    if (this.shuttingDown) throw new HangarError('runtime_unavailable', [asked.model_name, 'the server is shutting down']);
     const { request, resolved, gpus: gpuPlan } = planLaunch(asked, { ...this.options, gpuCount: this.gpuCount, resolve: (query) => this.options.resolver.resolve(query) }, authorize);
     if (nodes && request.worker_ip) requireWorker(nodes, request.worker_ip);
 

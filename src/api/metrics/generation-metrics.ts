@@ -30,17 +30,18 @@ export function chunkObserver(metrics: ServiceMetrics, model: string, arrivedAt:
     let tokens = 0;
     for (const value of values) {
       const v = value as GenerationValue | null;
-      if (v?.usage) {
-        const completion = v.usage.completion_tokens;
-        if (typeof completion === 'number' && Number.isFinite(completion)) reported += completion;
-        continue;
+      if (!v) continue;
+      // A final value may carry text too (an answer with tools is held to the end): it
+      // is the first text then, and its usage, not the chunk, counts its tokens.
+      if (v.text || v.reasoning_content) {
+        if (!sawText) {
+          sawText = true;
+          metrics.firstToken(model, (performance.now() - arrivedAt) / 1000);
+        }
+        if (!v.usage) tokens++;
       }
-      if (!v || (!v.text && !v.reasoning_content)) continue;
-      tokens++;
-      if (!sawText) {
-        sawText = true;
-        metrics.firstToken(model, (performance.now() - arrivedAt) / 1000);
-      }
+      const completion = v.usage?.completion_tokens;
+      if (typeof completion === 'number' && Number.isFinite(completion)) reported += completion;
     }
     // Once per relayed step, not per token.
     const owed = Math.max(tokens, reported - counted);
