@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { request as httpRequest } from 'node:http';
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
@@ -336,6 +337,20 @@ describe('audio and image models', () => {
     });
     expect(compressed.status).toBe(415);
     expect(((await compressed.json()) as { error: { code: string } }).error.code).toBe('compressed_form');
+    // A declared length no form can reach is refused before the body comes (a 5 GB
+    // Content-Length that never came held the request until its 60 s timeout).
+    const refusedAtOnce = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest(`${server.url}/v1/audio/transcriptions`, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=b', 'content-length': String(5 * 1024 ** 3) }, timeout: 20_000 }, (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.on('timeout', () => req.destroy(new Error('no answer within 20 s')));
+      req.write('--b\r\n');
+    });
+    expect(refusedAtOnce.status).toBe(413);
+    expect(JSON.parse(refusedAtOnce.body).error.code).toBe('payload_too_large');
     // And the model still serves a good upload.
     expect((await post('/v1/audio/transcriptions', audioForm('asr', spoken))).status).toBe(200);
   });

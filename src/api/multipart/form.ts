@@ -35,6 +35,8 @@ const MAX_FIELDS = 64;
  * one long field (a prompt).
  */
 const MAX_FIELDS_TOTAL_BYTES = 2 * MAX_FIELD_BYTES;
+/** Boundaries and part headers: generous, 64 fields' worth and more. */
+const FORM_OVERHEAD_BYTES = 1024 * 1024;
 
 /**
  * Reads a multipart/form-data body (the OpenAI and Xinference upload routes) with
@@ -44,6 +46,13 @@ const MAX_FIELDS_TOTAL_BYTES = 2 * MAX_FIELD_BYTES;
 export async function readForm(request: FastifyRequest, rules: FormRules): Promise<Form> {
   if (!request.isMultipart()) {
     throw new HangarError('unsupported_media_type', [`${request.headers['content-type'] ?? 'none'}; ${rules.route} takes multipart/form-data`]);
+  }
+  // A declared length no form within the limits can reach is refused before a byte is
+  // read (a 5 GB Content-Length that never came held the request until its 60 s timeout).
+  const declared = Number(request.headers['content-length']);
+  const largest = rules.maxFileBytes * rules.fileFields.length + MAX_FIELDS_TOTAL_BYTES + FORM_OVERHEAD_BYTES;
+  if (Number.isFinite(declared) && declared > largest) {
+    throw new HangarError('payload_too_large', [`the form is ${declared} bytes; ${rules.route} takes files of at most ${mebibytes(rules.maxFileBytes)} and ${mebibytes(MAX_FIELDS_TOTAL_BYTES)} of text fields`]);
   }
   const form: Form = { fields: {}, files: new Map() };
   let current = '';
