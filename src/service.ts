@@ -139,7 +139,12 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       const inFlight = app.drain.inFlight;
       if (inFlight > 0) logger.info({ in_flight: inFlight, timeout_ms: config.lifecycle.drainTimeoutMs }, 'draining: waiting for requests in flight');
       if (!(await app.drain.idle(config.lifecycle.drainTimeoutMs))) logger.warn({ in_flight: app.drain.inFlight }, 'drain timeout reached; stopping anyway');
-      await app.close();
+      const closed = app.close();
+      // Past the drain, what is still open is cut: a stream still running, or a kept-alive
+      // socket gone idle, held close() (and the runtimes, and the exit) as long as its
+      // client stayed, past the drain timeout the docs promise (until 2026-11-29).
+      app.server.closeAllConnections();
+      await closed;
       access.close();
       await supervisor.shutdown();
       await cluster?.close();

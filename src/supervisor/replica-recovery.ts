@@ -45,20 +45,21 @@ export class ReplicaRecovery {
     }
     replica.restartAt = Date.now() + delay;
     instance.events.add('WARNING', `Restarting replica ${replica.uid} in ${delay} ms`);
-    const signal = instance.lifetime.signal;
-    // The listener goes when the timer fires: a replica that keeps being restarted over
-    // a long life must not pile listeners onto its instance's signal.
+    // Dropped when the instance ends or the replica is removed. The listeners go when
+    // the timer fires: a replica restarted over a long life must not pile them up.
+    const signals = [instance.lifetime.signal, replica.removal.signal];
     const cancel = (): void => clearTimeout(timer);
     const timer = setTimeout(() => {
-      signal.removeEventListener('abort', cancel);
-      void this.restart(instance, replica);
+      for (const s of signals) s.removeEventListener('abort', cancel);
+      // A failure here must not end the process (an unhandled rejection would).
+      this.restart(instance, replica).catch((err: unknown) => this.logger.error({ err, model_uid: instance.uid, replica: replica.uid }, 'replica restart failed'));
     }, delay);
     timer.unref();
-    signal.addEventListener('abort', cancel, { once: true });
+    for (const s of signals) s.addEventListener('abort', cancel, { once: true });
   }
 
   private async restart(instance: ModelInstance, replica: Replica): Promise<void> {
-    if (instance.lifetime.signal.aborted || instance.state !== 'READY') return;
+    if (instance.lifetime.signal.aborted || instance.state !== 'READY' || replica.removal.signal.aborted) return;
     replica.restartAt = null;
     replica.transition('CREATING');
     this.events.restarted({ modelUid: instance.uid, modelName: instance.resolved.modelName, modelType: instance.resolved.modelType, replica: replica.uid });
@@ -66,7 +67,9 @@ export class ReplicaRecovery {
     try {
       await replica.starting;
     } catch (err) {
-      if (instance.lifetime.signal.aborted) return;
+      // Terminated, or the replica removed (it is TERMINATING: no move to ERROR, which
+      // threw here, unhandled, and ended the process).
+      if (instance.lifetime.signal.aborted || replica.removal.signal.aborted) return;
       const reason = err instanceof Error ? err.message : String(err);
       replica.transition('ERROR', reason);
       instance.events.add('ERROR', `Restart of replica ${replica.uid} failed: ${reason}`);

@@ -92,6 +92,9 @@ export class ReplicaScaling {
     instance.events.add('INFO', `Removing replica ${replica.uid}: draining ${replica.inFlight} call(s)`);
     // TERMINATING first: pickReplica skips it, and the recovery watch ignores its exit.
     if (replica.status === 'READY' || replica.status === 'CREATING') replica.transition('TERMINATING');
+    // Its start (an add, or a restart after a crash) stops, and a pending restart is
+    // dropped: before, a restart still came, and its runtime was left running unlisted.
+    replica.removal.abort();
     const deadline = Date.now() + this.parts.timings.drainTimeoutMs;
     while (replica.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, DRAIN_POLL_MS));
     await replica.starting?.catch(() => {});

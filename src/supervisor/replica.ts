@@ -20,6 +20,11 @@ export class Replica {
   restartAt: number | null = null;
   /** A restart in progress, so terminate can wait for it to be cancelled. */
   starting: Promise<unknown> | null = null;
+  /**
+   * Aborted when the replica is removed (DELETE .../replicas/{id}): its start, or a
+   * restart pending or loading, stops there, and nothing starts it again.
+   */
+  readonly removal = new AbortController();
   readonly createdTs = Math.floor(Date.now() / 1000);
   private restartPolicy: RestartPolicy | null = null;
 

@@ -241,9 +241,10 @@ export class Supervisor {
     if (this.shuttingDown) throw new HangarError('runtime_unavailable', [asked.model_name, 'the server is shutting down']);
     const { request, resolved, gpus: gpuPlan } = planLaunch(asked, { ...this.options, gpuCount: this.gpuCount, resolve: (query) => this.options.resolver.resolve(query) }, authorize);
     if (nodes && request.worker_ip) requireWorker(nodes, request.worker_ip);
-
     const uid = request.model_uid ?? this.defaultUid(request.model_name);
     const key = launchKey(request);
+    const ending = this.instances.get(uid); // the same launch while its uid terminates: a new one once it has (it was a 409)
+    if (ending?.state === 'TERMINATING' && ending.key === key) await ending.stopping?.catch(() => {});
     const existing = this.instances.get(uid);
     if (existing?.isActive) {
       if (existing.key !== key || existing.state === 'TERMINATING') throw new HangarError('model_uid_conflict', [uid], { param: 'model_uid' });

@@ -56,6 +56,31 @@ describe('shutdown, drain and restore', () => {
     }
   });
 
+  it('stops at the drain timeout: a request still running is cut, the runtimes go, and it exits 0', async () => {
+    const server = await startServer({ env: { HANGAR_DRAIN_TIMEOUT_MS: '1000' } });
+    try {
+      const api = client(server.url);
+      expect((await api.post('/v1/model_registrations/flexible', { model: { model_name: 'slow', model_uri: slowFile, launcher: 'python' }, persist: false })).status).toBe(200);
+      expect((await api.post('/v1/models', { model_name: 'slow', model_type: 'flexible' })).status).toBe(200);
+      const pids = await runtimePids(server.home);
+      const long = api.post('/v1/flexible/infers', { model: 'slow', seconds: 60 }).catch((err: unknown) => err);
+      await new Promise((r) => setTimeout(r, 300));
+      const exited = new Promise<number | null>((resolve) => server.process.once('exit', (code) => resolve(code)));
+      const signalled = Date.now();
+      server.process.kill('SIGTERM');
+      // Before, close() waited for the request (and any idle kept-alive socket) past the
+      // drain timeout, as long as its client stayed.
+      const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('still running after 20 s'), 20_000))]);
+      expect(code).toBe(0);
+      expect(Date.now() - signalled).toBeLessThan(20_000);
+      await long;
+      for (const pid of pids) expect(isAlive(pid)).toBe(false);
+    } finally {
+      await server.kill();
+      await removeHome(server.home);
+    }
+  });
+
   it('brings 3 models back with the same uids after a SIGKILL, and not with --no-restore', async () => {
     const home = await makeHome();
     try {
