@@ -26,9 +26,8 @@ def ocr_pdf(data: bytes, ocr_page, pages=None, dpi=None) -> dict:
     results = [(number, ocr_page(image)) for number, image in _rasterized(data, pages, dpi)]
     merged = {"text": "\n\n".join(str(r.get("text", "")) for _, r in results),
               "pages": [{"page": number, "result": r} for number, r in results]}
-    for key in ("lang",):  # what every page shares
-        if results and key in results[0][1]:
-            merged[key] = results[0][1][key]
+    if results and "lang" in results[0][1]:  # every page is read in the same language
+        merged["lang"] = results[0][1]["lang"]
     return merged
 
 
