@@ -55,6 +55,8 @@ export class InflightRequests {
 
   /** The first of `ids` an abort has blocked for this owner, and the seconds left; null when none is. */
   blockedId(owner: string, ids: readonly string[]): { id: string; seconds: number } | null {
+    // Every inference request asks: with nothing blocked (the usual case) that is all.
+    if (this.blocked.size === 0) return null;
     const now = this.now();
     for (const id of ids) {
       const key = keyOf(owner, id);
@@ -110,16 +112,13 @@ export class InflightRequests {
     for (const [k, b] of this.blocked) if (b.until <= now) this.blocked.delete(k);
     if (this.blocked.size <= BLOCKED_KEPT) return;
     let own = 0;
-    for (const b of this.blocked.values()) if (b.owner === owner) own++;
-    if (own > BLOCKED_PER_OWNER) {
-      for (const [k, b] of this.blocked) {
-        if (b.owner === owner) {
-          this.blocked.delete(k);
-          return;
-        }
-      }
+    let ownOldest: string | undefined;
+    for (const [k, b] of this.blocked) {
+      if (b.owner !== owner) continue;
+      own++;
+      ownOldest ??= k;
     }
-    this.blocked.delete(this.blocked.keys().next().value!);
+    this.blocked.delete(own > BLOCKED_PER_OWNER ? ownOldest! : this.blocked.keys().next().value!);
   }
 
   /** Progress of the owner's request in flight (or 1 once finished); null for an id never seen. */
