@@ -42,6 +42,12 @@ declare module 'fastify' {
 export async function leaseModel(request: FastifyRequest, reply: FastifyReply, model: string, fields?: Record<string, unknown>): Promise<void> {
   const supervisor = request.server.modelLeases;
   if (request.leased || !supervisor.serves(model)) return;
+  // Refused before an on-demand entry loads, not after the load it did not need.
+  const types = request.routeOptions.config.modelTypes;
+  const unloaded = supervisor.onDemand.unloadedType(model);
+  if (types && unloaded && !types.includes(unloaded)) {
+    throw new HangarError('wrong_model_type', [model, unloaded, request.routeOptions.url ?? request.url, types.join(' or ')], { param: 'model' });
+  }
   let keepAlive: number | null | undefined;
   if (fields && fields.keep_alive !== undefined) {
     const given = fields.keep_alive;

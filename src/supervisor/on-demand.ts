@@ -1,6 +1,7 @@
 import { HangarError } from '../errors/hangar-error.js';
 import { EventLog } from './event-log.js';
 import type { LaunchRequest } from './launch-request.js';
+import type { ModelType } from '../registry/index.js';
 import type { ModelInstance } from './model-instance.js';
 import type { SavedLaunches } from './saved-launches.js';
 import type { StoredInstance } from './instance-store.js';
@@ -69,6 +70,15 @@ export class OnDemandModels {
 
   entry(uid: string): LaunchRequest | undefined {
     return this.enabled ? this.parts.list?.get(uid) : undefined;
+  }
+
+  /** The model type of an entry that is not loaded now (a request of another type is refused before it loads it); else null. */
+  unloadedType(uid: string): ModelType | null {
+    const entry = this.entry(uid);
+    const instance = this.parts.instance(uid);
+    if (!entry || (instance && instance.state !== 'TERMINATING')) return null;
+    // A request without model_type is an LLM's (contract §1).
+    return entry.model_type ?? 'LLM';
   }
 
   /**

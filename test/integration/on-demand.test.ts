@@ -87,6 +87,23 @@ describe('models on demand within a memory budget', () => {
     expect(saved.models.map((m: { uid: string }) => m.uid)).toEqual(['a', 'b', 'c']);
   });
 
+  it('refuses a request of another model type before the entry loads', async () => {
+    const asked = [
+      await api.post('/v1/chat/completions', { model: 'a', messages: [{ role: 'user', content: 'hi' }] }),
+      await api.post('/v1/embeddings', { model: 'a', input: 'hi' }),
+      await api.post('/v1/messages', { model: 'a', max_tokens: 4, messages: [{ role: 'user', content: 'hi' }] }),
+    ];
+    for (const r of asked) {
+      expect([r.status, r.body.error?.code, r.body.error?.param], r.text).toEqual([400, 'wrong_model_type', 'model']);
+      expect(r.body.error.message).toContain('a is of type flexible');
+    }
+    const tokens = await api.get('/tokenizer_info?model=a');
+    expect([tokens.status, tokens.body.error?.code]).toEqual([400, 'wrong_model_type']);
+    expect(await status('a')).toBe('UNLOADED');
+    expect((await api.get('/v1/models/a/events')).body).toEqual([]);
+    expect(await runtimesOf(server)).toEqual([]);
+  });
+
   it('serves three models round robin 60 times in a budget that fits two: no error, never more than two loaded, never past the budget', async () => {
     // A user's Python launcher (load + infer), the quickest real model to load here: 60
     // calls round robin over three models, two of which fit, load on nearly every call.

@@ -33,7 +33,7 @@ export const anthropicRoutes: FastifyPluginAsync<{ supervisor: Supervisor; strea
   const tags = ['inference'];
 
   for (const url of ['/v1/messages', '/anthropic/v1/messages']) {
-    app.post(url, { ...needs('models:read'), schema: { body: messagesBody, tags } }, async (request, reply) => {
+    app.post(url, { ...needs('models:read', ['LLM']), schema: { body: messagesBody, tags } }, async (request, reply) => {
       const body = request.body;
       const budget = body.thinking?.type === 'enabled' ? (body.thinking as { budget_tokens: number }).budget_tokens : null;
       if (budget !== null && budget >= body.max_tokens) {
@@ -53,7 +53,7 @@ export const anthropicRoutes: FastifyPluginAsync<{ supervisor: Supervisor; strea
   }
 
   for (const url of ['/v1/messages/count_tokens', '/anthropic/v1/messages/count_tokens']) {
-    app.post(url, { ...needs('models:read'), schema: { body: countTokensBody, tags } }, async (request, reply) => {
+    app.post(url, { ...needs('models:read', ['LLM']), schema: { body: countTokensBody, tags } }, async (request, reply) => {
       // max_tokens only satisfies the chat schema: nothing is generated.
       const names: OriginNames = { origins: [], image: 'source' };
       const chat = await withOriginalNames(prepareChatWithImages(supervisor, asChatBody({ ...request.body, max_tokens: 1 }, names.origins), images, abortOnDisconnect(reply)), names);

@@ -9,5 +9,5 @@ import { speechFormAsBody } from './speech-form.js';
 export const audioSpeechRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async (fastify, { supervisor }) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   // JSON, or the form Xinference's client sends with a voice prompt (speech-form.ts).
-  app.post('/v1/audio/speech', { ...needs('models:read'), preValidation: speechFormAsBody, schema: { body: speechBody, tags: ['inference'] } }, (request, reply) => serveSpeech(supervisor, request, reply, request.body));
+  app.post('/v1/audio/speech', { ...needs('models:read', ['audio']), preValidation: speechFormAsBody, schema: { body: speechBody, tags: ['inference'] } }, (request, reply) => serveSpeech(supervisor, request, reply, request.body));
 };

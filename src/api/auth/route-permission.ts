@@ -1,4 +1,5 @@
 import type { Permission } from '../../auth/permissions.js';
+import type { ModelType } from '../../registry/index.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -7,10 +8,15 @@ declare module 'fastify' {
      * A route that declares none needs `admin`: forgetting it fails closed.
      */
     permission?: Permission;
+    /**
+     * The model types an inference route serves. A request naming an on-demand entry of
+     * another type is refused before the entry loads (model-lease.ts), not after.
+     */
+    modelTypes?: readonly ModelType[];
   }
 }
 
-/** Route options fragment: `{ config: { permission } }`. */
-export function needs(permission: Permission): { config: { permission: Permission } } {
-  return { config: { permission } };
+/** Route options fragment: `{ config: { permission } }`, and the model types an inference route serves. */
+export function needs(permission: Permission, modelTypes?: readonly ModelType[]): { config: { permission: Permission; modelTypes?: readonly ModelType[] } } {
+  return { config: modelTypes ? { permission, modelTypes } : { permission } };
 }

@@ -13,7 +13,7 @@ import { chatStreamFormat } from './stream-events.js';
 export const chatRoutes: FastifyPluginAsync<{ supervisor: Supervisor; streaming: StreamingSettings; images: ImageFetchSettings }> = async (fastify, { supervisor, streaming, images }) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
 
-  app.post('/v1/chat/completions', { ...needs('models:read'), schema: { body: chatBody, tags: ['inference'] } }, async (request, reply) => {
+  app.post('/v1/chat/completions', { ...needs('models:read', ['LLM']), schema: { body: chatBody, tags: ['inference'] } }, async (request, reply) => {
     const body = request.body;
     return serveGeneration(supervisor, streaming, request, reply, {
       ...(await prepareChatWithImages(supervisor, body, images, abortOnDisconnect(reply))),

@@ -9,7 +9,7 @@ import { flexibleInferBody } from './schema.js';
 export const flexibleRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async (fastify, { supervisor }) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
 
-  app.post('/v1/flexible/infers', { ...needs('models:read'), schema: { body: flexibleInferBody, tags: ['inference'] } }, async (request, reply) => {
+  app.post('/v1/flexible/infers', { ...needs('models:read', ['flexible']), schema: { body: flexibleInferBody, tags: ['inference'] } }, async (request, reply) => {
     const { model, args, ...kwargs } = request.body;
     const result = await supervisor.call(
       { uid: model, route: '/v1/flexible/infers', types: ['flexible'] },

@@ -6,5 +6,5 @@ import { ocrFields } from './schema.js';
 import { serveOcr } from './serving.js';
 
 export const imagesOcrRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async (app, { supervisor }) => {
-  app.post('/v1/images/ocr', { ...needs('models:read'), schema: { tags: ['inference'], ...multipartSchema(ocrFields, { required: ['image'] }) } }, (request, reply) => serveOcr(supervisor, request, reply));
+  app.post('/v1/images/ocr', { ...needs('models:read', ['image']), schema: { tags: ['inference'], ...multipartSchema(ocrFields, { required: ['image'] }) } }, (request, reply) => serveOcr(supervisor, request, reply));
 };

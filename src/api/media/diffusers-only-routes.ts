@@ -51,7 +51,7 @@ const ROUTES: readonly DiffusersRoute[] = [
 
 export const diffusersOnlyRoutes: FastifyPluginAsync<{ supervisor: Supervisor; registry: Registry; media: MediaStore }> = async (app, { supervisor, registry, media }) => {
   for (const route of ROUTES) {
-    app.post(route.url, { ...needs('models:read'), schema: { tags: ['inference'], ...multipartSchema(fields, { required: route.files }) } }, (request, reply) => serve(route, request, reply));
+    app.post(route.url, { ...needs('models:read', [route.type]), schema: { tags: ['inference'], ...multipartSchema(fields, { required: route.files }) } }, (request, reply) => serve(route, request, reply));
   }
 
   async function serve(route: DiffusersRoute, request: FastifyRequest, reply: FastifyReply): Promise<Record<string, unknown>> {

@@ -11,7 +11,7 @@ export const rerankRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = asyn
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   // /v2/rerank: where Cohere's v2 client (and vLLM) send the same request.
   for (const url of ['/v1/rerank', '/v2/rerank']) {
-    app.post(url, { ...needs('models:read'), schema: { body: rerankBody, tags: ['inference'] } }, async (request, reply) => {
+    app.post(url, { ...needs('models:read', ['rerank']), schema: { body: rerankBody, tags: ['inference'] } }, async (request, reply) => {
       const call = prepareRerank(supervisor, request.body);
       const result = await supervisor.call(call.target, 'rerank', call.args, call.kwargs, abortOnDisconnect(reply));
       setOverheadHeader(request, reply, result.runtimeMs);

@@ -79,14 +79,14 @@ export const responsesRoutes: FastifyPluginAsync<Options> = async (fastify, { su
 
   // OpenAI's `responses.input_tokens.count`: the prompt a Responses call with this body
   // would count, nothing generated (was a 405 naming GET and DELETE, as if it were an id).
-  app.post('/v1/responses/input_tokens', { ...needs('models:read'), schema: { body: responsesBody, tags } }, async (request, reply) => {
+  app.post('/v1/responses/input_tokens', { ...needs('models:read', ['LLM']), schema: { body: responsesBody, tags } }, async (request, reply) => {
     const { chat, names } = asChat(request, request.body);
     const call = await withResponsesNames(withOriginalNames(prepareChatWithImages(supervisor, chat, images, abortOnDisconnect(reply)), names));
     const result = await withResponsesNames(withOriginalNames(supervisor.call({ ...call.target, route: '/v1/responses/input_tokens' }, 'count_tokens', call.args, countTokensKwargs(call.kwargs), abortOnDisconnect(reply)), names));
     return { object: 'response.input_tokens', input_tokens: promptTokens(result.value) };
   });
 
-  app.post('/v1/responses', { ...needs('models:read'), schema: { body: responsesBody, tags } }, async (request, reply) => {
+  app.post('/v1/responses', { ...needs('models:read', ['LLM']), schema: { body: responsesBody, tags } }, async (request, reply) => {
     const body = request.body;
     const { chat, names, items, history, owner } = asChat(request, body);
     const call = await withResponsesNames(withOriginalNames(prepareChatWithImages(supervisor, chat, images, abortOnDisconnect(reply)), names));

@@ -33,7 +33,7 @@ export const tokenizerRoutes: FastifyPluginAsync<{ supervisor: Supervisor; image
     return { uid, route, types: ['LLM'] };
   };
 
-  app.post('/tokenize', { ...needs('models:read'), schema: { body: tokenizeBody, tags } }, async (request, reply) => {
+  app.post('/tokenize', { ...needs('models:read', ['LLM']), schema: { body: tokenizeBody, tags } }, async (request, reply) => {
     const body = request.body;
     const kwargs: Record<string, unknown> = {};
     if (body.add_special_tokens !== undefined) kwargs.add_special_tokens = body.add_special_tokens;
@@ -59,13 +59,13 @@ export const tokenizerRoutes: FastifyPluginAsync<{ supervisor: Supervisor; image
     return { count: value.tokens.length, max_model_len: value.max_model_len, tokens: value.tokens, token_strs: value.token_strs ?? null };
   });
 
-  app.post('/detokenize', { ...needs('models:read'), schema: { body: detokenizeBody, tags } }, async (request, reply) => {
+  app.post('/detokenize', { ...needs('models:read', ['LLM']), schema: { body: detokenizeBody, tags } }, async (request, reply) => {
     const body = request.body;
     const result = await supervisor.call(await target(request, reply, '/detokenize', body.model), 'detokenize', [body.tokens], {}, abortOnDisconnect(reply));
     return { prompt: (result.value as { prompt: string }).prompt };
   });
 
-  app.get('/tokenizer_info', { ...needs('models:read'), schema: { querystring: tokenizerInfoQuery, tags } }, async (request, reply) => {
+  app.get('/tokenizer_info', { ...needs('models:read', ['LLM']), schema: { querystring: tokenizerInfoQuery, tags } }, async (request, reply) => {
     const result = await supervisor.call(await target(request, reply, '/tokenizer_info', request.query.model), 'tokenizer_info', [], {}, abortOnDisconnect(reply));
     return result.value;
   });

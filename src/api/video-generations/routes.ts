@@ -14,7 +14,7 @@ const ROUTE = '/v1/video/generations';
 /** Text-to-video through diffusers models; videos come back as MP4, `url` or `b64_json`. */
 export const videoGenerationRoutes: FastifyPluginAsync<{ supervisor: Supervisor; media: MediaStore }> = async (fastify, { supervisor, media }) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
-  app.post(ROUTE, { ...needs('models:read'), schema: { body: videoGenerationBody, tags: ['inference'] } }, async (request, reply) => {
+  app.post(ROUTE, { ...needs('models:read', ['video']), schema: { body: videoGenerationBody, tags: ['inference'] } }, async (request, reply) => {
     const body = request.body;
     const kwargs: Record<string, unknown> = { ...engineKwargs(body.kwargs), n: body.n };
     if (body.negative_prompt) kwargs.negative_prompt = body.negative_prompt;
