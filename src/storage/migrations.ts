@@ -112,4 +112,12 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX key_owners_owner ON key_owners(owner_username);
     `,
   },
+  {
+    version: 5,
+    name: 'stored responses keep the model name (model_name)',
+    // A key limited by model name still reads its responses after the model's uid is gone.
+    sql: `
+      ALTER TABLE responses ADD COLUMN model_name TEXT;
+    `,
+  },
 ];

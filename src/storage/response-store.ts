@@ -7,6 +7,8 @@ export interface StoredResponse {
   createdAt: number;
   response: Record<string, unknown>;
   inputItems: Array<Record<string, unknown>>;
+  /** The name of the model that answered (`response.model` is the uid asked), null for responses stored before version 5. */
+  modelName: string | null;
 }
 
 /**
@@ -19,6 +21,8 @@ export interface NewResponse {
   owner: string;
   createdAt: number;
   response: Record<string, unknown>;
+  /** The answering model's name, kept beside its uid (`response.model`). */
+  modelName: string | null;
   previousId: string | null;
   /** This request's own input items. */
   ownItems: Array<Record<string, unknown>>;
@@ -33,6 +37,7 @@ interface Row {
   response: string;
   input_items: string;
   previous_id: string | null;
+  model_name: string | null;
   /** Read only along a chain: 1 when deleted but kept for a later response. */
   deleted?: number;
 }
@@ -79,9 +84,9 @@ export class ResponseStore {
   ) {
     // Prepared once: the schema is in place (openDatabase migrated it).
     this.statements = {
-      insertResponse: db.prepare('INSERT INTO responses (id, owner, created_at, model, response, input_items, previous_id) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      insertResponse: db.prepare('INSERT INTO responses (id, owner, created_at, model, model_name, response, input_items, previous_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
       insertItem: db.prepare('INSERT OR REPLACE INTO response_items (id, response_id, owner, item) VALUES (?, ?, ?, ?)'),
-      get: db.prepare('SELECT id, owner, created_at, response, input_items, previous_id FROM responses WHERE id = ? AND owner = ? AND created_at >= ? AND deleted = 0'),
+      get: db.prepare('SELECT id, owner, created_at, response, input_items, previous_id, model_name FROM responses WHERE id = ? AND owner = ? AND created_at >= ? AND deleted = 0'),
       // An earlier response of a chain, whatever its state: a later one still needs its items.
       link: db.prepare('SELECT id, owner, created_at, response, input_items, previous_id, deleted FROM responses WHERE id = ?'),
       item: db.prepare('SELECT i.item FROM response_items i JOIN responses r ON r.id = i.response_id WHERE i.id = ? AND i.owner = ? AND r.created_at >= ? AND r.deleted = 0'),
@@ -100,7 +105,7 @@ export class ResponseStore {
       // The response it continued was deleted and left the file while this one ran: its items are written here instead.
       const linked = entry.previousId !== null && link.get(entry.previousId) !== undefined;
       const items = linked ? entry.ownItems : [...entry.history, ...entry.ownItems];
-      insertResponse.run(entry.id, entry.owner, entry.createdAt, String(entry.response.model ?? ''), JSON.stringify(entry.response), JSON.stringify(items), linked ? entry.previousId : null);
+      insertResponse.run(entry.id, entry.owner, entry.createdAt, String(entry.response.model ?? ''), entry.modelName, JSON.stringify(entry.response), JSON.stringify(items), linked ? entry.previousId : null);
       for (const item of output) if (typeof item.id === 'string') insertItem.run(item.id, entry.id, entry.owner, JSON.stringify(item));
     })();
     this.sweepNowAndThen();
@@ -110,7 +115,7 @@ export class ResponseStore {
   get(id: string, owner: string): StoredResponse | null {
     const row = this.statements.get.get(id, owner, this.oldestKept()) as Row | undefined;
     if (!row) return null;
-    return { id: row.id, owner: row.owner, createdAt: row.created_at, response: JSON.parse(row.response), inputItems: this.fullInput(row) };
+    return { id: row.id, owner: row.owner, createdAt: row.created_at, response: JSON.parse(row.response), inputItems: this.fullInput(row), modelName: row.model_name };
   }
 
   /** A response's own input items after everything its chain brought before them: each earlier response's input and output. */

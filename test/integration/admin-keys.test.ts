@@ -169,6 +169,16 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
       expect([res.status, res.body.error?.code]).toEqual([404, 'response_not_found']);
     }
     expect((await get(`/v1/responses/${id}`, created.key)).status).toBe(200);
+    // A key limited by model name keeps its responses after the uid that answered is gone
+    // (before, the name was looked up from the running model, and they became 404s).
+    const simName = await newKey({ name: 'simulator-only', model_permissions: ['simulator'] });
+    clearKeys.push(simName.key);
+    expect((await post('/v1/models', { model_name: 'simulator', model_type: 'LLM', model_engine: 'simulator', model_uid: 'sim-gone', step_ms: 1, ttft_ms: 0 })).status).toBe(200);
+    const kept = await post('/v1/responses', { model: 'sim-gone', input: 'two words', max_output_tokens: 4 }, simName.key);
+    expect(kept.status, kept.text).toBe(200);
+    expect((await del('/v1/models/sim-gone')).status).toBe(200);
+    expect((await get(`/v1/responses/${kept.body.id}`, simName.key)).status).toBe(200);
+    expect((await get(`/v1/responses/${kept.body.id}`, byName.key)).status).toBe(404);
   });
 
   it("a user reaches only their own requests by id: another user's abort and progress find nothing", async () => {

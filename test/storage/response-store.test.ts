@@ -15,6 +15,7 @@ function entry(id: string, owner: string, createdAtMs: number, previousId: strin
     owner,
     createdAt: Math.floor(createdAtMs / 1000),
     response: { id, model: 'm', output: [{ id: `msg_${id}`, type: 'message', content: [{ type: 'output_text', text: id }] }] },
+    modelName: 'm-name',
     previousId,
     ownItems: [1, 2, 3].map((n) => ({ id: `in_${id}_${n}`, type: 'message', role: 'user', content: [{ type: 'input_text', text: String(n) }] })),
     history,
@@ -43,6 +44,7 @@ describe('ResponseStore', () => {
     const store = new ResponseStore(db, 720 * HOUR, () => now);
     store.save(entry('resp_a', 'ann', now));
     expect(store.get('resp_a', 'ann')?.response.id).toBe('resp_a');
+    expect(store.get('resp_a', 'ann')?.modelName).toBe('m-name');
     expect(store.get('resp_a', 'bob')).toBeNull();
     expect(store.get('resp_a', '')).toBeNull(); // auth off is not everybody's key
     expect(store.item('msg_resp_a', 'ann')).toMatchObject({ type: 'message' });
@@ -157,6 +159,8 @@ describe('ResponseStore', () => {
     try {
       const store = new ResponseStore(migrated, 0, () => now);
       expect(store.get('resp_v2', 'ann')?.inputItems).toEqual(items);
+      // Stored before version 5: no model name; a new one keeps its own.
+      expect(store.get('resp_v2', 'ann')?.modelName).toBeNull();
       store.save(entry('resp_next', 'ann', now + 1000, 'resp_v2'));
       expect(ids(store.get('resp_next', 'ann')?.inputItems)).toEqual(['in_a', 'msg_old', 'in_b', 'in_resp_next_1', 'in_resp_next_2', 'in_resp_next_3']);
     } finally {

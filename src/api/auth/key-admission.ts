@@ -188,11 +188,15 @@ declare module 'fastify' {
   }
 }
 
-/** Whether the request's database key, if any, may use model `model` (by uid or model name). */
-export function keyAllowsModel(request: FastifyRequest, model: string): boolean {
+/**
+ * Whether the request's database key, if any, may use model `model` (by uid or model
+ * name). `knownName`: the name it had when it answered, for what outlives the uid
+ * (a stored response).
+ */
+export function keyAllowsModel(request: FastifyRequest, model: string, knownName: string | null = null): boolean {
   const key = request.principal?.key;
   if (!key || key.model_permissions.length === 0) return true;
-  const name = request.server.modelLookup(model);
+  const name = request.server.modelLookup(model) ?? knownName;
   return key.model_permissions.some((m) => m === model || m === name);
 }
 

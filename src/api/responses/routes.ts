@@ -48,7 +48,7 @@ export const responsesRoutes: FastifyPluginAsync<Options> = async (fastify, { su
    */
   const readable = (request: FastifyRequest, id: string): StoredResponse | null => {
     const stored = store.get(id, ownerOf(request));
-    return stored && keyAllowsModel(request, String(stored.response.model ?? '')) ? stored : null;
+    return stored && keyAllowsModel(request, String(stored.response.model ?? ''), stored.modelName) ? stored : null;
   };
 
   /** The Responses request as the chat request the engines serve, checked; with the items it holds. */
@@ -97,8 +97,9 @@ export const responsesRoutes: FastifyPluginAsync<Options> = async (fastify, { su
       store: body.store !== false,
       logprobs: chat.logprobs === true,
     };
+    const modelName = supervisor.modelNameOf(body.model);
     const save = (response: Record<string, unknown>): void => {
-      if (ctx.store) store.save({ id: ctx.id, owner, createdAt: ctx.createdAt, response, previousId: body.previous_response_id ?? null, ownItems: items, history });
+      if (ctx.store) store.save({ id: ctx.id, owner, createdAt: ctx.createdAt, response, modelName, previousId: body.previous_response_id ?? null, ownItems: items, history });
     };
     return withResponsesNames(withOriginalNames(serveGeneration(supervisor, streaming, request, reply, {
       ...call,
