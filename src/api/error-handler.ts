@@ -3,7 +3,7 @@ import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { HangarError, errorBody } from '../errors/hangar-error.js';
 import { closedByClient } from './client-disconnect.js';
 import { BODY_LIMIT_BYTES } from './json-body.js';
-import { specificIssue } from './validation-issue.js';
+import { namingField, specificIssue } from './validation-issue.js';
 import { describeLimit } from './body-limits.js';
 import { settleUnreadBody } from './unread-body.js';
 import { abortedError } from './request-tracking.js';
@@ -113,8 +113,7 @@ function toHangarError(err: FastifyError, request: FastifyRequest): HangarError 
     const inUrl = err.validationContext === 'querystring' || err.validationContext === 'params';
     const field = inUrl ? String(issue?.path?.[0] ?? '') : [(issue?.path ?? []).join('.'), unknown].filter(Boolean).join('.');
     const message = issue?.message ?? 'invalid value';
-    // A message written for the field already names it (e.g. Xinference's "specify the `model_name` field").
-    const text = field.length > 0 && !message.includes(field) ? `${field}: ${message}` : message;
+    const text = namingField(field, message);
     return new HangarError('invalid_field', [text], { param: field || null, cause: err });
   }
   switch (err.code) {

@@ -72,3 +72,15 @@ function missingField(issue: SchemaIssue): boolean {
 function wrongDiscriminator(issue: SchemaIssue): boolean {
   return issue.path.length === 1 && issue.path[0] === 'type' && (issue.code === 'invalid_value' || issue.code === 'invalid_type');
 }
+
+/**
+ * The message as `field: message`, unless it already names the field: in backticks
+ * (Xinference's "Please specify the `model_name` field") or as its first word. A plain
+ * substring test took `n` in "number", `input` in "Invalid input" and `id` in "Invalid"
+ * for the field's name, and left the field out.
+ */
+export function namingField(field: string, message: string): string {
+  if (field.length === 0) return message;
+  const named = message.includes(`\`${field}\``) || (message.startsWith(field) && !/^[\w.]/.test(message.slice(field.length)));
+  return named ? message : `${field}: ${message}`;
+}

@@ -5,7 +5,7 @@ import { buildTestApp } from './test-app.js';
 import { messagesBody } from '../../src/api/anthropic/schema.js';
 import { chatBody } from '../../src/api/chat/schema.js';
 import { tokenizeBody } from '../../src/api/tokenizer/schema.js';
-import { specificIssue } from '../../src/api/validation-issue.js';
+import { namingField, specificIssue } from '../../src/api/validation-issue.js';
 
 /** The field and words a client gets for a body the schema refuses. */
 function refusal(schema: { safeParse(v: unknown): { success: boolean; error?: { issues: unknown[] } } }, body: unknown): [string, string] {
@@ -79,6 +79,50 @@ describe('a refusal through the HTTP error handler', () => {
       const block = await app.inject({ method: 'POST', url: '/v1/messages', headers, payload: { model: 'm', max_tokens: 5, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64' } }] }] } });
       expect(block.json().error).toMatchObject({ param: 'messages.0.content.0.source.media_type', code: 'invalid_field' });
       expect(block.json().detail).toBe('messages.0.content.0.source.media_type: Invalid input: expected string, received undefined');
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe('namingField', () => {
+  it('names a field whose name is a piece of the message\'s words, and not one the message already names', () => {
+    // `n` is in "number", `input` in "Invalid input", `id` in "Invalid": the field was left out.
+    expect(namingField('n', 'Too small: expected number to be >=1')).toBe('n: Too small: expected number to be >=1');
+    expect(namingField('input', 'Invalid input: expected string or array, received number')).toBe('input: Invalid input: expected string or array, received number');
+    expect(namingField('id', 'Invalid input: expected number, received NaN')).toBe('id: Invalid input: expected number, received NaN');
+    expect(namingField('model_name', 'Invalid input. Please specify the `model_name` field.')).toBe('Invalid input. Please specify the `model_name` field.');
+    expect(namingField('stop', 'stop: empty strings stop nothing')).toBe('stop: empty strings stop nothing');
+    expect(namingField('stop', 'stopped')).toBe('stop: stopped');
+    expect(namingField('', 'invalid value')).toBe('invalid value');
+  });
+
+  it('names `n` in a chat request\'s refusal', async () => {
+    const { app, close } = await buildTestApp(null);
+    try {
+      const res = await app.inject({ method: 'POST', url: '/v1/chat/completions', payload: { model: 'm', messages: [{ role: 'user', content: 'hi' }], n: 0 } });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error).toMatchObject({ param: 'n', code: 'invalid_field', message: expect.stringMatching(/^n: /) });
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe('launch envs', () => {
+  it('refuses what no process environment can hold, naming the variable', async () => {
+    const { app, close } = await buildTestApp(null);
+    try {
+      const launch = (envs: Record<string, string>) => app.inject({ method: 'POST', url: '/v1/models', payload: { model_name: 'simulator', model_engine: 'simulator', envs } });
+      for (const [envs, param, words] of [
+        [{ A: 'a\u0000b' }, 'envs.A', 'NUL'],
+        [{ '': 'x' }, 'envs.', 'non-empty'],
+        [{ 'B=C': 'y' }, 'envs.B=C', '`=`'],
+      ] as const) {
+        const res = await launch(envs);
+        expect(res.statusCode, res.body).toBe(400);
+        expect(res.json().error).toMatchObject({ code: 'invalid_field', param, message: expect.stringContaining(words) });
+      }
     } finally {
       await close();
     }

@@ -128,6 +128,14 @@ describe('embeddings and rerank', () => {
     const objects = await api.post('/v2/rerank', { model: 'rerank', query: 'quick fox', documents: documents.map((text) => ({ text })), return_documents: true });
     expect(objects.status, objects.text).toBe(200);
     expect(objects.body.results.map((r: any) => [r.index, r.relevance_score, r.document])).toEqual(all.body.results.map((r: any) => [r.index, r.relevance_score, r.document]));
+    // Xinference's engine arguments, a JSON object in a string: checked, and an argument the engine does not take is named, not dropped.
+    const notJson = await api.post('/v1/rerank', { model: 'rerank', query: 'q', documents, kwargs: '[1, 2]' });
+    expect([notJson.status, notJson.body.error?.code, notJson.body.error?.param]).toEqual([400, 'invalid_field', 'kwargs']);
+    const unknown = await api.post('/v1/rerank', { model: 'rerank', query: 'q', documents, kwargs: '{"instruction": "rank recipes"}' });
+    expect(unknown.status, unknown.text).toBe(400);
+    expect(unknown.body.error.message).toContain('instruction');
+    const truncating = await api.post('/v1/rerank', { model: 'rerank', query: 'quick fox', documents, kwargs: '{"truncate": false}' });
+    expect(truncating.body.results.map((r: any) => r.relevance_score)).toEqual(scores);
     const odd = await api.post('/v1/rerank', { model: 'rerank', query: 'q', documents: ['a', { title: 'b' }] });
     expect(odd.body.error).toMatchObject({ code: 'invalid_field', param: 'documents.1.text' });
   });

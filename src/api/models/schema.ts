@@ -20,7 +20,14 @@ export const launchBody = z.looseObject({
   request_limits: z.int().min(0, 'The `request_limits` parameter must be greater or equal than 0.').nullish(),
   worker_ip: z.string().nullish(),
   model_path: z.string().min(1).nullish(),
-  envs: z.record(z.string(), z.string()).nullish(),
+  // What a process environment can hold: a name with no `=` (it would split into another
+  // variable) and nothing with a NUL byte (the runtime's spawn failed as an unexplained 500).
+  envs: z
+    .record(
+      z.string().regex(/^[^=\0]+$/, 'an environment variable name must be non-empty, with no `=` and no NUL byte'),
+      z.string().regex(/^[^\0]*$/, 'an environment variable value may not hold a NUL byte'),
+    )
+    .nullish(),
   // Xinference's shape; no engine here loads adapters yet, so the supervisor refuses a
   // non-empty list by name instead of serving the base model in silence.
   peft_model_config: z

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Multipart, MultipartFile } from '@fastify/multipart';
 import type { z } from 'zod';
 import { HangarError } from '../../errors/hangar-error.js';
-import { specificIssue } from '../validation-issue.js';
+import { namingField, specificIssue } from '../validation-issue.js';
 
 export interface UploadedFile {
   field: string;
@@ -160,6 +160,6 @@ export function parseFields<S extends z.ZodType>(schema: S, form: Form): z.outpu
   const issue = first ? specificIssue(first) : undefined;
   const field = issue?.path.join('.') ?? '';
   const message = issue?.message ?? 'invalid value';
-  const text = field && !message.includes(field) ? `${field}: ${message}` : message;
+  const text = namingField(field, message);
   throw new HangarError('invalid_field', [text], { param: field || null });
 }

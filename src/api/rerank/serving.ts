@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { HangarError } from '../../errors/hangar-error.js';
+import { engineKwargs } from '../media/engine-kwargs.js';
 import type { CallTarget, Supervisor } from '../../supervisor/supervisor.js';
 import type { RerankBody } from './schema.js';
 
@@ -10,10 +11,13 @@ export function prepareRerank(supervisor: Supervisor, body: RerankBody): { targe
     const can = instance.abilities.length > 0 ? instance.abilities.join(', ') : type;
     throw new HangarError('ability_missing', [body.model, `rerank (it is a ${type} model)`, can], { param: 'model' });
   }
+  const extra = engineKwargs(body.kwargs);
   return {
     target: { uid: body.model, route: '/v1/rerank', types: ['rerank'] },
     args: [body.query, body.documents],
-    kwargs: { truncate: body.truncate ?? true },
+    // Xinference's `kwargs` (a JSON object in a string) go to the engine, which refuses
+    // an argument it does not take by name rather than rank without it.
+    kwargs: { ...extra, truncate: body.truncate ?? extra.truncate ?? true },
   };
 }
 
