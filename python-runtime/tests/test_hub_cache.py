@@ -135,3 +135,64 @@ def test_a_copy_in_the_hf_home_layout_is_found_offline(hub, workdir, monkeypatch
     spec = {"model_id": REPO_ID, "model_hub": "huggingface", "cache_dir": str(workdir)}
     assert hub_download.model_folder(spec, lambda *a: None) == path
     assert same_files(path, tiny_llm["path"])
+
+
+def test_a_hub_etag_that_is_a_path_writes_nothing_outside_the_cache(hub, workdir, tmp_path):
+    standin = hub()
+    outside = tmp_path / "outside" / "written-by-the-hub"
+    outside.parent.mkdir()
+    # huggingface_hub names a blob by the ETag: a hostile hub's `../..` wrote anywhere.
+    standin.repos[REPO_ID].files["config.json"]["etag"] = os.path.relpath(outside, workdir / "models--test-org--tiny-llm" / "blobs")
+    with pytest.raises(InvalidModel, match="ETag that is not a file hash"):
+        fetch(workdir)
+    assert not outside.exists() and not os.path.exists(f"{outside}.lock")
+
+
+def test_a_listing_with_a_path_outside_the_repository_is_refused_and_removes_nothing(hub, workdir, tmp_path):
+    standin = hub()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    for name in (str(victim), "../" * 12 + str(victim).lstrip("/"), "a/../../b", "c\\d"):
+        standin.repos[REPO_ID].extra_siblings = [{"rfilename": name, "size": 8, "blobId": "0" * 40}]
+        with pytest.raises(InvalidModel, match="not paths inside the repository"):
+            fetch(workdir)
+    assert victim.read_text() == "precious"
+
+
+def test_a_blob_a_failed_download_left_is_checked_by_the_next_launch_online_and_offline(hub, workdir, tiny_llm, monkeypatch):
+    from huggingface_hub import constants
+
+    standin = hub()
+    repo = standin.repos[REPO_ID]
+    weights = next(n for n in repo.files if n.endswith(".safetensors"))
+    blob = workdir / "models--test-org--tiny-llm" / "blobs" / repo.files[weights]["sha256"]
+    # What a launch that failed or was cancelled after this file arrived leaves: the blob,
+    # complete in size but wrong in content, and never checked.
+    blob.parent.mkdir(parents=True)
+    blob.write_bytes(b"\0" * repo.files[weights]["size"])
+    with pytest.raises(InvalidModel, match=f"{weights} did not match the hub's hash"):
+        fetch(workdir)
+    assert not blob.exists()
+    path = fetch(workdir)
+    assert same_files(path, tiny_llm["path"])
+    # Checked once: the next launch reads it no more (the check is kept beside the blobs).
+    assert repo.files[weights]["sha256"] in (blob.parent / ".hangar-verified").read_text().split()
+    # Offline, the blobs are checked by the hash they are named by.
+    blob.write_bytes(b"\0" * repo.files[weights]["size"])
+    (blob.parent / ".hangar-verified").unlink()
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(InvalidModel, match="do not match their hash"):
+        fetch(workdir)
+    assert not blob.exists()
+
+
+def test_progress_counts_bytes_against_the_listing_and_a_hub_that_sends_more_is_stopped():
+    tracker = hub_download._ProgressTracker(expected_bytes=100 << 20)
+    Bar = tracker.bar_class()
+    files, data = Bar(total=7), Bar(total=0, unit="B")
+    files.update(6)
+    assert tracker.fraction() == pytest.approx(6 / 7)
+    data.update(90 << 20)
+    assert tracker.fraction() == pytest.approx(0.9) and tracker.bytes_done() == 90 << 20
+    with pytest.raises(OSError, match="more than the 100.0 MiB its listing declared"):
+        data.update(30 << 20)

@@ -17,7 +17,7 @@ const CODE_LAUNCHERS: Record<string, string> = {
 };
 
 /**
- * Launch `envs` that only tune or authenticate: hub tokens and endpoints, CUDA and
+ * Launch `envs` that only tune or authenticate: hub tokens and options, CUDA and
  * NCCL, thread counts, and the engines' own settings. Anything else needs the power;
  * `LD_*`, `PYTHON*`, `PATH` and `HOME` never match.
  */
@@ -34,8 +34,16 @@ const ALLOWED_ENVS = [
   /^TRANSFORMERS_(OFFLINE|VERBOSITY)$/,
 ];
 
+/**
+ * Hub variables that choose where weights come from (`HF_ENDPOINT`) or where files are
+ * written (`HF_HOME`, `HF_HUB_CACHE`, ...). A hub of the caller's choosing picks each
+ * file's bytes and, through huggingface_hub's cache layout (a blob is named by the
+ * hub's ETag), where they land: a way to write files as the service's user.
+ */
+const REDIRECTING_ENVS = /^(HF|MODELSCOPE)_[A-Z0-9_]*(ENDPOINT|DOMAIN|HOME|CACHE|PATH|DIR)[A-Z0-9_]*$/;
+
 export function envNeedsCodePower(name: string): boolean {
-  return !ALLOWED_ENVS.some((pattern) => pattern.test(name));
+  return REDIRECTING_ENVS.test(name) || !ALLOWED_ENVS.some((pattern) => pattern.test(name));
 }
 
 /** Risks of a custom registration (what launching it will run). */
@@ -57,7 +65,7 @@ export function launchCodeRisks(resolved: ResolvedModel, request: { envs: Record
   if (launcher) risks.push(launcher);
   if (pythonTruthy(request.engine_kwargs.trust_remote_code) || pythonTruthy(resolved.load.launcher_args.trust_remote_code)) risks.push('trust_remote_code');
   const envs = Object.keys(request.envs).filter(envNeedsCodePower);
-  if (envs.length > 0) risks.push(`launch envs ${envs.join(', ')} (only hub, CUDA, NCCL, thread and engine settings are allowed without it)`);
+  if (envs.length > 0) risks.push(`launch envs ${envs.join(', ')} (only hub tokens and options, CUDA, NCCL, thread and engine settings are allowed without it; a hub endpoint or cache folder is not)`);
   return risks;
 }
 

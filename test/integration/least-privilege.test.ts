@@ -53,6 +53,9 @@ describe('models:code: the power to run code on the host (real server, auth on)'
     ['register launcher_args with trust_remote_code "yes"', 'POST', '/v1/model_registrations/flexible', () => flexible('trc-flex', tinyEmbedder().path, 'transformers', { trust_remote_code: 'yes' }), 'trust_remote_code'],
     ['launch with LD_PRELOAD', 'POST', '/v1/models', () => ({ model_name: 'tiny-embed', model_type: 'embedding', model_uid: 'ldp', envs: { LD_PRELOAD: '/tmp/nothing-here.so' } }), 'LD_PRELOAD'],
     ['launch with PYTHONPATH', 'POST', '/v1/models', () => ({ model_name: 'tiny-embed', model_type: 'embedding', model_uid: 'pyp', envs: { PYTHONPATH: '/tmp' } }), 'PYTHONPATH'],
+    // A hub of the caller's choosing picks each file's bytes and, by the ETag its blob is named with, where it is written.
+    ['launch with its own HF_ENDPOINT', 'POST', '/v1/models', () => ({ model_name: 'tiny-embed', model_type: 'embedding', model_uid: 'hfe', envs: { HF_ENDPOINT: 'http://127.0.0.1:9' } }), 'HF_ENDPOINT'],
+    ['launch with its own HF_HUB_CACHE', 'POST', '/v1/models', () => ({ model_name: 'tiny-embed', model_type: 'embedding', model_uid: 'hfc', envs: { HF_HUB_CACHE: path.join(work, 'hub-cache') } }), 'HF_HUB_CACHE'],
   ];
 
   it.each(refusals)('refuses models:register + models:start to %s (403 naming it), and keeps nothing', async (_what, method, p, body, names) => {
@@ -76,7 +79,7 @@ describe('models:code: the power to run code on the host (real server, auth on)'
   });
 
   it('lets the hub, CUDA and engine envs through without the power', async () => {
-    const res = await call('POST', '/v1/models', { model_name: 'tiny-embed', model_type: 'embedding', model_uid: 'tok', envs: { HF_TOKEN: 'hf_x', CUDA_VISIBLE_DEVICES: '', OMP_NUM_THREADS: '1' } }, DEV);
+    const res = await call('POST', '/v1/models', { model_name: 'tiny-embed', model_type: 'embedding', model_uid: 'tok', envs: { HF_TOKEN: 'hf_x', HF_HUB_OFFLINE: '1', CUDA_VISIBLE_DEVICES: '', OMP_NUM_THREADS: '1' } }, DEV);
     expect(res.status, res.text).toBe(200);
     expect((await call('DELETE', '/v1/models/tok', undefined, ADMIN)).status).toBe(200);
   }, 60_000);
@@ -88,7 +91,7 @@ describe('models:code: the power to run code on the host (real server, auth on)'
     }
     const audit = (await call('GET', '/v1/admin/audit?limit=100', undefined, ADMIN)).body as Array<{ actor: string; action: string; detail: { risks: string[] } }>;
     const code = audit.filter((e) => e.action.endsWith('.code'));
-    expect(code.map((e) => e.action).sort()).toEqual(['model.launch.code', 'model.launch.code', 'model.launch.code', 'model.register.code', 'model.register.code', 'model.register.code']);
+    expect(code.map((e) => e.action).sort()).toEqual([...Array(5).fill('model.launch.code'), 'model.register.code', 'model.register.code', 'model.register.code']);
     expect(code.every((e) => e.actor === 'coder' && e.detail.risks.length > 0)).toBe(true);
     // Launching what a coder registered still needs the power: the launch runs the file.
     expect((await call('POST', '/v1/models', { model_name: 'py-model', model_type: 'flexible', model_uid: 'py' }, DEV)).status).toBe(403);

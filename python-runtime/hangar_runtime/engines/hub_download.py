@@ -8,7 +8,6 @@ of retries, and say how to get going anyway (launch from a local folder with
 `model_path`). So before downloading, one short request asks the hub which commit
 the revision is; if that fails, only a complete copy already in the cache will do."""
 
-import hashlib
 import logging
 import os
 import re
@@ -16,6 +15,7 @@ import shutil
 import threading
 
 from ..errors import InvalidModel, SourceUnreachable, exception_text
+from . import hub_integrity
 from .base import Progress
 from .model_uri import local_path
 
@@ -30,6 +30,9 @@ _LOCAL_HINT = "Download the model on a machine that can reach the hub and launch
 _REPO_ID = re.compile(r"^[\w.-]+(/[\w.-]+)?$", re.ASCII)
 _REVISION = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)*$", re.ASCII)
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
+# Bytes past the listing's sizes before a download is stopped (a hub that sends more
+# than it declared would fill the disk before huggingface_hub's check at the end).
+_OVERRUN_SLACK = 16 << 20
 
 
 def model_folder(spec: dict, progress: Progress, ignore_patterns: list[str] | None = None) -> str:
@@ -105,14 +108,18 @@ def download(model_id: str, revision: str | None, cache_dir: str | None, progres
                             f"is not in the cache {_cache_name(cache_dir)}.", unreachable=True)
     if not isinstance(info.sha, str) or not _COMMIT.match(info.sha):
         raise InvalidModel(f"The hub {constants.ENDPOINT} gave {where} a commit id that is not 40 hex digits: {str(info.sha)[:80]!r}")
-    wanted = _wanted_files(info, ignore_patterns)
+    wanted = _wanted_files(where, info, ignore_patterns)
     repo_folder = _repo_folder(model_id, cache_dir)
     _check_disk_space(where, wanted, repo_folder)
-    # Only what this call fetches is checked: a model already in the cache is not read
-    # again at every launch (each wake of an on-demand model would re-hash its weights).
-    fetched = [s for s in wanted if not _blob_present(repo_folder, s)]
-    tracker = _ProgressTracker()
+    # Only what is not known good is checked: a model already in the cache and checked
+    # is not read again at every launch (each wake of an on-demand model would re-hash
+    # its weights); a blob left by a launch that failed or was cancelled is.
+    verified = hub_integrity.verified_blobs(repo_folder)
+    fetched = [s for s in wanted if hub_integrity.blob_name(s) not in verified]
+    missing = [s for s in wanted if not hub_integrity.blob_present(repo_folder, s)]
+    tracker = _ProgressTracker(sum(s.size or 0 for s in missing))
     outcome: dict = {}
+    hub_integrity.guard_etags()
 
     def run():
         try:
@@ -125,18 +132,21 @@ def download(model_id: str, revision: str | None, cache_dir: str | None, progres
     # PROGRESS may only be sent from this (the work loop's) thread.
     worker = threading.Thread(target=run, name="hangar-download", daemon=True)
     worker.start()
-    reported = -1.0
+    reported, received = -1.0, -1
     while worker.is_alive():
         worker.join(_REPORT_EVERY_S)
         done = tracker.fraction()
-        if done > reported:
-            reported = done
-            progress(DOWNLOAD_SHARE * done, "download", f"Downloading {model_id}: {done:.0%}")
+        # Every change of the bytes received is news, though the fraction may not move:
+        # the control plane ends a load that sends nothing for HANGAR_LOAD_STALL_TIMEOUT_MS.
+        if done > reported or tracker.bytes_done() != received:
+            reported, received = max(done, reported), tracker.bytes_done()
+            progress(DOWNLOAD_SHARE * reported, "download", f"Downloading {model_id}: {reported:.0%} ({_size(received)})")
     if "error" in outcome:
         exc = outcome["error"]
         raise InvalidModel(f"Downloading {where} from {constants.ENDPOINT} failed: {type(exc).__name__}: "
                            f"{_first_line(exc)}. {_LOCAL_HINT}") from exc
-    _verify(where, outcome["path"], fetched, repo_folder)
+    hub_integrity.verify(where, outcome["path"], fetched, repo_folder)
+    hub_integrity.mark_verified(repo_folder, [hub_integrity.blob_name(s) for s in wanted if hub_integrity.blob_present(repo_folder, s)])
     # Downloading by commit writes no ref; without one the cache cannot answer "main"
     # (or the revision asked for) when the hub is out of reach or HF_HUB_OFFLINE is set.
     _remember_ref(repo_folder, revision or "main", info.sha)
@@ -151,26 +161,16 @@ def _repo_folder(model_id: str, cache_dir: str | None) -> str:
     return os.path.join(cache_dir or constants.HF_HUB_CACHE, repo_folder_name(repo_id=model_id, repo_type="model"))
 
 
-def _wanted_files(info, ignore_patterns: list[str] | None) -> list:
-    """The repository's files that snapshot_download will fetch (ignore_patterns applied)."""
+def _wanted_files(where: str, info, ignore_patterns: list[str] | None) -> list:
+    """The repository's files that snapshot_download will fetch (ignore_patterns applied),
+    once the listing's names and hashes are found safe to use as paths."""
     from huggingface_hub.utils import filter_repo_objects
 
     # A mirror may leave the listing out: then nothing can be checked, and nothing is refused.
     siblings = list(getattr(info, "siblings", None) or [])
+    hub_integrity.check_listing(where, siblings)
     names = set(filter_repo_objects([s.rfilename for s in siblings], ignore_patterns=ignore_patterns))
     return [s for s in siblings if s.rfilename in names]
-
-
-def _blob_name(sibling) -> str | None:
-    """The name huggingface_hub stores a file's blob under: the LFS sha256, else the git blob id."""
-    lfs = getattr(sibling, "lfs", None)
-    sha256 = getattr(lfs, "sha256", None) if lfs is not None else None
-    return sha256 or getattr(sibling, "blob_id", None)
-
-
-def _blob_present(repo_folder: str, sibling) -> bool:
-    name = _blob_name(sibling)
-    return bool(name) and os.path.isfile(os.path.join(repo_folder, "blobs", name))
 
 
 def _check_disk_space(where: str, wanted: list, repo_folder: str) -> None:
@@ -179,7 +179,7 @@ def _check_disk_space(where: str, wanted: list, repo_folder: str) -> None:
     blobs = os.path.join(repo_folder, "blobs")
     need = 0
     for sibling in wanted:
-        name = _blob_name(sibling)
+        name = hub_integrity.blob_name(sibling)
         if name and os.path.isfile(os.path.join(blobs, name)):
             continue
         size = sibling.size or 0
@@ -194,44 +194,6 @@ def _check_disk_space(where: str, wanted: list, repo_folder: str) -> None:
         raise InvalidModel(f"Cannot download {where}: it needs {_size(need)} more on disk and {probe} has "
                            f"{_size(free)} free. Free some space (DELETE /v1/cache/models removes cached models) "
                            f"or set HANGAR_HOME to a bigger disk.")
-
-
-def _verify(where: str, snapshot: str, wanted: list, repo_folder: str) -> None:
-    """Checks every file against the hub's hash (sha256 for LFS files, the git blob id
-    for the rest). A file that does not match is removed, so it is fetched again
-    rather than loaded, and the launch fails naming it."""
-    bad = []
-    for sibling in wanted:
-        path = os.path.join(snapshot, sibling.rfilename)
-        if not os.path.exists(path):
-            continue
-        lfs = getattr(sibling, "lfs", None)
-        expected = getattr(lfs, "sha256", None) if lfs is not None else None
-        if expected:
-            actual = _file_hash(path, hashlib.sha256())
-        elif getattr(sibling, "blob_id", None):
-            expected = sibling.blob_id
-            actual = _file_hash(path, hashlib.sha1(b"blob %d\0" % os.path.getsize(path)))
-        else:
-            continue
-        if actual != expected:
-            bad.append(sibling.rfilename)
-            real = os.path.realpath(path)
-            for victim in (path, real):
-                try:
-                    os.remove(victim)
-                except OSError:
-                    pass
-    if bad:
-        raise InvalidModel(f"Downloaded {where}, but {', '.join(bad)} did not match the hub's hash; the bad "
-                           f"copies were removed. Launch again to fetch them anew.")
-
-
-def _file_hash(path: str, digest) -> str:
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _remember_ref(repo_folder: str, ref: str, sha: str) -> None:
@@ -258,6 +220,8 @@ def _cached_copy(model_id: str, revision: str | None, cache_dir: str | None, why
     except Exception as exc:
         # The hub out of reach is "not now" (503); offline mode is the user's own setting (400).
         raise (SourceUnreachable if unreachable else InvalidModel)(f"{why} {_LOCAL_HINT}") from exc
+    hub_integrity.verify_by_blob_names(f"{model_id}" + (f" (revision {revision})" if revision else ""), path,
+                          _repo_folder(model_id, cache_dir))
     log.info("using the cached copy of %s at %s", model_id, path)
     return path
 
@@ -269,10 +233,15 @@ class _ProgressTracker:
     files; either alone can mislead (one big file; bytes totals not known yet), so
     the larger of the two fractions is reported, and it never goes backwards."""
 
-    def __init__(self):
+    def __init__(self, expected_bytes: int = 0):
+        """expected_bytes: what the listing says is left to fetch (0: unknown). The
+        bytes bar's own total grows as files start, so it cannot tell alone; and more
+        than this (and some slack) stops the download: a hub that sends past what it
+        declared would otherwise fill the disk before the size check at the end."""
         self._lock = threading.Lock()
         self._bars: list[_Bar] = []
         self._best = 0.0
+        self._expected = expected_bytes
 
     def bar_class(self) -> type:
         tracker = self
@@ -286,13 +255,21 @@ class _ProgressTracker:
             def update(self, n=1):
                 with tracker._lock:  # download workers update bars concurrently
                     super().update(n)
+                    over = tracker._expected > 0 and self.unit == "B" and self.n > tracker._expected + _OVERRUN_SLACK
+                if over:
+                    # Raised in the download worker: huggingface_hub ends that file's download.
+                    raise OSError(f"the hub sent {_size(self.n)}, more than the {_size(tracker._expected)} its listing declared")
 
         return Bar
+
+    def bytes_done(self) -> int:
+        with self._lock:
+            return int(max((bar.n for bar in self._bars if bar.unit == "B"), default=0))
 
     def fraction(self) -> float:
         with self._lock:
             for bar in self._bars:
-                total = bar.total or 0
+                total = self._expected if bar.unit == "B" and self._expected > 0 else (bar.total or 0)
                 if total > 0:
                     self._best = max(self._best, min(1.0, bar.n / total))
             return self._best
@@ -301,9 +278,10 @@ class _ProgressTracker:
 class _Bar:
     """Just enough of tqdm's interface for huggingface_hub, drawing nothing."""
 
-    def __init__(self, total=None, initial=0, **_ignored):
+    def __init__(self, total=None, initial=0, unit=None, **_ignored):
         self.total = total
         self.n = initial
+        self.unit = unit
         self.format_dict = {"rate": None}
 
     def update(self, n=1):
