@@ -173,6 +173,52 @@ describe('which GGUF file a launch loads', () => {
     }
   });
 
+  it('waits out a busy hub (429 with Retry-After, 503) before failing, and stops a hub that sends more than it declared', async () => {
+    const body = Buffer.alloc(64 * 1024, 3);
+    const sha256 = createHash('sha256').update(body).digest('hex');
+    const answers: number[] = [];
+    let busy = 2;
+    const hub = createServer((req, res) => {
+      if (req.url!.includes('always-busy')) {
+        answers.push(503);
+        res.writeHead(503, { 'retry-after': '0' }).end('busy');
+        return;
+      }
+      if (req.url!.includes('overflow')) {
+        // Declares 64 KiB, sends 1 MiB.
+        res.writeHead(200, { 'x-linked-size': body.length, 'x-linked-etag': `"${sha256}"` });
+        res.end(Buffer.alloc(1024 * 1024, 3));
+        return;
+      }
+      if (busy-- > 0) {
+        answers.push(429);
+        res.writeHead(429, { 'retry-after': '0' }).end('slow down');
+        return;
+      }
+      answers.push(200);
+      res.writeHead(200, { 'content-length': body.length, 'x-linked-etag': `"${sha256}"`, 'x-linked-size': body.length }).end(body);
+    });
+    await new Promise<void>((resolve) => hub.listen(0, '127.0.0.1', resolve));
+    const restoreEnv = pointHubAt(`http://127.0.0.1:${(hub.address() as { port: number }).port}`);
+    try {
+      const spec = { model_id: 'org/busy', quantization: 'q8_0', cache_dir: dir, model_file_name_template: 'b-{quantization}.gguf' };
+      expect((await readFile(await ggufFile(spec, onProgress))).equals(body)).toBe(true);
+      expect(answers).toEqual([429, 429, 200]);
+      answers.length = 0;
+      // Still busy after the retries: "try later" (a 503 for the launch), not a request to fix.
+      const busyError = await ggufFile({ ...spec, model_file_name_template: 'always-busy-{quantization}.gguf' }, onProgress).catch((err: Error) => err);
+      expect(busyError).toMatchObject({ name: 'SourceUnreachable', message: expect.stringContaining('answered HTTP 503; try again later') });
+      expect(answers).toEqual([503, 503, 503, 503]);
+      await expect(ggufFile({ ...spec, model_file_name_template: 'overflow-{quantization}.gguf' }, onProgress)).rejects.toThrow(/sent more than the 0.1 MiB it declared; the copy was removed/);
+      const folder = path.join(dir, 'huggingface', 'models--org--busy', 'snapshots', 'main');
+      expect((await readdir(folder)).sort()).toEqual(['b-q8_0.gguf']);
+    } finally {
+      hub.closeAllConnections();
+      hub.close();
+      restoreEnv();
+    }
+  });
+
   it('lets one of two downloads of the same file fetch it while the other waits, then both use it', async () => {
     const body = Buffer.alloc(96 * 1024, 7);
     const asked: string[] = [];

@@ -200,6 +200,8 @@ async function fetchFile(
   }
   if (!response.ok || !response.body) {
     await response.body?.cancel();
+    // Busy or failing for now (after open's retries): a 503 to try later, not a 400 to fix the request.
+    if (TRANSIENT.has(response.status)) throw new SourceUnreachable(`Cannot download ${file} of ${modelId}: the hub ${hub.endpoint} answered HTTP ${response.status}; try again later.`);
     throw new InvalidInput(`Cannot download ${file} of ${modelId} from ${hub.endpoint}: HTTP ${response.status}. ${LOCAL_HINT}`);
   }
   if (response.status !== 206) offset = 0; // the whole file came: the partial one is replaced
@@ -222,10 +224,16 @@ async function fetchFile(
     diskError ??= err;
   });
   let failure: unknown = null;
+  let overrun: InvalidInput | null = null;
   try {
     for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
       if (diskError) throw diskError;
       received += chunk.length;
+      // Past the declared size: a hub that sends more would fill the disk before the size check at the end.
+      if (expected.size !== null && received > expected.size) {
+        overrun = new InvalidInput(`Downloading ${file} of ${modelId} from ${hub.endpoint}: the hub sent more than the ${sizeText(expected.size)} it declared; the copy was removed.`);
+        throw overrun;
+      }
       report(received, expected.size ?? 0);
       if (!out.write(chunk)) await once(out, 'drain');
     }
@@ -234,6 +242,11 @@ async function fetchFile(
   }
   await new Promise<void>((resolve) => (out.destroyed ? resolve() : out.end(() => resolve())));
   failure ??= diskError;
+  if (overrun) {
+    await response.body.cancel().catch(() => {});
+    await rm(partial, { force: true });
+    throw overrun;
+  }
   if (failure !== null) {
     // The partial file is kept: the next launch asks only for the rest.
     throw new InvalidInput(`Downloading ${file} of ${modelId} from ${hub.endpoint} failed after ${sizeText(received)}: ${causeOf(failure)}. ` +
@@ -286,7 +299,25 @@ function sizeText(bytes: number): string {
  * body off mid-way. Redirects (the hub sends LFS files to a CDN) are followed here, so
  * the hub's own X-Linked-* headers are kept and the token goes to the hub only.
  */
+/** Statuses that say "not now": tried again, as huggingface_hub does, before a download fails. */
+const TRANSIENT = new Set([429, 500, 502, 503, 504]);
+const RETRIES = 3;
+/** The longest Retry-After obeyed: a longer wait fails now, as "try later". */
+const MAX_RETRY_WAIT_MS = 30_000;
+
 async function open(hub: Hub, url: string, offset: number, timeoutMs: number, unreachable: (why: string) => string): Promise<Response> {
+  for (let attempt = 1; ; attempt++) {
+    const response = await openOnce(hub, url, offset, timeoutMs, unreachable);
+    if (!TRANSIENT.has(response.status) || attempt > RETRIES) return response;
+    const after = Number(response.headers.get('retry-after'));
+    const waitMs = Number.isFinite(after) && after >= 0 ? after * 1000 : 1000 * 2 ** (attempt - 1);
+    if (waitMs > MAX_RETRY_WAIT_MS) return response;
+    await response.body?.cancel();
+    await new Promise((resolve) => setTimeout(resolve, waitMs));
+  }
+}
+
+async function openOnce(hub: Hub, url: string, offset: number, timeoutMs: number, unreachable: (why: string) => string): Promise<Response> {
   const lookup = new AbortController();
   const timer = setTimeout(() => lookup.abort(new Error(`no answer within ${timeoutMs / 1000}s`)), timeoutMs);
   const range: Record<string, string> = offset > 0 ? { range: `bytes=${offset}-` } : {};
