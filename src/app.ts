@@ -134,7 +134,9 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   installModelStats(app, stats);
   installRequestTracking(app);
   installLoraModelIds(app, parts.supervisor);
-  installKeyAdmission(app, access, (uid) => parts.supervisor.modelNameOf(uid));
+  installKeyAdmission(app, access, (uid) => parts.supervisor.modelNameOf(uid), (uid) =>
+    parts.supervisor.has(uid) ? (parts.supervisor.require(uid).resolved.load.context_length ?? null) : null,
+  );
   installModelLeases(app, parts.supervisor);
   // Upload routes read their parts themselves, each with its own limits (api/multipart/form.ts).
   await app.register(fastifyMultipart);

@@ -13,13 +13,13 @@ export function inferenceBody(request: FastifyRequest): (Record<string, unknown>
 
 /**
  * The most a request may generate, when it says (chat's two spellings, completions',
- * Responses'): the per-choice limit times its choices (`n`, and on completions each
+ * Responses'), no more than the model's context each: the per-choice limit times its choices (`n`, and on completions each
  * prompt of a list), as OpenAI estimates a request against a tokens-per-minute limit.
  */
-export function wantedTokens(body: Record<string, unknown>): number | null {
+export function wantedTokens(body: Record<string, unknown>, contextLength: number | null = null): number | null {
   for (const field of ['max_completion_tokens', 'max_tokens', 'max_output_tokens']) {
     const value = body[field];
-    if (typeof value === 'number' && Number.isFinite(value) && value > 0) return value * choicesOf(body);
+    if (typeof value === 'number' && Number.isFinite(value) && value > 0) return Math.min(value, contextLength ?? Infinity) * choicesOf(body);
   }
   return null;
 }

@@ -59,7 +59,10 @@ export class RateLimiter {
       const used = state.tokens.total(now);
       const want = Math.max(1, wantTokens ?? 1);
       if (want > limits.tpm) {
-        return refusal('tokens', `${limits.tpm} tokens per minute, and max_tokens ${want} alone is more than that`, WINDOW_MS, this.headers(state, limits, now));
+        // Never admitted, however long the client waits: no Retry-After, and the OpenAI and
+        // Anthropic SDKs' own header that says not to retry (they waited two minutes on it).
+        const headers = { ...this.headers(state, limits, now), 'x-should-retry': 'false' };
+        return { limit: 'tokens', reason: `${limits.tpm} tokens per minute, and max_tokens ${want} alone is more than that: lower max_tokens`, retryAfterMs: 0, headers };
       }
       if (used + want > limits.tpm) {
         const wait = state.tokens.msUntilAtMost(limits.tpm - want, now);

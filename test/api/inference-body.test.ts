@@ -22,6 +22,13 @@ describe('wantedTokens', () => {
     expect(wantedTokens({ max_tokens: 10, prompt: [1, 2, 3], n: 2 })).toBe(20);
   });
 
+  it('counts no more than the model\'s context per choice (Claude Code sends max_tokens of 32k and more)', () => {
+    expect(wantedTokens({ max_tokens: 64_000 }, 4096)).toBe(4096);
+    expect(wantedTokens({ max_tokens: 64_000, n: 2 }, 4096)).toBe(8192);
+    expect(wantedTokens({ max_tokens: 100 }, 4096)).toBe(100);
+    expect(wantedTokens({ max_tokens: 64_000 }, null)).toBe(64_000);
+  });
+
   it('counts a body the schema will refuse as one choice', () => {
     expect(wantedTokens({ max_tokens: 10, n: 2.5 })).toBe(10);
     expect(wantedTokens({ max_tokens: 10, n: -4 })).toBe(10);

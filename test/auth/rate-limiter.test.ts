@@ -74,7 +74,11 @@ describe('RateLimiter', () => {
   it('refuses up front what max_tokens would take over tpm, and reports a stream running over', () => {
     const { limiter, advance } = limiterAt();
     const limits = { ...none, tpm: 100 };
-    expect(refused(limiter.admit(1, limits, 150)).reason).toContain('alone is more');
+    const never = refused(limiter.admit(1, limits, 150));
+    expect(never.reason).toContain('alone is more');
+    // Never admitted: the SDKs are told not to retry, and no wait is offered.
+    expect(never.headers['x-should-retry']).toBe('false');
+    expect(never.headers['retry-after']).toBeUndefined();
     const ticket = admitted(limiter.admit(1, limits, 50));
     expect(ticket.charge(90)).toBe(true);
     const no = refused(limiter.admit(1, limits, 20));

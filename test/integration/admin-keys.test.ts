@@ -300,6 +300,7 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
     const upFront = await chat(created.key, { max_tokens: 41 });
     expect(upFront.status).toBe(429);
     expect(upFront.body.error.message).toContain('tokens');
+    expect([upFront.headers.get('x-should-retry'), upFront.headers.get('retry-after')]).toEqual(['false', null]);
 
     // No max_tokens: admitted, and cut off where the budget ends.
     const stream = await readSse(server.url, '/v1/chat/completions', { model: 'sim', messages: [{ role: 'user', content: 'two words' }], stream: true }, { headers: as(created.key) });
@@ -313,6 +314,7 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
     const spent = await chat(created.key, { max_tokens: 1 });
     expect(spent.status).toBe(429);
     expect(spent.headers.get('x-ratelimit-remaining-tokens')).toBe('0');
+    expect(Number(spent.headers.get('retry-after'))).toBeGreaterThan(0);
   });
 
   it('max_parallel: a second request while one is in flight gets 429, and is admitted once it ends', async () => {

@@ -158,7 +158,7 @@ export class KeyMeter {
  * `x-ratelimit-*` headers). JSON inference routes are admitted in a preHandler, once
  * the body is parsed; upload routes call `admitKeyedCall` when their form is read.
  */
-export function installKeyAdmission(app: FastifyInstance, access: AccessControl, lookup: ModelLookup): void {
+export function installKeyAdmission(app: FastifyInstance, access: AccessControl, lookup: ModelLookup, contextOf: (uid: string) => number | null): void {
   app.decorateRequest('meter', null);
   app.decorate('access', access);
   app.decorate('modelLookup', lookup);
@@ -167,7 +167,9 @@ export function installKeyAdmission(app: FastifyInstance, access: AccessControl,
     const body = inferenceBody(request);
     if (!body) return done();
     try {
-      admitKeyedCall(request, reply, body.model, wantedTokens(body));
+      // A model generates at most its context: a max_tokens past it (Claude Code sends 32k
+      // and more) counted whole refused keys whose tokens per minute the answer fits.
+      admitKeyedCall(request, reply, body.model, wantedTokens(body, contextOf(body.model)));
     } catch (err) {
       return done(err as Error);
     }
