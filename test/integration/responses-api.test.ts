@@ -306,6 +306,9 @@ print(json.dumps(out))
       [{ model: 'sim', input: [{ type: 'function_call', call_id: 'c1', arguments: '{}' }] }, 400, 'invalid_field', 'input.0.name'],
       [{ model: 'sim', input: [{ type: 'function_call', call_id: 'c1', name: 'f', arguments: { a: 1 } }] }, 400, 'invalid_field', 'input.0.arguments'],
       [{ model: 'sim', input: [{ type: 'function_call_output', output: 'x' }] }, 400, 'invalid_field', 'input.0.call_id'],
+      // OpenAI's pairing of calls and outputs: a lost output, a mistyped call_id.
+      [{ model: 'sim', input: [{ type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' }, { role: 'user', content: 'never mind' }] }, 400, 'invalid_field', 'input.0'],
+      [{ model: 'sim', input: [{ role: 'user', content: 'x' }, { type: 'function_call_output', call_id: 'nope', output: 'x' }] }, 400, 'invalid_field', 'input.1'],
       [{ model: 'sim', input: [{ type: 'item_reference', id: 'msg_nope' }] }, 404, 'response_item_not_found', 'input.0.id'],
       [{ model: 'sim', input: [] }, 400, 'invalid_field', 'input'],
       [{ model: 'sim', input: 'x', previous_response_id: 'resp_nope' }, 404, 'response_not_found', 'previous_response_id'],

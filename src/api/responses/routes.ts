@@ -6,6 +6,7 @@ import { HangarError } from '../../errors/hangar-error.js';
 import type { ResponseStore, StoredResponse } from '../../storage/response-store.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 import { keyAllowsModel } from '../auth/key-admission.js';
+import { checkCallPairing } from './tool-pairing.js';
 import { ownerOf } from '../auth/request-owner.js';
 import { needs } from '../auth/route-permission.js';
 import { abortOnDisconnect } from '../client-disconnect.js';
@@ -68,6 +69,7 @@ export const responsesRoutes: FastifyPluginAsync<Options> = async (fastify, { su
     // the previous response's items are named by previous_response_id, a string input by `input`.
     const names: OriginNames = { origins: [], image: 'image_url', fallback: 'input' };
     const itemPath = (i: number): string => (i < history.length ? 'previous_response_id' : typeof body.input === 'string' ? 'input' : `input.${i - history.length}`);
+    checkCallPairing([...history, ...items], itemPath);
     const chat = chatBody.safeParse(toChatRequest(body, chatMessages(body.instructions, [...history, ...items], names.origins, itemPath)));
     if (!chat.success) {
       const issue = specificIssue(chat.error.issues[0]!);
