@@ -38,13 +38,13 @@ describe('built-in catalog', () => {
   it('has the real hub ids of the families the brief names', async () => {
     const catalog = await loadBuiltinCatalog();
     const ids = (type: (typeof MODEL_TYPES)[number], name: string) =>
-      [...new Set(specsOf(catalog[type].get(name)!).filter((s) => s.model_hub === 'huggingface' && s.model_format !== 'ggufv2').map((s) => s.model_id))];
+      [...new Set(specsOf(catalog[type].get(name)!).filter((s) => s.model_hub === 'huggingface' && (s.model_format === 'pytorch' || s.model_format === undefined)).map((s) => s.model_id))];
     const gguf = (name: string, type: 'LLM' | 'embedding' = 'LLM') =>
       specsOf(catalog[type].get(name)!).filter((s) => s.model_format === 'ggufv2');
     expect(ids('LLM', 'qwen2.5-instruct')).toContain('Qwen/Qwen2.5-0.5B-Instruct');
     expect(ids('LLM', 'qwen2.5-instruct')).toContain('Qwen/Qwen2.5-72B-Instruct');
-    expect(ids('LLM', 'llama-3.1-instruct')).toEqual(['meta-llama/Llama-3.1-8B-Instruct', 'meta-llama/Llama-3.1-70B-Instruct']);
-    expect(ids('LLM', 'qwen3')).toEqual(['Qwen/Qwen3-0.6B', 'Qwen/Qwen3-1.7B', 'Qwen/Qwen3-4B', 'Qwen/Qwen3-8B', 'Qwen/Qwen3-14B', 'Qwen/Qwen3-32B']);
+    expect(ids('LLM', 'llama-3.1-instruct')).toEqual(['meta-llama/Llama-3.1-8B-Instruct', 'meta-llama/Llama-3.1-70B-Instruct', 'meta-llama/Meta-Llama-3.1-405B-Instruct']);
+    expect(ids('LLM', 'qwen3')).toEqual(['Qwen/Qwen3-0.6B', 'Qwen/Qwen3-1.7B', 'Qwen/Qwen3-4B', 'Qwen/Qwen3-8B', 'Qwen/Qwen3-14B', 'Qwen/Qwen3-30B-A3B', 'Qwen/Qwen3-32B', 'Qwen/Qwen3-235B-A22B']);
     expect(ids('LLM', 'gemma-2-it')).toEqual(['google/gemma-2-2b-it', 'google/gemma-2-9b-it', 'google/gemma-2-27b-it']);
     expect(ids('embedding', 'bge-small-en-v1.5')).toEqual(['BAAI/bge-small-en-v1.5']);
     expect(ids('rerank', 'bge-reranker-v2-m3')).toEqual(['BAAI/bge-reranker-v2-m3']);
@@ -56,7 +56,8 @@ describe('built-in catalog', () => {
     for (const family of ['qwen2.5-instruct', 'qwen3', 'llama-3.2-instruct', 'llama-3.1-instruct', 'gemma-2-it', 'phi-4', 'phi-3.5-mini-instruct', 'mistral-instruct-v0.3']) {
       const specs = gguf(family);
       expect(specs.length, family).toBeGreaterThan(0);
-      for (const s of specs) expect(s['model_file_name_template'], family).toMatch(/\{quantization\}\.gguf$/);
+      // One file per quantization by a template, or, where every file of a spec is split, parts only.
+      for (const s of specs) expect(String(s['model_file_name_template'] ?? s['model_file_name_split_template']), family).toMatch(/\{quantization\}(-\{part\})?\.gguf$/);
     }
     expect(gguf('qwen2.5-instruct')).toContainEqual(expect.objectContaining({ model_id: 'Qwen/Qwen2.5-0.5B-Instruct-GGUF', quantization: 'q4_k_m', model_file_name_template: 'qwen2.5-0.5b-instruct-{quantization}.gguf' }));
     expect(gguf('qwen2.5-instruct')).toContainEqual(

@@ -52,7 +52,7 @@ describe('built-in embedding and rerank families', () => {
     expect(emb('multilingual-e5-large')).toMatchObject({ dimensions: 1024, max_tokens: 512 });
     expect(emb('all-mpnet-base-v2')).toMatchObject({ dimensions: 768, max_tokens: 384 });
     expect(emb('jina-embeddings-v2-small-en')).toMatchObject({ dimensions: 512, max_tokens: 8192 });
-    expect(specsOf(catalog.rerank.get('jina-reranker-v2')!).map((s) => s.model_id)).toEqual(['jinaai/jina-reranker-v2-base-multilingual']);
+    expect(specsOf(catalog.rerank.get('jina-reranker-v2')!).map((s) => [s.model_hub, s.model_id])).toEqual([['huggingface', 'jinaai/jina-reranker-v2-base-multilingual'], ['modelscope', 'jinaai/jina-reranker-v2-base-multilingual']]);
     expect(catalog.rerank.get('bge-reranker-large')).toMatchObject({ type: 'normal', max_tokens: 512 });
   });
 

@@ -31,14 +31,16 @@ describe('engines', () => {
     expect(table['vLLM']).toBe('Engine vLLM needs a GPU');
     expect(table['Transformers']).toContainEqual({ model_name: 'qwen2.5-instruct', model_format: 'pytorch', model_size_in_billions: '0_5', quantizations: ['none'] });
     expect(table['Transformers']).toContainEqual({ model_name: 'qwen2.5-instruct', model_format: 'awq', model_size_in_billions: 7, quantizations: ['Int4'] });
-    expect((table['Transformers'] as unknown[]).length).toBe(8);
+    expect(table['Transformers']).toContainEqual({ model_name: 'qwen2.5-instruct', model_format: 'gptq', model_size_in_billions: 72, quantizations: ['Int4', 'Int8'] });
+    // Seven sizes in each of pytorch, gptq and awq (Xinference's catalog, docs/catalog-sources.md).
+    expect((table['Transformers'] as unknown[]).length).toBe(21);
     expect(table['llama.cpp']).toContainEqual({
       model_name: 'qwen2.5-instruct',
       model_format: 'ggufv2',
       model_size_in_billions: '0_5',
       quantizations: ['q4_k_m', 'q2_k', 'q3_k_m', 'q4_0', 'q5_0', 'q5_k_m', 'q6_k', 'q8_0', 'fp16'],
     });
-    expect((table['llama.cpp'] as unknown[]).length).toBe(4);
+    expect((table['llama.cpp'] as unknown[]).length).toBe(7);
   });
 
   it('turns vLLM usable once there is a GPU', () => {
@@ -50,7 +52,7 @@ describe('engines', () => {
     registry.setEnvironment(CPU_ENV);
     expect(Object.keys(registry.engines('LLM', 'gemma-2-it')!)).toEqual(['Transformers', 'vLLM', 'llama.cpp']);
     // A family without GGUF specs has no llama.cpp entry.
-    expect(Object.keys(registry.engines('LLM', 'deepseek-r1-distill-qwen')!)).toEqual(['Transformers', 'vLLM']);
+    expect(Object.keys(registry.engines('LLM', 'deepseek-v2.5')!)).toEqual(['Transformers', 'vLLM']);
     expect(Object.keys(registry.engines('audio', 'whisper-tiny')!)).toEqual(['transformers']);
     expect(Object.keys(registry.engines('image', 'tesseract-ocr')!)).toEqual(['tesseract']);
     expect(Object.keys(registry.engines('image', 'sd-turbo')!)).toEqual(['diffusers']);

@@ -89,10 +89,13 @@ describe('resolve: LLM spec selection', () => {
     for (const size of ['1_5', 1.5, '1.5']) {
       expect(registry.resolve({ model_name: 'qwen2.5-instruct', model_engine: 'Transformers', model_size_in_billions: size }).load.model_id).toBe('Qwen/Qwen2.5-1.5B-Instruct');
     }
-    expect(registry.resolve({ model_name: 'qwen2.5-instruct', model_engine: 'Transformers', model_format: 'awq' }).load).toMatchObject({
+    expect(registry.resolve({ model_name: 'qwen2.5-instruct', model_engine: 'Transformers', model_format: 'awq', model_size_in_billions: 7 }).load).toMatchObject({
       model_id: 'Qwen/Qwen2.5-7B-Instruct-AWQ',
       quantization: 'Int4',
     });
+    // A format alone takes its first spec, as Xinference picks.
+    expect(registry.resolve({ model_name: 'qwen2.5-instruct', model_engine: 'Transformers', model_format: 'gptq' }).load).toMatchObject({ model_id: 'Qwen/Qwen2.5-0.5B-Instruct-GPTQ-Int4', quantization: 'Int4' });
+    expect(registry.resolve({ model_name: 'qwen3', model_engine: 'Transformers', model_size_in_billions: 30 }).load).toMatchObject({ model_id: 'Qwen/Qwen3-30B-A3B' });
     expect(registry.resolve({ model_name: 'qwen2.5-instruct', model_engine: 'Transformers', model_size_in_billions: 7, download_hub: 'modelscope' }).load).toMatchObject({
       model_id: 'qwen/Qwen2.5-7B-Instruct',
       model_hub: 'modelscope',
@@ -142,7 +145,7 @@ describe('resolve: LLM spec selection', () => {
     const bySize = await expectHangarError(() => registry.resolve({ model_name: 'qwen2.5-instruct', model_engine: 'Transformers', model_size_in_billions: 5 }), 'model_spec_not_found', 400);
     expect(bySize.param).toBe('model_size_in_billions');
     expect(bySize.message).toBe('Model not found, name: qwen2.5-instruct, format: None, size: 5, quantization: None');
-    const byQuant = await expectHangarError(() => registry.resolve({ model_name: 'qwen3', model_engine: 'Transformers', quantization: 'Int8' }), 'model_spec_not_found', 400);
+    const byQuant = await expectHangarError(() => registry.resolve({ model_name: 'qwen3', model_engine: 'Transformers', quantization: 'Int2' }), 'model_spec_not_found', 400);
     expect(byQuant.param).toBe('quantization');
   });
 
@@ -150,7 +153,7 @@ describe('resolve: LLM spec selection', () => {
     const unknown = await expectHangarError(() => registry.resolve({ model_name: 'qwen3', model_engine: 'TurboEngine' }), 'engine_unavailable', 400);
     expect(unknown.message).toBe('Model qwen3 cannot be run on engine TurboEngine. TurboEngine is not a known LLM engine.');
     expect(unknown.param).toBe('model_engine');
-    await expectHangarError(() => registry.resolve({ model_name: 'deepseek-r1-distill-qwen', model_engine: 'llama.cpp' }), 'engine_unavailable', 400);
+    await expectHangarError(() => registry.resolve({ model_name: 'deepseek-v2.5', model_engine: 'llama.cpp' }), 'engine_unavailable', 400);
     // GGUF rerankers are not served: refused by name, not started and failed later.
     const rerank = await expectHangarError(() => registry.resolve({ model_type: 'rerank', model_name: 'bge-reranker-base', model_engine: 'llama.cpp' }), 'engine_unavailable', 400);
     expect(rerank.message).toBe('Model bge-reranker-base cannot be run on engine llama.cpp. llama.cpp is not a known rerank engine.');
