@@ -25,6 +25,12 @@ const commands = [launchCommand, listCommand, terminateCommand, registerCommand,
 export function addClientCommands(program: Command): void {
   for (const make of commands) program.addCommand(make());
   program.addCommand(calModelMemCommand(), { hidden: true });
+  // `hangar registrations --json | head`: the reader left, which ends the output, not in
+  // a stack trace (an unhandled 'error' on stdout). Other write errors still surface.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(process.exitCode ?? 0);
+  });
 }
 
 /** argv with Xinference's flag spellings rewritten for commander (short-flags.ts), for the client commands only. */

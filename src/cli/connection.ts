@@ -1,3 +1,4 @@
+import { CliError } from './cli-error.js';
 import { loadToken, normalizeEndpoint } from './token-store.js';
 
 export const DEFAULT_ENDPOINT = 'http://127.0.0.1:9997';
@@ -22,6 +23,28 @@ export interface Connection {
  */
 export async function resolveConnection(options: ConnectionOptions, env: NodeJS.ProcessEnv = process.env): Promise<Connection> {
   const endpoint = normalizeEndpoint(options.endpoint ?? (env.HANGAR_ENDPOINT || env.XINFERENCE_ENDPOINT || DEFAULT_ENDPOINT));
+  checkEndpoint(endpoint);
   const credential = options.apiKey ?? (env.HANGAR_API_KEY || (await loadToken(endpoint)));
+  // A key with a line break or another control character cannot be a header; fetch's
+  // refusal quoted it whole in the "cannot reach" line (and logs keep stderr).
+  if (credential && /[\u0000-\u001f\u007f]/.test(credential)) {
+    throw new CliError('the API key or token holds a line break or another control character; check --api-key, HANGAR_API_KEY or the saved login');
+  }
   return { endpoint, credential: credential ?? null };
+}
+
+/**
+ * A server's address and nothing else: a user and password in it would be printed in
+ * every "cannot reach" line (fetch refuses them anyway), and a query or fragment sent
+ * every request to the web UI's page, answered as "not JSON".
+ */
+function checkEndpoint(endpoint: string): void {
+  if (!URL.canParse(endpoint)) return; // named by the request's own check: "not an http:// or https:// URL"
+  const url = new URL(endpoint);
+  if (url.username || url.password) {
+    throw new CliError(`the endpoint holds a user name or password (${url.protocol}//…@${url.host}); give the server's address alone, and the credential with --api-key or \`hangar login\``);
+  }
+  if (url.search || url.hash) {
+    throw new CliError(`the endpoint ${url.origin}${url.pathname} has a query or fragment (${url.search ? '?…' : '#…'}); give the server's address alone, like http://127.0.0.1:9997`);
+  }
 }

@@ -10,12 +10,12 @@ import { readSseData } from './sse-reader.js';
 export class HttpClient {
   constructor(readonly connection: Connection) {}
 
-  get<T>(path: string): Promise<T> {
-    return this.json<T>('GET', path);
+  get<T>(path: string, signal?: AbortSignal): Promise<T> {
+    return this.json<T>('GET', path, undefined, signal);
   }
 
-  post<T>(path: string, body?: unknown): Promise<T> {
-    return this.json<T>('POST', path, body ?? {});
+  post<T>(path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+    return this.json<T>('POST', path, body ?? {}, signal);
   }
 
   put<T>(path: string, body: unknown): Promise<T> {
@@ -27,8 +27,8 @@ export class HttpClient {
   }
 
   /** POSTs and yields each `data:` payload of the SSE answer, parsed, until `[DONE]`. */
-  async *stream(path: string, body: unknown): AsyncGenerator<Record<string, unknown>> {
-    const res = await this.send('POST', path, body);
+  async *stream(path: string, body: unknown, signal?: AbortSignal): AsyncGenerator<Record<string, unknown>> {
+    const res = await this.send('POST', path, body, signal);
     if (!res.ok) throw await failure(res, this.connection.endpoint);
     if (!res.body) throw new CliError('the server answered the stream with no body');
     try {
@@ -46,14 +46,15 @@ export class HttpClient {
     throw new CliError('the stream ended before its [DONE]: the answer may be cut short');
   }
 
-  private async json<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const res = await this.send(method, path, body);
+  private async json<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+    const res = await this.send(method, path, body, signal);
     const text = await boundedText(res, `the answer to ${method} ${path}`);
     if (!res.ok) throw failureFrom(res, text, this.connection.endpoint);
     return (text.length > 0 ? parseJson(text, `the answer to ${method} ${path} (${res.headers.get('content-type') ?? 'no content type'})`) : null) as T;
   }
 
-  private async send(method: string, path: string, body?: unknown): Promise<Response> {
+  /** `signal`: the caller's Ctrl-C; the request (and a stream's reading) ends with it. */
+  private async send(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
     const { endpoint, credential } = this.connection;
     const headers: Record<string, string> = { accept: 'application/json' };
     if (credential) headers.authorization = `Bearer ${credential}`;
@@ -71,8 +72,9 @@ export class HttpClient {
     for (let hop = 0; ; hop++) {
       let res: Response;
       try {
-        res = await fetch(target, { ...sending, headers: sending.body === undefined ? withoutContentType(headers) : headers, redirect: 'manual' });
+        res = await fetch(target, { ...sending, headers: sending.body === undefined ? withoutContentType(headers) : headers, redirect: 'manual', ...(signal ? { signal } : {}) });
       } catch (err) {
+        if (signal?.aborted) throw err;
         throw new CliError(`cannot reach the Hangar server at ${endpoint} (${networkReason(err)}); is it running? Choose another with -e/--endpoint or HANGAR_ENDPOINT`, null, 1, err);
       }
       const location = REDIRECTS.has(res.status) ? res.headers.get('location') : null;

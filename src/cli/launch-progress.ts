@@ -28,10 +28,13 @@ export async function followLaunch(http: HttpClient, uid: string, options: { qui
     gracefulExit: false,
     hideCursor: false,
   });
-  const path = encodeURIComponent(uid);
   let interrupted = false;
+  // A poll waiting on the server (hung, or a network gone) is given up at Ctrl-C too:
+  // before, the flag was read only between polls, and fetch waits minutes for headers.
+  let polling = new AbortController();
   const onSigint = (): void => {
     interrupted = true;
+    polling.abort();
   };
   process.on('SIGINT', onSigint);
   if (!options.quiet) bar.start(100, 0, { status: 'CREATING' });
@@ -42,26 +45,38 @@ export async function followLaunch(http: HttpClient, uid: string, options: { qui
         process.off('SIGINT', onSigint);
         await askToCancel(http, uid);
         interrupted = false;
+        polling = new AbortController();
         process.on('SIGINT', onSigint);
         if (!options.quiet) bar.start(100, 0, { status: 'CREATING' });
       }
-      const [instance] = await http.get<InstanceRecord[]>(`/v1/models/instances?model_uid=${path}`);
-      if (!instance) throw new CliError(`the launch of ${uid} is gone from the server (terminated meanwhile?)`);
-      if (instance.status === 'READY') {
-        bar.update(100, { status: 'READY' });
-        return;
+      try {
+        if (await poll(http, uid, bar, polling.signal)) return;
+      } catch (error) {
+        if (!interrupted) throw error;
       }
-      if (instance.status !== 'CREATING') {
-        throw new CliError(`the launch of ${uid} failed (${instance.status}): ${instance.error_message ?? 'no reason given'}`);
-      }
-      const { progress } = await http.get<{ progress: number }>(`/v1/models/${path}/progress`);
-      bar.update(Math.floor(Math.min(1, Math.max(0, progress)) * 100), { status: instance.status });
-      await sleep(POLL_MS);
     }
   } finally {
     bar.stop();
     process.off('SIGINT', onSigint);
   }
+}
+
+/** One look at the launch: true once READY; throws when it failed or is gone. */
+async function poll(http: HttpClient, uid: string, bar: SingleBar, signal: AbortSignal): Promise<boolean> {
+  const path = encodeURIComponent(uid);
+  const [instance] = await http.get<InstanceRecord[]>(`/v1/models/instances?model_uid=${path}`, signal);
+  if (!instance) throw new CliError(`the launch of ${uid} is gone from the server (terminated meanwhile?)`);
+  if (instance.status === 'READY') {
+    bar.update(100, { status: 'READY' });
+    return true;
+  }
+  if (instance.status !== 'CREATING') {
+    throw new CliError(`the launch of ${uid} failed (${instance.status}): ${instance.error_message ?? 'no reason given'}`);
+  }
+  const { progress } = await http.get<{ progress: number }>(`/v1/models/${path}/progress`, signal);
+  bar.update(Math.floor(Math.min(1, Math.max(0, progress)) * 100), { status: instance.status });
+  await sleep(POLL_MS, undefined, { signal });
+  return false;
 }
 
 /** Ctrl-C during a launch: cancel it on the server, or keep following. A second Ctrl-C leaves without cancelling. */

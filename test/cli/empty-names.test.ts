@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { chatCommand } from '../../src/cli/commands/chat.js';
+import { keysCommand } from '../../src/cli/commands/keys.js';
 import { launchCommand } from '../../src/cli/commands/launch.js';
 import { terminateCommand } from '../../src/cli/commands/terminate.js';
 import { unregisterCommand } from '../../src/cli/commands/unregister.js';
@@ -31,6 +32,31 @@ describe('uid and name flags', () => {
     expect(refusal(terminateCommand(), ['-u', '..'])).toContain('must not be "." or ".."');
     expect(refusal(terminateCommand(), ['-u', '.'])).toContain('must not be "." or ".."');
     expect(refusal(unregisterCommand(), ['-n', 'models', '-t', '..'])).toContain('--model-type');
+  });
+});
+
+describe('keys create --models', () => {
+  it('refuses an empty list (the server reads [] as every model), and takes a real one', () => {
+    const create = () => keysCommand().commands.find((c) => c.name() === 'create')!;
+    for (const value of ['', ',', ' , ']) expect(refusal(create(), ['--name', 'k', '--models', value])).toContain('must name at least one model');
+    expect(refusal(create(), ['--name', 'k', '--models', 'a,b'])).toBeNull();
+    expect(refusal(create(), ['--name', 'k'])).toBeNull();
+  });
+});
+
+describe('the endpoint and the credential', () => {
+  it('refuses an endpoint with a password, query or fragment, and a key with a line break, without printing them', async () => {
+    const { resolveConnection } = await import('../../src/cli/connection.js');
+    const refused = async (options: { endpoint?: string; apiKey?: string }) => (await resolveConnection(options, {}).then(() => null, (err: Error) => err.message))!;
+    const withPassword = await refused({ endpoint: 'http://user:pw-secret@127.0.0.1:9997' });
+    expect(withPassword).toContain('holds a user name or password');
+    expect(withPassword).not.toContain('pw-secret');
+    expect(await refused({ endpoint: 'http://127.0.0.1:9997?x=1' })).toContain('has a query or fragment');
+    expect(await refused({ endpoint: 'http://127.0.0.1:9997/#frag' })).toContain('has a query or fragment');
+    const newline = await refused({ endpoint: 'http://127.0.0.1:9997', apiKey: 'sk-SECRET\nX: y' });
+    expect(newline).toContain('control character');
+    expect(newline).not.toContain('SECRET');
+    expect(await resolveConnection({ endpoint: 'http://127.0.0.1:9997/', apiKey: 'sk-ok' }, {})).toEqual({ endpoint: 'http://127.0.0.1:9997', credential: 'sk-ok' });
   });
 });
 

@@ -3,7 +3,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from './harness/cli.js';
+import { runCli, startCli } from './harness/cli.js';
+import { waitFor } from './harness/processes.js';
 import { makeHome, removeHome } from './harness/server.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
@@ -174,6 +175,26 @@ describe('hangar CLI against a hostile server', () => {
     expect(launch.code).toBe(1);
     expect(launch.stderr).toContain('answered no model_uid (null)');
   });
+
+  it('gives up a poll the server never answers at Ctrl-C during a launch, and asks', async () => {
+    hostile.routes.set('/v1/models', json({ model_uid: 'hung' }));
+    // Accepted, then silence: a hung server, or a network gone under the launch.
+    const held: ServerResponse[] = [];
+    hostile.routes.set('/v1/models/instances', (_req, res) => void held.push(res));
+    const run = startCli(['launch', '-n', 'm', '-en', 'simulator', '-u', 'hung', '-e', hostile.url], { env: { HANGAR_HOME: home }, timeoutMs: 60_000 });
+    try {
+      expect(await waitFor(() => held.length > 0, 30_000)).toBe(true);
+      run.child.kill('SIGINT');
+      // Before, the flag was read between polls only: the CLI sat on the poll, deaf to Ctrl-C.
+      expect(await waitFor(() => run.stderr().includes('Cancel the launch of hung? [y/N]'), 10_000), run.stderr()).toBe(true);
+      run.child.stdin!.end();
+      const result = await run.done;
+      expect(result.code).toBe(130);
+      expect(result.stderr).toContain('stopped following the launch of hung');
+    } finally {
+      for (const res of held) res.destroy();
+    }
+  }, 60_000);
 
   it('takes the endpoint from XINFERENCE_ENDPOINT, as Xinference\'s CLI does, after HANGAR_ENDPOINT', async () => {
     hostile.routes.set('/v1/models', json({ object: 'list', data: [] }));

@@ -16,19 +16,21 @@ export function chatCommand(): Command {
     .action(
       clientAction<GenerationOptions & { system?: string }>(async (http, options) => {
         const messages: Message[] = options.system ? [{ role: 'system', content: options.system }] : [];
-        await forEachPrompt('User: ', async (line) => {
+        await forEachPrompt('User: ', async (line, signal) => {
           messages.push({ role: 'user', content: line });
+          // An answer stopped by Ctrl-C leaves no turn behind: the next line starts afresh.
+          signal.addEventListener('abort', () => messages.pop(), { once: true });
           const body = { model: options.modelUid, messages, ...samplingFields(options) };
           if (interactive()) out('Assistant: ');
           let answer = '';
           if (options.stream !== false) {
-            for await (const chunk of http.stream('/v1/chat/completions', { ...body, stream: true })) {
+            for await (const chunk of http.stream('/v1/chat/completions', { ...body, stream: true }, signal)) {
               const delta = (chunk.choices as Array<{ delta?: { content?: string | null } }> | undefined)?.[0]?.delta?.content ?? '';
               answer += delta;
               out(delta);
             }
           } else {
-            const reply = await http.post<{ choices: Array<{ message: { content: string | null } }> }>('/v1/chat/completions', body);
+            const reply = await http.post<{ choices: Array<{ message: { content: string | null } }> }>('/v1/chat/completions', body, signal);
             answer = reply.choices[0]?.message.content ?? '';
             out(answer);
           }

@@ -8,14 +8,14 @@ import { out } from '../terminal.js';
 export function generateCommand(): Command {
   return withGenerationOptions(new Command('generate').description('complete prompts with a running LLM (one prompt per line; exit or Ctrl-D ends)')).action(
     clientAction<GenerationOptions>(async (http, options) => {
-      await forEachPrompt('Prompt: ', async (prompt) => {
+      await forEachPrompt('Prompt: ', async (prompt, signal) => {
         const body = { model: options.modelUid, prompt, ...samplingFields(options) };
         if (options.stream !== false) {
-          for await (const chunk of http.stream('/v1/completions', { ...body, stream: true })) {
+          for await (const chunk of http.stream('/v1/completions', { ...body, stream: true }, signal)) {
             out((chunk.choices as Array<{ text?: string }> | undefined)?.[0]?.text ?? '');
           }
         } else {
-          const reply = await http.post<{ choices: Array<{ text: string }> }>('/v1/completions', body);
+          const reply = await http.post<{ choices: Array<{ text: string }> }>('/v1/completions', body, signal);
           out(reply.choices[0]?.text ?? '');
         }
         out('\n');

@@ -15,6 +15,17 @@ export function positiveInteger(value: string): number {
 
 const list = (value: string): string[] => value.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
 
+/**
+ * `--models`: an empty list would make a key for every model (the server reads `[]` as
+ * all), as a script's `--models "$ALLOWED"` with the variable unset did; refused, as an
+ * empty `-u` is. Leaving the flag out is how a key for all models is made.
+ */
+const modelList = (value: string): string[] => {
+  const models = list(value);
+  if (models.length === 0) throw new InvalidArgumentError('must name at least one model uid or name (leave --models out for a key that may use every model).');
+  return models;
+};
+
 interface CreateOptions extends ConnectionOptions {
   name: string;
   description?: string;
@@ -42,7 +53,7 @@ export function keysCommand(): Command {
         .option('--rpm <n>', 'requests per minute', positiveInteger)
         .option('--tpm <n>', 'tokens (prompt + completion) per minute', positiveInteger)
         .option('--max-parallel <n>', 'requests in flight at once', positiveInteger)
-        .option('--models <uids>', 'comma-separated model uids or names the key may use (default: all)', list)
+        .option('--models <uids>', 'comma-separated model uids or names the key may use (default: all)', modelList)
         .option('--scopes <permissions>', "comma-separated permissions, a subset of the owner's (default: the owner's)", list)
         .option('--expires-at <time>', 'ISO 8601 time the key stops working, e.g. 2027-01-01T00:00:00Z')
         .option('--json', 'print the answer as JSON'),

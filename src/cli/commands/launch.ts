@@ -52,7 +52,16 @@ export function launchCommand(): Command {
       const body = launchBody(options, command.args);
       const { model_uid: uid } = await http.post<{ model_uid: unknown }>('/v1/models?wait_ready=false', body);
       if (typeof uid !== 'string' || uid.length === 0) throw new CliError(`the server accepted the launch but answered no model_uid (${JSON.stringify(uid)}); is -e/--endpoint a Hangar server?`);
-      await followLaunch(http, uid, { quiet: options.json === true });
+      try {
+        await followLaunch(http, uid, { quiet: options.json === true });
+      } catch (error) {
+        // A credential that may start models but not list them (models:start alone): the
+        // launch goes on, and a retry would only be a 409. Said so, not "permission denied".
+        if (error instanceof CliError && error.status === 403) {
+          throw new CliError(`the server accepted the launch of ${uid} and it goes on, but following it was refused (${error.message}); \`hangar list\` with a credential holding models:list shows it, \`hangar terminate -u ${uid}\` stops it`, 403);
+        }
+        throw error;
+      }
       if (options.json) printJson({ model_uid: uid });
       else out(`Model uid: ${uid}\n`);
     }),
