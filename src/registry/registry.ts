@@ -56,7 +56,11 @@ export class Registry {
   private builtins: BuiltinCatalog = emptyCatalog();
   private customs: CustomCatalog = emptyCatalog();
   private shadows: BuiltinShadows;
-  /** Names being registered right now, so two concurrent registrations of one name cannot both pass the clash check. */
+  /**
+   * Names being registered right now (`type/folded name`), so two concurrent
+   * registrations of one name, or of names that differ only in case or Unicode form,
+   * cannot both pass the clash check (they did, four of them at once).
+   */
   private readonly pending = new Set<string>();
   private env: EnvironmentFacts;
   private readonly store: CustomStore;
@@ -299,14 +303,13 @@ export class Registry {
     const parsed = parseCustomDefinition(t, body.model, this.llmLookup);
     authorize?.(registrationCodeRisks(t, parsed.record));
     const name = parsed.record.model_name;
-    const key = `${t}/${name}`;
+    const key = pendingKey(t, name);
     if (this.builtins[t].has(name) || this.customs[t].has(name) || this.pending.has(key)) {
       throw new HangarError('registration_conflict', [name], { param: 'model_name' });
     }
     // Names that differ only in case pass for each other, and their files are one file on
     // a case-insensitive disk (macOS, Windows volumes); so do names that differ only in
     // Unicode form (`café` composed and decomposed, full-width `ｑｗｅｎ`), one file on macOS.
-    const folded = (n: string) => n.normalize('NFKC').toLowerCase();
     const twin = [...this.builtins[t].keys(), ...this.customs[t].keys()].find((other) => folded(other) === folded(name));
     if (twin !== undefined) throw new HangarError('registration_conflict', [`${twin} (the names differ only in case or Unicode form)`], { param: 'model_name' });
     this.pending.add(key);
@@ -338,7 +341,7 @@ export class Registry {
     const parsed = parseCustomDefinition(t, body.model, this.llmLookup);
     authorizeCode(registrationCodeRisks(t, parsed.record));
     if (parsed.record.model_name !== name) throw new HangarError('invalid_registration', [`model_name: is ${parsed.record.model_name}, but this replaces ${name}; unregister it and register the new name to rename`], { param: 'model_name' });
-    const key = `${t}/${name}`;
+    const key = pendingKey(t, name);
     if (this.pending.has(key)) throw new HangarError('registration_conflict', [name], { param: 'model_name' });
     this.pending.add(key);
     try {
@@ -364,7 +367,7 @@ export class Registry {
     if (this.builtins[t].has(name)) throw new HangarError('builtin_unregister', [name], { param: 'model_name' });
     if (!this.customs[t].has(name)) throw new HangarError('registration_not_found', [name], { param: 'model_name' });
     // Being replaced right now (replace() writes its file): one or the other, not both.
-    if (this.pending.has(`${t}/${name}`)) throw new HangarError('registration_conflict', [`${name} (it is being replaced)`], { param: 'model_name' });
+    if (this.pending.has(pendingKey(t, name))) throw new HangarError('registration_conflict', [`${name} (it is being replaced)`], { param: 'model_name' });
     authorize?.(this.owners.owner(t, name));
     // Out of the table before the first await: a concurrent unregister of the same name
     // then finds nothing (404), where before every one of them answered 200.
@@ -438,4 +441,13 @@ function compareNames(a: string, b: string): number {
   const y = b.toLowerCase();
   if (x !== y) return x < y ? -1 : 1;
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** One spelling for names that pass for each other: case, and Unicode form (full-width, composed). */
+function folded(name: string): string {
+  return name.normalize('NFKC').toLowerCase();
+}
+
+function pendingKey(type: string, name: string): string {
+  return `${type}/${folded(name)}`;
 }

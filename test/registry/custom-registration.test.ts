@@ -216,6 +216,11 @@ describe('register: every refusal names the field', () => {
     const err = await expectHangarError(() => (second.status === 'rejected' ? Promise.reject(second.reason) : undefined), 'registration_conflict', 409);
     expect(err.message).toContain('my-clf');
     await expectHangarError(() => registry.register('flexible', { model: flexible() }, false), 'registration_conflict', 409);
+    // Names that pass for each other, all at once: one wins (before, all four did, four
+    // files that are one file on a case-insensitive disk).
+    const twins = await Promise.allSettled(['race-clf', 'RACE-CLF', 'Race-Clf', '\uff52\uff41\uff43\uff45-clf'].map((model_name) => registry.register('flexible', { model: flexible({ model_name }) }, true)));
+    expect(twins.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    for (const r of twins) if (r.status === 'rejected') expect((r.reason as HangarError).code).toBe('registration_conflict');
   });
 
   it('a zod failure names the path of the field', async () => {
