@@ -162,8 +162,8 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   await app.register(hubRoutes, { supervisor, registry });
   await app.register(modelRoutes, { supervisor, registry, modelSource: parts.modelSource ?? new ModelSource(null) });
   await app.register(requestRoutes, { supervisor });
-  await app.register(autostartRoutes, { supervisor });
-  await app.register(onDemandRoutes, { supervisor });
+  await app.register(autostartRoutes, { supervisor, registry });
+  await app.register(onDemandRoutes, { supervisor, registry });
   await app.register(memoryRoutes, { supervisor });
   await app.register(statsRoutes, { supervisor, stats, access });
   await app.register(flexibleRoutes, { supervisor });

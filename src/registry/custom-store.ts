@@ -1,4 +1,4 @@
-import { readdir, rm } from 'node:fs/promises';
+import { access, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { HangarError } from '../errors/hangar-error.js';
 import { sweepStaleTemps, writeFileAtomic } from '../storage/atomic-file.js';
@@ -39,6 +39,11 @@ export class CustomStore {
     } catch (err) {
       throw persistFailed(name, err);
     }
+  }
+
+  /** Whether the definition has its file (registered with `persist`). */
+  async has(type: ModelType, name: string): Promise<boolean> {
+    return access(this.file(type, name)).then(() => true, () => false);
   }
 
   /** Removes the file; a file that is not there is already removed. */

@@ -21,6 +21,7 @@ import { checkModelUris, storedRecord, type StoredContext } from './stored-recor
 import { checkModelDir } from '../config/model-dirs.js';
 import type { RegistryLogger } from './registry-logger.js';
 import type { ResolvedModel } from './resolved-model.js';
+import { foldedName } from './name-folding.js';
 
 export interface RegistryOptions {
   /** The service's home folder: custom registrations live under `<home>/model/v2/`, weights under `<home>/cache/`. */
@@ -303,14 +304,12 @@ export class Registry {
     const parsed = parseCustomDefinition(t, body.model, this.llmLookup);
     authorize?.(registrationCodeRisks(t, parsed.record));
     const name = parsed.record.model_name;
-    const key = pendingKey(t, name);
+    const key = `${t}/${foldedName(name)}`;
     if (this.builtins[t].has(name) || this.customs[t].has(name) || this.pending.has(key)) {
       throw new HangarError('registration_conflict', [name], { param: 'model_name' });
     }
-    // Names that differ only in case pass for each other, and their files are one file on
-    // a case-insensitive disk (macOS, Windows volumes); so do names that differ only in
-    // Unicode form (`café` composed and decomposed, full-width `ｑｗｅｎ`), one file on macOS.
-    const twin = [...this.builtins[t].keys(), ...this.customs[t].keys()].find((other) => folded(other) === folded(name));
+    // Names that pass for each other (name-folding.ts) are one name.
+    const twin = [...this.builtins[t].keys(), ...this.customs[t].keys()].find((other) => foldedName(other) === foldedName(name));
     if (twin !== undefined) throw new HangarError('registration_conflict', [`${twin} (the names differ only in case or Unicode form)`], { param: 'model_name' });
     this.pending.add(key);
     try {
@@ -323,6 +322,12 @@ export class Registry {
     }
     this.logger.info({ model_type: t, model_name: name, persist }, `Registered custom ${t} model ${name}`);
     return structuredClone(parsed.record);
+  }
+
+  /** Whether a launch of this model name finds it after a restart: not a custom one registered without `persist`. */
+  async outlivesRestart(type: string, name: string): Promise<boolean> {
+    const t = this.modelType(type);
+    return !this.customs[t].has(name) || (await this.store.has(t, name));
   }
 
   /**
@@ -341,7 +346,7 @@ export class Registry {
     const parsed = parseCustomDefinition(t, body.model, this.llmLookup);
     authorizeCode(registrationCodeRisks(t, parsed.record));
     if (parsed.record.model_name !== name) throw new HangarError('invalid_registration', [`model_name: is ${parsed.record.model_name}, but this replaces ${name}; unregister it and register the new name to rename`], { param: 'model_name' });
-    const key = pendingKey(t, name);
+    const key = `${t}/${foldedName(name)}`;
     if (this.pending.has(key)) throw new HangarError('registration_conflict', [name], { param: 'model_name' });
     this.pending.add(key);
     try {
@@ -367,7 +372,7 @@ export class Registry {
     if (this.builtins[t].has(name)) throw new HangarError('builtin_unregister', [name], { param: 'model_name' });
     if (!this.customs[t].has(name)) throw new HangarError('registration_not_found', [name], { param: 'model_name' });
     // Being replaced right now (replace() writes its file): one or the other, not both.
-    if (this.pending.has(pendingKey(t, name))) throw new HangarError('registration_conflict', [`${name} (it is being replaced)`], { param: 'model_name' });
+    if (this.pending.has(`${t}/${foldedName(name)}`)) throw new HangarError('registration_conflict', [`${name} (it is being replaced)`], { param: 'model_name' });
     authorize?.(this.owners.owner(t, name));
     // Out of the table before the first await: a concurrent unregister of the same name
     // then finds nothing (404), where before every one of them answered 200.
@@ -441,13 +446,4 @@ function compareNames(a: string, b: string): number {
   const y = b.toLowerCase();
   if (x !== y) return x < y ? -1 : 1;
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** One spelling for names that pass for each other: case, and Unicode form (full-width, composed). */
-function folded(name: string): string {
-  return name.normalize('NFKC').toLowerCase();
-}
-
-function pendingKey(type: string, name: string): string {
-  return `${type}/${folded(name)}`;
 }

@@ -42,7 +42,7 @@ describe('models on demand within a memory budget', () => {
     const scaler = await writePythonLauncher(work);
     for (const [name, uri, launcher, args] of [['clf', sklearn.modelPath, 'sklearn', '{}'], ['sleeper', sleeper, 'python', '{}'], ['scaler', scaler, 'python', '{"scale": 3, "offset": 1}'], ['slow-loader', slowLoader, 'python', '{}']] as const) {
       const definition = { model_name: name, model_uri: uri, launcher, launcher_args: args };
-      expect((await api.post('/v1/model_registrations/flexible', { model: JSON.stringify(definition), persist: false })).status).toBe(200);
+      expect((await api.post('/v1/model_registrations/flexible', { model: JSON.stringify(definition), persist: true })).status).toBe(200);
     }
   }, 120_000);
 
@@ -78,6 +78,15 @@ describe('models on demand within a memory budget', () => {
     const launched = await api.post('/v1/models', { model_name: 'no-such-model', model_type: 'flexible' });
     expect([unknown.status, unknown.body.error.code]).toEqual([launched.status, launched.body.error.code]);
     expect(unknown.status).toBeGreaterThanOrEqual(400);
+    // A registration that a restart forgets cannot back an entry a restart keeps.
+    const transient = { model_name: 'transient', model_uri: sklearn.modelPath, launcher: 'sklearn', launcher_args: '{}' };
+    expect((await api.post('/v1/model_registrations/flexible', { model: JSON.stringify(transient), persist: false })).status).toBe(200);
+    for (const route of ['/v1/on_demand/models', '/v1/autostart/models']) {
+      const refused = await api.post(route, { model_name: 'transient', model_type: 'flexible' });
+      expect([refused.status, refused.body.error?.param], route).toEqual([400, 'model_name']);
+      expect(refused.body.error.message).toContain('registered without persist');
+    }
+    expect((await api.delete('/v1/model_registrations/flexible/transient')).status).toBe(200);
     const badKeep = await entry('x', { keep_alive: 'soon' });
     expect(badKeep.status).toBe(400);
     expect(badKeep.body.error.param).toBe('keep_alive');

@@ -1,8 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import type { Registry } from '../../registry/index.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 import { needs } from '../auth/route-permission.js';
+import { refuseUnkeptRegistration } from './kept-entry.js';
 import { toLaunchRequest } from './launch-request.js';
 import { launchBody } from './schema.js';
 import { codePower } from '../auth/code-power.js';
@@ -10,7 +12,7 @@ import { codePower } from '../auth/code-power.js';
 const uidQuery = z.object({ model_uid: z.string({ error: (issue) => (issue.input === undefined ? 'is required: the uid (or name) the model autostarts as' : undefined) }).min(1).max(256) });
 
 /** Models launched at every start (Xinference 2.12's autostart; docs/requests.md, "Autostart"). */
-export const autostartRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async (fastify, { supervisor }) => {
+export const autostartRoutes: FastifyPluginAsync<{ supervisor: Supervisor; registry: Registry }> = async (fastify, { supervisor, registry }) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const tags = ['models'];
 
@@ -19,9 +21,10 @@ export const autostartRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = a
   }));
 
   // The body of POST /v1/models; checked as a launch is, then kept (launched at the next start, not now).
-  app.post('/v1/autostart/models', { ...needs('models:start'), schema: { body: launchBody, tags } }, async (request) => ({
-    model_uid: await supervisor.saved.addAutostart(toLaunchRequest(request.body), codePower(request, 'model.autostart.code', request.body.model_uid ?? request.body.model_name)),
-  }));
+  app.post('/v1/autostart/models', { ...needs('models:start'), schema: { body: launchBody, tags } }, async (request) => {
+    await refuseUnkeptRegistration(registry, request.body, 'autostart');
+    return { model_uid: await supervisor.saved.addAutostart(toLaunchRequest(request.body), codePower(request, 'model.autostart.code', request.body.model_uid ?? request.body.model_name)) };
+  });
 
   app.delete('/v1/autostart/models', { ...needs('models:stop'), schema: { querystring: uidQuery, tags } }, async (request) => {
     await supervisor.saved.removeAutostart(request.query.model_uid);

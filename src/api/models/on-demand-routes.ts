@@ -2,9 +2,11 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { keepAliveText } from '../../config/keep-alive.js';
 import type { LaunchRequest } from '../../supervisor/launch-request.js';
+import type { Registry } from '../../registry/index.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 import { codePower } from '../auth/code-power.js';
 import { needs } from '../auth/route-permission.js';
+import { refuseUnkeptRegistration } from './kept-entry.js';
 import { toLaunchRequest } from './launch-request.js';
 import { launchBody, uidParams } from './schema.js';
 
@@ -12,7 +14,7 @@ import { launchBody, uidParams } from './schema.js';
  * Models loaded when a request names them (docs/on-demand.md): launch defaults kept in
  * `<home>/state/on-demand.json`, guarded like launching and terminating.
  */
-export const onDemandRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async (fastify, { supervisor }) => {
+export const onDemandRoutes: FastifyPluginAsync<{ supervisor: Supervisor; registry: Registry }> = async (fastify, { supervisor, registry }) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const tags = ['models'];
 
@@ -24,6 +26,7 @@ export const onDemandRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = as
   // The body of POST /v1/models, checked as a launch is (engine, spec, GPUs, code risks), then kept.
   app.post('/v1/on_demand/models', { ...needs('models:start'), schema: { body: launchBody, tags } }, async (request) => {
     const uid = request.body.model_uid ?? request.body.model_name;
+    await refuseUnkeptRegistration(registry, request.body, 'on-demand');
     return { model_uid: await supervisor.addOnDemand(toLaunchRequest(request.body), codePower(request, 'model.on_demand.code', uid)) };
   });
 
