@@ -64,15 +64,22 @@ export class SavedModels {
     // A few at a time: fourteen runtimes importing their engines at once on two cores
     // each took seven times as long, long enough for one to miss its heartbeats and be
     // ended by its own watchdog; in turns they are READY one by one, sooner on average.
-    const queue = [...saved];
+    // Launches forced past the memory budget come back after the others: in parallel, one
+    // that reached the admission first took the room a model within the budget had, and
+    // that one was refused at every restart.
+    const queue = saved.filter((s) => s.request.force !== true);
+    const forced = saved.filter((s) => s.request.force === true);
     const next = async (): Promise<void> => {
       for (let entry = queue.shift(); entry; entry = queue.shift()) {
         // Terminated (forgotten) while it waited its turn: the user no longer wants it back.
         if (this.unrestored.get(entry.uid)) await this.restoreOne(entry.uid, entry.request);
       }
     };
-    const width = Math.min(queue.length, this.parts.restoreConcurrency ?? Math.max(2, Math.floor(availableParallelism() / 2)));
-    for (let i = 0; i < width; i++) void next();
+    const width = Math.min(saved.length, this.parts.restoreConcurrency ?? Math.max(2, Math.floor(availableParallelism() / 2)));
+    void Promise.all(Array.from({ length: width }, next)).then(() => {
+      queue.push(...forced);
+      for (let i = 0; i < width; i++) void next();
+    });
     if (saved.length > 0) this.parts.logger.info({ models: saved.map((s) => s.uid) }, `restoring ${saved.length} model(s), ${width} at a time`);
     return saved.length;
   }

@@ -122,3 +122,38 @@ describe('memory estimate and budget', () => {
     expect(bad.body.error.param).toBe('keep_alive');
   }, 30_000);
 });
+
+describe('restore within the memory budget', () => {
+  const servers: TestServer[] = [];
+  afterAll(async () => {
+    for (const s of servers) await s.stop();
+    if (servers[0]) await removeHome(servers[0].home);
+  });
+
+  it('restores the models within the budget before one forced past it, so a forced launch never takes their room', async () => {
+    // An sklearn runtime is estimated at about 340 MiB: two fit in 1000 MiB, one in 500 MiB.
+    const first = await startServer({ args: ['--memory-budget', '1000MiB'] });
+    servers.push(first);
+    const api = client(first.url);
+    const sklearn = tinySklearn();
+    const definition = { model_name: 'clf', model_uri: sklearn.modelPath, launcher: 'sklearn', launcher_args: '{}' };
+    expect((await api.post('/v1/model_registrations/flexible', { model: JSON.stringify(definition), persist: true })).status).toBe(200);
+    // Saved first: the forced one (it would have fitted anyway), then one within the budget.
+    const forced = await api.post('/v1/models', { model_name: 'clf', model_type: 'flexible', model_uid: 'forced', force: true });
+    expect(forced.status, forced.text).toBe(200);
+    expect((await api.post('/v1/models', { model_name: 'clf', model_type: 'flexible', model_uid: 'fits' })).status).toBe(200);
+    await first.stop();
+
+    // A smaller budget now: one fits. Restored in saved order, the forced one took the room.
+    const second = await startServer({ home: first.home, args: ['--memory-budget', '500MiB'] });
+    servers.push(second);
+    const again = client(second.url);
+    const states = async () => Object.fromEntries(((await again.get('/v1/models/instances')).body as Array<{ model_uid: string; status: string }>).map((i) => [i.model_uid, i.status]));
+    const settled = async () => {
+      const now = await states();
+      return Object.keys(now).length === 2 && Object.values(now).every((s) => s === 'READY' || s === 'ERROR');
+    };
+    expect(await waitFor(settled, 60_000), JSON.stringify(await states())).toBe(true);
+    expect(await states()).toEqual({ fits: 'READY', forced: 'READY' });
+  }, 150_000);
+});
