@@ -7,6 +7,7 @@ import { namingField, specificIssue } from './validation-issue.js';
 import { describeLimit } from './body-limits.js';
 import { settleUnreadBody } from './unread-body.js';
 import { abortedError } from './request-tracking.js';
+import { anthropicErrorBody, servesAnthropic } from './anthropic/error-shape.js';
 
 /**
  * The one place where failures become HTTP answers (contract §1): every error, on
@@ -77,6 +78,10 @@ export function sendError(reply: FastifyReply, request: FastifyRequest, error: H
   // connection, so a client still sending it is not cut off (EPIPE) before the answer.
   if (settleUnreadBody(request.raw)) reply.header('connection', 'close');
   else if (reply.hasHeader('connection')) reply.removeHeader('connection');
+  // Anthropic's routes answer in Anthropic's shape too (anthropic/error-shape.ts), with its `request-id` header.
+  if (servesAnthropic(request.routeOptions.url ?? request.url)) {
+    return reply.code(error.status).headers({ ...error.headers, 'request-id': String(request.id) }).send(anthropicErrorBody(error, String(request.id)));
+  }
   return reply.code(error.status).headers(error.headers).send(errorBody(error));
 }
 

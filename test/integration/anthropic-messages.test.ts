@@ -158,8 +158,18 @@ describe('Anthropic Messages API (real server, both SDKs)', () => {
     // A thinking budget must leave room for the answer, as Anthropic's API says.
     const budget = await request(server.url, 'POST', '/v1/messages', { model: 'sim', max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 2000 }, messages: [{ role: 'user', content: 'x' }] }, as);
     expect([budget.status, budget.body.error.param, budget.body.error.message]).toEqual([400, 'thinking.budget_tokens', 'thinking.budget_tokens: must be less than max_tokens (2000), got 2000']);
+    // Anthropic's shape beside the contract's: `type: "error"`, a request id in the body and
+    // the `request-id` header (the SDK's `err.request_id`), Anthropic's error types.
+    expect(budget.body).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' }, request_id: budget.headers.get('request-id') });
+    const caught = await client.messages.create({ model: 'nope', max_tokens: 3, messages: [{ role: 'user', content: 'x' }] }).catch((err: InstanceType<typeof Anthropic.APIError>) => err);
+    expect((caught as InstanceType<typeof Anthropic.APIError>).requestID).toBeTruthy();
+    const tooLarge = await request(server.url, 'POST', '/v1/messages', { model: 'sim', max_tokens: 3, messages: [{ role: 'user', content: 'x'.repeat(51 * 1024 * 1024) }] }, as);
+    expect([tooLarge.status, tooLarge.body.error?.type]).toEqual([413, 'request_too_large']);
     const wrong = new Anthropic({ baseURL: server.url, apiKey: 'sk-wrongwrongwro', maxRetries: 0 });
     await expect(wrong.messages.create({ model: 'sim', max_tokens: 3, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
+    // The OpenAI routes keep the contract's body alone.
+    const openai = await request(server.url, 'POST', '/v1/chat/completions', { model: 'nope', messages: [{ role: 'user', content: 'x' }] }, as);
+    expect(openai.body.type).toBeUndefined();
   });
 
   it('works with the Python SDK, streamed and not, and counts tokens', () => {

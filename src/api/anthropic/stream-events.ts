@@ -2,6 +2,7 @@ import type { HangarError } from '../../errors/hangar-error.js';
 import type { Generation } from '../llm/generate-config.js';
 import type { StreamFormat } from '../llm/stream-format.js';
 import { messageId, stopOf, toolUseBlock } from './message-response.js';
+import { anthropicErrorType } from './error-shape.js';
 
 const event = (name: string, data: Record<string, unknown>): string => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
 
@@ -71,6 +72,6 @@ export function anthropicStreamFormat(model: string, stopSequences: readonly str
     },
     closing: () => (finished ? '' : finish(null)),
     done: '',
-    failure: (error: HangarError) => close() + event('error', { type: 'error', error: { type: error.type, message: error.message } }),
+    failure: (error: HangarError) => close() + event('error', { type: 'error', error: { type: anthropicErrorType(error), message: error.message } }),
   };
 }
