@@ -110,6 +110,8 @@ describe('the web UI in a browser', () => {
     await page.getByLabel('Description').fill('edited in the browser');
     await page.getByRole('button', { name: 'Save' }).click();
     await page.waitForURL(/\/ui\/register\/LLM$/);
+    // Said on the page it returns to (the notice was lost with the page it was set on).
+    await page.getByRole('status').filter({ hasText: 'Saved tiny-chat.' }).waitFor();
     const saved = await api('GET', '/v1/model_registrations/LLM/tiny-chat');
     expect(saved.status).toBe(200);
     expect(saved.body.model_description).toBe('edited in the browser');

@@ -33,9 +33,15 @@ export class ApiError extends Error {
     return new ApiError(response.status, message, code, scope);
   }
 
-  /** What a person reads: a 403 names the permission it lacks. */
+  /**
+   * What a person reads: the guard's bare 403 names the permission it lacks; any other
+   * 403 says why in the server's words (another user's registration, a key limited to
+   * other models, the launch variable that needs `models:code`), which a user who holds
+   * the permission needs, and the scope after it when the server named one.
+   */
   describe(): string {
-    if (this.status === 403) return `Not enough permissions${this.scope ? `: this needs \`${this.scope}\`` : ''}.`;
-    return this.message;
+    if (this.status !== 403) return this.message;
+    if (this.code === 'permission_denied' || this.code === null) return `Not enough permissions${this.scope ? `: this needs \`${this.scope}\`` : ''}.`;
+    return this.scope && !this.message.includes(this.scope) ? `${this.message} (this needs \`${this.scope}\`)` : this.message;
   }
 }

@@ -44,7 +44,10 @@ export function KeysPage() {
 
   const create = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
-    const form = new FormData(event.currentTarget);
+    // Kept before the await: React clears currentTarget once the handler has returned, and
+    // the form kept the last key's name and models (a second click made a second key).
+    const element = event.currentTarget;
+    const form = new FormData(element);
     const models = String(form.get('models') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
     const body: Record<string, unknown> = {
       name: form.get('name'),
@@ -56,7 +59,7 @@ export function KeysPage() {
     setError(null);
     try {
       setCreated(await postJson('/v1/admin/keys', body));
-      event.currentTarget?.reset();
+      element.reset();
       keys.reload();
     } catch (e) {
       setError(e);

@@ -16,12 +16,24 @@ import { editedDefinition, emptyForm, fromDefinition, toDefinition, type Registe
  * "Replacing a registration"): a refusal leaves the old one as it was, and what the
  * form does not show is kept from it (editedDefinition).
  */
+/**
+ * A notice for the page an edit returns to: the page is built anew on every path
+ * (app.tsx's PageErrorBoundary has the path as its key), so a notice set before
+ * `navigate` was lost and a saved edit said nothing.
+ */
+let carriedNotice: string | null = null;
+function takeCarriedNotice(): string | null {
+  const notice = carriedNotice;
+  carriedNotice = null;
+  return notice;
+}
+
 export function RegisterPage({ type, editing }: { type: ModelType; editing: string | null }) {
   const customs = useFetch<Registration[]>(`/v1/model_registrations/${type}`);
   const [form, setForm] = useState<RegisterForm>(() => emptyForm(type));
   const [original, setOriginal] = useState<Record<string, unknown> | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const [notice, setNotice] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(takeCarriedNotice);
   const [busy, setBusy] = useState(false);
   const [removing, setRemoving] = useState<string | null>(null);
 
@@ -55,10 +67,14 @@ export function RegisterPage({ type, editing }: { type: ModelType; editing: stri
       } else {
         await register(definition);
       }
-      setNotice(`Registered ${String(definition.model_name)}.`);
       customs.reload();
-      if (editing) navigate(`/ui/register/${type}`);
-      else setForm(emptyForm(type));
+      if (editing) {
+        carriedNotice = `Saved ${String(definition.model_name)}.`;
+        navigate(`/ui/register/${type}`);
+      } else {
+        setNotice(`Registered ${String(definition.model_name)}.`);
+        setForm(emptyForm(type));
+      }
     } catch (e) {
       setError(e);
     } finally {
@@ -72,8 +88,10 @@ export function RegisterPage({ type, editing }: { type: ModelType; editing: stri
     setNotice(null);
     try {
       await del(`/v1/model_registrations/${type}/${encodeURIComponent(name)}`);
-      setNotice(`Unregistered ${name}.`);
-      if (editing === name) navigate(`/ui/register/${type}`);
+      if (editing === name) {
+        carriedNotice = `Unregistered ${name}.`;
+        navigate(`/ui/register/${type}`);
+      } else setNotice(`Unregistered ${name}.`);
     } catch (e) {
       setError(e);
     }

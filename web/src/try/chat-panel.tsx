@@ -1,4 +1,4 @@
-import { useRef, useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { send } from '../api/client';
 import { readEvents } from '../api/sse';
 import { ErrorBanner } from '../components/error-banner';
@@ -43,6 +43,9 @@ export function ChatPanel({ uid, vision = false }: { uid: string; vision?: boole
   const [finish, setFinish] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
   const abort = useRef<AbortController | null>(null);
+  // Leaving the page stops the answer: it ran on to max_tokens on the server, holding a
+  // request slot, with nobody reading it.
+  useEffect(() => () => abort.current?.abort(), []);
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -77,7 +80,13 @@ export function ChatPanel({ uid, vision = false }: { uid: string; vision?: boole
         setMessages([...history, { role: 'assistant', content: text }]);
       }
     } catch (e) {
-      if (!controller.signal.aborted) setError(e);
+      if (!controller.signal.aborted) {
+        setError(e);
+        // The failed turn leaves the conversation (it was sent again with the next
+        // message, with an empty answer); its text goes back to the box to retry.
+        setMessages(messages);
+        setInput((current) => current || input);
+      }
     } finally {
       setStreaming(false);
       abort.current = null;

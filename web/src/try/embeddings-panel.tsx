@@ -1,6 +1,7 @@
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { postJson } from '../api/client';
 import { ErrorBanner } from '../components/error-banner';
+import { useSubmit } from './use-submit';
 
 interface EmbeddingResponse {
   data: Array<{ index: number; embedding: number[] }>;
@@ -11,17 +12,11 @@ interface EmbeddingResponse {
 export function EmbeddingsPanel({ uid }: { uid: string }) {
   const [input, setInput] = useState('');
   const [result, setResult] = useState<EmbeddingResponse | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setError(null);
-    try {
-      const lines = input.split('\n').filter((l) => l.trim());
-      setResult(await postJson<EmbeddingResponse>('/v1/embeddings', { model: uid, input: lines }));
-    } catch (e) {
-      setError(e);
-    }
-  };
+  const { submit, busy, error } = useSubmit(async () => {
+    setResult(null);
+    const lines = input.split('\n').filter((l) => l.trim());
+    setResult(await postJson<EmbeddingResponse>('/v1/embeddings', { model: uid, input: lines }));
+  });
   return (
     <form className="panel" onSubmit={submit}>
       <h2>Embeddings</h2>
@@ -29,8 +24,8 @@ export function EmbeddingsPanel({ uid }: { uid: string }) {
         <label htmlFor="embeddings-panel-texts-one-per-line">Texts (one per line)</label>
         <textarea id="embeddings-panel-texts-one-per-line" rows={4} value={input} onChange={(e) => setInput(e.target.value)} required />
       </div>
-      <button type="submit" className="primary">
-        Embed
+      <button type="submit" className="primary" disabled={busy}>
+        {busy ? 'Embedding…' : 'Embed'}
       </button>
       <ErrorBanner error={error} />
       {result && (

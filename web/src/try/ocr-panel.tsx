@@ -9,6 +9,7 @@ export function OcrPanel({ uid }: { uid: string }) {
   const [result, setResult] = useState<unknown>(undefined);
   const { submit, busy, error } = useSubmit(async () => {
     if (!file) return;
+    setResult(undefined);
     const form = new FormData();
     form.set('model', uid);
     form.set('image', file);

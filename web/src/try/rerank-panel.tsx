@@ -1,6 +1,7 @@
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { postJson } from '../api/client';
 import { ErrorBanner } from '../components/error-banner';
+import { useSubmit } from './use-submit';
 
 interface RerankResponse {
   results: Array<{ index: number; relevance_score: number; document: { text: string } | null }>;
@@ -11,17 +12,11 @@ export function RerankPanel({ uid }: { uid: string }) {
   const [query, setQuery] = useState('');
   const [documents, setDocuments] = useState('');
   const [result, setResult] = useState<RerankResponse | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setError(null);
-    try {
-      const docs = documents.split('\n').filter((l) => l.trim());
-      setResult(await postJson<RerankResponse>('/v1/rerank', { model: uid, query, documents: docs, return_documents: true }));
-    } catch (e) {
-      setError(e);
-    }
-  };
+  const { submit, busy, error } = useSubmit(async () => {
+    setResult(null);
+    const docs = documents.split('\n').filter((l) => l.trim());
+    setResult(await postJson<RerankResponse>('/v1/rerank', { model: uid, query, documents: docs, return_documents: true }));
+  });
   return (
     <form className="panel" onSubmit={submit}>
       <h2>Rerank</h2>
@@ -33,8 +28,8 @@ export function RerankPanel({ uid }: { uid: string }) {
         <label htmlFor="rerank-panel-documents-one-per-line">Documents (one per line)</label>
         <textarea id="rerank-panel-documents-one-per-line" rows={5} value={documents} onChange={(e) => setDocuments(e.target.value)} required />
       </div>
-      <button type="submit" className="primary">
-        Rerank
+      <button type="submit" className="primary" disabled={busy}>
+        {busy ? 'Reranking…' : 'Rerank'}
       </button>
       <ErrorBanner error={error} />
       {result && (

@@ -10,6 +10,8 @@ export function TranscriptionPanel({ uid }: { uid: string }) {
   const [text, setText] = useState<string | null>(null);
   const { submit, busy, error } = useSubmit(async () => {
     if (!file) return;
+    // A result stays with the file it came from: a failed next file shows no old text under its error.
+    setText(null);
     const form = new FormData();
     form.set('model', uid);
     form.set('file', file);
