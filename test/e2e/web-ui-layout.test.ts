@@ -216,4 +216,19 @@ describe('the web UI by keyboard on a laptop (auth off)', () => {
     expect(await page.locator('button.card').count()).toBe(1);
     watch.check();
   });
+
+  // Last: it turns authentication on for this server.
+  it('shows the login page once creating the first user turns authentication on', async () => {
+    await page.goto(`${server.url}/ui/users`);
+    const form = page.getByRole('form', { name: 'Create a user' });
+    await form.getByLabel('Username').fill('root');
+    await form.getByLabel('Password (8 characters or more)').fill('password123');
+    await form.getByLabel('Permissions (comma-separated)').fill('admin');
+    // The page's next calls are refused: it asks again whether auth is on, and logs in.
+    watch.expect(401, /.*/);
+    await form.getByRole('button', { name: 'Create user' }).click();
+    await page.waitForURL(/\/ui\/login/, { timeout: 15_000 });
+    await page.getByRole('button', { name: 'Log in' }).waitFor();
+    watch.check();
+  });
 });

@@ -30,14 +30,18 @@ export function App() {
   const [auth, setAuth] = useState<boolean | null>(null);
   const [authError, setAuthError] = useState<string | null>(null);
   const credential = useSyncExternalStore(session.subscribe, session.credential);
+  const rejections = useSyncExternalStore(session.subscribe, session.rejectionCount);
   const { path } = useLocation();
 
+  // Asked again after a 401: creating the first user on the Users page turns
+  // authentication on, and the tab then showed "Not authenticated" everywhere, with no
+  // login page, until a reload.
   useEffect(() => {
     getJson<{ auth: boolean }>('/v1/cluster/auth').then(
       (body) => setAuth(body.auth),
       (e: unknown) => setAuthError(e instanceof Error ? e.message : String(e)),
     );
-  }, []);
+  }, [rejections]);
 
   const needsLogin = auth === true && credential === null;
   useEffect(() => {

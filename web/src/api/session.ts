@@ -6,6 +6,8 @@ const KEY = 'hangar.credential';
 const listeners = new Set<() => void>();
 /** Whether the credential was dropped because the server refused it (not by logging out). */
 let expired = false;
+/** How many 401s the page has had: each makes the app ask again whether auth is on. */
+let rejections = 0;
 
 export const session = {
   credential(): string | null {
@@ -28,9 +30,14 @@ export const session = {
   },
   /** The server answered 401: the credential is missing, expired or revoked. */
   rejected(): void {
+    rejections++;
     expired = session.credential() !== null;
     sessionStorage.removeItem(KEY);
     notify();
+  },
+  /** A number that changes with every 401 (for useSyncExternalStore). */
+  rejectionCount(): number {
+    return rejections;
   },
   /** Whether the last sign-out came from a 401 rather than the user (the login page says so). */
   wasRejected(): boolean {

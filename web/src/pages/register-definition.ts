@@ -18,6 +18,8 @@ export interface RegisterForm {
   languages: string;
   abilities: string[];
   model_family: string;
+  /** LLM: a Jinja chat template, needed for a chat model of a family that is not built in; empty: the family's. */
+  chat_template: string;
   context_length: string;
   dimensions: string;
   max_tokens: string;
@@ -45,6 +47,7 @@ export function emptyForm(type: ModelType): RegisterForm {
     languages: 'en',
     abilities: type === 'LLM' ? ['chat', 'generate'] : [],
     model_family: '',
+    chat_template: '',
     context_length: '2048',
     dimensions: '',
     max_tokens: '512',
@@ -73,6 +76,8 @@ export function toDefinition(type: ModelType, f: RegisterForm): Record<string, u
         model_lang: list(f.languages),
         model_ability: f.abilities,
         model_family: f.model_family.trim(),
+        // Cleared on purpose: null, so an edit drops the stored one (the family's serves).
+        chat_template: f.chat_template.trim() ? f.chat_template : null,
         context_length: num(f.context_length),
         model_specs: f.specs.map((s) => ({ ...spec(s), model_size_in_billions: /_/.test(s.model_size_in_billions) ? s.model_size_in_billions.trim() : num(s.model_size_in_billions) })),
       };
@@ -101,6 +106,7 @@ export function fromDefinition(type: ModelType, d: Record<string, any>): Registe
     languages: ((d.model_lang ?? d.language ?? []) as string[]).join(', '),
     abilities: (d.model_ability ?? []) as string[],
     model_family: str(d.model_family),
+    chat_template: str(d.chat_template),
     context_length: str(d.context_length),
     dimensions: str(d.dimensions),
     max_tokens: str(d.max_tokens),
@@ -118,7 +124,7 @@ const LISTING_KEYS = ['is_builtin', 'cache_status', 'download_hubs'];
 
 /**
  * An edit of a stored registration: the form's fields over the stored definition, so
- * what the form does not show (a custom chat template, stop words, reasoning tags, a
+ * what the form does not show (stop words and ids, reasoning tags, a
  * spec's model_id or GGUF file templates, virtualenv...) is kept; an edit that saved
  * the form alone replaced them with the family's, or failed on a hub spec's model_uri.
  * A spec row takes what is hidden from the stored spec of the same format and

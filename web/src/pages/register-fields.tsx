@@ -37,6 +37,13 @@ export function RegisterFields({ type, form, onChange, lockName }: { type: Model
           </datalist>
         </label>
       )}
+      {type === 'LLM' && (
+        // Xinference's form has it: a chat model of a family that is not built in needs its own.
+        <div className="field wide">
+          <label htmlFor="register-fields-chat-template">Chat template (Jinja; empty: the family&apos;s)</label>
+          <textarea id="register-fields-chat-template" name="chat_template" rows={4} value={form.chat_template} onChange={(e) => set({ chat_template: e.target.value })} />
+        </div>
+      )}
       {(type === 'image' || type === 'audio' || type === 'video') && text('model_family', 'Model family', { required: true })}
       {(type === 'image' || type === 'audio' || type === 'video' || type === 'flexible') && text('model_uri', 'Model path or URI', { placeholder: '/models/my-model' })}
       {(type === 'image' || type === 'audio' || type === 'video') && text('model_id', 'Hub model id', { placeholder: 'org/name' })}
