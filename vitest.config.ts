@@ -30,7 +30,7 @@ const SHARED = ['test/integration/llm-openai.test.ts', 'test/integration/openai-
 // The unit tests: no server (a few start one bare runtime against sockets of their own,
 // or one Python to render a template).
 // `npm run test:quick` runs these and pytest's unit tests.
-const UNIT = ['api', 'auth', 'cli', 'config', 'errors', 'logging', 'registry', 'runtime', 'storage', 'supervisor', 'llama-runtime'].map((dir) => `test/${dir}/**/*.test.ts`);
+const UNIT = ['api', 'auth', 'cli', 'config', 'errors', 'logging', 'registry', 'runtime', 'storage', 'supervisor', 'llama-runtime', 'web'].map((dir) => `test/${dir}/**/*.test.ts`);
 
 export default defineConfig({
   test: {

@@ -149,6 +149,15 @@ describe('Anthropic Messages API (real server, both SDKs)', () => {
     await expect(wrong.messages.countTokens({ model: 'sim', ...body })).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
     await expect(client.messages.countTokens({ model: 'nope', ...body })).rejects.toBeInstanceOf(Anthropic.NotFoundError);
     await expect(client.messages.countTokens({ model: 'sim', messages: [] })).rejects.toBeInstanceOf(Anthropic.BadRequestError);
+    // What changes how the answer is held, not the prompt, is left out of the count: the
+    // Transformers engine cannot force a tool call or hold a JSON Schema, and still counts.
+    const plain = (await client.messages.countTokens({ model: 'tiny', ...body })).input_tokens;
+    const held = await request(server.url, 'POST', '/v1/messages/count_tokens', { model: 'tiny', ...body, output_config: { format: { type: 'json_schema', schema: { type: 'object' } } } }, as);
+    expect([held.status, held.body.input_tokens], held.text).toEqual([200, plain]);
+    const tools = [{ name: 'weather', description: 'the weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }];
+    const auto = (await client.messages.countTokens({ model: 'tiny', ...body, tools })).input_tokens;
+    const forced = await request(server.url, 'POST', '/v1/messages/count_tokens', { model: 'tiny', ...body, tools, tool_choice: { type: 'any' } }, as);
+    expect([forced.status, forced.body.input_tokens], forced.text).toEqual([200, auto]);
   });
 
   it('refuses a bad request and a bad key in the shapes the SDK raises', async () => {

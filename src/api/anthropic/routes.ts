@@ -54,9 +54,14 @@ export const anthropicRoutes: FastifyPluginAsync<{ supervisor: Supervisor; strea
 
   for (const url of ['/v1/messages/count_tokens', '/anthropic/v1/messages/count_tokens']) {
     app.post(url, { ...needs('models:read', ['LLM']), schema: { body: countTokensBody, tags } }, async (request, reply) => {
-      // max_tokens only satisfies the chat schema: nothing is generated.
+      // max_tokens only satisfies the chat schema: nothing is generated. A forced tool
+      // choice and an output format change how the answer is held, not the prompt: left
+      // out of the count, so an engine that cannot hold an answer so does not refuse it
+      // (agents count on start, with the body they will send).
       const names: OriginNames = { origins: [], image: 'source' };
-      const chat = await withOriginalNames(prepareChatWithImages(supervisor, asChatBody({ ...request.body, max_tokens: 1 }, names.origins), images, abortOnDisconnect(reply)), names);
+      const { output_config: _format, ...body } = request.body;
+      const toolChoice = body.tool_choice && body.tool_choice.type !== 'none' ? { tool_choice: { type: 'auto' as const } } : {};
+      const chat = await withOriginalNames(prepareChatWithImages(supervisor, asChatBody({ ...body, ...toolChoice, max_tokens: 1 }, names.origins), images, abortOnDisconnect(reply)), names);
       const result = await withOriginalNames(supervisor.call({ ...chat.target, route: url }, 'count_tokens', chat.args, countTokensKwargs(chat.kwargs), abortOnDisconnect(reply)), names);
       return { input_tokens: promptTokens(result.value) };
     });
