@@ -196,3 +196,18 @@ def test_progress_counts_bytes_against_the_listing_and_a_hub_that_sends_more_is_
     assert tracker.fraction() == pytest.approx(0.9) and tracker.bytes_done() == 90 << 20
     with pytest.raises(OSError, match="more than the 100.0 MiB its listing declared"):
         data.update(30 << 20)
+
+
+def test_a_partial_blob_no_download_writes_to_is_removed_and_a_live_one_kept(hub, workdir):
+    hub()
+    blobs = workdir / "models--test-org--tiny-llm" / "blobs"
+    blobs.mkdir(parents=True)
+    dead, live = blobs / ("a" * 64 + ".1234abcd.incomplete"), blobs / ("b" * 64 + ".5678ef01.incomplete")
+    dead.write_bytes(b"\0" * 1024)
+    live.write_bytes(b"\0" * 1024)
+    # What a runtime ended mid-download leaves: untouched for longer than any live download.
+    old = os.path.getmtime(dead) - hub_download._DEAD_PARTIAL_S - 60
+    os.utime(dead, (old, old))
+    fetch(workdir)
+    assert not dead.exists()
+    assert live.exists()

@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import threading
+import time
 
 from ..errors import InvalidModel, SourceUnreachable, exception_text
 from . import hub_integrity
@@ -23,6 +24,10 @@ log = logging.getLogger("hangar_runtime.hub")
 
 DOWNLOAD_SHARE = 0.8  # of the load's progress; loading the weights is the rest
 _PROBE_TIMEOUT_S = 5.0
+# A partial blob untouched this long belongs to no live download: a live one writes as
+# bytes arrive, and a load that receives nothing is ended long before (the control
+# plane's HANGAR_LOAD_STALL_TIMEOUT_MS, 15 minutes).
+_DEAD_PARTIAL_S = 30 * 60
 _REPORT_EVERY_S = 0.5
 _LOCAL_HINT = "Download the model on a machine that can reach the hub and launch it from a local folder with model_path."
 # The id, revision and commit become folders in the cache (models--org--name/refs/<revision>,
@@ -110,6 +115,7 @@ def download(model_id: str, revision: str | None, cache_dir: str | None, progres
         raise InvalidModel(f"The hub {constants.ENDPOINT} gave {where} a commit id that is not 40 hex digits: {str(info.sha)[:80]!r}")
     wanted = _wanted_files(where, info, ignore_patterns)
     repo_folder = _repo_folder(model_id, cache_dir)
+    _remove_dead_partials(repo_folder)
     _check_disk_space(where, wanted, repo_folder)
     # Only what is not known good is checked: a model already in the cache and checked
     # is not read again at every launch (each wake of an on-demand model would re-hash
@@ -173,19 +179,42 @@ def _wanted_files(where: str, info, ignore_patterns: list[str] | None) -> list:
     return [s for s in siblings if s.rfilename in names]
 
 
+def _remove_dead_partials(repo_folder: str) -> None:
+    """Removes partial blobs no download has written to for _DEAD_PARTIAL_S.
+    huggingface_hub (1.x) downloads each file to `<blob>.<random>.incomplete`, resumes it
+    only within its own call, and removes it when that call fails; a runtime ended in
+    the middle (a cancelled or stalled launch) leaves it, and nothing ever used or
+    removed it: gigabytes per failed launch of a large model."""
+    blobs = os.path.join(repo_folder, "blobs")
+    try:
+        names = os.listdir(blobs)
+    except OSError:
+        return
+    now = time.time()
+    for name in names:
+        if not name.endswith(".incomplete"):
+            continue
+        path = os.path.join(blobs, name)
+        try:
+            idle = now - os.path.getmtime(path)
+            if idle > _DEAD_PARTIAL_S:
+                os.remove(path)
+                log.info("removed %s, a partial download nobody had written to for %.0f s", path, idle)
+        except OSError:
+            pass
+
+
 def _check_disk_space(where: str, wanted: list, repo_folder: str) -> None:
     """Refuses, before a byte is fetched, a download that cannot fit on the cache's disk.
-    Blobs already in the cache (a resumed or partly shared download) need no room."""
+    Blobs already in the cache need no room; a partial one does (huggingface_hub 1.x
+    starts each file's download anew)."""
     blobs = os.path.join(repo_folder, "blobs")
     need = 0
     for sibling in wanted:
         name = hub_integrity.blob_name(sibling)
         if name and os.path.isfile(os.path.join(blobs, name)):
             continue
-        size = sibling.size or 0
-        if name and os.path.isfile(os.path.join(blobs, name + ".incomplete")):
-            size -= os.path.getsize(os.path.join(blobs, name + ".incomplete"))
-        need += max(0, size)
+        need += max(0, sibling.size or 0)
     probe = repo_folder
     while not os.path.isdir(probe) and os.path.dirname(probe) != probe:
         probe = os.path.dirname(probe)
