@@ -211,3 +211,26 @@ def test_a_partial_blob_no_download_writes_to_is_removed_and_a_live_one_kept(hub
     fetch(workdir)
     assert not dead.exists()
     assert live.exists()
+
+
+def test_an_llm_download_leaves_meta_originals_and_gguf_files_on_the_hub(monkeypatch, tiny_llm, workdir, tmp_path):
+    import shutil
+
+    from huggingface_hub import constants
+
+    folder = tmp_path / "repo"
+    shutil.copytree(tiny_llm["path"], folder)
+    (folder / "original").mkdir()
+    (folder / "original" / "consolidated.00.pth").write_bytes(b"\0" * 4096)
+    (folder / "model-q8_0.gguf").write_bytes(b"GGUF" + b"\0" * 4096)
+    standin = fixture_module("hub_standin").HubStandin({REPO_ID: str(folder)}).start()
+    try:
+        monkeypatch.setattr(constants, "ENDPOINT", standin.url)
+        monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", standin.url + "/{repo_id}/resolve/{revision}/{filename}")
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+        path = hub_download.download(REPO_ID, None, str(workdir), lambda *a: None, hub_download.LLM_NOT_DOWNLOADED)
+    finally:
+        standin.stop()
+    assert not os.path.exists(os.path.join(path, "original")) and not os.path.exists(os.path.join(path, "model-q8_0.gguf"))
+    assert same_files(path, tiny_llm["path"])
+    assert not any("/original/" in r[1] or r[1].endswith(".gguf") for r in standin.requests if r[0] == "GET")

@@ -29,6 +29,11 @@ _PROBE_TIMEOUT_S = 5.0
 # plane's HANGAR_LOAD_STALL_TIMEOUT_MS, 15 minutes).
 _DEAD_PARTIAL_S = 30 * 60
 _REPORT_EVERY_S = 0.5
+# What an LLM repository may carry that Transformers and vLLM do not load: Meta's
+# original checkpoints (`original/consolidated.*.pth`, as large as the model again),
+# GGUF files, and other frameworks' and runtimes' exports. Not fetched.
+LLM_NOT_DOWNLOADED = ["original/*", "*.gguf", "onnx/*", "openvino/*", "*.onnx", "*.h5", "*.msgpack", "*.ot",
+                      "tf_model*", "flax_model*", "rust_model*", "coreml/*"]
 _LOCAL_HINT = "Download the model on a machine that can reach the hub and launch it from a local folder with model_path."
 # The id, revision and commit become folders in the cache (models--org--name/refs/<revision>,
 # modelscope/models/org/name): the control plane's registration rules, checked again here.

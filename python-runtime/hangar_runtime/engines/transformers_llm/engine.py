@@ -7,7 +7,7 @@ after the model files are found, so a download that cannot start fails fast."""
 
 from ...errors import InvalidModel
 from ..base import BatchScheduler, Engine, Progress
-from ..hub_download import DOWNLOAD_SHARE, model_folder
+from ..hub_download import DOWNLOAD_SHARE, LLM_NOT_DOWNLOADED, model_folder
 from ..lean_imports import import_transformers_without_sklearn
 from ..tokenizer_methods import TokenizerMethods
 from .tool_calls import tool_call_format
@@ -35,7 +35,7 @@ class TransformersLLMEngine(Engine):
         stop = _stop_strings(spec.get("stop"))
         tool_format = tool_call_format(_optional_string(spec, "tool_parser"), _optional_string(spec, "model_family"))
         reasoning_tags = _reasoning_tags(spec)
-        path = model_folder(spec, progress)
+        path = model_folder(spec, progress, ignore_patterns=LLM_NOT_DOWNLOADED)
         progress(DOWNLOAD_SHARE, "load", f"Loading {path}")
         import_transformers_without_sklearn()
 

@@ -12,7 +12,7 @@ import time
 
 from ...errors import InvalidModel, field_error
 from ..base import BatchScheduler, Engine, Progress
-from ..hub_download import DOWNLOAD_SHARE, model_folder
+from ..hub_download import DOWNLOAD_SHARE, LLM_NOT_DOWNLOADED, model_folder
 from ..token_prompt import is_token_prompt, token_prompt
 from ..tokenizer_methods import TokenizerMethods
 from ..transformers_llm.chat_format import render_chat
@@ -65,7 +65,7 @@ class VllmEngine(Engine):
                                f"needs 0.12 or later, and the GPU image pins {PINNED_VLLM}") from exc
 
         engine_kwargs = dict(spec.get("engine_kwargs") or {})
-        path = str(model_folder(spec, progress))
+        path = str(model_folder(spec, progress, ignore_patterns=LLM_NOT_DOWNLOADED))
         progress(DOWNLOAD_SHARE, "load", f"Starting vLLM on {path}")
         args = {"model": path, "tokenizer": path, "dtype": engine_kwargs.pop("dtype", "auto")}
         if spec.get("context_length"):
