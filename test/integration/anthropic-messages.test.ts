@@ -154,7 +154,7 @@ describe('Anthropic Messages API (real server, both SDKs)', () => {
     const plain = (await client.messages.countTokens({ model: 'tiny', ...body })).input_tokens;
     const held = await request(server.url, 'POST', '/v1/messages/count_tokens', { model: 'tiny', ...body, output_config: { format: { type: 'json_schema', schema: { type: 'object' } } } }, as);
     expect([held.status, held.body.input_tokens], held.text).toEqual([200, plain]);
-    const tools = [{ name: 'weather', description: 'the weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }];
+    const tools = [{ name: 'weather', description: 'the weather', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } } } }];
     const auto = (await client.messages.countTokens({ model: 'tiny', ...body, tools })).input_tokens;
     const forced = await request(server.url, 'POST', '/v1/messages/count_tokens', { model: 'tiny', ...body, tools, tool_choice: { type: 'any' } }, as);
     expect([forced.status, forced.body.input_tokens], forced.text).toEqual([200, auto]);

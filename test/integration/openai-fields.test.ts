@@ -244,13 +244,25 @@ describe("OpenAI's request fields: honoured or refused by name, never dropped", 
         [{ parameters: 'object' }, 'tools.0.function.parameters'],
         [{ parameters: [{ type: 'object' }] }, 'tools.0.function.parameters'],
         [{ description: 5 }, 'tools.0.function.description'],
+        // A name a template writes into the prompt and a call could not name back; properties that are no schemas.
+        [{ name: 'a b/\u0000' }, 'tools.0.function.name'],
+        [{ parameters: { type: 'object', properties: 'x' } }, 'tools.0.function.parameters.properties'],
       ] as const) {
         const res = await api.post('/v1/chat/completions', { model, messages, max_tokens: 2, tools: tool(fn) });
         expect([res.status, res.body.error?.code, res.body.error?.param], `${model} ${JSON.stringify(fn).slice(0, 40)}`).toEqual([400, 'invalid_field', param]);
       }
-      // A tool without parameters is a function of no arguments, as OpenAI takes it.
-      const bare = await api.post('/v1/chat/completions', { model, messages, max_tokens: 2, tools: [{ type: 'function', function: { name: 'now' } }] });
+      // A tool without parameters is a function of no arguments, as OpenAI takes it; an MCP tool's dotted name passes, as on Xinference.
+      const bare = await api.post('/v1/chat/completions', { model, messages, max_tokens: 2, tools: [{ type: 'function', function: { name: 'now' } }, { type: 'function', function: { name: 'server.now:v2' } }] });
       expect(bare.status, bare.text).toBe(200);
+      // Only an assistant's turn may go without content, as OpenAI says.
+      for (const [history, param] of [
+        [[{ role: 'user', content: null }], 'messages.0.content'],
+        [[{ role: 'user' }], 'messages.0.content'],
+        [[{ role: 'user', content: 'hi' }, { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'now', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 'c1', content: null }], 'messages.2.content'],
+      ] as const) {
+        const res = await api.post('/v1/chat/completions', { model, messages: history, max_tokens: 2 });
+        expect([res.status, res.body.error?.param], `${model}: ${res.text}`).toEqual([400, param]);
+      }
     }
   });
 

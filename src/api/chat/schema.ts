@@ -15,13 +15,21 @@ const contentPart = z.discriminatedUnion('type', [
   ...(['image_url', 'input_audio', 'file', 'refusal', 'video_url', 'audio_url'] as const).map((type) => z.looseObject({ type: z.literal(type) })),
 ]);
 
-const messageShape = z.looseObject({
-  role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
-  content: z.union([z.string(), z.array(contentPart), z.null()]).optional(),
-  name: z.string().optional(),
-  tool_calls: z.array(z.unknown()).optional(),
-  tool_call_id: z.string().optional(),
-});
+const messageShape = z
+  .looseObject({
+    role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
+    content: z.union([z.string(), z.array(contentPart), z.null()]).optional(),
+    name: z.string().optional(),
+    tool_calls: z.array(z.unknown()).optional(),
+    tool_call_id: z.string().optional(),
+  })
+  // Only an assistant's turn may go without content (its tool calls are the turn), as
+  // OpenAI refuses the rest: a user message of null content reached the template as
+  // the text "None" or an empty turn the model was never shown.
+  .refine((m) => m.role === 'assistant' || (m.content !== null && m.content !== undefined), {
+    message: 'is required for this role: only an assistant message may leave it out (its tool_calls are the turn)',
+    path: ['content'],
+  });
 /**
  * An answer's message sent back as history the way SDKs dump it (`message.model_dump()`
  * writes `tool_calls: null`, `name: null`): a null there means "none", and is dropped
@@ -42,9 +50,12 @@ const message = z.preprocess((value) => {
  * it, or a tool call came back that named nothing.
  */
 const functionDefinition = z.looseObject({
-  name: z.string().min(1).max(64),
+  // OpenAI allows letters, digits, `_` and `-`; names with dots or colons (MCP tools)
+  // pass here as on Xinference, but none with a space or a control character, which a
+  // template writes into the prompt and a tool call could not name back.
+  name: z.string().min(1).max(64).regex(/^[^\s\p{Cc}]+$/u, 'must hold no spaces or control characters'),
   description: z.string().nullish(),
-  parameters: z.record(z.string(), z.unknown()).nullish(),
+  parameters: z.looseObject({ properties: z.record(z.string(), z.unknown(), { error: 'must be an object of JSON Schemas, one per argument' }).optional() }).nullish(),
   strict: z.boolean().nullish(),
 });
 
