@@ -116,6 +116,7 @@ export const catalog = {
   field_unsupported: entry(400, 'invalid_request_error', 'The `%s` field is not supported here: %s'),
   response_not_found: entry(404, 'not_found_error', "Response with id '%s' not found."),
   response_item_not_found: entry(404, 'not_found_error', "Item with id '%s' not found."),
+  response_not_cancellable: entry(400, 'invalid_request_error', 'Only responses created with background: true can be cancelled, and this service runs none in the background; %s is complete'),
   inference_invalid_input: entry(400, 'invalid_request_error', '%s'),
   inference_failed: entry(500, 'server_error', '%s'),
   autostart_not_found: entry(404, 'not_found_error', 'Model %s is not in the autostart list'),

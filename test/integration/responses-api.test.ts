@@ -225,6 +225,7 @@ print(json.dumps(out))
       ['DELETE', `/v1/responses/${id}`, undefined],
       ['POST', '/v1/responses', { model: 'sim', previous_response_id: id, input: 'more' }],
       ['POST', '/v1/responses', { model: 'sim', input: [{ type: 'item_reference', id: itemId }] }],
+      ['POST', `/v1/responses/${id}/cancel`, undefined],
     ] as const) {
       const res = await request(server.url, method, p, body, as(USER3_KEY));
       expect(res.status, `${method} ${p}: ${res.text}`).toBe(404);
@@ -237,6 +238,9 @@ print(json.dumps(out))
     expect(referenced.body.usage.input_tokens).toBe(4); // "alpha bravo" + "go on"
     // Without credentials: 401, not a leak.
     expect((await request(server.url, 'GET', `/v1/responses/${id}`)).status).toBe(401);
+    // The SDKs' responses.cancel: only background responses are, and none runs here (was a 404 route_not_found).
+    const cancel = await request(server.url, 'POST', `/v1/responses/${id}/cancel`, undefined, as());
+    expect([cancel.status, cancel.body.error?.code], cancel.text).toEqual([400, 'response_not_cancellable']);
   });
 
   it('counts usage for a database API key, and its stored responses are its owner\'s', async () => {
@@ -311,6 +315,8 @@ print(json.dumps(out))
       [{ model: 'sim', input: [{ role: 'user', content: 'x' }, { type: 'function_call_output', call_id: 'nope', output: 'x' }] }, 400, 'invalid_field', 'input.1'],
       [{ model: 'sim', input: [{ type: 'item_reference', id: 'msg_nope' }] }, 404, 'response_item_not_found', 'input.0.id'],
       [{ model: 'sim', input: [] }, 400, 'invalid_field', 'input'],
+      [{ model: 'sim', input: 'x', include: ['bogus.thing'] }, 400, 'invalid_field', 'include.0'],
+      [{ model: 'sim', input: 'x', previous_response_id: 'r'.repeat(300) }, 400, 'invalid_field', 'previous_response_id'],
       [{ model: 'sim', input: 'x', previous_response_id: 'resp_nope' }, 404, 'response_not_found', 'previous_response_id'],
       [{ model: 'sim', input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'data:image/png;base64,iVBORw0KGgo=' }] }] }, 400, 'ability_missing', 'input'],
       [{ model: 'nope', input: 'x' }, 404, 'model_not_found', 'model'],
@@ -336,9 +342,13 @@ print(json.dumps(out))
     ];
     for (const [body, status, code, param] of cases) {
       const res = await post('/v1/responses', body);
-      expect(res.status, `${JSON.stringify(body)}: ${res.text}`).toBe(status);
-      expect(res.body.error, JSON.stringify(body)).toMatchObject({ code, param });
+      expect(res.status, `${JSON.stringify(body).slice(0, 200)}: ${res.text}`).toBe(status);
+      expect(res.body.error, JSON.stringify(body).slice(0, 200)).toMatchObject({ code, param });
     }
+    // In this API's words, not chat's.
+    expect((await post('/v1/responses', { model: 'sim', input: [] })).body.error.message).toContain('input: must hold at least one item');
+    // What OpenAI's SDKs ask for besides (include's own values are taken; the one that changes nothing here too).
+    expect((await post('/v1/responses', { model: 'sim', input: 'x', max_output_tokens: 2, include: ['reasoning.encrypted_content'] })).status).toBe(200);
   });
 
   it("counts a request's input tokens as its usage does (responses.input_tokens.count), with the same refusals", async () => {

@@ -65,6 +65,8 @@ export const responsesRoutes: FastifyPluginAsync<Options> = async (fastify, { su
       history = [...(previous.inputItems as Item[]), ...(previous.response.output as Item[])];
     }
     const items = normalizeInput(body.input!, (id) => store.item(id, owner)); // refuseUnsupported: present
+    // Said in this API's words: chat's refusal named `messages`, a field this body has not.
+    if (items.length === 0 && history.length === 0) throw new HangarError('invalid_field', ['input: must hold at least one item (or continue a response with previous_response_id)'], { param: 'input' });
     // Errors about a message name the input item (and part) it came from (param-origins.ts);
     // the previous response's items are named by previous_response_id, a string input by `input`.
     const names: OriginNames = { origins: [], image: 'image_url', fallback: 'input' };
@@ -127,6 +129,14 @@ export const responsesRoutes: FastifyPluginAsync<Options> = async (fastify, { su
     const id = request.params.response_id;
     if (!readable(request, id) || !store.delete(id, ownerOf(request))) throw new HangarError('response_not_found', [id], { param: 'response_id' });
     return { id, object: 'response.deleted', deleted: true };
+  });
+
+  // The SDKs' responses.cancel: OpenAI cancels background responses only (400 for the
+  // rest), and none runs in the background here. Was a 404 route_not_found.
+  app.post('/v1/responses/:response_id/cancel', { ...needs('models:read'), schema: { params: responseIdParams, tags } }, async (request) => {
+    const id = request.params.response_id;
+    if (!readable(request, id)) throw new HangarError('response_not_found', [id], { param: 'response_id' });
+    throw new HangarError('response_not_cancellable', [id], { param: 'response_id' });
   });
 
   app.get('/v1/responses/:response_id/input_items', { ...needs('models:read'), schema: { params: responseIdParams, querystring: inputItemsQuery, tags } }, async (request) => {

@@ -60,6 +60,18 @@ const textFormat = z.discriminatedUnion('type', [
  * accepted, as on chat; the fields OpenAI defines that nothing here does are refused
  * by name in chat-request.ts rather than ignored, and chat's sampling extras are handed on to chat.
  */
+/** What `include` may name (OpenAI's list). */
+const INCLUDABLE = [
+  'message.output_text.logprobs',
+  'reasoning.encrypted_content',
+  'message.input_image.image_url',
+  'computer_call_output.output.image_url',
+  'file_search_call.results',
+  'web_search_call.results',
+  'web_search_call.action.sources',
+  'code_interpreter_call.outputs',
+] as const;
+
 export const responsesBody = z.looseObject({
   model: z.string({ error: (i) => (i.input === undefined ? 'Invalid input. Please specify the `model` field.' : undefined) }).min(1),
   // Required, but checked after chat's names (chat-request.ts): a chat body sent here
@@ -84,11 +96,13 @@ export const responsesBody = z.looseObject({
   // Typed so that `"yes"` or `1` is refused, not read as false; `true` is refused by name (routes.ts).
   background: z.boolean().nullish(),
   max_tool_calls: z.int().min(0).nullish(),
-  previous_response_id: z.string().min(1).nullish(),
+  previous_response_id: z.string().min(1).max(256).nullish(),
   stream: z.boolean().nullish(),
   stream_options: z.looseObject({ include_obfuscation: z.boolean().nullish() }).nullish(),
   parallel_tool_calls: z.boolean().nullish(),
-  include: z.array(z.string()).nullish(),
+  // OpenAI's values (its API refuses others); only the logprobs one changes an answer
+  // here, the rest name outputs of tools this service refuses or runs none of.
+  include: z.array(z.enum(INCLUDABLE, { error: `must be one of ${INCLUDABLE.join(', ')}` })).nullish(),
   truncation: z.enum(['auto', 'disabled']).nullish(),
   user: z.string().nullish(),
   reasoning: z.looseObject({ effort: z.string().nullish(), summary: z.string().nullish() }).nullish(),
