@@ -176,6 +176,12 @@ describe('Anthropic Messages API (real server, both SDKs)', () => {
     expect([tooLarge.status, tooLarge.body.error?.type]).toEqual([413, 'request_too_large']);
     const wrong = new Anthropic({ baseURL: server.url, apiKey: 'sk-wrongwrongwro', maxRetries: 0 });
     await expect(wrong.messages.create({ model: 'sim', max_tokens: 3, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
+    // Anthropic's server tools and MCP connector run on Anthropic's side: named, not failed or ignored.
+    const serverTool = await request(server.url, 'POST', '/v1/messages', { model: 'sim', max_tokens: 3, tools: [{ type: 'web_search_20250305', name: 'web_search' }], messages: [{ role: 'user', content: 'x' }] }, as);
+    expect([serverTool.status, serverTool.body.error?.param], serverTool.text).toEqual([400, 'tools.0.type']);
+    expect(serverTool.body.error.message).toContain("one of Anthropic's server tools");
+    const mcp = await request(server.url, 'POST', '/v1/messages', { model: 'sim', max_tokens: 3, mcp_servers: [{ type: 'url', url: 'https://example.com/sse', name: 'x' }], messages: [{ role: 'user', content: 'x' }] }, as);
+    expect([mcp.status, mcp.body.error?.code, mcp.body.error?.param], mcp.text).toEqual([400, 'field_unsupported', 'mcp_servers']);
     // The OpenAI routes keep the contract's body alone.
     const openai = await request(server.url, 'POST', '/v1/chat/completions', { model: 'nope', messages: [{ role: 'user', content: 'x' }] }, as);
     expect(openai.body.type).toBeUndefined();

@@ -92,6 +92,12 @@ const MESSAGES_RULES = { 'output_config.format': CHAT_RULES.response_format! };
  * is accepted and changes nothing, as Xinference does: Claude Code sends it by setting.)
  */
 function refuseUnservable(supervisor: Supervisor, body: MessagesBody): void {
+  // Anthropic's MCP connector: its servers are reached from Anthropic's side. Ignored,
+  // the model answered without the tools the client thought it had.
+  const mcp = (body as { mcp_servers?: unknown }).mcp_servers;
+  if (Array.isArray(mcp) ? mcp.length > 0 : mcp !== undefined && mcp !== null) {
+    throw new HangarError('field_unsupported', ['mcp_servers', 'this service reaches no MCP server; give their tools as client tools and run them yourself'], { param: 'mcp_servers' });
+  }
   const instance = supervisor.require(body.model);
   checkParameters(body as Record<string, unknown>, MESSAGES_RULES, instance.resolved.engine, body.model);
 }

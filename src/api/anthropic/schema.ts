@@ -23,6 +23,23 @@ export const contentBlock = z.union([textBlock, imageBlock, toolUseBlock, toolRe
 });
 export type ContentBlock = z.infer<typeof contentBlock>;
 
+/**
+ * A client tool (a name and an input_schema). Anthropic's server tools (`web_search_…`,
+ * `code_execution_…`, `bash_…`, `text_editor_…`) run on Anthropic's servers: refused by
+ * their type, where before they failed as a client tool without `input_schema`.
+ */
+const tool = z.preprocess(
+  (value, ctx) => {
+    const type = (value as { type?: unknown } | null)?.type;
+    if (typeof type === 'string' && type !== 'custom') {
+      ctx.issues.push({ code: 'custom', input: value, path: ['type'], message: `${type} is one of Anthropic's server tools, which run on Anthropic's servers; this service serves client tools (a name and an input_schema)` });
+      return z.NEVER;
+    }
+    return value;
+  },
+  z.looseObject({ name: z.string().min(1), description: z.string().optional(), input_schema: z.record(z.string(), z.unknown()) }),
+);
+
 export const messagesBody = z.looseObject({
   model: z.string({ error: (issue) => (issue.input === undefined ? 'is required' : undefined) }).min(1),
   max_tokens: z.int({ error: (issue) => (issue.input === undefined ? 'is required: the most tokens to generate' : undefined) }).min(1),
@@ -37,7 +54,7 @@ export const messagesBody = z.looseObject({
   top_p: z.number().gt(0).max(1).optional(),
   top_k: z.int().min(0).optional(),
   stream: z.boolean().optional(),
-  tools: z.array(z.looseObject({ name: z.string().min(1), description: z.string().optional(), input_schema: z.record(z.string(), z.unknown()) })).optional(),
+  tools: z.array(tool).optional(),
   tool_choice: z
     .union([
       z.looseObject({ type: z.enum(['auto', 'any', 'none']) }),
