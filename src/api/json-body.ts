@@ -14,7 +14,7 @@ export const BODY_LIMIT_BYTES = 64 * 1024 * 1024;
  */
 export function installJsonBody(app: FastifyInstance): void {
   app.removeContentTypeParser(['application/json', 'text/plain']);
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJson);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseJson);
   // Xinference reads every JSON body with `await request.json()`, whatever its content
   // type: `curl -d '{...}'` without `-H 'Content-Type: application/json'` (curl then
   // says form-urlencoded) works there, and scripts written for it must work here. Not
@@ -22,7 +22,7 @@ export function installJsonBody(app: FastifyInstance): void {
   // so a page of any origin could post them past a `--cors-origins` list; a page sends
   // application/json. A form that is not JSON is read as its fields on `POST /token`
   // alone (OAuth2's password flow). docs/decisions.md, "Bodies of other content types".
-  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (request, body, done) => {
+  app.addContentTypeParser('text/plain', { parseAs: 'buffer' }, (request, body, done) => {
     if (request.headers.origin !== undefined) return done(notJson(request));
     parseJson(request, body, done);
   });
@@ -58,8 +58,19 @@ function formFields(text: string): Record<string, string | string[]> {
   return { ...fields };
 }
 
+/**
+ * JSON is UTF-8 (RFC 8259): bytes that are not are refused, where a lenient decoding
+ * turned them into U+FFFD and a prompt reached the model changed, with no word said.
+ */
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
 function parseJson(request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void): void {
-  const text = body as string;
+  let text: string;
+  try {
+    text = typeof body === 'string' ? body : UTF8.decode(body);
+  } catch {
+    return done(new HangarError('invalid_json', ['the body is not valid UTF-8, the encoding JSON is sent in']));
+  }
   if (text.length === 0) {
     // OpenAI's SDKs send the JSON content type with no body on routes that take none
     // (DELETE, `client.post("/models/x/cancel")`, `responses.cancel`): no body, not a

@@ -20,8 +20,20 @@ describe('an empty JSON body', () => {
   it('reaches routes that take no body as no body, and leaves an unknown path a 404', async () => {
     expect((await post('/v1/models/nope/cancel')).json().error.code).toBe('model_not_found');
     expect((await post('/v1/models/nope/requests/x/abort')).json()).toEqual({ msg: 'NO_OP' });
-    const unknown = await post('/v1/responses/resp_x/cancel');
+    const unknown = await post('/v1/responses/resp_x/frobnicate');
     expect([unknown.statusCode, unknown.json().error.code]).toEqual([404, 'route_not_found']);
+    // responses.cancel is a route: an id nobody stored is that response's 404.
+    expect((await post('/v1/responses/resp_x/cancel')).json().error.code).toBe('response_not_found');
+  });
+
+  it('is UTF-8 or refused: bytes that are not were read as U+FFFD and changed a prompt unsaid', async () => {
+    const bytes = Buffer.concat([Buffer.from('{"model": "m", "messages": [{"role": "user", "content": "a'), Buffer.from([0xed, 0xa0, 0x80, 0xff]), Buffer.from('"}]}')]);
+    const res = await app.inject({ method: 'POST', url: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, payload: bytes });
+    expect([res.statusCode, res.json().error.code]).toEqual([400, 'invalid_json']);
+    expect(res.json().error.message).toContain('not valid UTF-8');
+    // A byte-order mark is no error.
+    const bom = await app.inject({ method: 'POST', url: '/v1/models/nope/requests/x/abort', headers: { 'content-type': 'application/json' }, payload: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{}')]) });
+    expect(bom.json()).toEqual({ msg: 'NO_OP' });
   });
 
   it('of any other content type is no body too (aiohttp sends octet-stream with none); with a body such a type is 415', async () => {
