@@ -39,6 +39,9 @@ export function specificIssue(issue: SchemaIssue): SchemaIssue {
     // A union's own message (`content blocks must be text, image, ...`) says it best when
     // the value is of no kind it knows; when one kind matched, what that kind lacks does.
     if (current.message !== GENERIC && meant.length === 0) break;
+    // A union of plain values with words of its own (`must be "auto", an integer, or
+    // null`): those words, not its first shape's alone (`expected "auto"` for 1.5).
+    if (current.message !== GENERIC && shapes.every((issues) => issues[0]!.path.length === 0)) break;
     if (meant.length === 0) {
       // Of no kind at all: name every kind there is.
       const kinds = shapes.flatMap((issues) => issues.filter(wrongDiscriminator).flatMap((issue) => issue.values ?? (issue.expected ? [issue.expected] : [])));

@@ -109,6 +109,20 @@ describe('namingField', () => {
   });
 });
 
+describe('a union of plain values', () => {
+  it('says its own words, not its first shape\'s', async () => {
+    const { app, close } = await buildTestApp(null);
+    try {
+      for (const n_gpu of [1.5, {}, 'all']) {
+        const res = await app.inject({ method: 'POST', url: '/v1/models', payload: { model_name: 'simulator', model_engine: 'simulator', n_gpu } });
+        expect(res.json().error, JSON.stringify(n_gpu)).toMatchObject({ param: 'n_gpu', message: 'n_gpu: must be "auto", an integer, or null' });
+      }
+    } finally {
+      await close();
+    }
+  });
+});
+
 describe('launch envs', () => {
   it('refuses what no process environment can hold, naming the variable', async () => {
     const { app, close } = await buildTestApp(null);

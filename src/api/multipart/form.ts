@@ -96,6 +96,11 @@ export async function readForm(request: FastifyRequest, rules: FormRules): Promi
     // the rest (unread-body.ts), so a kept-alive connection serves the next request.
     throw formError(err, rules, current);
   }
+  // A body with no part under its boundary (a boundary the body does not use) was
+  // answered as a form without `model`, as if the client had left the field out.
+  if (form.files.size === 0 && Object.keys(form.fields).length === 0 && Number(request.headers['content-length'] ?? 0) > 0) {
+    throw new HangarError('invalid_field', ['The multipart body could not be read: it holds no part under the boundary its Content-Type names']);
+  }
   return form;
 }
 
