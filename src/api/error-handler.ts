@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { jsonSyntaxReason } from '../config/json-syntax.js';
 import { HangarError, errorBody } from '../errors/hangar-error.js';
 import { closedByClient } from './client-disconnect.js';
 import { BODY_LIMIT_BYTES } from './json-body.js';
@@ -130,7 +131,7 @@ function toHangarError(err: FastifyError, request: FastifyRequest): HangarError 
       return new HangarError('payload_too_large', [`the body is over the ${describeLimit(request.routeOptions.bodyLimit ?? BODY_LIMIT_BYTES)} limit of ${request.routeOptions.url ?? 'this route'} (decompressed, when it was sent compressed)`], { cause: err });
   }
   if (err instanceof SyntaxError || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
-    return new HangarError('invalid_json', [err.message], { cause: err });
+    return new HangarError('invalid_json', [jsonSyntaxReason(err)], { cause: err });
   }
   if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
     return new HangarError('invalid_field', [err.message], { cause: err });

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import sjson from 'secure-json-parse';
 import { MAX_JSON_DEPTH, nestedDeeperThan } from '../config/json-nesting.js';
+import { jsonSyntaxReason } from '../config/json-syntax.js';
 import { HangarError } from '../errors/hangar-error.js';
 
 /** The largest body any route reads, counted after decompression (request-encoding.ts). */
@@ -82,7 +83,7 @@ function parseJson(request: FastifyRequest, body: string | Buffer, done: (err: E
   try {
     value = sjson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' });
   } catch (err) {
-    return done(new HangarError('invalid_json', [(err as Error).message]));
+    return done(new HangarError('invalid_json', [jsonSyntaxReason(err)]));
   }
   if (nestedDeeperThan(value, MAX_JSON_DEPTH)) {
     return done(new HangarError('invalid_json', [`the body is nested deeper than ${MAX_JSON_DEPTH} levels`]));

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { ACCEPTED_PERMISSION_NAMES } from './permissions.js';
+import { jsonSyntaxReason } from '../config/json-syntax.js';
 
 /** Start-up refuses the file with this; the message names the field and the rule. */
 export class AuthConfigError extends Error {
@@ -57,7 +58,7 @@ export async function loadAuthConfig(file: string): Promise<AuthConfig> {
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    throw new AuthConfigError(file, `not valid JSON: ${(err as Error).message}`);
+    throw new AuthConfigError(file, `not valid JSON: ${jsonSyntaxReason(err)}`);
   }
   const parsed = fileSchema.safeParse(raw);
   if (!parsed.success) {

@@ -14,6 +14,7 @@ import { llmCustomSchema } from './schemas/llm.js';
 import { mediaCustomSchema } from './schemas/media.js';
 import { rerankCustomSchema } from './schemas/rerank.js';
 import { describeIssues } from './schema-issues.js';
+import { jsonSyntaxReason } from '../config/json-syntax.js';
 
 /** What custom LLM rules need to know about the built-in LLM families. */
 export interface BuiltinLlmLookup {
@@ -73,7 +74,7 @@ function decode(model: unknown): Record<string, unknown> {
     try {
       value = JSON.parse(model);
     } catch (err) {
-      throw invalid('model', `is not valid JSON (${(err as Error).message})`);
+      throw invalid('model', `is not valid JSON (${jsonSyntaxReason(err)})`);
     }
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {

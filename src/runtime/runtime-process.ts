@@ -98,9 +98,12 @@ export class RuntimeProcess {
     ];
     if (options.preload.length > 0) args.push('--preload', options.preload.join(','));
     const [file, argv] = node ? [process.execPath, [nodeRuntimeEntry(options.runtimeRoot), ...args]] : [options.python, ['-m', 'hangar_runtime', ...args]];
+    // The CLI's credential (HANGAR_API_KEY, set in a shell that also starts the service)
+    // is no runtime's business: unset there, as every runtime can read its environment.
+    const env = { HANGAR_API_KEY: undefined, ...options.env };
     const subprocess: Subprocess = execa(file, argv, {
       cwd: options.runtimeRoot,
-      env: node ? options.env : { ...options.env, PYTHONPATH: pythonPath(options.runtimeRoot, options.env.PYTHONPATH), PYTHONUNBUFFERED: '1' },
+      env: node ? env : { ...env, PYTHONPATH: pythonPath(options.runtimeRoot, options.env.PYTHONPATH), PYTHONUNBUFFERED: '1' },
       extendEnv: true,
       reject: false,
       stdin: 'ignore',

@@ -35,6 +35,8 @@ describe('database API keys, users, limits, usage and audit (real server)', () =
   const newKey = async (body: Record<string, unknown>, credential = ADMIN_KEY): Promise<{ id: number; key: string; prefix: string; name: string }> => {
     const res = await post('/v1/admin/keys', body, credential);
     expect(res.status, res.text).toBe(201);
+    // The one answer with the key in clear is kept by no cache.
+    expect(res.headers.get('cache-control')).toBe('no-store');
     return res.body;
   };
   const clearKeys: string[] = [];

@@ -113,6 +113,7 @@ describe('authentication against the real server (contract §7)', () => {
     const json = await post('/token', { username: 'user2', password: 'pass2' });
     expect(json.status).toBe(200);
     expect(json.body.token_type).toBe('bearer');
+    expect(json.headers.get('cache-control')).toBe('no-store');
     const form = await request(server.url, 'POST', '/token', 'username=user3&password=pass3', { 'content-type': 'application/x-www-form-urlencoded' });
     expect(form.status, form.text).toBe(200);
     expect((await get('/v1/models', json.body.access_token)).status).toBe(200);

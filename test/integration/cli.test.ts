@@ -260,8 +260,11 @@ describe('hangar CLI against a server with auth', () => {
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toBe(`hangar: login to ${server.url} failed: incorrect username or password\n`);
 
-    const login = await cli(['login', '-e', server.url, '--username', 'user1', '--password', 'pass1']);
+    // The password from stdin, out of `ps` and the shell's history.
+    const login = await runCli(['login', '-e', server.url, '--username', 'user1', '--password-stdin'], { env, input: 'pass1\n' });
     expect(login.code, login.stderr).toBe(0);
+    const neither = await cli(['login', '-e', server.url, '--username', 'user1']);
+    expect([neither.code, neither.stderr]).toEqual([1, 'hangar: give the password with --password or --password-stdin\n']);
     const files = await readdir(path.join(cliHome, 'auth'));
     expect(files).toHaveLength(1);
     expect((await stat(path.join(cliHome, 'auth', files[0]!))).mode & 0o777).toBe(0o600);

@@ -107,8 +107,8 @@ describe('the weights cache without the hub', () => {
     // point a runtime at its own server and receive the service's token with the first download.
     const work = await makeHome('hangar-hub-token-');
     const launcher = path.join(work, 'env_launcher.py');
-    await writeFile(launcher, 'import os\n\ndef load():\n    return None\n\ndef infer(model):\n    return {k: os.environ.get(k) for k in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_ENDPOINT")}\n');
-    const server = await startServer({ env: { HF_TOKEN: 'service-secret', HUGGING_FACE_HUB_TOKEN: 'service-secret' } });
+    await writeFile(launcher, 'import os\n\ndef load():\n    return None\n\ndef infer(model):\n    return {k: os.environ.get(k) for k in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_ENDPOINT", "HANGAR_API_KEY")}\n');
+    const server = await startServer({ env: { HF_TOKEN: 'service-secret', HUGGING_FACE_HUB_TOKEN: 'service-secret', HANGAR_API_KEY: 'sk-the-cli-credential' } });
     servers.push(server);
     const api = client(server.url);
     const definition = { model_name: 'env-reader', model_uri: launcher, launcher: 'python' };
@@ -120,10 +120,10 @@ describe('the weights cache without the hub', () => {
       expect(answer.status, answer.text).toBe(200);
       return answer.body;
     };
-    expect(await seen('own-hub', { HF_ENDPOINT: 'http://127.0.0.1:9' })).toEqual({ HF_TOKEN: null, HUGGING_FACE_HUB_TOKEN: null, HF_ENDPOINT: 'http://127.0.0.1:9' });
+    expect(await seen('own-hub', { HF_ENDPOINT: 'http://127.0.0.1:9' })).toEqual({ HF_TOKEN: null, HUGGING_FACE_HUB_TOKEN: null, HF_ENDPOINT: 'http://127.0.0.1:9', HANGAR_API_KEY: null });
     expect(await seen('own-hub-own-token', { HF_ENDPOINT: 'http://127.0.0.1:9', HF_TOKEN: 'theirs' })).toMatchObject({ HF_TOKEN: 'theirs', HUGGING_FACE_HUB_TOKEN: null });
-    // The service's own hub: its token, as before.
-    expect(await seen('service-hub', {})).toMatchObject({ HF_TOKEN: 'service-secret' });
+    // The service's own hub: its token, as before; never the CLI's credential.
+    expect(await seen('service-hub', {})).toMatchObject({ HF_TOKEN: 'service-secret', HANGAR_API_KEY: null });
     await server.stop();
     await removeHome(server.home);
     await removeHome(work);

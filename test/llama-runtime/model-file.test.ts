@@ -219,6 +219,40 @@ describe('which GGUF file a launch loads', () => {
     }
   });
 
+  it('sends the hub token to the hub alone: not to a CDN it redirects to, nor on the CDN\'s own later hops', async () => {
+    const body = Buffer.alloc(4096, 7);
+    const seen: Array<[string, string | undefined]> = [];
+    const cdn = createServer((req, res) => {
+      seen.push([req.url!, req.headers.authorization]);
+      if (req.url === '/hop1') return void res.writeHead(302, { location: '/hop2' }).end();
+      res.writeHead(200, { 'content-length': body.length }).end(body);
+    });
+    await new Promise<void>((resolve) => cdn.listen(0, '127.0.0.1', resolve));
+    // Another origin: `localhost`, not the hub's `127.0.0.1`.
+    const cdnUrl = `http://localhost:${(cdn.address() as { port: number }).port}`;
+    const hub = createServer((req, res) => {
+      seen.push([`hub${req.url}`, req.headers.authorization]);
+      res.writeHead(302, { location: `${cdnUrl}/hop1`, 'x-linked-size': body.length }).end();
+    });
+    await new Promise<void>((resolve) => hub.listen(0, '127.0.0.1', resolve));
+    const restoreEnv = pointHubAt(`http://127.0.0.1:${(hub.address() as { port: number }).port}`);
+    const token = process.env.HF_TOKEN;
+    process.env.HF_TOKEN = 'hf_SECRET_FOR_THE_HUB';
+    try {
+      const spec = { model_id: 'org/cdn', quantization: 'q8_0', cache_dir: dir, model_file_name_template: 'c-{quantization}.gguf' };
+      expect((await readFile(await ggufFile(spec, onProgress))).equals(body)).toBe(true);
+      expect(seen).toEqual([['hub/org/cdn/resolve/main/c-q8_0.gguf', 'Bearer hf_SECRET_FOR_THE_HUB'], ['/hop1', undefined], ['/hop2', undefined]]);
+    } finally {
+      if (token === undefined) delete process.env.HF_TOKEN;
+      else process.env.HF_TOKEN = token;
+      for (const server of [hub, cdn]) {
+        server.closeAllConnections();
+        server.close();
+      }
+      restoreEnv();
+    }
+  });
+
   it('lets one of two downloads of the same file fetch it while the other waits, then both use it', async () => {
     const body = Buffer.alloc(96 * 1024, 7);
     const asked: string[] = [];

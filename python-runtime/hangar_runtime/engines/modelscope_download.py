@@ -96,7 +96,9 @@ def _request(url: str, timeout: float, headers: dict | None = None):
     req = urllib.request.Request(url, headers={"User-Agent": "hangar", **(headers or {})})
     token = os.environ.get("MODELSCOPE_API_TOKEN")
     if token:
-        req.add_header("Authorization", f"Bearer {token}")
+        # Unredirected: urllib copies ordinary headers onto every redirect, to any host
+        # (ModelScope sends files to its CDN), and the token went with them.
+        req.add_unredirected_header("Authorization", f"Bearer {token}")
     return urllib.request.urlopen(req, timeout=timeout)
 
 

@@ -23,6 +23,8 @@ export const keyRoutes: FastifyPluginAsync<{ access: AccessControl }> = async (f
 
   app.post('/v1/admin/keys', { ...needs('keys:create'), schema: { body: createKeyBody, tags } }, async (request, reply) => {
     refuseRestrictedKey(request);
+    // The one answer that holds the key in clear: kept by no cache.
+    reply.header('cache-control', 'no-store');
     const body = request.body;
     const owner = ownerOf(request, body.owner ?? null);
     checkScopes(owner, body.scopes ?? null);

@@ -18,7 +18,9 @@ const tokenBody = z.object({
 export const tokenRoute: FastifyPluginAsync<{ access: AccessControl; throttle?: LoginThrottle }> = async (fastify, { access, throttle = new LoginThrottle() }) => {
   const { authenticator, audit } = access;
   const app = fastify.withTypeProvider<ZodTypeProvider>();
-  app.post('/token', { schema: { body: tokenBody, tags: ['auth'] } }, async (request) => {
+  app.post('/token', { schema: { body: tokenBody, tags: ['auth'] } }, async (request, reply) => {
+    // A token answer is kept by no cache (RFC 6749, 5.1): a shared proxy's copy is a login.
+    reply.header('cache-control', 'no-store');
     if (!authenticator.enabled) throw new HangarError('auth_disabled');
     const { username, password } = request.body;
     const address = request.ip;

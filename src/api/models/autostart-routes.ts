@@ -5,6 +5,7 @@ import type { Registry } from '../../registry/index.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 import { needs } from '../auth/route-permission.js';
 import { refuseUnkeptRegistration } from './kept-entry.js';
+import { listedLaunch } from './launch-listing.js';
 import { toLaunchRequest } from './launch-request.js';
 import { launchBody } from './schema.js';
 import { codePower } from '../auth/code-power.js';
@@ -17,7 +18,7 @@ export const autostartRoutes: FastifyPluginAsync<{ supervisor: Supervisor; regis
   const tags = ['models'];
 
   app.get('/v1/autostart/models', { ...needs('models:list'), schema: { tags } }, async () => ({
-    list: supervisor.saved.autostartEntries().map(({ uid, request }) => ({ ...request, model_uid: uid, envs: request.envs ? Object.fromEntries(Object.keys(request.envs).map((k) => [k, '[redacted]'])) : undefined })),
+    list: supervisor.saved.autostartEntries().map(({ uid, request }) => ({ ...listedLaunch(request), model_uid: uid })),
   }));
 
   // The body of POST /v1/models; checked as a launch is, then kept (launched at the next start, not now).

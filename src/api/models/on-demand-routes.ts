@@ -7,6 +7,7 @@ import type { Supervisor } from '../../supervisor/supervisor.js';
 import { codePower } from '../auth/code-power.js';
 import { needs } from '../auth/route-permission.js';
 import { refuseUnkeptRegistration } from './kept-entry.js';
+import { listedLaunch } from './launch-listing.js';
 import { toLaunchRequest } from './launch-request.js';
 import { launchBody, uidParams } from './schema.js';
 
@@ -41,9 +42,8 @@ function entryRecord(supervisor: Supervisor, uid: string, request: LaunchRequest
   const instance = supervisor.listInstances({ model_uid: uid }).find((i) => i.isActive);
   const keepAlive = request.keep_alive !== undefined ? request.keep_alive : supervisor.onDemand.settings.keepAliveMs;
   return {
-    ...request,
+    ...listedLaunch(request),
     model_uid: uid,
-    envs: request.envs ? Object.fromEntries(Object.keys(request.envs).map((k) => [k, '[redacted]'])) : undefined,
     keep_alive: keepAliveText(keepAlive),
     status: instance ? instance.state : 'UNLOADED',
   };

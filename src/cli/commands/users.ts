@@ -5,19 +5,10 @@ import type { ConnectionOptions } from '../connection.js';
 import { formatTable } from '../table.js';
 import { positiveInteger } from './keys.js';
 import { out } from '../terminal.js';
+import { passwordOf } from '../password-input.js';
 
 const list = (value: string): string[] => value.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
 
-/** The password from --password, or the first line of stdin with --password-stdin (kept out of shell history and `ps`). */
-async function passwordOf(o: { password?: string; passwordStdin?: boolean }): Promise<string> {
-  if (o.passwordStdin) {
-    let text = '';
-    for await (const chunk of process.stdin) text += String(chunk);
-    return text.split(/\r?\n/)[0] ?? '';
-  }
-  if (o.password === undefined) throw new CliError('give the password with --password or --password-stdin');
-  return o.password;
-}
 
 /** `hangar users create|list|update|passwd|delete` (needs users:manage). */
 export function usersCommand(): Command {

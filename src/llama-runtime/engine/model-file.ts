@@ -328,12 +328,16 @@ async function openOnce(hub: Hub, url: string, offset: number, timeoutMs: number
       const value = response.headers.get(name);
       if (value !== null) linked.set(name, value);
     }
+    // The token goes to the hub's own origin only, and never again once a redirect left
+    // it: compared hop by hop, a CDN redirecting to itself got it on its second hop.
+    const hubOrigin = new URL(url).origin;
+    let onHub = true;
     for (let hops = 0; hops < 5 && response.status >= 300 && response.status < 400 && response.headers.get('location'); hops++) {
       await response.body?.cancel();
       const next = new URL(response.headers.get('location')!, url);
-      const sameHost = next.origin === new URL(url).origin;
+      onHub &&= next.origin === hubOrigin;
       url = next.href;
-      response = await fetch(url, { headers: { ...(sameHost ? authorization(hub) : {}), ...range }, signal: lookup.signal, redirect: 'manual' });
+      response = await fetch(url, { headers: { ...(onHub ? authorization(hub) : {}), ...range }, signal: lookup.signal, redirect: 'manual' });
     }
     if (linked.has('x-linked-etag') || linked.has('x-linked-size')) {
       const headers = new Headers(response.headers);
