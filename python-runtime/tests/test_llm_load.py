@@ -65,6 +65,16 @@ def test_bad_load_specs_fail_before_loading_anything(spawn, workdir, extra, frag
     assert body["kind"] == "invalid" and fragment in body["message"]
 
 
+def test_a_file_or_a_folder_without_config_json_is_named_as_such(spawn, workdir):
+    (workdir / "model.gguf").write_bytes(b"GGUF")
+    body = load_fails_fast(spawn(), load_spec("transformers", str(workdir / "model.gguf"), model_type="LLM"))
+    assert body["kind"] == "invalid" and "is a file, not a model folder" in body["message"], body
+    (workdir / "folder").mkdir()
+    (workdir / "folder" / "tokenizer.json").write_text("{}")
+    body = load_fails_fast(spawn(), load_spec("transformers", str(workdir / "folder"), model_type="LLM"))
+    assert body["kind"] == "invalid" and "has no config.json" in body["message"], body
+
+
 def test_folder_that_is_no_model_is_invalid(workdir):
     from hangar_runtime.engines.transformers_llm.loaded_model import load_model
     from hangar_runtime.errors import InvalidModel

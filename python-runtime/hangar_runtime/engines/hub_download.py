@@ -50,6 +50,8 @@ def model_folder(spec: dict, progress: Progress, ignore_patterns: list[str] | No
     frameworks' weights), left on the hub rather than downloaded."""
     if spec.get("model_uri"):
         path = local_path(spec["model_uri"])
+        if os.path.isfile(path):
+            raise InvalidModel(f"Model path {path} is a file, not a model folder (a GGUF file is launched with the llama.cpp engine)")
         if not os.path.isdir(path):
             raise InvalidModel(f"Model folder does not exist: {path}")
         return path

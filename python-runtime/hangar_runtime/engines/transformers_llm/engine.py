@@ -5,6 +5,8 @@
 Imports here stay light: PyTorch and transformers (seconds to import) are loaded
 after the model files are found, so a download that cannot start fails fast."""
 
+import os
+
 from ...errors import InvalidModel
 from ..base import BatchScheduler, Engine, Progress
 from ..hub_download import DOWNLOAD_SHARE, LLM_NOT_DOWNLOADED, model_folder
@@ -36,6 +38,9 @@ class TransformersLLMEngine(Engine):
         tool_format = tool_call_format(_optional_string(spec, "tool_parser"), _optional_string(spec, "model_family"))
         reasoning_tags = _reasoning_tags(spec)
         path = model_folder(spec, progress, ignore_patterns=LLM_NOT_DOWNLOADED)
+        if not os.path.isfile(os.path.join(path, "config.json")):
+            # Said before the tokenizer fails on it ("Couldn't instantiate the backend tokenizer").
+            raise InvalidModel(f"{path} has no config.json: it is not a Transformers model folder")
         progress(DOWNLOAD_SHARE, "load", f"Loading {path}")
         import_transformers_without_sklearn()
 
