@@ -43,8 +43,10 @@ function idleText(seconds: number | undefined): string {
 
 /** Every instance (launching ones too), per type; details show replicas and events; terminate asks first. */
 export function RunningPage({ type }: { type: ModelType | null }) {
-  const { data, error, reload } = useFetch<Instance[]>('/v1/models/instances');
-  const described = useFetch<{ data: Described[] }>('/v1/models');
+  // A failed poll (the service restarting) keeps the last list under its error: the
+  // tabs read "All (0)" as if every model were gone.
+  const { data, error, reload } = useFetch<Instance[]>('/v1/models/instances', { keepOnError: true });
+  const described = useFetch<{ data: Described[] }>('/v1/models', { keepOnError: true });
   const [open, setOpen] = useState<string | null>(null);
   const [confirming, setConfirming] = useState<Instance | null>(null);
   const [actionError, setActionError] = useState<unknown>(null);
