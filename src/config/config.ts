@@ -6,6 +6,7 @@ import { type ImageFetchSettings, imageFetchFromEnv } from './image-fetch.js';
 import { parseModelDirs } from './model-dirs.js';
 import { onDemandFromEnv, type OnDemandConfig } from './on-demand-settings.js';
 import { relayPaceMs } from './relay-pace-setting.js';
+import { streamStallMs } from './stream-stall-setting.js';
 
 /**
  * Everything the service reads from its command line and environment, resolved once
@@ -102,6 +103,8 @@ export interface StreamingSettings {
   perToken: boolean;
   /** HANGAR_RELAY_PACE_MS (relay-pace-setting.ts): llama.cpp runtimes read it; checked here at start. */
   relayPaceMs: number;
+  /** HANGAR_STREAM_STALL_TIMEOUT_MS (stream-stall-setting.ts): a stream whose client takes nothing this long is closed. */
+  stallMs: number;
 }
 
 export function streamingFromEnv(env: NodeJS.ProcessEnv, interval: number | null = null): StreamingSettings {
@@ -116,7 +119,7 @@ export function streamingFromEnv(env: NodeJS.ProcessEnv, interval: number | null
   if (relay !== '' && relay !== 'batched' && relay !== 'per-token') {
     throw new Error(`HANGAR_TOKEN_RELAY must be "batched" (the default) or "per-token" (the benchmark's baseline), got ${JSON.stringify(relay)}`);
   }
-  return { interval: value, perToken: relay === 'per-token', relayPaceMs: relayPaceMs(env) };
+  return { interval: value, perToken: relay === 'per-token', relayPaceMs: relayPaceMs(env), stallMs: streamStallMs(env) };
 }
 
 /** Cluster mode (docs/cluster.md). */

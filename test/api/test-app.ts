@@ -26,7 +26,7 @@ export async function buildTestApp(auth: AuthConfig | null, options: { webRoot?:
   const supervisor = new Supervisor({ resolver: registry, launcher, gpuCount: 0, cacheDir: path.join(home, 'cache'), timings: config.lifecycle, store: null, logger });
   const access = AccessControl.open({ databaseFile: ':memory:', config: auth });
   const app = await buildApp({
-    streaming: { interval: 1, perToken: false, relayPaceMs: 10 },
+    streaming: { interval: 1, perToken: false, relayPaceMs: 10, stallMs: 60_000 },
     logger,
     registry,
     supervisor,

@@ -4,8 +4,10 @@ import { relayPaceMs } from '../../src/config/relay-pace-setting.js';
 
 describe('streaming settings', () => {
   it('takes the flag over HANGAR_STREAM_INTERVAL, and 1 when neither is set', () => {
-    expect(streamingFromEnv({})).toEqual({ interval: 1, perToken: false, relayPaceMs: 10 });
-    expect(streamingFromEnv({ HANGAR_STREAM_INTERVAL: '4' })).toEqual({ interval: 4, perToken: false, relayPaceMs: 10 });
+    expect(streamingFromEnv({})).toEqual({ interval: 1, perToken: false, relayPaceMs: 10, stallMs: 60_000 });
+    expect(streamingFromEnv({ HANGAR_STREAM_INTERVAL: '4' })).toEqual({ interval: 4, perToken: false, relayPaceMs: 10, stallMs: 60_000 });
+    expect(streamingFromEnv({ HANGAR_STREAM_STALL_TIMEOUT_MS: '500' }).stallMs).toBe(500);
+    for (const bad of ['0', '99', 'soon', '1e3']) expect(() => streamingFromEnv({ HANGAR_STREAM_STALL_TIMEOUT_MS: bad })).toThrow('HANGAR_STREAM_STALL_TIMEOUT_MS');
     expect(streamingFromEnv({ HANGAR_STREAM_INTERVAL: '4' }, 8).interval).toBe(8);
   });
 

@@ -33,6 +33,7 @@ export async function relayChoices(
     observe: (values: readonly unknown[], choice: number) => void;
     aborted: () => HangarError | null;
     beforeHeaders: () => void;
+    stallMs: number;
   },
 ): Promise<void> {
   // The headers go once every choice has its first chunk, or HEADERS_GRACE_MS after the
@@ -52,7 +53,7 @@ export async function relayChoices(
     throw err;
   }
   options.beforeHeaders();
-  const out = new SseResponse(request, reply);
+  const out = new SseResponse(request, reply, options.stallMs);
   out.onClientGone(() => void Promise.all(sources.map((s) => s.return())));
   const usages: Array<ChoiceUsage | null> = sources.map(() => null);
   out.write(formats.map((f) => f.opening()).join(''));

@@ -14,7 +14,7 @@ import { failureEvent, type ChunkSource, type RelayOptions } from './stream-rela
 export async function relayPerToken(request: FastifyRequest, reply: FastifyReply, source: ChunkSource, format: StreamFormat, options: RelayOptions): Promise<void> {
   let batch = await source.nextBatch();
   options.beforeHeaders();
-  const out = new SseResponse(request, reply);
+  const out = new SseResponse(request, reply, options.stallMs);
   out.onClientGone(() => void source.return());
   try {
     out.write(format.opening(batch.length > 0 ? asGeneration(batch[0]) : undefined));

@@ -67,7 +67,7 @@ export async function serveGeneration(
   }
   // The request's stream_options.stream_interval wins over the server's --stream-interval.
   const interval = call.streamInterval ?? streaming.interval;
-  if (plan.length > 1) return serveChoices(supervisor, request, reply, call, plan, n, interval);
+  if (plan.length > 1) return serveChoices(supervisor, request, reply, call, plan, n, interval, streaming.stallMs);
   const source = supervisor.stream(call.target, call.method, call.args, call.kwargs);
   const dispatchedAt = performance.now();
   // The abort route ends the stream: the runtime stops, the relay ends with request_aborted.
@@ -77,6 +77,7 @@ export async function serveGeneration(
     beforeHeaders: () => setOverheadHeader(request, reply, performance.now() - dispatchedAt),
     observe: trackedObserver(request, meteredObserver(request, chunkObserver(metrics, call.target.uid, request.arrivedAt))),
     aborted: () => abortedError(request),
+    stallMs: streaming.stallMs,
   };
   await (streaming.perToken ? relayPerToken : relayStream)(request, reply, source, call.format(), options);
   return undefined;
@@ -162,6 +163,7 @@ async function serveChoices(
   plan: readonly PlannedCall[],
   n: number,
   interval: number,
+  stallMs: number,
 ): Promise<undefined> {
   const sources = plan.map((c) => supervisor.stream(call.target, call.method, c.args, c.kwargs));
   request.tracking?.controller.signal.addEventListener('abort', () => void Promise.all(sources.map((s) => s.return())), { once: true });
@@ -169,6 +171,7 @@ async function serveChoices(
   const dispatchedAt = performance.now();
   await relayChoices(request, reply, sources, sources.map((_, index) => call.format({ ...shared, index })), {
     interval,
+    stallMs,
     includeUsage: call.includeUsage === true,
     choicesPerPrompt: n,
     observe: meteredObserver(request, trackedObserver(request, chunkObserver(request.server.metrics, call.target.uid, request.arrivedAt)), n),

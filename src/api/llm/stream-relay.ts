@@ -26,6 +26,8 @@ export interface RelayOptions {
   observe: (values: readonly unknown[]) => void;
   /** Once the source has ended: the error to end with instead of `[DONE]` (an abort through the API). */
   aborted?: () => HangarError | null;
+  /** HANGAR_STREAM_STALL_TIMEOUT_MS: a client that takes nothing this long is closed (sse-response.ts). */
+  stallMs: number;
 }
 
 /**
@@ -45,7 +47,7 @@ export interface RelayOptions {
 export async function relayStream(request: FastifyRequest, reply: FastifyReply, source: ChunkSource, format: StreamFormat, options: RelayOptions): Promise<void> {
   let batch = await source.nextBatch();
   options.beforeHeaders();
-  const out = new SseResponse(request, reply);
+  const out = new SseResponse(request, reply, options.stallMs);
   out.onClientGone(() => void source.return());
   const held = new HeldChunks(options.interval);
   let pending = format.opening(batch.length > 0 ? asGeneration(batch[0]) : undefined);

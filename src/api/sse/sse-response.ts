@@ -17,8 +17,15 @@ export class SseResponse {
   // One promise per drain, shared by every writer waiting on it (n > 1 has one per choice).
   private drain: Promise<void> | null = null;
   private wake: (() => void) | null = null;
+  private stall: NodeJS.Timeout | null = null;
 
-  constructor(request: FastifyRequest, reply: FastifyReply) {
+  /**
+   * `stallMs`: how long the client may take nothing of what was written (a drain
+   * awaited, or the last bytes after the end) before the connection is closed, which
+   * stops the generation as any client leaving does. A client that stopped reading
+   * held its batch slot and kept its model generating, every token buffered here.
+   */
+  constructor(request: FastifyRequest, reply: FastifyReply, private readonly stallMs: number) {
     this.raw = reply.raw;
     reply.hijack();
     for (const [name, value] of Object.entries(reply.getHeaders())) {
@@ -32,6 +39,7 @@ export class SseResponse {
     const closed = (): void => {
       this.closedByClient = !this.raw.writableFinished;
       this.wakeDrain();
+      if (this.stall) clearTimeout(this.stall);
     };
     this.raw.on('close', closed);
     this.raw.on('drain', () => this.wakeDrain());
@@ -65,6 +73,7 @@ export class SseResponse {
     if (!this.backpressured || this.clientGone) return Promise.resolve();
     this.drain ??= new Promise((resolve) => {
       this.wake = resolve;
+      this.watchStall();
     });
     return this.drain;
   }
@@ -72,9 +81,25 @@ export class SseResponse {
   end(events = ''): void {
     if (this.clientGone) return;
     this.raw.end(events);
+    // The last bytes too: a client that never takes them held the socket for good.
+    if (!this.raw.writableFinished) {
+      this.watchStall();
+      this.raw.once('finish', () => this.stall && clearTimeout(this.stall));
+    }
+  }
+
+  private watchStall(): void {
+    if (this.stall) clearTimeout(this.stall);
+    this.stall = setTimeout(() => {
+      this.stall = null;
+      if (this.raw.writableNeedDrain || !this.raw.writableFinished) this.raw.destroy();
+    }, this.stallMs);
+    this.stall.unref();
   }
 
   private wakeDrain(): void {
+    if (this.stall) clearTimeout(this.stall);
+    this.stall = null;
     const wake = this.wake;
     this.drain = null;
     this.wake = null;
