@@ -58,6 +58,33 @@ describe('which GGUF file a launch loads', () => {
     expect(await ggufFile({ model_uri: path.join(single, 'only.gguf') }, onProgress)).toBe(path.join(single, 'only.gguf'));
   });
 
+  it('downloads the parts of a quantization kept in a folder of its own (unsloth, bartowski)', async () => {
+    const hub = createServer((req, res) => {
+      const body = Buffer.alloc(1024, 3);
+      res.writeHead(req.url!.includes('/resolve/main/BF16/') ? 200 : 404, { 'content-length': body.length }).end(body);
+    });
+    await new Promise<void>((resolve) => hub.listen(0, '127.0.0.1', resolve));
+    const restoreEnv = pointHubAt(`http://127.0.0.1:${(hub.address() as { port: number }).port}`);
+    try {
+      const spec = {
+        model_id: 'unsloth/M-GGUF',
+        quantization: 'BF16',
+        cache_dir: dir,
+        model_file_name_template: 'BF16/M-{quantization}.gguf',
+        model_file_name_split_template: '{quantization}/M-{quantization}-{part}.gguf',
+        quantization_parts: { BF16: ['00001-of-00002', '00002-of-00002'] },
+      };
+      const first = await ggufFile(spec, onProgress);
+      const folder = path.join(dir, 'huggingface', 'models--unsloth--M-GGUF', 'snapshots', 'main', 'BF16');
+      expect(first).toBe(path.join(folder, 'M-BF16-00001-of-00002.gguf'));
+      expect((await readdir(folder)).sort()).toEqual(['M-BF16-00001-of-00002.gguf', 'M-BF16-00002-of-00002.gguf']);
+    } finally {
+      hub.closeAllConnections();
+      hub.close();
+      restoreEnv();
+    }
+  });
+
   it('downloads only the split parts of the quantization asked for, with progress, then uses the cache', async () => {
     const asked: string[] = [];
     const hub = createServer((req, res) => {

@@ -151,7 +151,9 @@ async function download(hub: Hub, modelId: string, files: string[], progress: Pr
     throw new InvalidInput(`Cannot download ${where}: offline mode is on and the file is not in the cache ${folder}. ${LOCAL_HINT}`);
   }
   progress(0, 'download', `Looking up ${where} on ${hub.endpoint}`);
-  await mkdir(folder, { recursive: true });
+  // Each file's own folder: unsloth and bartowski keep big quantizations in one
+  // (`BF16/Model-BF16-00001-of-00002.gguf`), and its lock could not be made (500 ENOENT).
+  for (const target of new Set(targets.map((t) => path.dirname(t)))) await mkdir(target, { recursive: true });
   let reported = 0;
   // One part after another, each asked for when its turn comes (an answer left unread
   // while other parts download could be dropped by the hub); progress counts the parts
