@@ -1,6 +1,6 @@
 import { hubOffline } from '../config/hub-settings.js';
 import type { ResolvedModel } from './resolved-model.js';
-import { configShape, type ModelShape } from './weight-files.js';
+import { configShape, isConsolidated, loadedByTransformers, type ModelShape } from './weight-files.js';
 
 /** Where the Hugging Face hub is asked, and how (the launch's `envs` win over the service's environment). */
 export interface HubAccess {
@@ -70,7 +70,8 @@ export async function hubShape(resolved: ResolvedModel, access: HubAccess): Prom
  * `consolidated` copy is left out: the engine reads one of the two), else the other
  * weight files'; the parameter count from those bytes and the config's dtype.
  */
-async function torchShape(files: Array<{ path: string; size: number }>, config: () => Promise<unknown>): Promise<ModelShape | null> {
+async function torchShape(listed: Array<{ path: string; size: number }>, config: () => Promise<unknown>): Promise<ModelShape | null> {
+  const files = listed.filter((f) => loadedByTransformers(f.path));
   const safetensors = files.filter((f) => f.path.endsWith('.safetensors'));
   const chosen = safetensors.length > 0 ? (safetensors.some((f) => !isConsolidated(f.path)) ? safetensors.filter((f) => !isConsolidated(f.path)) : safetensors) : files.filter((f) => OTHER_WEIGHTS.test(f.path));
   const fileBytes = chosen.reduce((sum, f) => sum + f.size, 0);
@@ -82,14 +83,19 @@ async function torchShape(files: Array<{ path: string; size: number }>, config: 
   return { parameters: Math.round(fileBytes / bytesPerParameter), bytesPerParameter, fileBytes, ...configShape(json) };
 }
 
-function isConsolidated(file: string): boolean {
-  return /(^|\/)consolidated[^/]*\.safetensors$/.test(file);
-}
-
 /** The GGUF file the launch will fetch (its quantization's, all parts of a split one); 0 when none matches. */
 function ggufBytes(files: Array<{ path: string; size: number }>, resolved: ResolvedModel): number {
   const ggufs = files.filter((f) => f.path.toLowerCase().endsWith('.gguf'));
   const quantization = resolved.load.quantization ?? '';
+  // A split file is all its parts: its single-file name is only the first (a 9-part
+  // quantization was estimated at one ninth of its size).
+  const parts = resolved.load.quantization_parts?.[quantization];
+  const splitTemplate = resolved.load.model_file_name_split_template;
+  if (parts && parts.length > 0 && splitTemplate) {
+    const names = new Set(parts.map((part) => splitTemplate.replaceAll('{quantization}', quantization).replaceAll('{part}', part)));
+    const found = ggufs.filter((f) => names.has(f.path));
+    if (found.length > 0) return found.reduce((sum, f) => sum + f.size, 0);
+  }
   const wanted = resolved.load.model_file_name_template?.replaceAll('{quantization}', quantization);
   const exact = wanted ? ggufs.find((f) => f.path === wanted) : undefined;
   if (exact) return exact.size;

@@ -189,13 +189,23 @@ function fileOnly(bytes: number): ModelShape {
   return { parameters: null, bytesPerParameter: 2, fileBytes: bytes, layers: null, kvHeads: null, headDim: null, contextLength: null };
 }
 
-/** The GGUF file a folder's launch loads: the quantization's, else the largest (the estimate errs high). */
+/**
+ * The GGUF file a folder's launch loads: the quantization's (its first part, in a
+ * folder of its own too), else, where the spec names no file, the largest (the
+ * estimate errs high). A named file not here yet is null: another quantization of the
+ * repo in the cache was taken for it, and its size with it.
+ */
 async function ggufIn(folder: string, resolved: ResolvedModel): Promise<string | null> {
+  const quantization = resolved.load.quantization ?? '';
+  const part = resolved.load.quantization_parts?.[quantization]?.[0];
+  const splitTemplate = resolved.load.model_file_name_split_template;
+  const template = resolved.load.model_file_name_template;
+  const wanted = part && splitTemplate ? splitTemplate.replaceAll('{quantization}', quantization).replaceAll('{part}', part) : template?.replaceAll('{quantization}', quantization);
+  if (wanted) return (await stat(path.join(folder, wanted)).catch(() => null))?.isFile() ? path.join(folder, wanted) : null;
   const names = (await readdir(folder).catch(() => [] as string[])).filter((n) => n.toLowerCase().endsWith('.gguf'));
   if (names.length === 0) return null;
-  const q = resolved.load.quantization?.toLowerCase();
-  const wanted = resolved.load.model_file_name_template?.replaceAll('{quantization}', resolved.load.quantization ?? '');
-  const pick = names.find((n) => n === wanted) ?? (q ? names.find((n) => n.toLowerCase().includes(q)) : undefined);
+  const q = quantization.toLowerCase();
+  const pick = q ? names.find((n) => n.toLowerCase().includes(q)) : undefined;
   if (pick) return path.join(folder, pick);
   let best: [string, number] | null = null;
   for (const name of names) {

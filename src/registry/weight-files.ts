@@ -32,8 +32,10 @@ const OTHER_WEIGHTS = /\.(bin|pt|pth|ckpt|joblib|pkl|onnx|h5|msgpack)$/i;
  * config.json. Without safetensors, the other weight files' sizes.
  */
 export async function weightsOfFolder(folder: string): Promise<ModelShape | null> {
-  const files = await walk(folder);
-  const safetensors = files.filter((f) => f.file.endsWith('.safetensors'));
+  const files = (await walk(folder)).filter((f) => loadedByTransformers(path.relative(folder, f.file)));
+  const every = files.filter((f) => f.file.endsWith('.safetensors'));
+  // A Mistral-style `consolidated` copy beside the shards: the engine reads one of the two.
+  const safetensors = every.some((f) => !isConsolidated(f.file)) ? every.filter((f) => !isConsolidated(f.file)) : every;
   let parameters: number | null = null;
   let weightBytes = 0;
   let fileBytes = 0;
@@ -146,6 +148,22 @@ export async function ggufShape(file: string): Promise<ModelShape | null> {
     headDim: n('attention.key_length') ?? (heads && embedding ? embedding / heads : null),
     contextLength: n('context_length'),
   };
+}
+
+/**
+ * Whether the Transformers and vLLM engines load a file of a repository: not Meta's
+ * original checkpoints (`original/`), a training run's checkpoints (`checkpoint-500/`),
+ * nor a Mistral-style `consolidated` copy where the shards are there too (decided by
+ * the caller: it needs the listing). A repository's weights were counted twice or three
+ * times over, and a model that fits was refused.
+ */
+export function loadedByTransformers(relativePath: string): boolean {
+  return !/^(original|checkpoint-[^/]*)\//.test(relativePath);
+}
+
+/** A Mistral-style single-file copy of the weights (`consolidated.safetensors`). */
+export function isConsolidated(file: string): boolean {
+  return /(^|\/)consolidated[^/]*\.safetensors$/.test(file);
 }
 
 /** The folder's regular files and their sizes (a link is followed to one: the hub's cache links its snapshots' files), three levels deep. */

@@ -113,6 +113,8 @@ describe('the memory estimate', () => {
           { type: 'file', path: 'model-00002-of-00002.safetensors', size: 10, lfs: { size: 1_000_000_000 } },
           { type: 'file', path: 'consolidated.safetensors', size: 10, lfs: { size: 4_000_000_000 } },
           { type: 'directory', path: 'original' },
+          // A fine-tune's training checkpoints: not loaded, not counted.
+          { type: 'file', path: 'checkpoint-500/model.safetensors', size: 10, lfs: { size: 4_000_000_000 } },
         ]);
       }
       if (req.url === '/org/big/resolve/main/config.json') return json(200, { ...CONFIG, torch_dtype: 'bfloat16' });
@@ -120,6 +122,8 @@ describe('the memory estimate', () => {
         return json(200, [
           { type: 'file', path: 'q-Q4_K_M.gguf', lfs: { size: 500_000_000 } },
           { type: 'file', path: 'q-Q8_0.gguf', lfs: { size: 900_000_000 } },
+          { type: 'file', path: 'F16/q-F16-00001-of-00002.gguf', lfs: { size: 1_000_000_000 } },
+          { type: 'file', path: 'F16/q-F16-00002-of-00002.gguf', lfs: { size: 800_000_000 } },
         ]);
       }
       if (req.url === '/api/models/org/liar/tree/main?recursive=true') {
@@ -140,6 +144,10 @@ describe('the memory estimate', () => {
       expect(onCpu.weights).toBe(8_000_000_000);
       const gguf = await estimateMemory({ resolved: resolved('llama_cpp', { model_id: 'org/q-GGUF', model_format: 'ggufv2', quantization: 'Q8_0', model_file_name_template: 'q-{quantization}.gguf', model_size_in_billions: 7 }), engineKwargs: {}, onGpu: false, cacheDir: dir, hub: access() });
       expect(gguf).toMatchObject({ basis: 'hub', weights: 900_000_000 });
+      // A split quantization is all its parts (its single-file name is only the first).
+      const split = { model_file_name_template: 'F16/q-{quantization}-00001-of-00002.gguf', model_file_name_split_template: '{quantization}/q-{quantization}-{part}.gguf', quantization_parts: { F16: ['00001-of-00002', '00002-of-00002'] } };
+      const f16 = await estimateMemory({ resolved: resolved('llama_cpp', { model_id: 'org/q-GGUF', model_format: 'ggufv2', quantization: 'F16', ...split, model_size_in_billions: 7 }), engineKwargs: {}, onGpu: false, cacheDir: dir, hub: access() });
+      expect(f16).toMatchObject({ basis: 'hub', weights: 1_800_000_000 });
       // A listing whose sizes are no byte counts is no basis: the catalog's size serves.
       for (const [model, env] of [['org/slow', {}], ['org/missing', {}], ['org/liar', {}], ['org/big2', { HF_HUB_OFFLINE: '1' }]] as const) {
         const fallback = await estimateMemory({ resolved: resolved('transformers', { model_id: model, model_format: 'pytorch', model_size_in_billions: 1 }), engineKwargs: {}, onGpu: true, cacheDir: dir, hub: access(env) });
@@ -150,6 +158,25 @@ describe('the memory estimate', () => {
       hub.closeAllConnections();
       await new Promise((resolve) => hub.close(resolve));
     }
+  });
+
+  it('counts the weights the engine loads: not original/, training checkpoints or a consolidated copy; not another quantization\'s file', async () => {
+    await writeFile(path.join(dir, 'config.json'), JSON.stringify(CONFIG));
+    await writeSafetensors(path.join(dir, 'model-00001-of-00002.safetensors'), { a: { dtype: 'BF16', shape: [100] } });
+    await writeSafetensors(path.join(dir, 'model-00002-of-00002.safetensors'), { b: { dtype: 'BF16', shape: [100] } });
+    await writeSafetensors(path.join(dir, 'consolidated.safetensors'), { ab: { dtype: 'BF16', shape: [200] } });
+    for (const sub of ['original', 'checkpoint-500']) {
+      await mkdir(path.join(dir, sub));
+      await writeSafetensors(path.join(dir, sub, 'model.safetensors'), { c: { dtype: 'BF16', shape: [1000] } });
+    }
+    const estimate = await estimateMemory({ resolved: resolved('transformers', { model_uri: dir, model_format: 'pytorch', model_size_in_billions: 1 }), engineKwargs: {}, onGpu: true, cacheDir: dir });
+    expect(estimate).toMatchObject({ basis: 'files', weights: 200 * 2 });
+    // A GGUF repo in the cache with another quantization than the one asked for: that one's size is no basis.
+    const gguf = path.join(dir, 'gguf');
+    await mkdir(gguf);
+    await writeFile(path.join(gguf, 'm-Q4_K_M.gguf'), Buffer.alloc(1000));
+    const other = await estimateMemory({ resolved: resolved('llama_cpp', { model_uri: gguf, model_format: 'ggufv2', quantization: 'Q8_0', model_file_name_template: 'm-{quantization}.gguf', model_size_in_billions: 1 }), engineKwargs: {}, onGpu: false, cacheDir: dir });
+    expect(other.basis).not.toBe('files');
   });
 
   it('counts no weights for the simulator, whatever size it pretends to be', async () => {
