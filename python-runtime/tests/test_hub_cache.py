@@ -213,7 +213,7 @@ def test_a_partial_blob_no_download_writes_to_is_removed_and_a_live_one_kept(hub
     assert live.exists()
 
 
-def test_an_llm_download_leaves_meta_originals_and_gguf_files_on_the_hub(monkeypatch, tiny_llm, workdir, tmp_path):
+def test_an_llm_download_leaves_what_its_engines_never_read_on_the_hub(monkeypatch, tiny_llm, workdir, tmp_path):
     import shutil
 
     from huggingface_hub import constants
@@ -223,14 +223,21 @@ def test_an_llm_download_leaves_meta_originals_and_gguf_files_on_the_hub(monkeyp
     (folder / "original").mkdir()
     (folder / "original" / "consolidated.00.pth").write_bytes(b"\0" * 4096)
     (folder / "model-q8_0.gguf").write_bytes(b"GGUF" + b"\0" * 4096)
+    # Beside the safetensors: the pickle older repos carry too, Mistral's consolidated copy, a training checkpoint.
+    (folder / "pytorch_model.bin").write_bytes(b"\0" * 4096)
+    shutil.copy(next(folder.glob("*.safetensors")), folder / "consolidated.safetensors")
+    (folder / "checkpoint-500").mkdir()
+    (folder / "checkpoint-500" / "optimizer.pt").write_bytes(b"\0" * 4096)
     standin = fixture_module("hub_standin").HubStandin({REPO_ID: str(folder)}).start()
     try:
         monkeypatch.setattr(constants, "ENDPOINT", standin.url)
         monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", standin.url + "/{repo_id}/resolve/{revision}/{filename}")
         monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-        path = hub_download.download(REPO_ID, None, str(workdir), lambda *a: None, hub_download.LLM_NOT_DOWNLOADED)
+        path = hub_download.download(REPO_ID, None, str(workdir), lambda *a: None, hub_download.LLM_NOT_DOWNLOADED,
+                                     prefer_safetensors=True)
     finally:
         standin.stop()
     assert not os.path.exists(os.path.join(path, "original")) and not os.path.exists(os.path.join(path, "model-q8_0.gguf"))
     assert same_files(path, tiny_llm["path"])
-    assert not any("/original/" in r[1] or r[1].endswith(".gguf") for r in standin.requests if r[0] == "GET")
+    fetched = [r[1] for r in standin.requests if r[0] == "GET" and "/resolve/" in r[1]]
+    assert not any(n in f for f in fetched for n in ("/original/", ".gguf", ".bin", "consolidated", "checkpoint-")), fetched

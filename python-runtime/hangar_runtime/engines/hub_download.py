@@ -32,8 +32,11 @@ _REPORT_EVERY_S = 0.5
 # What an LLM repository may carry that Transformers and vLLM do not load: Meta's
 # original checkpoints (`original/consolidated.*.pth`, as large as the model again),
 # GGUF files, and other frameworks' and runtimes' exports. Not fetched.
-LLM_NOT_DOWNLOADED = ["original/*", "*.gguf", "onnx/*", "openvino/*", "*.onnx", "*.h5", "*.msgpack", "*.ot",
-                      "tf_model*", "flax_model*", "rust_model*", "coreml/*"]
+LLM_NOT_DOWNLOADED = ["original/*", "checkpoint-*/*", "*.gguf", "onnx/*", "openvino/*", "*.onnx", "*.h5", "*.msgpack",
+                      "*.ot", "tf_model*", "flax_model*", "rust_model*", "coreml/*"]
+# Where a repository has safetensors shards, what Transformers and vLLM then do not read:
+# the PyTorch pickles beside them (older repos carry both) and Mistral's consolidated copy.
+_BESIDE_SAFETENSORS = ["*.bin", "*.pt", "*.pth", "consolidated*.safetensors"]
 _LOCAL_HINT = "Download the model on a machine that can reach the hub and launch it from a local folder with model_path."
 # The id, revision and commit become folders in the cache (models--org--name/refs/<revision>,
 # modelscope/models/org/name): the control plane's registration rules, checked again here.
@@ -45,9 +48,11 @@ _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _OVERRUN_SLACK = 16 << 20
 
 
-def model_folder(spec: dict, progress: Progress, ignore_patterns: list[str] | None = None) -> str:
+def model_folder(spec: dict, progress: Progress, ignore_patterns: list[str] | None = None,
+                 prefer_safetensors: bool = False) -> str:
     """ignore_patterns: files of the repository the engine cannot use (other
-    frameworks' weights), left on the hub rather than downloaded."""
+    frameworks' weights), left on the hub rather than downloaded; prefer_safetensors:
+    also the pickles and consolidated copy beside safetensors shards (download())."""
     if spec.get("model_uri"):
         path = local_path(spec["model_uri"])
         if os.path.isfile(path):
@@ -76,7 +81,7 @@ def model_folder(spec: dict, progress: Progress, ignore_patterns: list[str] | No
                            f"not {hub}. {_LOCAL_HINT}")
     cache_dir = os.path.join(spec["cache_dir"], "huggingface") if spec.get("cache_dir") else None
     return download(model_id, spec.get("model_revision") or None, _hf_cache_holding(cache_dir, model_id), progress,
-                    ignore_patterns)
+                    ignore_patterns, prefer_safetensors)
 
 
 def _hf_cache_holding(cache_dir: str | None, model_id: str) -> str | None:
@@ -96,7 +101,9 @@ def _hf_cache_holding(cache_dir: str | None, model_id: str) -> str | None:
 
 
 def download(model_id: str, revision: str | None, cache_dir: str | None, progress: Progress,
-             ignore_patterns: list[str] | None = None) -> str:
+             ignore_patterns: list[str] | None = None, prefer_safetensors: bool = False) -> str:
+    """prefer_safetensors: where the repository has safetensors shards, leave the other
+    copies of the weights on the hub (an LLM's engines read the shards alone)."""
     from huggingface_hub import HfApi, constants, snapshot_download
     from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError, RevisionNotFoundError
 
@@ -120,6 +127,8 @@ def download(model_id: str, revision: str | None, cache_dir: str | None, progres
                             f"is not in the cache {_cache_name(cache_dir)}.", unreachable=True)
     if not isinstance(info.sha, str) or not _COMMIT.match(info.sha):
         raise InvalidModel(f"The hub {constants.ENDPOINT} gave {where} a commit id that is not 40 hex digits: {str(info.sha)[:80]!r}")
+    if prefer_safetensors and _has_shards(info):
+        ignore_patterns = [*ignore_patterns, *_BESIDE_SAFETENSORS]
     wanted = _wanted_files(where, info, ignore_patterns)
     repo_folder = _repo_folder(model_id, cache_dir)
     _remove_dead_partials(repo_folder)
@@ -172,6 +181,13 @@ def _repo_folder(model_id: str, cache_dir: str | None) -> str:
     from huggingface_hub.file_download import repo_folder_name
 
     return os.path.join(cache_dir or constants.HF_HUB_CACHE, repo_folder_name(repo_id=model_id, repo_type="model"))
+
+
+def _has_shards(info) -> bool:
+    """Whether the repository has safetensors weights other than a consolidated copy."""
+    names = [s.rfilename for s in (getattr(info, "siblings", None) or [])]
+    return any(n.endswith(".safetensors") and not os.path.basename(n).startswith("consolidated")
+               and not n.startswith(("original/", "checkpoint-")) for n in names)
 
 
 def _wanted_files(where: str, info, ignore_patterns: list[str] | None) -> list:

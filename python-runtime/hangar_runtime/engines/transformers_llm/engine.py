@@ -37,7 +37,7 @@ class TransformersLLMEngine(Engine):
         stop = _stop_strings(spec.get("stop"))
         tool_format = tool_call_format(_optional_string(spec, "tool_parser"), _optional_string(spec, "model_family"))
         reasoning_tags = _reasoning_tags(spec)
-        path = model_folder(spec, progress, ignore_patterns=LLM_NOT_DOWNLOADED)
+        path = model_folder(spec, progress, ignore_patterns=LLM_NOT_DOWNLOADED, prefer_safetensors=True)
         if not os.path.isfile(os.path.join(path, "config.json")):
             # Said before the tokenizer fails on it ("Couldn't instantiate the backend tokenizer").
             raise InvalidModel(f"{path} has no config.json: it is not a Transformers model folder")

@@ -65,7 +65,7 @@ class VllmEngine(Engine):
                                f"needs 0.12 or later, and the GPU image pins {PINNED_VLLM}") from exc
 
         engine_kwargs = dict(spec.get("engine_kwargs") or {})
-        path = str(model_folder(spec, progress, ignore_patterns=LLM_NOT_DOWNLOADED))
+        path = str(model_folder(spec, progress, ignore_patterns=LLM_NOT_DOWNLOADED, prefer_safetensors=True))
         progress(DOWNLOAD_SHARE, "load", f"Starting vLLM on {path}")
         args = {"model": path, "tokenizer": path, "dtype": engine_kwargs.pop("dtype", "auto")}
         if spec.get("context_length"):
