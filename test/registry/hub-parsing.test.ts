@@ -47,8 +47,26 @@ describe('GGUF quantizations from file names', () => {
     expect(pickQuantization(offered, null, 'r').quantization).toBe('Q4_K_M');
     expect(pickQuantization(offered.filter((q) => q.quantization !== 'Q4_K_M'), null, 'r').quantization).toBe('IQ4_XS');
     expect(pickQuantization(ggufQuantizations([{ path: 'm-Q4_0.gguf', size: 1 }, { path: 'm-Q8_0.gguf', size: 1 }]).reverse(), null, 'r').quantization).toBe('Q4_0');
-    expect(pickQuantization(ggufQuantizations([{ path: 'm-f16.gguf', size: 1 }, { path: 'm-Q8_0.gguf', size: 1 }]), null, 'r').quantization).toBe('f16');
+    // No 4-bit one: Q8_0 before F16 (the first by name was the largest file there is), then the smallest.
+    expect(pickQuantization(ggufQuantizations([{ path: 'm-f16.gguf', size: 2 }, { path: 'm-Q8_0.gguf', size: 1 }]), null, 'r').quantization).toBe('Q8_0');
+    expect(pickQuantization(ggufQuantizations([{ path: 'm-BF16.gguf', size: 16 }, { path: 'm-Q6_K.gguf', size: 6 }]), null, 'r').quantization).toBe('Q6_K');
+    // llama.cpp's dropped ARM repacks are no default.
+    expect(pickQuantization(ggufQuantizations([{ path: 'm-Q4_0_4_8.gguf', size: 1 }, { path: 'm-Q4_0.gguf', size: 1 }]), null, 'r').quantization).toBe('Q4_0');
+    // Ollama's `:latest` is no tag; unsloth's dynamic quantizations by their full name, or without `UD-`.
+    expect(pickQuantization(offered, 'latest', 'r').quantization).toBe('Q4_K_M');
+    const unsloth = ggufQuantizations([{ path: 'M-UD-Q4_K_XL.gguf', size: 1 }, { path: 'M-Q8_0.gguf', size: 2 }]);
+    expect(unsloth.map((q) => q.quantization)).toEqual(['UD-Q4_K_XL', 'Q8_0']);
+    expect(pickQuantization(unsloth, 'UD-Q4_K_XL', 'r').quantization).toBe('UD-Q4_K_XL');
+    expect(pickQuantization(unsloth, 'q4_k_xl', 'r').quantization).toBe('UD-Q4_K_XL');
+    expect(pickQuantization(unsloth, null, 'r').quantization).toBe('UD-Q4_K_XL');
     expect(() => pickQuantization(offered, 'Q2_K', 'org/repo')).toThrow(/org\/repo has no GGUF file for Q2_K; it offers IQ4_XS, Q4_K_M, Q8_0, Q6_K/);
+    // Two files of one quantization: which is meant is the caller's to say (one was taken silently).
+    const two = ggufQuantizations([{ path: 'Tiny-Instruct-Q4_K_M.gguf', size: 1 }, { path: 'Tiny-Q4_K_M.gguf', size: 1 }]);
+    expect(() => pickQuantization(two, 'Q4_K_M', 'org/repo')).toThrow(/has 2 files of Q4_K_M \(Tiny-Instruct-Q4_K_M.gguf, Tiny-Q4_K_M.gguf\); name the one to launch/);
+    expect(pickQuantization(two, 'Tiny-Q4_K_M.gguf', 'org/repo').files).toEqual(['Tiny-Q4_K_M.gguf']);
+    // A split quantization in its folder beside a single file of the same one keeps all its parts.
+    const mixed = ggufQuantizations([{ path: 'L-Q4_K_M.gguf', size: 1 }, { path: 'Q4_K_M/L-Q4_K_M-00001-of-00002.gguf', size: 2 }, { path: 'Q4_K_M/L-Q4_K_M-00002-of-00002.gguf', size: 3 }]);
+    expect(mixed.find((q) => q.split)?.files).toEqual(['Q4_K_M/L-Q4_K_M-00001-of-00002.gguf', 'Q4_K_M/L-Q4_K_M-00002-of-00002.gguf']);
   });
 });
 

@@ -82,8 +82,11 @@ async function describe(item: Record<string, unknown>, client: HubClient, query:
   try {
     const info = await client.repoInfo(id);
     const offered = query.format === 'pytorch' ? [] : ggufQuantizations(info.files);
-    result.gguf = offered.map((q) => ({ quantization: q.quantization, files: q.files, bytes: q.bytes, ...fit(ggufEstimate(q, id, onGpu), deps.devices) }));
-    result.default_quantization = offered.length > 0 ? pickQuantization(offered, null, id).quantization : null;
+    // A quantization another file carries too is offered by its file's name: a tag of the
+    // quantization alone is ambiguous, and its launch refused (gguf-files.ts).
+    const tagOf = (q: GgufQuantization) => (q.sameName?.length ? q.files[0]!.split('/').pop()! : q.quantization);
+    result.gguf = offered.map((q) => ({ quantization: tagOf(q), files: q.files, bytes: q.bytes, ...fit(ggufEstimate(q, id, onGpu), deps.devices) }));
+    result.default_quantization = defaultTag(offered, id, tagOf);
     const weights = info.files.filter((f) => f.path.endsWith('.safetensors') && !f.path.includes('/'));
     if (query.format !== 'gguf' && weights.length > 0) {
       const estimate = await estimateMemory({ resolved: torchModel(id, info.sha), engineKwargs: {}, onGpu, cacheDir: deps.cacheDir, hub: { env: deps.env, timeoutMs: deps.timeoutMs } });
@@ -128,5 +131,15 @@ function isRepoId(id: string): boolean {
     return id.includes('/') && parseHubId(id)?.tag === null;
   } catch {
     return false;
+  }
+}
+
+/** The quantization a launch without a tag gets, by the tag that names it; null where none is (or it is ambiguous). */
+function defaultTag(offered: readonly GgufQuantization[], repo: string, tagOf: (q: GgufQuantization) => string): string | null {
+  if (offered.length === 0) return null;
+  try {
+    return tagOf(pickQuantization(offered, null, repo));
+  } catch {
+    return null;
   }
 }

@@ -15,12 +15,15 @@ export interface GgufQuantization {
   bytes: number;
   /** For a split model: the template and parts as Xinference's specs write them. */
   split: { template: string; parts: string[] } | null;
+  /** Other files whose names carry the same quantization (`Model-Q4_K_M.gguf` and `Model-Instruct-Q4_K_M.gguf`): a tag is ambiguous. */
+  sameName?: string[];
 }
 
 const SPLIT = /-(\d{5})-of-(\d{5})\.gguf$/i;
 // ggml's quantization type names as quantizers put them in file names (llama.cpp's
 // `llama-quantize --help`): Q4_K_M, Q8_0, IQ4_XS, TQ1_0, BF16, F16, MXFP4, ...
-const QUANT = /(?:^|[-_.])((?:I?Q\d(?:_[A-Z0-9]+)*)|TQ\d_\d|MXFP4(?:_MOE)?|BF16|F16|F32|FP16|FP32)(?=$|[-_.])/gi;
+// Unsloth's dynamic quantizations keep their `UD-` (`Model-UD-Q4_K_XL.gguf`, tag `:UD-Q4_K_XL`).
+const QUANT = /(?:^|[-_.])((?:UD[-_])?(?:I?Q\d(?:_[A-Z0-9]+)*)|TQ\d_\d|MXFP4(?:_MOE)?|BF16|F16|F32|FP16|FP32)(?=$|[-_.])/gi;
 /** Files beside the model that are not the model: a vision projector, an imatrix. */
 const NOT_A_MODEL = /mmproj|imatrix/i;
 
@@ -42,16 +45,21 @@ export function ggufQuantizations(files: readonly RepoFile[]): GgufQuantization[
     const names = [...base.matchAll(QUANT)].map((m) => m[1]!);
     const folderNames = names.length === 0 ? [...stem.matchAll(QUANT)].map((m) => m[1]!) : names;
     let quantization = folderNames.at(-1) ?? base;
-    const key = `${quantization.toLowerCase()}`;
-    const known = found.get(key);
-    if (known && known.split && split && known.split.template === `${stem}-{part}.gguf`) {
-      known.files.push(file.path);
-      known.split.parts.push(`${split[1]}-of-${split[2]}`);
-      known.bytes += file.size;
+    // A further part of a split file joins its first, whatever else shares its quantization's name.
+    const sameSplit = split ? [...found.values()].find((q) => q.split?.template === `${stem}-{part}.gguf`) : undefined;
+    if (sameSplit && split) {
+      sameSplit.files.push(file.path);
+      sameSplit.split!.parts.push(`${split[1]}-of-${split[2]}`);
+      sameSplit.bytes += file.size;
       continue;
     }
-    // Two different files with the same quantization in their names: the later one is named by its file.
-    if (known) quantization = base;
+    const known = found.get(quantization.toLowerCase());
+    // Two different files with the same quantization in their names: the later one is
+    // named by its file, and a tag of that quantization is ambiguous (said at launch).
+    if (known) {
+      known.sameName = [...(known.sameName ?? []), file.path];
+      quantization = base;
+    }
     found.set(quantization.toLowerCase(), {
       quantization,
       files: [file.path],
@@ -75,13 +83,43 @@ export function ggufQuantizations(files: readonly RepoFile[]): GgufQuantization[
  */
 export function pickQuantization(offered: readonly GgufQuantization[], tag: string | null, repo: string): GgufQuantization {
   if (offered.length === 0) throw new HangarError('invalid_field', [`model_name: ${repo} has no GGUF file`], { param: 'model_name' });
-  if (tag !== null) {
+  // Ollama's `:latest` is its default tag: no tag.
+  if (tag !== null && tag.toLowerCase() !== 'latest') {
     const t = tag.toLowerCase();
-    const hit = offered.find((q) => q.quantization.toLowerCase() === t) ?? offered.find((q) => q.files.some((f) => f.toLowerCase() === t || f.toLowerCase().endsWith(`/${t}`)));
-    if (hit) return hit;
+    const hit =
+      offered.find((q) => q.quantization.toLowerCase() === t) ??
+      offered.find((q) => q.files.some((f) => f.toLowerCase() === t || f.toLowerCase().endsWith(`/${t}`))) ??
+      // `:Q4_K_XL` for unsloth's `UD-Q4_K_XL`.
+      offered.find((q) => q.quantization.toLowerCase().replace(/^ud[-_]/, '') === t);
+    if (hit) return unambiguous(hit, repo);
     throw new HangarError('hub_quantization_not_found', [repo, tag, offered.map((q) => q.quantization).join(', ')], { param: 'model_name' });
   }
-  return offered.find((q) => q.quantization.toLowerCase() === 'q4_k_m') ?? offered.find((q) => q.quantization.toLowerCase().startsWith('q4')) ?? offered[0]!;
+  return unambiguous(defaultQuantization(offered), repo);
+}
+
+/**
+ * Without a tag, as Ollama and llama.cpp's `-hf` pick: Q4_K_M, else another 4-bit one
+ * (not the ARM repacks `Q4_0_4_4`, `Q4_0_4_8`, `Q4_0_8_8`, which llama.cpp has dropped),
+ * else Q5_K_M, Q8_0, else the smallest file: the first by name was BF16 or F16, the
+ * largest there is.
+ */
+function defaultQuantization(offered: readonly GgufQuantization[]): GgufQuantization {
+  const name = (q: GgufQuantization) => q.quantization.toLowerCase().replace(/^ud[-_]/, '');
+  const fourBit = (q: GgufQuantization) => /^i?q4/.test(name(q)) && !/^q4_0_\d_\d$/.test(name(q));
+  return (
+    offered.find((q) => name(q) === 'q4_k_m') ??
+    offered.find(fourBit) ??
+    offered.find((q) => name(q) === 'q5_k_m') ??
+    offered.find((q) => name(q) === 'q8_0') ??
+    [...offered].sort((a, b) => a.bytes - b.bytes)[0]!
+  );
+}
+
+/** A quantization whose name another file carries too: which is meant is the caller's to say, by the file's name. */
+function unambiguous(hit: GgufQuantization, repo: string): GgufQuantization {
+  if (!hit.sameName || hit.sameName.length === 0) return hit;
+  const files = [hit.files[0]!, ...hit.sameName];
+  throw new HangarError('invalid_field', [`model_name: ${repo} has ${files.length} files of ${hit.quantization} (${files.join(', ')}); name the one to launch after the colon, e.g. ${repo}:${files[1]!.split('/').pop()}`], { param: 'model_name' });
 }
 
 /** Bits per weight of a quantization, roughly (llama.cpp's table), for a parameter count from a file's size. */
