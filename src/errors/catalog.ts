@@ -80,7 +80,7 @@ export const catalog = {
   // Models on the hub (docs/registry.md, "Launch by hub id", "Hub search")
   hub_unreachable: entry(503, 'service_unavailable_error', 'The model hub %s could not be reached: %s'),
   hub_offline: entry(503, 'service_unavailable_error', 'The model hub %s is not asked for %s: offline mode is on (HF_HUB_OFFLINE)'),
-  hub_model_not_found: entry(404, 'not_found_error', 'Model %s was not found on the hub %s'),
+  hub_model_not_found: entry(404, 'not_found_error', 'Model %s was not found on the hub %s%s'),
   hub_access_denied: entry(403, 'permission_error', 'The hub %s refused access to %s (a gated or private repo): %s'),
   hub_error: entry(502, 'server_error', 'The hub %s answered %s for %s'),
   hub_quantization_not_found: entry(404, 'not_found_error', 'Model %s has no GGUF file for %s; it offers %s'),

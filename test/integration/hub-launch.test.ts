@@ -82,7 +82,13 @@ describe('launch by hub id', () => {
     expect(unknown.body.error.code).toBe('hub_model_not_found');
     expect(unknown.body.error.message).toContain('test-org/no-such-model');
     expect(unknown.body.error.param).toBe('model_name');
+    // Asked without a token, a private repo is "not found" too: said so.
+    expect(unknown.body.error.message).toContain('if it is a private or gated repository, set HF_TOKEN');
     expect((await api.get('/v1/model_registrations/LLM/test-org--no-such-model')).status).toBe(404);
+    // An embedding model launched as an LLM started as one, its head at random, and wrote garbage.
+    const asLlm = await api.post('/v1/models', { model_name: 'hf.co/test-org/tiny-embedder' });
+    expect([asLlm.status, asLlm.body.error?.param], asLlm.text).toEqual([400, 'model_type']);
+    expect(asLlm.body.error.message).toContain('"model_type": "embedding"');
 
     const tag = await api.post('/v1/models', { model_name: 'hf.co/test-org/tiny-GGUF:Q4_K_M', model_uid: 'q4' });
     expect(tag.status).toBe(404);
@@ -190,7 +196,8 @@ describe('launch by hub id', () => {
     const ids = found.body.data.map((r: { id: string }) => r.id);
     expect(ids).toEqual(['test-org/tiny-GGUF', 'test-org/tiny-embedder', 'test-org/tiny-llm']); // by downloads
     const gguf = found.body.data[0];
-    expect(gguf).toMatchObject({ model_name: 'hf.co/test-org/tiny-GGUF', downloads: 1200, default_quantization: 'f32' });
+    // No 4-bit one: Q8_0, not f32 (the first by name, and the largest).
+    expect(gguf).toMatchObject({ model_name: 'hf.co/test-org/tiny-GGUF', downloads: 1200, default_quantization: 'q8_0' });
     const q8 = gguf.gguf.find((q: { quantization: string }) => q.quantization === 'q8_0');
     expect(q8.files).toEqual(['tiny-q8_0.gguf']);
     expect(q8.bytes).toBeGreaterThan(100_000);

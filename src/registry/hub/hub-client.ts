@@ -186,7 +186,9 @@ export class HubClient {
     }
     // The hub answers 401 for a repo that does not exist when asked without a token.
     if (res.status === 404 || res.status === 401 || code === 'RepoNotFound' || code === 'RevisionNotFound') {
-      return new HangarError('hub_model_not_found', [what, this.endpoint], { param: 'model_name' });
+      // Asked without a token, a private repo is "not found" too: said so, as huggingface_hub says it.
+      const hint = !this.token && code !== 'RevisionNotFound' ? '; if it is a private or gated repository, set HF_TOKEN to a token of an account that may read it' : '';
+      return new HangarError('hub_model_not_found', [what, this.endpoint, hint], { param: 'model_name' });
     }
     return new HangarError('hub_error', [this.endpoint, `HTTP ${res.status}`, what]);
   }

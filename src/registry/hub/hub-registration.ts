@@ -42,9 +42,15 @@ export async function buildHubRegistration(input: HubRegistrationInput): Promise
   }
   const config = torch.length > 0 ? await client.fileJson(info.repo, info.sha, 'config.json') : null;
   if (ggufs.length === 0 && !config) {
-    const why = hasFile(info, 'config.json') ? 'its config.json does not read as a JSON object' : 'its weights come without a config.json';
+    // A LoRA adapter's weights come with its adapter_config.json: said as such, with how to serve it.
+    const adapter = hasFile(info, 'adapter_config.json') ? await client.fileJson(info.repo, info.sha, 'adapter_config.json') : null;
+    const base = typeof adapter?.base_model_name_or_path === 'string' ? adapter.base_model_name_or_path : null;
+    const why = adapter
+      ? `it is a LoRA adapter${base ? ` of ${base}` : ''}, not a model: launch ${base ?? 'its base model'} with the adapter in peft_model_config.lora_list (docs/registry.md)`
+      : hasFile(info, 'config.json') ? 'its config.json does not read as a JSON object' : 'its weights come without a config.json';
     throw new HangarError('hub_model_unusable', [id.repo, why], { param: 'model_name' });
   }
+  refuseOtherType(input, info);
   // One file's header says what all say (template, context); the tag's file, else the default pick.
   const picked = ggufs.length > 0 ? pickQuantization(ggufs, id.tag, id.repo) : null;
   const gguf = picked ? await ggufFacts(client, info, picked, input.signal) : null;
@@ -214,6 +220,22 @@ function sizeLabel(label: unknown): number | null {
 function numberIn(json: Json, keys: string[]): number | null {
   for (const key of keys) if (typeof json[key] === 'number' && Number.isInteger(json[key]) && (json[key] as number) > 0) return json[key] as number;
   return null;
+}
+
+/**
+ * A sentence-transformers repository (its `modules.json`, or the hub's
+ * sentence-similarity / feature-extraction tag) launched as an LLM was started as one,
+ * its missing head initialised at random, and wrote garbage: refused, naming the type.
+ */
+function refuseOtherType(input: HubRegistrationInput, info: RepoInfo): void {
+  if (input.modelType !== 'LLM') return;
+  const tag = info.raw.pipeline_tag;
+  if (hasFile(info, 'modules.json') || tag === 'sentence-similarity' || tag === 'feature-extraction') {
+    throw new HangarError('invalid_field', [`model_type: ${input.id.repo} is an embedding model (${hasFile(info, 'modules.json') ? "sentence-transformers' modules.json" : `the hub's ${String(tag)} tag`}); launch it with "model_type": "embedding"`], { param: 'model_type' });
+  }
+  if (tag === 'text-ranking') {
+    throw new HangarError('invalid_field', [`model_type: ${input.id.repo} is a reranker (the hub's text-ranking tag); launch it with "model_type": "rerank"`], { param: 'model_type' });
+  }
 }
 
 function hasFile(info: RepoInfo, name: string): boolean {

@@ -57,10 +57,12 @@ export function HubPage() {
     }
   };
 
-  const launch = async (modelName: string) => {
+  // The hub's tag says an embedding model or a reranker: launched as an LLM it was refused.
+  const launch = async (modelName: string, pipelineTag: string | null) => {
     setError(null);
+    const modelType = pipelineTag === 'sentence-similarity' || pipelineTag === 'feature-extraction' ? 'embedding' : pipelineTag === 'text-ranking' ? 'rerank' : 'LLM';
     try {
-      setLaunched((await postJson<{ model_uid: string }>('/v1/models?wait_ready=false', { model_name: modelName })).model_uid);
+      setLaunched((await postJson<{ model_uid: string }>('/v1/models?wait_ready=false', { model_name: modelName, model_type: modelType })).model_uid);
     } catch (e) {
       setError(e);
     }
@@ -119,7 +121,7 @@ export function HubPage() {
                     <td>{size(q.memory_estimate)}</td>
                     <td className={q.fits ? 'fits' : 'no-fit'}>{q.fits ? (q.fits_now ? 'fits' : 'fits once others unload') : 'does not fit'}</td>
                     <td>
-                      <button type="button" onClick={() => void launch(`${r.model_name}:${q.quantization}`)} aria-label={`Launch ${r.id} ${q.quantization}`}>
+                      <button type="button" onClick={() => void launch(`${r.model_name}:${q.quantization}`, r.pipeline_tag)} aria-label={`Launch ${r.id} ${q.quantization}`}>
                         Launch
                       </button>
                     </td>
@@ -132,7 +134,7 @@ export function HubPage() {
                     <td>{size(r.pytorch.memory_estimate)}</td>
                     <td className={r.pytorch.fits ? 'fits' : 'no-fit'}>{r.pytorch.fits ? (r.pytorch.fits_now ? 'fits' : 'fits once others unload') : 'does not fit'}</td>
                     <td>
-                      <button type="button" onClick={() => void launch(r.model_name)} aria-label={`Launch ${r.id} safetensors`}>
+                      <button type="button" onClick={() => void launch(r.model_name, r.pipeline_tag)} aria-label={`Launch ${r.id} safetensors`}>
                         Launch
                       </button>
                     </td>
