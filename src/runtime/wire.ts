@@ -40,14 +40,21 @@ export interface Message {
 
 // One of each for the process: `encode()`/`decode()` build a new one (and its buffers)
 // per call, which showed on the hot path. Both are synchronous, so sharing is safe.
-const encoder = new Encoder({ ignoreUndefined: true });
+let encoder = new Encoder({ ignoreUndefined: true });
 const decoder = new Decoder();
+/**
+ * The shared encoder keeps the buffer its largest message grew (twice that size, as
+ * msgpack grows it): one 50 MiB prompt held about 100 MiB for the life of the process.
+ * Past this size the encoder is replaced, and the large buffer goes with it.
+ */
+const KEPT_ENCODER_BYTES = 4 * 1024 * 1024;
 
 export function encodeMessage(type: MessageTypeCode, body: Record<string, unknown>): Buffer {
   const payload = encoder.encodeSharedRef(wellFormed(body));
   const frame = Buffer.allocUnsafe(payload.byteLength + 1);
   frame[0] = type;
   frame.set(payload, 1);
+  if (payload.byteLength > KEPT_ENCODER_BYTES) encoder = new Encoder({ ignoreUndefined: true });
   return frame;
 }
 

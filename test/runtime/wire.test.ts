@@ -33,4 +33,13 @@ describe('runtime wire format', () => {
     expect(protocolMismatch(2)).toMatch(/speaks protocol 2, the control plane protocol 3\..*second thread.*npm run setup/);
     expect(protocolMismatch('x')).toMatch(/an unknown protocol/);
   });
+
+  it('encodes the messages after a large one whole (the encoder is replaced past 4 MiB, its buffer with it)', () => {
+    const big = 'x'.repeat(6 * 1024 * 1024);
+    expect(decodeMessage(encodeMessage(MessageType.CALL, { id: 1, args: [big] })).body).toEqual({ id: 1, args: [big] });
+    // The frames already handed out stay as they were; the next ones are whole.
+    const first = encodeMessage(MessageType.CALL, { id: 2, args: ['a'] });
+    const second = encodeMessage(MessageType.CALL, { id: 3, args: ['b'] });
+    expect([decodeMessage(first).body, decodeMessage(second).body]).toEqual([{ id: 2, args: ['a'] }, { id: 3, args: ['b'] }]);
+  });
 });
