@@ -281,3 +281,12 @@ def test_answers_end_where_the_registered_context_is_full():
     assert sink.result["finish_reason"] == "length"
     with pytest.raises(ValueError, match="no room in the model's context of 8 tokens"):
         sched.submit("chat", [[{"role": "user", "content": "a b c d e f g h"}]], {}, Sink(2))
+
+
+def test_a_large_prompt_is_counted_a_slice_at_a_time_as_whole_words():
+    from hangar_runtime.engines.simulator import text
+
+    size = text._COUNT_SLICE
+    # Words cut by a slice's edge count once; spaces at the edges are no word.
+    for prompt in ["x" * size + "y" * size + " z", ("ab " * size)[: 3 * size + 5], " " * size + "w", "a \n" * (size // 2)]:
+        assert text.count_prompt_tokens(prompt) == len(prompt.split())
