@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { StreamingSettings } from '../../config/config.js';
 import type { CallTarget, Supervisor } from '../../supervisor/supervisor.js';
@@ -130,6 +131,8 @@ async function allOrNone<T>(calls: Array<(signal: AbortSignal) => Promise<T>>, s
   if (calls.length === 1) return [await calls[0]!(signal)];
   const failed = new AbortController();
   const either = AbortSignal.any([signal, failed.signal]);
+  // One listener per call (n up to 128, times the prompts): not the leak Node warns of past 10.
+  setMaxListeners(calls.length + 10, either);
   return Promise.all(
     calls.map((c) =>
       c(either).catch((err: unknown) => {
