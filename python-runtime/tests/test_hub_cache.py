@@ -167,8 +167,10 @@ def test_a_blob_a_failed_download_left_is_checked_by_the_next_launch_online_and_
     weights = next(n for n in repo.files if n.endswith(".safetensors"))
     blob = workdir / "models--test-org--tiny-llm" / "blobs" / repo.files[weights]["sha256"]
     # What a launch that failed or was cancelled after this file arrived leaves: the blob,
-    # complete in size but wrong in content, and never checked.
+    # complete in size but wrong in content, and never checked (the marker of checked
+    # blobs was made when that download began, without it).
     blob.parent.mkdir(parents=True)
+    (blob.parent / ".hangar-verified").write_text("")
     blob.write_bytes(b"\0" * repo.files[weights]["size"])
     with pytest.raises(InvalidModel, match=f"{weights} did not match the hub's hash"):
         fetch(workdir)
@@ -179,7 +181,8 @@ def test_a_blob_a_failed_download_left_is_checked_by_the_next_launch_online_and_
     assert repo.files[weights]["sha256"] in (blob.parent / ".hangar-verified").read_text().split()
     # Offline, the blobs are checked by the hash they are named by.
     blob.write_bytes(b"\0" * repo.files[weights]["size"])
-    (blob.parent / ".hangar-verified").unlink()
+    marker = blob.parent / ".hangar-verified"
+    marker.write_text("".join(f"{n}\n" for n in marker.read_text().split() if n != repo.files[weights]["sha256"]))
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     with pytest.raises(InvalidModel, match="do not match their hash"):
         fetch(workdir)
@@ -241,3 +244,17 @@ def test_an_llm_download_leaves_what_its_engines_never_read_on_the_hub(monkeypat
     assert same_files(path, tiny_llm["path"])
     fetched = [r[1] for r in standin.requests if r[0] == "GET" and "/resolve/" in r[1]]
     assert not any(n in f for f in fetched for n in ("/original/", ".gguf", ".bin", "consolidated", "checkpoint-")), fetched
+
+
+def test_a_cache_from_before_the_marker_is_adopted_not_re_hashed(hub, workdir, tiny_llm):
+    standin = hub()
+    path = fetch(workdir)
+    blobs = workdir / "models--test-org--tiny-llm" / "blobs"
+    # A cache kept by an earlier version: no marker. Its blobs are trusted as they were
+    # then (hashing every cached model at its next launch could pass the stall timeout).
+    (blobs / ".hangar-verified").unlink()
+    gets = len([r for r in standin.requests if r[0] == "GET" and "/resolve/" in r[1]])
+    assert fetch(workdir) == path
+    assert len([r for r in standin.requests if r[0] == "GET" and "/resolve/" in r[1]]) == gets
+    assert (blobs / ".hangar-verified").read_text().split()
+

@@ -36,11 +36,13 @@ export function installJsonBody(app: FastifyInstance): void {
     if (length === '0' || (length === undefined && request.headers['transfer-encoding'] === undefined)) return done(null, undefined);
     done(new HangarError('unsupported_media_type', [String(request.headers['content-type'] ?? 'none')]));
   });
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (request, body, done) => {
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (request, body, done) => {
     const login = request.routeOptions.url === '/token';
     if (!login && request.headers.origin !== undefined) return done(notJson(request));
-    if (/^\s*[[{]/.test(body as string)) return parseJson(request, body, done);
-    if (login) return done(null, formFields(body as string));
+    // JSON sent `curl -d` style is JSON, UTF-8 checked as any (parseJson); a form's fields are read as before.
+    const text = (body as Buffer).toString('utf8');
+    if (/^\s*[[{]/.test(text)) return parseJson(request, body, done);
+    if (login) return done(null, formFields(text));
     done(notJson(request));
   });
 }

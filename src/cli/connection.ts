@@ -24,7 +24,8 @@ export interface Connection {
 export async function resolveConnection(options: ConnectionOptions, env: NodeJS.ProcessEnv = process.env): Promise<Connection> {
   const endpoint = normalizeEndpoint(options.endpoint ?? (env.HANGAR_ENDPOINT || env.XINFERENCE_ENDPOINT || DEFAULT_ENDPOINT));
   checkEndpoint(endpoint);
-  const credential = options.apiKey ?? (env.HANGAR_API_KEY || (await loadToken(endpoint)));
+  // Trimmed as fetch trims a header value: a key read from a file or a secret often ends in a newline.
+  const credential = (options.apiKey ?? (env.HANGAR_API_KEY || (await loadToken(endpoint))))?.trim() || null;
   // A key with a line break or another control character cannot be a header; fetch's
   // refusal quoted it whole in the "cannot reach" line (and logs keep stderr).
   if (credential && /[\u0000-\u001f\u007f]/.test(credential)) {

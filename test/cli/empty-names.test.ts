@@ -57,6 +57,8 @@ describe('the endpoint and the credential', () => {
     expect(newline).toContain('control character');
     expect(newline).not.toContain('SECRET');
     expect(await resolveConnection({ endpoint: 'http://127.0.0.1:9997/', apiKey: 'sk-ok' }, {})).toEqual({ endpoint: 'http://127.0.0.1:9997', credential: 'sk-ok' });
+    // A key read from a file ends in a newline: trimmed, as fetch trims a header value.
+    expect((await resolveConnection({ endpoint: 'http://127.0.0.1:9997' }, { HANGAR_API_KEY: 'sk-from-file\n' })).credential).toBe('sk-from-file');
   });
 });
 

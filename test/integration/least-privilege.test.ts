@@ -78,6 +78,14 @@ describe('models:code: the power to run code on the host (real server, auth on)'
     expect((await call('GET', '/v1/models/instances', undefined, ADMIN)).body).toEqual([]);
   });
 
+  it("refuses a launch by hub id with its own HF_ENDPOINT before the hub is asked, not after its answers are registered", async () => {
+    // A closed port: a check after the hub call would answer 503, not 403.
+    const res = await call('POST', '/v1/models', { model_name: 'hf.co/test-org/tiny', envs: { HF_ENDPOINT: 'http://127.0.0.1:9' } }, DEV);
+    expect([res.status, res.body.error?.code], res.text).toEqual([403, 'code_power_required']);
+    expect(res.body.error.message).toContain('HF_ENDPOINT');
+    expect((await call('GET', '/v1/model_registrations/LLM', undefined, ADMIN)).body.map((r: { model_name: string }) => r.model_name)).not.toContain('test-org--tiny');
+  });
+
   it('lets the hub, CUDA and engine envs through without the power', async () => {
     const res = await call('POST', '/v1/models', { model_name: 'tiny-embed', model_type: 'embedding', model_uid: 'tok', envs: { HF_TOKEN: 'hf_x', HF_HUB_OFFLINE: '1', CUDA_VISIBLE_DEVICES: '', OMP_NUM_THREADS: '1' } }, DEV);
     expect(res.status, res.text).toBe(200);

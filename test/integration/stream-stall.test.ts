@@ -21,9 +21,20 @@ describe('a stream whose client takes nothing', () => {
     if (server) await removeHome(server.home);
   });
 
-  it('is closed once it has taken nothing for the stall timeout, and its generation stops', async () => {
+  const aborted = async () => {
+    const reasons = (await client(server.url).get('/v1/stats/models/sim/series?window=5m')).body.finish_reasons as Record<string, Array<number | null>>;
+    return (reasons.abort ?? []).reduce<number>((a, c) => a + (c ?? 0), 0);
+  };
+
+  // One choice (stream-relay.ts), its chunks made large by their log-probabilities so the
+  // buffers fill soon; and 64 choices (choices-relay.ts).
+  it.each([
+    ['one choice', { messages: [{ role: 'user', content: 'go' }], logprobs: true, top_logprobs: 20 }, '/v1/chat/completions'],
+    ['64 choices', { prompt: 'go', n: 64 }, '/v1/completions'],
+  ] as const)('with %s is closed once it has taken nothing for the stall timeout, and its generation stops', async (_what, fields, route) => {
     const { port } = new URL(server.url);
-    const body = JSON.stringify({ model: 'sim', prompt: 'go', max_tokens: 100_000, n: 64, stream: true });
+    const before = await aborted();
+    const body = JSON.stringify({ model: 'sim', max_tokens: 100_000, stream: true, ...fields });
     const socket = connect(Number(port), '127.0.0.1');
     let received = 0;
     const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
@@ -34,14 +45,10 @@ describe('a stream whose client takes nothing', () => {
       if (received > 64 * 1024) socket.pause();
     });
     await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
-    socket.write(`POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    socket.write(`POST ${route} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
     // The server's side of the connection closes (the client, reading nothing, learns
     // of it only when it reads on): its choices end as aborted, not run to max_tokens.
-    const aborted = async () => {
-      const reasons = (await client(server.url).get('/v1/stats/models/sim/series?window=5m')).body.finish_reasons as Record<string, Array<number | null>>;
-      return (reasons.abort ?? []).reduce<number>((a, c) => a + (c ?? 0), 0);
-    };
-    const stopped = await waitFor(async () => (await aborted()) > 0, 45_000);
+    const stopped = await waitFor(async () => (await aborted()) > before, 45_000);
     socket.destroy();
     await closed;
     expect(stopped).toBe(true);

@@ -64,6 +64,9 @@ describe('GGUF quantizations from file names', () => {
     const two = ggufQuantizations([{ path: 'Tiny-Instruct-Q4_K_M.gguf', size: 1 }, { path: 'Tiny-Q4_K_M.gguf', size: 1 }]);
     expect(() => pickQuantization(two, 'Q4_K_M', 'org/repo')).toThrow(/has 2 files of Q4_K_M \(Tiny-Instruct-Q4_K_M.gguf, Tiny-Q4_K_M.gguf\); name the one to launch/);
     expect(pickQuantization(two, 'Tiny-Q4_K_M.gguf', 'org/repo').files).toEqual(['Tiny-Q4_K_M.gguf']);
+    // Each of the two by its own file name, the first one's too (the search offers it so).
+    expect(pickQuantization(two, 'Tiny-Instruct-Q4_K_M.gguf', 'org/repo').files).toEqual(['Tiny-Instruct-Q4_K_M.gguf']);
+    expect(ggufQuantizations([{ path: 'M-UD-TQ1_0.gguf', size: 1 }]).map((q) => q.quantization)).toEqual(['UD-TQ1_0']);
     // A split quantization in its folder beside a single file of the same one keeps all its parts.
     const mixed = ggufQuantizations([{ path: 'L-Q4_K_M.gguf', size: 1 }, { path: 'Q4_K_M/L-Q4_K_M-00001-of-00002.gguf', size: 2 }, { path: 'Q4_K_M/L-Q4_K_M-00002-of-00002.gguf', size: 3 }]);
     expect(mixed.find((q) => q.split)?.files).toEqual(['Q4_K_M/L-Q4_K_M-00001-of-00002.gguf', 'Q4_K_M/L-Q4_K_M-00002-of-00002.gguf']);

@@ -1,4 +1,4 @@
-import { lazy, Suspense, useEffect, useState, useSyncExternalStore } from 'react';
+import { lazy, Suspense, useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import { getJson } from './api/client';
 import { session } from './api/session';
 import { PageErrorBoundary } from './components/page-error-boundary';
@@ -31,6 +31,7 @@ export function App() {
   const [authError, setAuthError] = useState<string | null>(null);
   const credential = useSyncExternalStore(session.subscribe, session.credential);
   const rejections = useSyncExternalStore(session.subscribe, session.rejectionCount);
+  const answered = useRef(false);
   const { path } = useLocation();
 
   // Asked again after a 401: creating the first user on the Users page turns
@@ -38,8 +39,16 @@ export function App() {
   // login page, until a reload.
   useEffect(() => {
     getJson<{ auth: boolean }>('/v1/cluster/auth').then(
-      (body) => setAuth(body.auth),
-      (e: unknown) => setAuthError(e instanceof Error ? e.message : String(e)),
+      (body) => {
+        answered.current = true;
+        setAuth(body.auth);
+        setAuthError(null);
+      },
+      // Only the first answer decides whether the app can start: a later check that fails
+      // (the service restarting) leaves the pages as they were.
+      (e: unknown) => {
+        if (!answered.current) setAuthError(e instanceof Error ? e.message : String(e));
+      },
     );
   }, [rejections]);
 

@@ -36,7 +36,7 @@ LLM_NOT_DOWNLOADED = ["original/*", "checkpoint-*/*", "*.gguf", "onnx/*", "openv
                       "*.ot", "tf_model*", "flax_model*", "rust_model*", "coreml/*"]
 # Where a repository has safetensors shards, what Transformers and vLLM then do not read:
 # the PyTorch pickles beside them (older repos carry both) and Mistral's consolidated copy.
-_BESIDE_SAFETENSORS = ["*.bin", "*.pt", "*.pth", "consolidated*.safetensors"]
+_BESIDE_SAFETENSORS = ["pytorch_model*.bin", "consolidated*.safetensors"]
 _LOCAL_HINT = "Download the model on a machine that can reach the hub and launch it from a local folder with model_path."
 # The id, revision and commit become folders in the cache (models--org--name/refs/<revision>,
 # modelscope/models/org/name): the control plane's registration rules, checked again here.
@@ -128,7 +128,7 @@ def download(model_id: str, revision: str | None, cache_dir: str | None, progres
     if not isinstance(info.sha, str) or not _COMMIT.match(info.sha):
         raise InvalidModel(f"The hub {constants.ENDPOINT} gave {where} a commit id that is not 40 hex digits: {str(info.sha)[:80]!r}")
     if prefer_safetensors and _has_shards(info):
-        ignore_patterns = [*ignore_patterns, *_BESIDE_SAFETENSORS]
+        ignore_patterns = [*(ignore_patterns or []), *_BESIDE_SAFETENSORS]
     wanted = _wanted_files(where, info, ignore_patterns)
     repo_folder = _repo_folder(model_id, cache_dir)
     _remove_dead_partials(repo_folder)
@@ -136,6 +136,12 @@ def download(model_id: str, revision: str | None, cache_dir: str | None, progres
     # Only what is not known good is checked: a model already in the cache and checked
     # is not read again at every launch (each wake of an on-demand model would re-hash
     # its weights); a blob left by a launch that failed or was cancelled is.
+    # The blobs folder (and in it the marker of checked blobs) exists before a byte is
+    # fetched: a download that fails leaves blobs the next launch then checks.
+    try:
+        os.makedirs(os.path.join(repo_folder, "blobs"), exist_ok=True)
+    except OSError:
+        pass
     verified = hub_integrity.verified_blobs(repo_folder)
     fetched = [s for s in wanted if hub_integrity.blob_name(s) not in verified]
     missing = [s for s in wanted if not hub_integrity.blob_present(repo_folder, s)]
@@ -184,10 +190,12 @@ def _repo_folder(model_id: str, cache_dir: str | None) -> str:
 
 
 def _has_shards(info) -> bool:
-    """Whether the repository has safetensors weights other than a consolidated copy."""
+    """Whether the repository's own weights are in safetensors: `model.safetensors`, its
+    shards or their index, at the top (an adapter's or a projector's file elsewhere says
+    nothing of the model's)."""
     names = [s.rfilename for s in (getattr(info, "siblings", None) or [])]
-    return any(n.endswith(".safetensors") and not os.path.basename(n).startswith("consolidated")
-               and not n.startswith(("original/", "checkpoint-")) for n in names)
+    return any("/" not in n and n.startswith("model") and (n.endswith(".safetensors") or n == "model.safetensors.index.json")
+               for n in names)
 
 
 def _wanted_files(where: str, info, ignore_patterns: list[str] | None) -> list:

@@ -59,25 +59,52 @@ def guard_etags() -> None:
 
 
 def verified_blobs(repo_folder: str) -> set[str]:
+    """The blobs known good. A cache kept before the marker existed has none: its blobs
+    are adopted as they are, as they were trusted then (re-hashing every cached model
+    at its next launch, with no progress, could run past the load's stall timeout);
+    the marker is written at a download's start from then on, so what a launch that
+    fails leaves behind is checked by the next."""
+    blobs = os.path.join(repo_folder, "blobs")
+    marker = os.path.join(blobs, _VERIFIED_FILE)
     try:
-        with open(os.path.join(repo_folder, "blobs", _VERIFIED_FILE)) as f:
+        with open(marker) as f:
             return {line.strip() for line in f if line.strip()}
+    except FileNotFoundError:
+        pass
     except OSError:
         return set()
+    present = [n for n in _listdir(blobs) if SAFE_ETAG.match(n)]
+    mark_verified(repo_folder, present, create=True)
+    return set(present)
 
 
-def mark_verified(repo_folder: str, names: list) -> None:
+def mark_verified(repo_folder: str, names: list, create: bool = False) -> None:
+    """Best effort: a cache that cannot be written (full, read-only) costs a hash at the
+    next launch, never this one."""
     blobs = os.path.join(repo_folder, "blobs")
-    known = verified_blobs(repo_folder)
+    marker = os.path.join(blobs, _VERIFIED_FILE)
+    known = set()
+    if os.path.exists(marker):
+        known = verified_blobs(repo_folder)
     new = {n for n in names if n} - known
-    if not new or not os.path.isdir(blobs):
+    if (not new and not create) or not os.path.isdir(blobs):
         return
     # Written whole and renamed: two runtimes of one model may finish at once (the
     # loser's names are checked again next time, which costs a hash, not a mistake).
     partial = os.path.join(blobs, f"{_VERIFIED_FILE}.{os.getpid()}.tmp")
-    with open(partial, "w") as f:
-        f.write("".join(f"{n}\n" for n in sorted(known | new)))
-    os.replace(partial, os.path.join(blobs, _VERIFIED_FILE))
+    try:
+        with open(partial, "w") as f:
+            f.write("".join(f"{n}\n" for n in sorted(known | new)))
+        os.replace(partial, marker)
+    except OSError:
+        pass
+
+
+def _listdir(folder: str) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
 
 
 def blob_name(sibling) -> str | None:

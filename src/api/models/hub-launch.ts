@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { allows } from '../../auth/permissions.js';
 import { hubTimeoutMs } from '../../config/hub-settings.js';
 import { HangarError } from '../../errors/hangar-error.js';
-import { buildHubRegistration, HubClient, parseHubId, pickQuantization, registrationName, type HubId, type HubModelType, type Registry } from '../../registry/index.js';
+import { buildHubRegistration, envNeedsCodePower, HubClient, parseHubId, pickQuantization, registrationName, type HubId, type HubModelType, type Registry } from '../../registry/index.js';
 import { hubEnvironment } from '../../supervisor/memory-accounting.js';
 import { codePower } from '../auth/code-power.js';
 import type { LaunchBody } from './schema.js';
@@ -37,6 +37,12 @@ export async function hubLaunchBody(body: LaunchBody, registry: Registry, reques
   const principal = request.principal;
   if (principal && !allows(principal.scopes, 'models:register')) {
     throw new HangarError('permission_denied', [], { headers: { 'www-authenticate': 'Bearer scope="models:register"' } });
+  }
+  // The launch's own hub (HF_ENDPOINT and its kind need models:code): refused before the
+  // hub is asked and its answers registered, not at the launch after them.
+  const guarded = Object.keys(body.envs ?? {}).filter(envNeedsCodePower);
+  if (guarded.length > 0 && principal && !allows(principal.scopes, 'models:code')) {
+    throw new HangarError('code_power_required', [`launch envs ${guarded.join(', ')} (a hub endpoint or cache folder of the launch's own)`], { headers: { 'www-authenticate': 'Bearer scope="models:code"' } });
   }
   // A bare id follows HANGAR_MODEL_SRC where it names ModelScope; `auto` keeps the Hugging Face hub.
   const hub = body.download_hub ?? (id.hub === null && process.env.HANGAR_MODEL_SRC?.trim().toLowerCase() === 'modelscope' ? 'modelscope' : null);

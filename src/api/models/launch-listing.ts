@@ -1,7 +1,11 @@
 import type { LaunchRequest } from '../../supervisor/launch-request.js';
 
-/** Launch options whose names say they hold a credential (`hf_token`, `api_key`, `password`). */
-const SECRET_OPTION = /key|token|password|passwd|secret|credential/i;
+/**
+ * Launch options whose names say they hold a credential (`hf_token`, `api_key`,
+ * `password`): a word of the name, not a piece of one (`tokenizer_mode` and
+ * `max_num_batched_tokens` are settings).
+ */
+const SECRET_OPTION = /(^|_)(token|key|api_?key|password|passwd|secret|credentials?)$/i;
 
 /**
  * A kept launch (autostart, on demand) as it is listed to anyone with `models:list`:

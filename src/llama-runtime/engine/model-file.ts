@@ -311,7 +311,9 @@ async function open(hub: Hub, url: string, offset: number, timeoutMs: number, un
   for (let attempt = 1; ; attempt++) {
     const response = await openOnce(hub, url, offset, timeoutMs, unreachable);
     if (!TRANSIENT.has(response.status) || attempt > RETRIES) return response;
-    const after = Number(response.headers.get('retry-after'));
+    // No header is no instruction (Number(null) is 0: the fallback never ran).
+    const header = response.headers.get('retry-after');
+    const after = header === null || header.trim() === '' ? Number.NaN : Number(header);
     const waitMs = Number.isFinite(after) && after >= 0 ? after * 1000 : 1000 * 2 ** (attempt - 1);
     if (waitMs > MAX_RETRY_WAIT_MS) return response;
     await response.body?.cancel();

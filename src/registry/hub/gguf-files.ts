@@ -23,7 +23,7 @@ const SPLIT = /-(\d{5})-of-(\d{5})\.gguf$/i;
 // ggml's quantization type names as quantizers put them in file names (llama.cpp's
 // `llama-quantize --help`): Q4_K_M, Q8_0, IQ4_XS, TQ1_0, BF16, F16, MXFP4, ...
 // Unsloth's dynamic quantizations keep their `UD-` (`Model-UD-Q4_K_XL.gguf`, tag `:UD-Q4_K_XL`).
-const QUANT = /(?:^|[-_.])((?:UD[-_])?(?:I?Q\d(?:_[A-Z0-9]+)*)|TQ\d_\d|MXFP4(?:_MOE)?|BF16|F16|F32|FP16|FP32)(?=$|[-_.])/gi;
+const QUANT = /(?:^|[-_.])((?:UD[-_])?(?:I?Q\d(?:_[A-Z0-9]+)*|TQ\d_\d)|MXFP4(?:_MOE)?|BF16|F16|F32|FP16|FP32)(?=$|[-_.])/gi;
 /** Files beside the model that are not the model: a vision projector, an imatrix. */
 const NOT_A_MODEL = /mmproj|imatrix/i;
 
@@ -86,9 +86,11 @@ export function pickQuantization(offered: readonly GgufQuantization[], tag: stri
   // Ollama's `:latest` is its default tag: no tag.
   if (tag !== null && tag.toLowerCase() !== 'latest') {
     const t = tag.toLowerCase();
+    // A file's own name says which file: never ambiguous.
+    const byFile = offered.find((q) => q.files.some((f) => f.toLowerCase() === t || f.toLowerCase().endsWith(`/${t}`)));
+    if (byFile) return byFile;
     const hit =
       offered.find((q) => q.quantization.toLowerCase() === t) ??
-      offered.find((q) => q.files.some((f) => f.toLowerCase() === t || f.toLowerCase().endsWith(`/${t}`))) ??
       // `:Q4_K_XL` for unsloth's `UD-Q4_K_XL`.
       offered.find((q) => q.quantization.toLowerCase().replace(/^ud[-_]/, '') === t);
     if (hit) return unambiguous(hit, repo);
