@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -172,8 +173,10 @@ describe('Anthropic Messages API (real server, both SDKs)', () => {
     expect(budget.body).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' }, request_id: budget.headers.get('request-id') });
     const caught = await client.messages.create({ model: 'nope', max_tokens: 3, messages: [{ role: 'user', content: 'x' }] }).catch((err: InstanceType<typeof Anthropic.APIError>) => err);
     expect((caught as InstanceType<typeof Anthropic.APIError>).requestID).toBeTruthy();
-    const tooLarge = await request(server.url, 'POST', '/v1/messages', { model: 'sim', max_tokens: 3, messages: [{ role: 'user', content: 'x'.repeat(51 * 1024 * 1024) }] }, as);
-    expect([tooLarge.status, tooLarge.body.error?.type]).toEqual([413, 'request_too_large']);
+    // A body declared past the route's limit is answered at once, before it is sent (sending
+    // 51 MB raced the server's answer and closed socket: EPIPE).
+    const tooLarge = await declaredTooLarge(server.url, '/v1/messages', 51 * 1024 * 1024, as.authorization);
+    expect([tooLarge.status, tooLarge.body.error?.type], JSON.stringify(tooLarge.body)).toEqual([413, 'request_too_large']);
     const wrong = new Anthropic({ baseURL: server.url, apiKey: 'sk-wrongwrongwro', maxRetries: 0 });
     await expect(wrong.messages.create({ model: 'sim', max_tokens: 3, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
     // Anthropic's server tools and MCP connector run on Anthropic's side: named, not failed or ignored.
@@ -202,3 +205,19 @@ print(json.dumps({"whole": whole.content[0].text, "streamed": streamed, "stop": 
     expect(out).toEqual({ whole: SIX_WORDS, streamed: SIX_WORDS, stop: 'max_tokens', out: 6, counted: 2 });
   });
 });
+
+/** The answer to a POST whose Content-Length says `bytes`, of which none is sent. */
+function declaredTooLarge(url: string, path: string, bytes: number, authorization: string): Promise<{ status: number; body: Record<string, any> }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(bytes), authorization } }, (res) => {
+      let text = '';
+      res.on('data', (d: Buffer) => (text += d.toString()));
+      res.on('end', () => {
+        req.destroy();
+        resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) });
+      });
+    });
+    req.on('error', reject);
+    req.flushHeaders();
+  });
+}

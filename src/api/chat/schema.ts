@@ -55,7 +55,15 @@ const functionDefinition = z.looseObject({
   // template writes into the prompt and a tool call could not name back.
   name: z.string().min(1).max(64).regex(/^[^\s\p{Cc}]+$/u, 'must hold no spaces or control characters'),
   description: z.string().nullish(),
-  parameters: z.looseObject({ properties: z.record(z.string(), z.unknown(), { error: 'must be an object of JSON Schemas, one per argument' }).optional() }).nullish(),
+  // A record, refined: a shape would reorder the schema's keys (its known ones first), and
+  // the template writes the tools into the prompt as they come.
+  parameters: z
+    .record(z.string(), z.unknown())
+    .refine((p) => p.properties === undefined || (typeof p.properties === 'object' && p.properties !== null && !Array.isArray(p.properties)), {
+      message: 'must be an object of JSON Schemas, one per argument',
+      path: ['properties'],
+    })
+    .nullish(),
   strict: z.boolean().nullish(),
 });
 
