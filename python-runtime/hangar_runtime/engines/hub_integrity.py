@@ -64,18 +64,23 @@ def verified_blobs(repo_folder: str) -> set[str]:
     at its next launch, with no progress, could run past the load's stall timeout);
     the marker is written at a download's start from then on, so what a launch that
     fails leaves behind is checked by the next."""
-    blobs = os.path.join(repo_folder, "blobs")
-    marker = os.path.join(blobs, _VERIFIED_FILE)
-    try:
-        with open(marker) as f:
-            return {line.strip() for line in f if line.strip()}
-    except FileNotFoundError:
-        pass
-    except OSError:
-        return set()
-    present = [n for n in _listdir(blobs) if SAFE_ETAG.match(n)]
+    known = _read_marker(repo_folder)
+    if known is not None:
+        return known
+    present = [n for n in _listdir(os.path.join(repo_folder, "blobs")) if SAFE_ETAG.match(n)]
     mark_verified(repo_folder, present, create=True)
     return set(present)
+
+
+def _read_marker(repo_folder: str) -> set[str] | None:
+    """The names the marker holds; None where there is no marker (a cache from before it)."""
+    try:
+        with open(os.path.join(repo_folder, "blobs", _VERIFIED_FILE)) as f:
+            return {line.strip() for line in f if line.strip()}
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return set()
 
 
 def mark_verified(repo_folder: str, names: list, create: bool = False) -> None:
@@ -83,9 +88,7 @@ def mark_verified(repo_folder: str, names: list, create: bool = False) -> None:
     next launch, never this one."""
     blobs = os.path.join(repo_folder, "blobs")
     marker = os.path.join(blobs, _VERIFIED_FILE)
-    known = set()
-    if os.path.exists(marker):
-        known = verified_blobs(repo_folder)
+    known = _read_marker(repo_folder) or set()
     new = {n for n in names if n} - known
     if (not new and not create) or not os.path.isdir(blobs):
         return
@@ -134,32 +137,34 @@ def verify(where: str, snapshot: str, wanted: list, repo_folder: str) -> None:
             # Not one of the cache's blobs (a copy laid out by hand): checked, never removed.
             real = None
         lfs = getattr(sibling, "lfs", None)
-        expected = getattr(lfs, "sha256", None) if lfs is not None else None
-        if expected:
-            actual = _file_hash(path, hashlib.sha256())
-        elif getattr(sibling, "blob_id", None):
-            expected = sibling.blob_id
-            actual = _file_hash(path, hashlib.sha1(b"blob %d\0" % os.path.getsize(path)))
-        else:
+        sha256 = getattr(lfs, "sha256", None) if lfs is not None else None
+        expected = sha256 or getattr(sibling, "blob_id", None)
+        if not expected:
             continue
-        if actual != expected:
+        if _content_hash(path, git_blob=not sha256) != expected:
             bad.append(sibling.rfilename)
-            for victim in (path, real):
-                try:
-                    if victim is not None:
-                        os.remove(victim)
-                except OSError:
-                    pass
+            _remove(path, real)
     if bad:
         raise InvalidModel(f"Downloaded {where}, but {', '.join(bad)} did not match the hub's hash; the bad "
                            f"copies were removed. Launch again to fetch them anew.")
 
 
-def _file_hash(path: str, digest) -> str:
+def _content_hash(path: str, git_blob: bool) -> str:
+    """A file's sha256 (an LFS file's name on the hub), or its git blob id."""
+    digest = hashlib.sha1(b"blob %d\0" % os.path.getsize(path)) if git_blob else hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def _remove(*paths: str | None) -> None:
+    for path in paths:
+        try:
+            if path is not None:
+                os.remove(path)
+        except OSError:
+            pass
 
 
 def verify_by_blob_names(where: str, snapshot: str, repo_folder: str) -> None:
@@ -176,21 +181,13 @@ def verify_by_blob_names(where: str, snapshot: str, repo_folder: str) -> None:
             blob = os.path.basename(real)
             if os.path.dirname(real) != blobs or blob in verified or not os.path.isfile(real):
                 continue
-            if len(blob) == 64:
-                actual = _file_hash(real, hashlib.sha256())
-            elif len(blob) == 40:
-                actual = _file_hash(real, hashlib.sha1(b"blob %d\0" % os.path.getsize(real)))
-            else:
+            if len(blob) not in (40, 64):
                 continue
-            if actual == blob:
+            if _content_hash(real, git_blob=len(blob) == 40) == blob:
                 good.append(blob)
                 continue
             bad.append(os.path.relpath(path, snapshot))
-            for victim in (path, real):
-                try:
-                    os.remove(victim)
-                except OSError:
-                    pass
+            _remove(path, real)
     mark_verified(repo_folder, good)
     if bad:
         raise InvalidModel(f"The cached copy of {where} has files that do not match their hash: {', '.join(bad)}; "
