@@ -1,5 +1,5 @@
 import { hubOffline } from '../config/hub-settings.js';
-import type { ResolvedModel } from './resolved-model.js';
+import { ggufFileName, ggufPartNames, type ResolvedModel } from './resolved-model.js';
 import { configShape, isConsolidated, loadedByTransformers, type ModelShape } from './weight-files.js';
 
 /** Where the Hugging Face hub is asked, and how (the launch's `envs` win over the service's environment). */
@@ -86,20 +86,15 @@ async function torchShape(listed: Array<{ path: string; size: number }>, config:
 /** The GGUF file the launch will fetch (its quantization's, all parts of a split one); 0 when none matches. */
 function ggufBytes(files: Array<{ path: string; size: number }>, resolved: ResolvedModel): number {
   const ggufs = files.filter((f) => f.path.toLowerCase().endsWith('.gguf'));
-  const quantization = resolved.load.quantization ?? '';
   // A split file is all its parts: its single-file name is only the first (a 9-part
   // quantization was estimated at one ninth of its size).
-  const parts = resolved.load.quantization_parts?.[quantization];
-  const splitTemplate = resolved.load.model_file_name_split_template;
-  if (parts && parts.length > 0 && splitTemplate) {
-    const names = new Set(parts.map((part) => splitTemplate.replaceAll('{quantization}', quantization).replaceAll('{part}', part)));
-    const found = ggufs.filter((f) => names.has(f.path));
-    if (found.length > 0) return found.reduce((sum, f) => sum + f.size, 0);
-  }
-  const wanted = resolved.load.model_file_name_template?.replaceAll('{quantization}', quantization);
+  const parts = new Set(ggufPartNames(resolved.load));
+  const found = ggufs.filter((f) => parts.has(f.path));
+  if (found.length > 0) return found.reduce((sum, f) => sum + f.size, 0);
+  const wanted = ggufFileName(resolved.load);
   const exact = wanted ? ggufs.find((f) => f.path === wanted) : undefined;
   if (exact) return exact.size;
-  const q = quantization.toLowerCase();
+  const q = (resolved.load.quantization ?? '').toLowerCase();
   const matching = q ? ggufs.filter((f) => f.path.toLowerCase().includes(q)) : [];
   const split = matching.filter((f) => /-\d+-of-\d+\.gguf$/i.test(f.path));
   if (split.length > 0) return split.reduce((sum, f) => sum + f.size, 0);

@@ -1,7 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { modelSizeValue } from './model-size.js';
-import type { ResolvedModel } from './resolved-model.js';
+import { ggufFileName, ggufPartNames, type ResolvedModel } from './resolved-model.js';
 import { runtimeOverhead } from './runtime-overhead.js';
 import { hubShape, type HubAccess } from './hub-weights.js';
 import { weightsOfFolder, ggufShape, type ModelShape } from './weight-files.js';
@@ -196,15 +196,11 @@ function fileOnly(bytes: number): ModelShape {
  * repo in the cache was taken for it, and its size with it.
  */
 async function ggufIn(folder: string, resolved: ResolvedModel): Promise<string | null> {
-  const quantization = resolved.load.quantization ?? '';
-  const part = resolved.load.quantization_parts?.[quantization]?.[0];
-  const splitTemplate = resolved.load.model_file_name_split_template;
-  const template = resolved.load.model_file_name_template;
-  const wanted = part && splitTemplate ? splitTemplate.replaceAll('{quantization}', quantization).replaceAll('{part}', part) : template?.replaceAll('{quantization}', quantization);
+  const wanted = ggufPartNames(resolved.load)[0] ?? ggufFileName(resolved.load);
   if (wanted) return (await stat(path.join(folder, wanted)).catch(() => null))?.isFile() ? path.join(folder, wanted) : null;
   const names = (await readdir(folder).catch(() => [] as string[])).filter((n) => n.toLowerCase().endsWith('.gguf'));
   if (names.length === 0) return null;
-  const q = quantization.toLowerCase();
+  const q = (resolved.load.quantization ?? '').toLowerCase();
   const pick = q ? names.find((n) => n.toLowerCase().includes(q)) : undefined;
   if (pick) return path.join(folder, pick);
   let best: [string, number] | null = null;

@@ -44,3 +44,16 @@ export interface LoadFields {
   /** Image and video: the family's generation defaults (`default_generate_config`). */
   generate_config?: Record<string, unknown>;
 }
+
+/** The files of a split GGUF quantization, in order, as its spec names them; empty for a single file. */
+export function ggufPartNames(load: LoadFields): string[] {
+  const quantization = load.quantization ?? '';
+  const template = load.model_file_name_split_template;
+  const parts = load.quantization_parts?.[quantization] ?? [];
+  return template ? parts.map((part) => template.replaceAll('{quantization}', quantization).replaceAll('{part}', part)) : [];
+}
+
+/** The one GGUF file a spec names for its quantization, where it names one. */
+export function ggufFileName(load: LoadFields): string | null {
+  return load.model_file_name_template?.replaceAll('{quantization}', load.quantization ?? '') ?? null;
+}
