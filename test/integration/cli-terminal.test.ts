@@ -4,6 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './harness/cli.js';
+import { abortedAnswers } from './harness/finish-reasons.js';
 import { client } from './harness/http.js';
 import { waitFor } from './harness/processes.js';
 import { makeHome, removeHome, repoRoot, startServer, type TestServer } from './harness/server.js';
@@ -66,10 +67,7 @@ describe('hangar CLI at a terminal', () => {
     expect(answers).toHaveLength(2);
     for (const answer of answers) expect(answer.trim().split(/\s+/).length).toBeLessThan(MAX_TOKENS);
     // The server stopped generating: both answers ended as aborted, not run out.
-    const aborted = async () => {
-      const reasons = (await client(server.url).get('/v1/stats/models/slow/series?window=5m')).body.finish_reasons as Record<string, Array<number | null>>;
-      return (reasons.abort ?? []).reduce<number>((a, c) => a + (c ?? 0), 0);
-    };
+    const aborted = () => abortedAnswers(server.url, 'slow');
     expect(await waitFor(async () => (await aborted()) === 2, 10_000), String(await aborted())).toBe(true);
   }, 150_000);
 

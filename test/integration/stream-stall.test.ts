@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { abortedAnswers } from './harness/finish-reasons.js';
 import { client } from './harness/http.js';
 import { waitFor } from './harness/processes.js';
 import { removeHome, startServer, type TestServer } from './harness/server.js';
@@ -21,10 +22,7 @@ describe('a stream whose client takes nothing', () => {
     if (server) await removeHome(server.home);
   });
 
-  const aborted = async () => {
-    const reasons = (await client(server.url).get('/v1/stats/models/sim/series?window=5m')).body.finish_reasons as Record<string, Array<number | null>>;
-    return (reasons.abort ?? []).reduce<number>((a, c) => a + (c ?? 0), 0);
-  };
+  const aborted = () => abortedAnswers(server.url, 'sim');
 
   // One choice (stream-relay.ts), its chunks made large by their log-probabilities so the
   // buffers fill soon; and 64 choices (choices-relay.ts).

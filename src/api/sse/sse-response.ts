@@ -92,7 +92,7 @@ export class SseResponse {
     if (this.stall) clearTimeout(this.stall);
     this.stall = setTimeout(() => {
       this.stall = null;
-      if (this.raw.writableNeedDrain || !this.raw.writableFinished) this.raw.destroy();
+      if (!this.raw.writableFinished) this.raw.destroy();
     }, this.stallMs);
     this.stall.unref();
   }
