@@ -169,7 +169,8 @@ export function installKeyAdmission(app: FastifyInstance, access: AccessControl,
     try {
       // A model generates at most its context: a max_tokens past it (Claude Code sends 32k
       // and more) counted whole refused keys whose tokens per minute the answer fits.
-      admitKeyedCall(request, reply, body.model, wantedTokens(body, contextOf(body.model)));
+      // Only a database key's limits read the estimate: no lookup for other requests.
+      admitKeyedCall(request, reply, body.model, request.principal?.key ? wantedTokens(body, contextOf(body.model)) : null);
     } catch (err) {
       return done(err as Error);
     }
