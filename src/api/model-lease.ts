@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseKeepAlive } from '../config/keep-alive.js';
 import { HangarError } from '../errors/hangar-error.js';
+import { refuseOtherType } from '../supervisor/replica-calls.js';
 import type { Supervisor } from '../supervisor/supervisor.js';
 import { inferenceBody } from './inference-body.js';
 
@@ -45,9 +46,7 @@ export async function leaseModel(request: FastifyRequest, reply: FastifyReply, m
   // Refused before an on-demand entry loads, not after the load it did not need.
   const types = request.routeOptions.config.modelTypes;
   const unloaded = supervisor.onDemand.unloadedType(model);
-  if (types && unloaded && !types.includes(unloaded)) {
-    throw new HangarError('wrong_model_type', [model, unloaded, request.routeOptions.url ?? request.url, types.join(' or ')], { param: 'model' });
-  }
+  if (types && unloaded) refuseOtherType(model, unloaded, request.routeOptions.url ?? request.url, types);
   let keepAlive: number | null | undefined;
   if (fields && fields.keep_alive !== undefined) {
     const given = fields.keep_alive;

@@ -21,12 +21,14 @@ export interface CallResult {
   runtimeMs: number;
 }
 
+/** 400 where a route serves other model types than the model's (also an on-demand entry's, before it loads). */
+export function refuseOtherType(uid: string, type: ModelType, route: string, types: readonly ModelType[]): void {
+  if (!types.includes(type)) throw new HangarError('wrong_model_type', [uid, type, route, types.join(' or ')], { param: 'model' });
+}
+
 /** The instance a call may go to: the right type, and ready. */
 export function checkCallable(instance: ModelInstance, target: CallTarget): void {
-  const type = instance.resolved.modelType;
-  if (!target.types.includes(type)) {
-    throw new HangarError('wrong_model_type', [target.uid, type, target.route, target.types.join(' or ')], { param: 'model' });
-  }
+  refuseOtherType(target.uid, instance.resolved.modelType, target.route, target.types);
   // Asleep (vLLM sleep mode): a request's lease wakes it first (on-demand.ts); a call without one waits its turn.
   if (instance.state === 'CREATING' || instance.asleep) {
     throw new HangarError('model_loading', [target.uid], { headers: { 'retry-after': '5' } });
