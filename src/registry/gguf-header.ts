@@ -29,7 +29,12 @@ const FIXED_SIZES: Record<number, number> = { 0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4
 const STRING = 8;
 const ARRAY = 9;
 
-export async function readGgufMetadata(source: ByteSource, maxBytes = MAX_GGUF_HEADER_BYTES): Promise<Map<string, GgufScalar>> {
+/**
+ * `stopBefore` ends the read early, before the value of the key it is true for: a
+ * caller that needs only the model's shape stops at the tokenizer's keys, which hold
+ * nearly all of a header's bytes (the vocabulary), and reads a few KiB of the file.
+ */
+export async function readGgufMetadata(source: ByteSource, maxBytes = MAX_GGUF_HEADER_BYTES, stopBefore?: (key: string, metadata: ReadonlyMap<string, GgufScalar>) => boolean): Promise<Map<string, GgufScalar>> {
   const reader = new BoundedReader(source, maxBytes);
   if ((await reader.bytes(4)).toString('latin1') !== 'GGUF') throw new GgufHeaderError('not a GGUF file (its first bytes are not "GGUF")');
   const version = (await reader.bytes(4)).readUInt32LE(0);
@@ -41,6 +46,7 @@ export async function readGgufMetadata(source: ByteSource, maxBytes = MAX_GGUF_H
   // Each entry takes at least 12 bytes, so the cap ends a count that lies long before this loop would.
   for (let i = 0n; i < count; i++) {
     const key = await reader.string();
+    if (stopBefore?.(key, metadata)) break;
     const type = await reader.u32();
     const value = await readValue(reader, type, 0);
     if (value !== undefined) metadata.set(key, value);

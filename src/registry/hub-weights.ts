@@ -1,6 +1,8 @@
 import { hubOffline } from '../config/hub-settings.js';
 import { ggufFileName, ggufPartNames, type ResolvedModel } from './resolved-model.js';
-import { configShape, isConsolidated, loadedByTransformers, type ModelShape } from './weight-files.js';
+import { MAX_GGUF_HEADER_BYTES, readGgufMetadata } from './gguf-header.js';
+import { HubClient } from './hub/hub-client.js';
+import { configShape, ggufShapeKnown, ggufShapeOf, isConsolidated, loadedByTransformers, type ModelShape } from './weight-files.js';
 
 /** Where the Hugging Face hub is asked, and how (the launch's `envs` win over the service's environment). */
 export interface HubAccess {
@@ -56,8 +58,8 @@ export async function hubShape(resolved: ResolvedModel, access: HubAccess): Prom
   if (!files.every((f) => Number.isSafeInteger(f.size) && f.size >= 0)) return null;
   let shape: ModelShape | null;
   if (resolved.runtimeEngine === 'llama_cpp') {
-    const bytes = ggufBytes(files, resolved);
-    shape = bytes > 0 ? { parameters: null, bytesPerParameter: 2, fileBytes: bytes, layers: null, kvHeads: null, headDim: null, contextLength: null } : null;
+    const chosen = ggufChosen(files, resolved);
+    shape = chosen ? await ggufHubShape(id, revision, chosen, access) : null;
   } else {
     shape = await torchShape(files, () => get(`${endpoint}/${repo}/resolve/${encodeURIComponent(revision)}/config.json`));
   }
@@ -83,20 +85,40 @@ async function torchShape(listed: Array<{ path: string; size: number }>, config:
   return { parameters: Math.round(fileBytes / bytesPerParameter), bytesPerParameter, fileBytes, ...configShape(json) };
 }
 
-/** The GGUF file the launch will fetch (its quantization's, all parts of a split one); 0 when none matches. */
-function ggufBytes(files: Array<{ path: string; size: number }>, resolved: ResolvedModel): number {
+/**
+ * A GGUF quantization's shape: its files' bytes, and layers, heads and context from the
+ * header at the start of its (first) file, read over an HTTP range up to the
+ * tokenizer's keys (a few KiB), within the lookup's time. A header that cannot be read
+ * leaves the bytes alone (no KV cache term: the estimate errs low, as before).
+ */
+async function ggufHubShape(repo: string, revision: string, chosen: { bytes: number; first: string }, access: HubAccess): Promise<ModelShape> {
+  const limit = AbortSignal.timeout(access.timeoutMs);
+  try {
+    const source = await new HubClient({ env: access.env, timeoutMs: access.timeoutMs }).fileStart(repo, revision, chosen.first, MAX_GGUF_HEADER_BYTES, limit);
+    try {
+      return ggufShapeOf(await readGgufMetadata(source, MAX_GGUF_HEADER_BYTES, ggufShapeKnown), chosen.bytes);
+    } finally {
+      source.close();
+    }
+  } catch {
+    return ggufShapeOf(new Map(), chosen.bytes);
+  }
+}
+
+/** The GGUF files the launch will fetch (its quantization's, all parts of a split one): their bytes and the first's name; null when none matches. */
+function ggufChosen(files: Array<{ path: string; size: number }>, resolved: ResolvedModel): { bytes: number; first: string } | null {
   const ggufs = files.filter((f) => f.path.toLowerCase().endsWith('.gguf'));
+  const of = (picked: Array<{ path: string; size: number }>) => (picked.length > 0 ? { bytes: picked.reduce((sum, f) => sum + f.size, 0), first: picked[0]!.path } : null);
   // A split file is all its parts: its single-file name is only the first (a 9-part
   // quantization was estimated at one ninth of its size).
-  const parts = new Set(ggufPartNames(resolved.load));
-  const found = ggufs.filter((f) => parts.has(f.path));
-  if (found.length > 0) return found.reduce((sum, f) => sum + f.size, 0);
+  const parts = ggufPartNames(resolved.load);
+  const found = parts.flatMap((name) => ggufs.filter((f) => f.path === name));
+  if (found.length > 0) return of(found);
   const wanted = ggufFileName(resolved.load);
   const exact = wanted ? ggufs.find((f) => f.path === wanted) : undefined;
-  if (exact) return exact.size;
+  if (exact) return of([exact]);
   const q = (resolved.load.quantization ?? '').toLowerCase();
   const matching = q ? ggufs.filter((f) => f.path.toLowerCase().includes(q)) : [];
-  const split = matching.filter((f) => /-\d+-of-\d+\.gguf$/i.test(f.path));
-  if (split.length > 0) return split.reduce((sum, f) => sum + f.size, 0);
-  return matching[0]?.size ?? 0;
+  const split = matching.filter((f) => /-\d+-of-\d+\.gguf$/i.test(f.path)).sort((a, b) => a.path.localeCompare(b.path));
+  return of(split.length > 0 ? split : matching.slice(0, 1));
 }

@@ -126,12 +126,17 @@ export async function ggufShape(file: string): Promise<ModelShape | null> {
   let meta = new Map<string, GgufScalar>();
   const source = await fileSource(file);
   try {
-    meta = await readGgufMetadata(source);
+    meta = await readGgufMetadata(source, undefined, ggufShapeKnown);
   } catch {
     // Not readable as GGUF (or a header past the limit): the file's size is still the weights.
   } finally {
     await source.close();
   }
+  return ggufShapeOf(meta, fileBytes);
+}
+
+/** A GGUF model's shape from its header's metadata (read from a file or the hub) and its files' bytes. */
+export function ggufShapeOf(meta: ReadonlyMap<string, GgufScalar>, fileBytes: number): ModelShape {
   const arch = meta.get('general.architecture');
   const n = (key: string): number | null => {
     const v = meta.get(`${String(arch)}.${key}`);
@@ -148,6 +153,16 @@ export async function ggufShape(file: string): Promise<ModelShape | null> {
     headDim: n('attention.key_length') ?? (heads && embedding ? embedding / heads : null),
     contextLength: n('context_length'),
   };
+}
+
+/**
+ * Before a key of the tokenizer (the vocabulary: nearly all of a header's bytes), once
+ * the architecture's layer count is read: enough for `ggufShapeOf`. llama.cpp's
+ * converter writes the architecture's keys first; a file that does not is read on.
+ */
+export function ggufShapeKnown(key: string, meta: ReadonlyMap<string, GgufScalar>): boolean {
+  const arch = meta.get('general.architecture');
+  return key.startsWith('tokenizer.') && typeof arch === 'string' && meta.has(`${arch}.block_count`);
 }
 
 /**

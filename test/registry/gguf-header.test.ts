@@ -3,17 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fileSource, GgufHeaderError, readGgufMetadata, type ByteSource } from '../../src/registry/gguf-header.js';
-import { ggufShape } from '../../src/registry/weight-files.js';
-
-// GGUF's layout (ggml's docs/gguf.md), little-endian: "GGUF", version u32, tensor count
-// u64, metadata count u64, then each entry: key (u64 length + bytes), type u32, value.
-const u32 = (n: number) => { const b = Buffer.alloc(4); b.writeUInt32LE(n); return b; };
-const u64 = (n: bigint | number) => { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(n)); return b; };
-const str = (s: string) => Buffer.concat([u64(Buffer.byteLength(s)), Buffer.from(s)]);
-type Entry = [string, Buffer];
-const entry = (key: string, type: number, value: Buffer): Entry => [key, Buffer.concat([u32(type), value])];
-const header = (entries: Entry[], count: bigint | number = entries.length, version = 3) =>
-  Buffer.concat([Buffer.from('GGUF'), u32(version), u64(2), u64(count), ...entries.map(([k, v]) => Buffer.concat([str(k), v]))]);
+import { ggufShape, ggufShapeKnown } from '../../src/registry/weight-files.js';
+import { entry, header, str, u32, u64, type Entry } from '../fixtures/gguf-bytes.js';
 
 const llama = (extra: Entry[] = []) =>
   header([
@@ -110,5 +101,24 @@ describe('GGUF header, read with bounds', () => {
     await expect(readGgufMetadata(source, 200_000)).rejects.toThrow(/ends inside its header|past the 200000-byte limit/);
     expect(source.furthest).toBeLessThanOrEqual(200_000);
     expect((await readGgufMetadata(bufferSource(big), 400_000)).get('general.flag')).toBe(true);
+  });
+
+  it('reads a shape up to the tokenizer\'s keys only: the vocabulary (megabytes) is never fetched', async () => {
+    const vocabulary = (arch: string) => header([
+      entry('general.architecture', 8, str(arch)),
+      entry('qwen2.block_count', 4, u32(28)),
+      entry('qwen2.attention.head_count', 4, u32(12)),
+      entry('tokenizer.ggml.tokens', 9, Buffer.concat([u32(0), u64(3 * 1024 * 1024), Buffer.alloc(3 * 1024 * 1024)])),
+      entry('qwen2.attention.head_count_kv', 4, u32(2)),
+    ]);
+    const source = bufferSource(vocabulary('qwen2'));
+    const meta = await readGgufMetadata(source, undefined, ggufShapeKnown);
+    expect(meta.get('qwen2.block_count')).toBe(28);
+    expect(meta.has('qwen2.attention.head_count_kv')).toBe(false);
+    expect(source.furthest).toBeLessThanOrEqual(1024 * 1024);
+    // A file whose architecture's keys come after its tokenizer's is read on, to them.
+    const late = bufferSource(vocabulary('llama'));
+    await readGgufMetadata(late, undefined, ggufShapeKnown);
+    expect(late.furthest).toBeGreaterThan(3 * 1024 * 1024);
   });
 });

@@ -6,10 +6,9 @@ import { buildHubRegistration } from '../../src/registry/hub/hub-registration.js
 import { HubClient } from '../../src/registry/hub/hub-client.js';
 import { parseHubId } from '../../src/registry/hub/hub-id.js';
 import { searchHub, type HubSearchQuery } from '../../src/api/hub/hub-search.js';
+import { u32, u64 } from '../fixtures/gguf-bytes.js';
 
 const SHA = 'a'.repeat(40);
-const u32 = (n: number) => { const b = Buffer.alloc(4); b.writeUInt32LE(n); return b; };
-const u64 = (n: bigint) => { const b = Buffer.alloc(8); b.writeBigUInt64LE(n); return b; };
 
 /** What each repo of the hostile hub answers: its info (sha, id, files) and its files' bodies. */
 interface Repo { info: Record<string, unknown>; files: Record<string, (res: import('node:http').ServerResponse) => void> }

@@ -8,6 +8,7 @@ import { estimateMemory } from '../../src/registry/memory-estimate.js';
 import type { ResolvedModel } from '../../src/registry/resolved-model.js';
 import { runtimeOverhead } from '../../src/registry/runtime-overhead.js';
 import { safetensorsHeader } from '../../src/registry/weight-files.js';
+import { entry, header, str, u32 } from '../fixtures/gguf-bytes.js';
 
 /** A real safetensors file: the 8-byte header length, the JSON header, then the tensors' bytes. */
 async function writeSafetensors(file: string, tensors: Record<string, { dtype: string; shape: number[] }>): Promise<void> {
@@ -98,6 +99,24 @@ describe('the memory estimate', () => {
   });
 
   it('sizes a model not downloaded yet from the hub\'s file listing and config, before any download; the catalog when the hub is silent or offline', async () => {
+    // A CDN on another origin, where the hub sends a GGUF file: its header (the shape)
+    // comes from the start of the file, asked for by range; the token stays with the hub.
+    const cdnSaw: Array<{ range?: string; authorization?: string }> = [];
+    const ggufHead = header([
+      entry('general.architecture', 8, str('llama')),
+      entry('llama.context_length', 4, u32(4096)),
+      entry('llama.block_count', 4, u32(4)),
+      entry('llama.embedding_length', 4, u32(256)),
+      entry('llama.attention.head_count', 4, u32(8)),
+      entry('llama.attention.head_count_kv', 4, u32(2)),
+      entry('tokenizer.ggml.model', 8, str('gpt2')),
+    ]);
+    const cdn = createServer((req, res) => {
+      cdnSaw.push({ range: req.headers.range, authorization: req.headers.authorization });
+      res.writeHead(206, { 'content-type': 'application/octet-stream' });
+      res.end(Buffer.concat([ggufHead, Buffer.alloc(64 * 1024)]));
+    });
+    await new Promise<void>((resolve) => cdn.listen(0, '127.0.0.1', resolve));
     // The hub's API on loopback: the tree listing huggingface_hub asks for, and config.json.
     const asked: string[] = [];
     const hub = createServer((req, res) => {
@@ -126,6 +145,10 @@ describe('the memory estimate', () => {
           { type: 'file', path: 'F16/q-F16-00002-of-00002.gguf', lfs: { size: 800_000_000 } },
         ]);
       }
+      if (req.url === '/org/q-GGUF/resolve/main/q-Q8_0.gguf') {
+        res.writeHead(302, { location: `http://127.0.0.1:${(cdn.address() as AddressInfo).port}/blob/q-Q8_0.gguf` });
+        return res.end();
+      }
       if (req.url === '/api/models/org/liar/tree/main?recursive=true') {
         return json(200, [{ type: 'file', path: 'model.safetensors', size: 'abc' }, { type: 'file', path: 'b.safetensors', lfs: { size: -5_000_000_000 } }]);
       }
@@ -142,12 +165,16 @@ describe('the memory estimate', () => {
       expect(big.kv_cache).toBe(512 * 2 * 2 * 16 * 2 * 2);
       const onCpu = await estimateMemory({ resolved: resolved('transformers', { model_id: 'org/big', model_format: 'pytorch', model_size_in_billions: 70 }), engineKwargs: {}, onGpu: false, cacheDir: dir, hub: access() });
       expect(onCpu.weights).toBe(8_000_000_000);
-      const gguf = await estimateMemory({ resolved: resolved('llama_cpp', { model_id: 'org/q-GGUF', model_format: 'ggufv2', quantization: 'Q8_0', model_file_name_template: 'q-{quantization}.gguf', model_size_in_billions: 7 }), engineKwargs: {}, onGpu: false, cacheDir: dir, hub: access() });
-      expect(gguf).toMatchObject({ basis: 'hub', weights: 900_000_000 });
+      const gguf = await estimateMemory({ resolved: resolved('llama_cpp', { model_id: 'org/q-GGUF', model_format: 'ggufv2', quantization: 'Q8_0', model_file_name_template: 'q-{quantization}.gguf', model_size_in_billions: 7 }), engineKwargs: {}, onGpu: false, cacheDir: dir, hub: access({ HF_TOKEN: 'hf_secret' }) });
+      // The KV cache from the header: 4096 trained tokens (under the 8192 default n_ctx)
+      // for each of the 8 default parallel sequences; 4 layers, 2 KV heads of 32, K and V, f16.
+      expect(gguf).toMatchObject({ basis: 'hub', weights: 900_000_000, kv_cache: 4096 * 8 * 4 * 2 * 32 * 2 * 2 });
+      expect(cdnSaw).toEqual([{ range: expect.stringMatching(/^bytes=0-\d+$/) }]);
       // A split quantization is all its parts (its single-file name is only the first).
       const split = { model_file_name_template: 'F16/q-{quantization}-00001-of-00002.gguf', model_file_name_split_template: '{quantization}/q-{quantization}-{part}.gguf', quantization_parts: { F16: ['00001-of-00002', '00002-of-00002'] } };
       const f16 = await estimateMemory({ resolved: resolved('llama_cpp', { model_id: 'org/q-GGUF', model_format: 'ggufv2', quantization: 'F16', ...split, model_size_in_billions: 7 }), engineKwargs: {}, onGpu: false, cacheDir: dir, hub: access() });
-      expect(f16).toMatchObject({ basis: 'hub', weights: 1_800_000_000 });
+      // Its first part's header is not there (404): the bytes still count, with no KV term.
+      expect(f16).toMatchObject({ basis: 'hub', weights: 1_800_000_000, kv_cache: 0 });
       // A listing whose sizes are no byte counts is no basis: the catalog's size serves.
       for (const [model, env] of [['org/slow', {}], ['org/missing', {}], ['org/liar', {}], ['org/big2', { HF_HUB_OFFLINE: '1' }]] as const) {
         const fallback = await estimateMemory({ resolved: resolved('transformers', { model_id: model, model_format: 'pytorch', model_size_in_billions: 1 }), engineKwargs: {}, onGpu: true, cacheDir: dir, hub: access(env) });
@@ -155,8 +182,10 @@ describe('the memory estimate', () => {
       }
       expect(asked.some((u) => u.startsWith('/api/models/org/big2'))).toBe(false);
     } finally {
-      hub.closeAllConnections();
-      await new Promise((resolve) => hub.close(resolve));
+      for (const server of [hub, cdn]) {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
     }
   });
 
