@@ -38,11 +38,21 @@ const CONVERSATIONS: Array<{ name: string; messages: unknown[]; tools?: unknown[
   },
 ];
 
+/** How a prompt ends: vLLM's `add_generation_prompt` and `continue_final_message` (Anthropic's prefill). */
+type Ending = { addGenerationPrompt?: boolean; continueFinalMessage?: boolean };
+
+/** Prompts that do not open a new assistant turn: a prefill to continue (with and without spaces round it), a chat left as it is. */
+const ENDINGS: Array<{ name: string; messages: unknown[]; ending: Ending }> = [
+  { name: 'a prefill', messages: [{ role: 'user', content: 'Give me JSON.' }, { role: 'assistant', content: '{"answer":' }], ending: { continueFinalMessage: true } },
+  { name: 'a prefill in parts, spaced', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Count.' }, { role: 'assistant', content: [{ type: 'text', text: ' One, two,' }, { type: 'text', text: ' three ' }] }], ending: { continueFinalMessage: true } },
+  { name: 'no turn opened', messages: [{ role: 'user', content: 'Hello' }], ending: { addGenerationPrompt: false } },
+];
+
 /** The built-in families whose templates the comparison covers (their own chat templates, as registered). */
 const FAMILIES = ['qwen2.5-instruct', 'qwen3', 'llama-3.1-instruct', 'llama-3.2-instruct', 'phi-4', 'phi-3.5-mini-instruct', 'gemma-2-it', 'mistral-instruct-v0.3', 'deepseek-r1-distill-qwen'];
 
 /** The Transformers engine's own rendering (chat_format.render_chat, over apply_chat_template) for each case, in one Python process. */
-function renderWithTransformers(cases: Array<{ template: string; messages: unknown[]; tools?: unknown[] }>): Array<{ text?: string; error?: string }> {
+function renderWithTransformers(cases: Array<{ template: string; messages: unknown[]; tools?: unknown[]; ending?: Ending }>): Array<{ text?: string; error?: string }> {
   const script = `
 import json, sys
 sys.path.insert(0, ${JSON.stringify(path.join(repoRoot, 'test', 'fixtures'))})
@@ -53,8 +63,11 @@ tok = build_tokenizer()
 out = []
 for case in json.load(sys.stdin):
     try:
+        ending = case.get("ending") or {}
         out.append({"text": render_chat(tok, case["messages"], template=case["template"], tools=case.get("tools"),
-                                        chat_template_kwargs=${JSON.stringify(SPECIAL)})})
+                                        chat_template_kwargs=${JSON.stringify(SPECIAL)},
+                                        add_generation_prompt=ending.get("addGenerationPrompt", True),
+                                        continue_final_message=ending.get("continueFinalMessage", False))})
     except Exception as exc:
         out.append({"error": str(exc)})
 print(json.dumps(out))
@@ -94,6 +107,42 @@ describe('chat prompts: the llama.cpp engine renders what the Transformers engin
       expect(expected[i]!.text, c.family).toContain('Answer only in French.');
     });
   }, 60_000);
+
+  it('ends a prompt inside a final message to continue it (continue_final_message, a prefill), or with no turn opened, as transformers does', () => {
+    const cases = FAMILIES.flatMap((family) => {
+      const record = JSON.parse(readFileSync(path.join(repoRoot, 'src', 'registry', 'builtin', 'llm', `${family}.json`), 'utf8')) as { chat_template: string };
+      return ENDINGS.map((c) => ({ family, name: c.name, template: record.chat_template, messages: c.messages, ending: c.ending }));
+    });
+    const expected = renderWithTransformers(cases);
+    let continued = 0;
+    cases.forEach((c, i) => {
+      const want = expected[i]!;
+      const prompt = new ChatPrompt(c.template, SPECIAL);
+      if (want.error !== undefined) {
+        expect(() => prompt.render(c.messages, c.ending), `${c.family}: ${c.name}`).toThrow();
+        return;
+      }
+      const text = prompt.render(c.messages, c.ending);
+      expect(text, `${c.family}: ${c.name}`).toBe(want.text);
+      if (c.ending.continueFinalMessage) {
+        // The prompt ends with the prefill's text: no end of turn after it, no new turn.
+        expect(text.trimEnd().endsWith(c.name === 'a prefill' ? '{"answer":' : 'three'), `${c.family}: ${c.name}`).toBe(true);
+        continued++;
+      }
+    });
+    expect(continued).toBeGreaterThanOrEqual(FAMILIES.length * 2 - 2);
+    // A final message the template drops cannot be continued, nor one of a template that writes no content: said so.
+    const dropping = new ChatPrompt("{% for m in messages %}{% if m.role == 'user' %}{{ m.content }}{% endif %}{% endfor %}", SPECIAL);
+    expect(() => dropping.render([{ role: 'user', content: 'a' }, { role: 'assistant', content: 'prefix' }], { continueFinalMessage: true })).toThrow(/does not appear in the chat/);
+    expect(() => new ChatPrompt('{{ bos_token }}', SPECIAL).render([{ role: 'assistant', content: 'x' }], { continueFinalMessage: true })).toThrow(/writes no message content/);
+  }, 60_000);
+
+  it('strips as Python strips: only the characters asked for (Qwen3 writes a reply as content.lstrip("\\n"))', () => {
+    const probe = "[{{ x.lstrip('\\n') }}][{{ x.rstrip('\\n ') }}][{{ x.strip('\\n') }}][{{ x.strip() }}][{{ x.lstrip(none) }}][{{ x.strip('') }}][{{ y.strip('é') }}]";
+    const rendered = new ChatPrompt(probe, SPECIAL).render([{ role: 'user', content: 'x' }], { chatTemplateKwargs: { x: '\n a b \n ', y: 'ééaé' } });
+    // What Python's str methods give for the same calls.
+    expect(rendered).toBe("[ a b \n ][\n a b][ a b \n ][a b][a b \n ][\n a b \n ][a]");
+  });
 
   it('refuses what a template rejects, and messages of the wrong shape, as invalid input', () => {
     const prompt = new ChatPrompt("{% for m in messages %}{% if m.role == 'tool' %}{{ raise_exception('no tools here') }}{% endif %}{{ m.content }}{% endfor %}", SPECIAL);

@@ -1,4 +1,5 @@
 import { Environment, Interpreter, Template } from '@huggingface/jinja';
+import { installPythonStripMethods } from './jinja-strip-methods.js';
 
 /**
  * A chat template rendered under limits. A template is code from a registration or a
@@ -141,6 +142,7 @@ export class BoundedTemplate {
 
   /** Parses `source` as transformers does (trim_blocks, lstrip_blocks); throws what the parser throws. */
   constructor(source: string) {
+    installPythonStripMethods();
     this.template = new Template(source);
   }
 

@@ -22,7 +22,7 @@ export class ChatPrompt {
   /** Whether the template names the `developer` role (gpt-oss's do); else it is `system` (developerAsSystem). */
   private readonly knowsDeveloper: boolean;
 
-  constructor(source: string, private readonly specialTokens: SpecialTokens) {
+  constructor(private readonly source: string, private readonly specialTokens: SpecialTokens) {
     this.knowsDeveloper = source.includes('developer');
     try {
       this.template = new BoundedTemplate(source);
@@ -31,7 +31,12 @@ export class ChatPrompt {
     }
   }
 
-  render(messages: unknown, options: { tools?: unknown; chatTemplateKwargs?: unknown } = {}): string {
+  /**
+   * `continueFinalMessage` (vLLM's `continue_final_message`, Anthropic's prefill) ends
+   * the prompt inside the last message, for the answer to go on with it;
+   * `addGenerationPrompt: false` ends it after the last message, no assistant turn opened.
+   */
+  render(messages: unknown, options: { tools?: unknown; chatTemplateKwargs?: unknown; addGenerationPrompt?: boolean; continueFinalMessage?: boolean } = {}): string {
     const kwargs = options.chatTemplateKwargs ?? {};
     if (typeof kwargs !== 'object' || kwargs === null || Array.isArray(kwargs)) {
       throw new InvalidInput(`chat_template_kwargs must be a map, got ${Array.isArray(kwargs) ? 'list' : typeof kwargs}`);
@@ -41,16 +46,24 @@ export class ChatPrompt {
       throw new InvalidInput('tools must be a list of maps');
     }
     const toolList = Array.isArray(tools) && tools.length > 0 ? tools : null;
+    const continuing = options.continueFinalMessage === true;
+    const normalized = normalizeMessages(messages);
+    const finalText = String(normalized.at(-1)!.content);
+    if (continuing) {
+      if (!this.source.includes('content')) throw new InvalidInput('continue_final_message: this chat template writes no message content, so there is none to continue', 'messages');
+      normalized[normalized.length - 1] = { ...normalized.at(-1)!, content: `${finalText}${CONTINUE_TAG}` };
+    }
     try {
       // Ours win over same-named chat_template_kwargs: the prompt must be text ending
       // where the assistant's reply starts.
-      return this.template.render({
+      const text = this.template.render({
         ...this.specialTokens,
         ...(kwargs as Record<string, unknown>),
-        messages: this.knowsDeveloper ? normalizeMessages(messages) : developerAsSystem(normalizeMessages(messages)),
+        messages: this.knowsDeveloper ? normalized : developerAsSystem(normalized),
         tools: toolList,
-        add_generation_prompt: true,
+        add_generation_prompt: options.addGenerationPrompt !== false && !continuing,
       });
+      return continuing ? cutAtTag(text, finalText) : text;
     } catch (err) {
       // Templates reject what they cannot render (raise_exception, a role they do not
       // know): the request is at fault, not the engine.
@@ -58,6 +71,24 @@ export class ChatPrompt {
       throw new InvalidInput(`The chat template rejected the messages: ${(err as Error).message}`);
     }
   }
+}
+
+/** Marks where the final message's text ends (transformers' own tag, so both engines cut alike). */
+const CONTINUE_TAG = 'CONTINUE_FINAL_MESSAGE_TAG ';
+
+/**
+ * The rendered chat up to the end of its last message's text, without what the template
+ * writes after it (the end-of-turn token): transformers' `continue_final_message`, done
+ * as it does it (render_jinja_template): the message's text is rendered with a tag after
+ * it, and the prompt is cut at the tag's last place; a template that trimmed the text's
+ * trailing spaces has them trimmed here too.
+ */
+function cutAtTag(rendered: string, final: string): string {
+  if (!rendered.includes(final.trim()) || !rendered.includes(CONTINUE_TAG.trim())) {
+    throw new InvalidInput('continue_final_message: the final message does not appear in the chat after the chat template renders it, so it cannot be continued', 'messages');
+  }
+  const at = rendered.lastIndexOf(CONTINUE_TAG.trim());
+  return rendered.startsWith(CONTINUE_TAG, at) ? rendered.slice(0, at) : rendered.slice(0, at).trimEnd();
 }
 
 /**

@@ -115,7 +115,7 @@ export class LlmEngine implements Engine {
   }
 
   private async chat(args: unknown[], kwargs: Record<string, unknown>, call: CallContext): Promise<Record<string, unknown>> {
-    onlyKwargs('chat', kwargs, ['generate_config', 'tools', 'tool_choice', 'chat_template_kwargs']);
+    onlyKwargs('chat', kwargs, ['generate_config', 'tools', 'tool_choice', 'chat_template_kwargs', 'add_generation_prompt', 'continue_final_message']);
     const config = parseGenerateConfig(kwargs.generate_config);
     if (config.echo) throw new InvalidInput('echo is for generate only');
     const choice = kwargs.tool_choice;
@@ -153,7 +153,7 @@ export class LlmEngine implements Engine {
    * (Anthropic's count_tokens): the same template, tokens and refusals, no generation.
    */
   private async countTokens(args: unknown[], kwargs: Record<string, unknown>): Promise<Record<string, unknown>> {
-    onlyKwargs('count_tokens', kwargs, ['tools', 'tool_choice', 'chat_template_kwargs']);
+    onlyKwargs('count_tokens', kwargs, ['tools', 'tool_choice', 'chat_template_kwargs', 'add_generation_prompt', 'continue_final_message']);
     const ids = this.tokenize(this.chatPrompt('count_tokens', args, kwargs).text, 'messages');
     this.roomAfter(ids, 'messages');
     return { prompt_tokens: ids.length };
@@ -165,7 +165,8 @@ export class LlmEngine implements Engine {
     if (!this.prompt) throw new InvalidInput('This model has no chat template: register one (chat_template) or use generate');
     // tool_choice "none": the model must not call tools, so it is not told about them.
     const tools = kwargs.tool_choice === 'none' ? undefined : kwargs.tools;
-    return { text: this.prompt.render(args[0], { tools, chatTemplateKwargs: kwargs.chat_template_kwargs }), tools };
+    const rendering = { tools, chatTemplateKwargs: kwargs.chat_template_kwargs, addGenerationPrompt: kwargs.add_generation_prompt !== false, continueFinalMessage: kwargs.continue_final_message === true };
+    return { text: this.prompt.render(args[0], rendering), tools };
   }
 
   private async generate(args: unknown[], kwargs: Record<string, unknown>, call: CallContext): Promise<Record<string, unknown>> {

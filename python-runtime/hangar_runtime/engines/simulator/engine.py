@@ -53,7 +53,8 @@ class SimulatorEngine(Engine):
         # chat and generate are always served through the scheduler; count_tokens runs alone.
         return {"chat": None, "generate": None, "count_tokens": self._count_tokens}
 
-    def _count_tokens(self, messages, tools=None, tool_choice=None, chat_template_kwargs=None) -> dict:
+    def _count_tokens(self, messages, tools=None, tool_choice=None, chat_template_kwargs=None,
+                      add_generation_prompt=True, continue_final_message=False) -> dict:
         """What a chat call's usage would count as its prompt (a word a token), refused alike."""
         prompt_tokens = chat_prompt_tokens(messages)
         self._room(prompt_tokens)

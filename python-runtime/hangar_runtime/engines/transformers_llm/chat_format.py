@@ -10,9 +10,13 @@ from .template_limits import BoundedRender
 
 
 def render_chat(tokenizer, messages, *, template: str | None, tools=None, chat_template_kwargs=None,
-                parts: bool = False) -> str:
+                parts: bool = False, add_generation_prompt: bool = True,
+                continue_final_message: bool = False) -> str:
     """`tokenizer` may be a vision model's processor (same apply_chat_template); with
-    `parts`, contents are lists of text and image parts (vision_inputs.split_images)."""
+    `parts`, contents are lists of text and image parts (vision_inputs.split_images).
+    `continue_final_message` (vLLM's field; Anthropic's prefill) ends the prompt inside
+    the last message, for the answer to go on with it; `add_generation_prompt=False`
+    ends it after the last message without opening the assistant's turn."""
     from jinja2 import TemplateError, TemplateSyntaxError
 
     if template is None and not getattr(tokenizer, "chat_template", None):
@@ -26,7 +30,8 @@ def render_chat(tokenizer, messages, *, template: str | None, tools=None, chat_t
     # Ours win over same-named chat_template_kwargs: the prompt must be text
     # ending where the assistant's reply starts.
     options = {**chat_template_kwargs, "tools": tools or None, "chat_template": template,
-               "tokenize": False, "add_generation_prompt": True, "return_dict": False}
+               "tokenize": False, "add_generation_prompt": add_generation_prompt and not continue_final_message,
+               "continue_final_message": continue_final_message, "return_dict": False}
     normalized = normalize_messages(messages, parts=parts)
     # OpenAI's `developer` role is its `system` role by another name. A template that does
     # not name it has no branch for it and dropped the message silently: the instruction

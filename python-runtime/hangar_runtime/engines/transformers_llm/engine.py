@@ -97,12 +97,15 @@ class TransformersLLMEngine(Engine):
         return {"chat": self.chat, "generate": self.generate, "count_tokens": self.count_tokens,
                 **self._tokenizer_methods.methods()}
 
-    def count_tokens(self, messages, tools=None, tool_choice=None, chat_template_kwargs=None) -> dict:
+    def count_tokens(self, messages, tools=None, tool_choice=None, chat_template_kwargs=None,
+                     add_generation_prompt=True, continue_final_message=False) -> dict:
         """The prompt tokens a chat call with these arguments would count in its usage
         (Anthropic's count_tokens): the same template, tokens and refusals, no generation.
         It runs on the work loop between batch steps, so it never waits for a batch slot."""
         request = self._builder.chat(messages, None, tools=tools, tool_choice=tool_choice,
-                                     chat_template_kwargs=chat_template_kwargs)
+                                     chat_template_kwargs=chat_template_kwargs,
+                                     add_generation_prompt=add_generation_prompt,
+                                     continue_final_message=continue_final_message)
         return {"prompt_tokens": len(request.prompt_ids)}
 
     def scheduler(self) -> BatchScheduler | None:

@@ -93,10 +93,13 @@ class RequestBuilder:
     def vocab_size(self) -> int:
         return self._facts.vocab_size or len(self._facts.tokenizer)
 
-    def chat(self, messages, generate_config=None, tools=None, tool_choice=None, chat_template_kwargs=None) -> Request:
-        return self.chat_stage(messages, generate_config, tools, tool_choice, chat_template_kwargs)()
+    def chat(self, messages, generate_config=None, tools=None, tool_choice=None, chat_template_kwargs=None,
+             add_generation_prompt=True, continue_final_message=False) -> Request:
+        return self.chat_stage(messages, generate_config, tools, tool_choice, chat_template_kwargs,
+                               add_generation_prompt, continue_final_message)()
 
-    def chat_stage(self, messages, generate_config=None, tools=None, tool_choice=None, chat_template_kwargs=None):
+    def chat_stage(self, messages, generate_config=None, tools=None, tool_choice=None, chat_template_kwargs=None,
+                   add_generation_prompt=True, continue_final_message=False):
         """The chat call up to its prompt text, rendered here; what it returns makes the
         Request (tokenizing, images) and may run on another thread. The template renders
         where it is called, which for the engine is the work loop: only there do the
@@ -119,7 +122,9 @@ class RequestBuilder:
         elif has_images(messages):
             raise field_error("messages", TEXT_ONLY)
         prompt = render_chat(processor or self._facts.tokenizer, messages, template=self._facts.chat_template,
-                             tools=tools, chat_template_kwargs=chat_template_kwargs, parts=processor is not None)
+                             tools=tools, chat_template_kwargs=chat_template_kwargs, parts=processor is not None,
+                             add_generation_prompt=add_generation_prompt is not False,
+                             continue_final_message=continue_final_message is True)
         parse_tools = bool(tools) and "tools" in self._facts.abilities
         # gpt-oss writes every reply as harmony messages, with tools or without.
         harmony = self._facts.tool_format == "harmony"

@@ -108,7 +108,8 @@ class VllmEngine(Engine):
         self._adapters = tuple(name for name, _ in adapters)
         lora_requests = {name: _lora_request(name, i + 1, path) for i, (name, path) in enumerate(adapters)}
 
-        def chat_ids(messages, tools, chat_template_kwargs) -> tuple[list[int], list]:
+        def chat_ids(messages, tools, chat_template_kwargs, add_generation_prompt=True,
+                     continue_final_message=False) -> tuple[list[int], list]:
             """A chat prompt's token ids and its images. Image parts become the template's
             image placeholders; vLLM's own processor expands each to the image's tokens
             (multi_modal_data), so these ids count a placeholder, not the image's tokens."""
@@ -118,16 +119,20 @@ class VllmEngine(Engine):
             elif has_images(messages):
                 raise field_error("messages", TEXT_ONLY)
             prompt = render_chat(tokenizer, messages, template=template, tools=tools,
-                                 chat_template_kwargs=chat_template_kwargs, parts=vision)
+                                 chat_template_kwargs=chat_template_kwargs, parts=vision,
+                                 add_generation_prompt=add_generation_prompt is not False,
+                                 continue_final_message=continue_final_message is True)
             refuse_unfitting_prompt(prompt, self._context_length, longest_token)
             refuse_long_prefix(prompt, self._context_length,
                                lambda head: len(tokenizer(head, add_special_tokens=False)["input_ids"]))
             # The template already wrote the special tokens it wants.
             return tokenizer(prompt, add_special_tokens=False)["input_ids"], images
 
-        def count_tokens(messages, tools=None, tool_choice=None, chat_template_kwargs=None) -> dict:
+        def count_tokens(messages, tools=None, tool_choice=None, chat_template_kwargs=None,
+                         add_generation_prompt=True, continue_final_message=False) -> dict:
             """The prompt tokens a chat call would count (Anthropic's count_tokens), refused alike."""
-            ids, _ = chat_ids(messages, tools if tool_choice != "none" else None, chat_template_kwargs)
+            ids, _ = chat_ids(messages, tools if tool_choice != "none" else None, chat_template_kwargs,
+                              add_generation_prompt, continue_final_message)
             prompt_room(len(ids), self._context_length)
             return {"prompt_tokens": len(ids)}
 
@@ -154,7 +159,8 @@ class VllmEngine(Engine):
             echo = ""
             if method == "chat":
                 (messages,) = call_args
-                ids, images = chat_ids(messages, tools, kwargs.get("chat_template_kwargs"))
+                ids, images = chat_ids(messages, tools, kwargs.get("chat_template_kwargs"),
+                                       kwargs.get("add_generation_prompt", True), kwargs.get("continue_final_message", False))
             else:
                 (prompt,) = call_args
                 if is_token_prompt(prompt):
