@@ -161,6 +161,34 @@ describe('Anthropic Messages API (real server, both SDKs)', () => {
     expect([forced.status, forced.body.input_tokens], forced.text).toEqual([200, auto]);
   });
 
+  it('continues a prefill (a final assistant message) as Anthropic does: the answer is what follows it, on the chat route too', async () => {
+    const client = new Anthropic({ baseURL: server.url, apiKey: ADMIN_KEY, maxRetries: 0 });
+    const messages = [{ role: 'user' as const, content: 'Give me JSON.' }, { role: 'assistant' as const, content: '{"answer":' }];
+    // The prompt vLLM's /tokenize gives for the chat continued: it ends with the prefill's text, no end of turn.
+    const tokenized = await request(server.url, 'POST', '/tokenize', { model: 'tiny', messages, add_generation_prompt: false, continue_final_message: true }, as);
+    expect(tokenized.status, tokenized.text).toBe(200);
+    const prompt = await request(server.url, 'POST', '/detokenize', { model: 'tiny', tokens: tokenized.body.tokens }, as);
+    expect(prompt.body.prompt.endsWith('{"answer":')).toBe(true);
+    const opened = await request(server.url, 'POST', '/tokenize', { model: 'tiny', messages }, as);
+    expect(opened.body.count).toBeGreaterThan(tokenized.body.count);
+    // Greedy: the message's text is what the model writes after exactly that prompt.
+    const completion = await request(server.url, 'POST', '/v1/completions', { model: 'tiny', prompt: tokenized.body.tokens, max_tokens: 8, temperature: 0 }, as);
+    expect(completion.status, completion.text).toBe(200);
+    expect(completion.body.choices[0].text).not.toBe('');
+    const message = await client.messages.create({ model: 'tiny', max_tokens: 8, temperature: 0, messages });
+    expect(message.content).toEqual([{ type: 'text', text: completion.body.choices[0].text }]);
+    expect(message.usage.input_tokens).toBe(tokenized.body.count);
+    expect((await client.messages.countTokens({ model: 'tiny', messages })).input_tokens).toBe(tokenized.body.count);
+    // vLLM's fields on the chat route give the same answer; asking for both ends is refused, as vLLM refuses it.
+    const chat = await request(server.url, 'POST', '/v1/chat/completions', { model: 'tiny', messages, max_tokens: 8, temperature: 0, continue_final_message: true, add_generation_prompt: false }, as);
+    expect([chat.status, chat.body.choices?.[0].message.content], chat.text).toEqual([200, completion.body.choices[0].text]);
+    const both = await request(server.url, 'POST', '/v1/chat/completions', { model: 'tiny', messages, max_tokens: 8, continue_final_message: true, add_generation_prompt: true }, as);
+    expect([both.status, both.body.error?.param], both.text).toEqual([400, 'continue_final_message']);
+    // Anthropic refuses a prefill that ends in whitespace, in these words.
+    const spaced = client.messages.create({ model: 'tiny', max_tokens: 8, messages: [messages[0]!, { role: 'assistant', content: '{"answer": ' }] });
+    await expect(spaced).rejects.toThrow(/final assistant content cannot end with trailing whitespace/);
+  });
+
   it('refuses a bad request and a bad key in the shapes the SDK raises', async () => {
     const client = new Anthropic({ baseURL: server.url, apiKey: ADMIN_KEY, maxRetries: 0 });
     await expect(client.messages.create({ model: 'sim', messages: [{ role: 'user', content: 'x' }] } as never)).rejects.toBeInstanceOf(Anthropic.BadRequestError);

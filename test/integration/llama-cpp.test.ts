@@ -73,6 +73,18 @@ describe('llama.cpp engine: GGUF models', () => {
     const [hfText, f32Text] = await Promise.all([api.post('/v1/completions', { model: 'hf', prompt: 'Once upon a time', max_tokens: 16, temperature: 0 }), api.post('/v1/completions', { model: 'f32', prompt: 'Once upon a time', max_tokens: 16, temperature: 0 })]);
     expect(f32Text.body.choices[0].text).toBe(hfText.body.choices[0].text);
     expect(f32Text.body.usage).toEqual(hfText.body.usage);
+    // A final message continued (vLLM's continue_final_message, Anthropic's prefill): the same prompt and text on both engines.
+    const prefilled = { messages: [...messages, { role: 'assistant', content: 'Once upon a time' }], max_tokens: 16, temperature: 0 };
+    const [hfMore, f32More, newTurn] = await Promise.all([
+      api.post('/v1/chat/completions', { model: 'hf', ...prefilled, continue_final_message: true }),
+      api.post('/v1/chat/completions', { model: 'f32', ...prefilled, continue_final_message: true }),
+      api.post('/v1/chat/completions', { model: 'f32', ...prefilled }),
+    ]);
+    expect(f32More.status, f32More.text).toBe(200);
+    expect(f32More.body.choices[0].message.content).toBe(hfMore.body.choices[0].message.content);
+    expect(f32More.body.usage).toEqual(hfMore.body.usage);
+    // No end of turn after the prefill, and no new turn opened.
+    expect(f32More.body.usage.prompt_tokens).toBeLessThan(newTurn.body.usage.prompt_tokens);
   });
 
   it('streams the text it answers without streaming, ending with usage', async () => {

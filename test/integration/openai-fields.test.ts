@@ -99,8 +99,9 @@ const LLAMA_SERVER_EXTRAS: Array<[field: string, value: unknown, transformers: O
 
 const VLLM_CHAT_EXTRAS: Array<[field: string, value: unknown, transformers: Outcome, simulator: Outcome]> = [
   ['echo', true, 'refused', 'refused'],
-  ['add_generation_prompt', false, 'refused', 'refused'],
-  ['continue_final_message', true, 'refused', 'refused'],
+  // Where the prompt ends (chat-ending.ts): every engine renders it.
+  ['add_generation_prompt', false, 'honoured', 'honoured'],
+  ['continue_final_message', true, 'honoured', 'honoured'],
 ];
 
 describe("OpenAI's request fields: honoured or refused by name, never dropped", () => {

@@ -85,10 +85,17 @@ print(json.dumps({"ids": ids, "plain": plain, "pieces": t.convert_ids_to_tokens(
     expect(await refusal('post', '/detokenize', { model: 'tiny', tokens: [1, -1] })).toEqual([400, 'invalid_field', 'tokens.1']);
     expect(await refusal('post', '/tokenize', { model: 'tiny', prompt: text, messages: [{ role: 'user', content: 'x' }] })).toEqual([400, 'invalid_field', 'messages']);
     // vLLM's other fields are refused by name, not ignored.
-    for (const [field, value] of [['add_generation_prompt', false], ['continue_final_message', true], ['chat_template', '{{ x }}'], ['mm_processor_kwargs', {}]] as const) {
+    for (const [field, value] of [['chat_template', '{{ x }}'], ['mm_processor_kwargs', {}]] as const) {
       expect(await refusal('post', '/tokenize', { model: 'tiny', messages: [{ role: 'user', content: 'x' }], [field]: value }), field).toEqual([400, 'invalid_field', field]);
     }
-    expect((await api.post('/tokenize', { model: 'tiny', messages: [{ role: 'user', content: 'x' }], add_generation_prompt: true, continue_final_message: false })).status).toBe(200);
+    // Where the prompt ends, as vLLM's /tokenize takes it: the turn opened (default), none opened, the last message continued.
+    for (const model of ['tiny', 'lc']) {
+      const user = [{ role: 'user', content: 'x' }];
+      const counts = await Promise.all([{}, { add_generation_prompt: false }, { continue_final_message: true }].map(async (ending) => (await api.post('/tokenize', { model, messages: user, ...ending })).body.count as number));
+      expect(counts[1], model).toBeLessThan(counts[0]!);
+      expect(counts[2], model).toBeLessThan(counts[1]!);
+    }
+    expect(await refusal('post', '/tokenize', { model: 'tiny', messages: [{ role: 'user', content: 'x' }], add_generation_prompt: true, continue_final_message: true })).toEqual([400, 'invalid_field', 'continue_final_message']);
     // Messages are checked as the chat route checks them.
     expect(await refusal('post', '/tokenize', { model: 'tiny', messages: [{ role: 'bogus', content: 'x' }] })).toEqual([400, 'invalid_field', 'messages.0.role']);
     expect(await refusal('post', '/tokenize', { model: 'tiny', messages: [] })).toEqual([400, 'invalid_field', 'messages']);

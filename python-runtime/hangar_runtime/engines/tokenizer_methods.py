@@ -13,8 +13,9 @@ from .token_prompt import token_prompt
 class TokenizerMethods:
     def __init__(self, tokenizer, context_length: int, chat_ids: Callable[..., list[int]],
                  chat_template: str | None, vocab_size: int = 0):
-        """chat_ids(messages, tools, chat_template_kwargs): a chat call's prompt ids, as
-        the engine's chat renders and tokenizes them (refusing alike)."""
+        """chat_ids(messages, tools, chat_template_kwargs, add_generation_prompt,
+        continue_final_message): a chat call's prompt ids, as the engine's chat renders
+        and tokenizes them (refusing alike)."""
         self._tokenizer = tokenizer
         self._context_length = context_length
         self._chat_ids = chat_ids
@@ -25,7 +26,7 @@ class TokenizerMethods:
         return {"tokenize": self.tokenize, "detokenize": self.detokenize, "tokenizer_info": self.tokenizer_info}
 
     def tokenize(self, prompt, add_special_tokens=None, return_token_strs=False, tools=None,
-                 chat_template_kwargs=None) -> dict:
+                 chat_template_kwargs=None, add_generation_prompt=True, continue_final_message=False) -> dict:
         """A text's ids (with the tokenizer's special tokens unless add_special_tokens is
         false), or a chat's: the messages as a chat call would send them (special tokens
         only as the template writes them, unless add_special_tokens is true, vLLM's defaults)."""
@@ -34,7 +35,7 @@ class TokenizerMethods:
         elif isinstance(prompt, list):
             if add_special_tokens:
                 raise field_error("add_special_tokens", "add_special_tokens: true is for a prompt; a chat's special tokens are its template's")
-            ids = list(self._chat_ids(prompt, tools, chat_template_kwargs))
+            ids = list(self._chat_ids(prompt, tools, chat_template_kwargs, add_generation_prompt, continue_final_message))
         else:
             raise TypeError(f"prompt must be a string or a list of messages, got {type(prompt).__name__}")
         out = {"tokens": ids, "max_model_len": self._context_length}

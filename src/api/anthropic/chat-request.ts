@@ -22,7 +22,7 @@ export function toChatRequest(body: MessagesBody, origins: ChatOrigins = []): Re
     if (message.role === 'assistant') messages.push(assistantMessage(blocks)), origins.push({ path: `messages.${i}` });
     else messages.push(...userMessages(blocks, i, origins));
   });
-  const chat: Record<string, unknown> = { model: body.model, messages, max_tokens: body.max_tokens };
+  const chat: Record<string, unknown> = { model: body.model, messages, max_tokens: body.max_tokens, ...prefill(body, messages.at(-1)!) };
   if (body.stop_sequences?.length) chat.stop = body.stop_sequences;
   if (body.temperature !== undefined) chat.temperature = body.temperature;
   if (body.top_p !== undefined) chat.top_p = body.top_p;
@@ -35,6 +35,20 @@ export function toChatRequest(body: MessagesBody, origins: ChatOrigins = []): Re
   const format = body.output_config?.format;
   if (format) chat.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema } };
   return chat;
+}
+
+/**
+ * A conversation that ends with the assistant's text is Anthropic's prefill: the answer
+ * continues that text (continue_final_message), and holds only what follows it.
+ * Anthropic refuses a prefill that ends in whitespace (a model continues a word, not a
+ * space); so does this, in its words. A final assistant turn of tool calls is no prefill.
+ */
+function prefill(body: MessagesBody, last: Record<string, unknown>): Record<string, unknown> {
+  if (body.messages.at(-1)?.role !== 'assistant' || last.tool_calls !== undefined || last.content === '') return {};
+  if (/\s$/.test(String(last.content))) {
+    throw new HangarError('invalid_field', ['messages: final assistant content cannot end with trailing whitespace'], { param: `messages.${body.messages.length - 1}.content` });
+  }
+  return { continue_final_message: true, add_generation_prompt: false };
 }
 
 /**

@@ -77,6 +77,9 @@ export const chatBody = z.looseObject({
   tool_choice: z.union([z.enum(['none', 'auto', 'required']), z.looseObject({ type: z.literal('function') })]).nullish(),
   chat_template_kwargs: chatTemplateKwargs,
   enable_thinking: z.boolean().nullish(),
+  // vLLM's: where the prompt ends (chat-ending.ts).
+  add_generation_prompt: z.boolean().nullish(),
+  continue_final_message: z.boolean().nullish(),
   logprobs: z.boolean().nullish(),
   // OpenAI's structured output; vLLM's structured outputs do it (parameter-support.ts).
   response_format: z

@@ -6,6 +6,7 @@ import { asGeneration, stopReasonOf, toGenerateConfig, withLogprobs } from '../l
 import { checkLoraName } from '../llm/lora-model-id.js';
 import { CHAT_RULES, checkParameters } from '../llm/parameter-support.js';
 import { hasImageParts, resolveImageParts } from '../images-in-chat/image-parts.js';
+import { chatEnding } from './chat-ending.js';
 import type { ChatBody } from './schema.js';
 
 const ROUTE = '/v1/chat/completions';
@@ -52,6 +53,7 @@ export function prepareChat(supervisor: Supervisor, body: ChatBody): ChatCall {
   const kwargs: Record<string, unknown> = {
     generate_config: generateConfig,
     chat_template_kwargs: templateKwargs,
+    ...chatEnding(body),
   };
   if (body.tools && body.tools.length > 0) {
     kwargs.tools = body.tools;

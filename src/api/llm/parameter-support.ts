@@ -98,8 +98,9 @@ export const CHAT_RULES: Record<string, Rule> = {
   echo: { asks: isNot(false), engines: [], hint: 'echo is a field of /v1/completions' },
   // A completions field: on chat it was accepted and changed nothing.
   best_of: { asks: (v) => typeof v === 'number' && v !== 1, engines: [], hint: 'best_of is a field of /v1/completions (where it is refused too); ask n times and choose' },
-  add_generation_prompt: { asks: isNot(true), engines: [], hint: 'the chat template always opens the assistant\'s turn' },
-  continue_final_message: { asks: isNot(false), engines: [] },
+  // Where the prompt ends (chat-ending.ts): each engine renders the template itself.
+  add_generation_prompt: { asks: isNot(true), engines: ALL_GENERATORS },
+  continue_final_message: { asks: isNot(false), engines: ALL_GENERATORS },
 };
 
 export const COMPLETION_RULES: Record<string, Rule> = {

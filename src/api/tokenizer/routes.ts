@@ -5,6 +5,7 @@ import type { ImageFetchSettings } from '../../config/image-fetch.js';
 import type { CallTarget, Supervisor } from '../../supervisor/supervisor.js';
 import { admitKeyedCall } from '../auth/key-admission.js';
 import { needs } from '../auth/route-permission.js';
+import { chatEnding, type ChatEndingFields } from '../chat/chat-ending.js';
 import { checkedChatBody } from '../chat/checked-chat-body.js';
 import { prepareChatWithImages } from '../chat/serving.js';
 import { abortOnDisconnect } from '../client-disconnect.js';
@@ -47,9 +48,12 @@ export const tokenizerRoutes: FastifyPluginAsync<{ supervisor: Supervisor; image
       // The messages as the chat route takes them (its schema, abilities, fetched images),
       // so the tokens are the ones a chat request sends, as count_tokens counts them.
       const { uid } = await target(request, reply, '/tokenize', body.model);
-      const chat = await prepareChatWithImages(supervisor, checkedChatBody({ model: uid, messages: body.messages, tools: body.tools ?? undefined, chat_template_kwargs: body.chat_template_kwargs ?? undefined, max_tokens: 1 }), images);
+      const asked = body as ChatEndingFields;
+      const ending = { add_generation_prompt: asked.add_generation_prompt ?? undefined, continue_final_message: asked.continue_final_message ?? undefined };
+      const chat = await prepareChatWithImages(supervisor, checkedChatBody({ model: uid, messages: body.messages, tools: body.tools ?? undefined, chat_template_kwargs: body.chat_template_kwargs ?? undefined, ...ending, max_tokens: 1 }), images);
       if (chat.kwargs.tools) kwargs.tools = chat.kwargs.tools;
       kwargs.chat_template_kwargs = chat.kwargs.chat_template_kwargs;
+      Object.assign(kwargs, chatEnding(ending));
       call = { target: { ...chat.target, route: '/tokenize' }, args: chat.args };
     } else {
       call = { target: await target(request, reply, '/tokenize', body.model), args: [body.prompt] };
@@ -82,11 +86,9 @@ function onlyLlm(supervisor: Supervisor): string {
 
 /**
  * vLLM's other /tokenize fields, each refused by name rather than ignored: a chat here
- * is always rendered as the chat route renders it (its template, the assistant's turn opened).
+ * is rendered as the chat route renders it (its template; where it ends, as chat-ending.ts says).
  */
 const UNSUPPORTED: ReadonlyArray<[field: string, asks: (v: unknown) => boolean, why: string]> = [
-  ['add_generation_prompt', (v) => v === false, 'a chat is tokenized as a chat request sends it, with the assistant\'s turn opened'],
-  ['continue_final_message', (v) => v === true, 'a chat is tokenized as a chat request sends it'],
   ['chat_template', (v) => v !== undefined && v !== null, 'the model\'s own template (its registration\'s) is used, as in chat'],
   ['mm_processor_kwargs', (v) => v !== undefined && v !== null, 'images are processed as in chat'],
 ];

@@ -23,6 +23,8 @@ export const tokenizeBody = z.union([
     return_token_strs: z.boolean().nullish(),
     tools: z.array(z.unknown()).nullish(),
     chat_template_kwargs: chatTemplateKwargs,
+    add_generation_prompt: z.boolean().nullish(),
+    continue_final_message: z.boolean().nullish(),
   }),
 ]);
 export type TokenizeBody = z.infer<typeof tokenizeBody>;

@@ -26,14 +26,15 @@ export function tokenizerMethods(source: TokenizerSource): Record<string, Method
   const tokenText = (id: Token | null): string | null => (id === null ? null : model.detokenize([id], true));
   return {
     tokenize: async (args, kwargs) => {
-      onlyKwargs('tokenize', kwargs, ['add_special_tokens', 'return_token_strs', 'tools', 'chat_template_kwargs']);
+      onlyKwargs('tokenize', kwargs, ['add_special_tokens', 'return_token_strs', 'tools', 'chat_template_kwargs', 'add_generation_prompt', 'continue_final_message']);
       const prompt = args[0];
       let ids: Token[];
       if (typeof prompt === 'string') {
         ids = source.promptIds(prompt, kwargs.add_special_tokens !== false);
       } else if (Array.isArray(prompt)) {
         if (kwargs.add_special_tokens === true) throw new InvalidInput('add_special_tokens: true is for a prompt; a chat\'s special tokens are its template\'s', 'add_special_tokens');
-        ids = source.chatIds([prompt], { tools: kwargs.tools, chat_template_kwargs: kwargs.chat_template_kwargs });
+        const { add_special_tokens: _special, return_token_strs: _strs, ...chat } = kwargs;
+        ids = source.chatIds([prompt], chat);
       } else {
         throw new TypeError(`prompt must be a string or a list of messages, got ${typeof prompt}`);
       }

@@ -71,7 +71,9 @@ class TransformersLLMEngine(Engine):
         builders = {"chat": builder.chat, "generate": builder.generate}
         self._tokenizer_methods = TokenizerMethods(
             tokenizer, loaded.context_length,
-            lambda messages, tools, kwargs: builder.chat(messages, None, tools=tools, chat_template_kwargs=kwargs).prompt_ids,
+            lambda messages, tools, kwargs, opens, continues: builder.chat(
+                messages, None, tools=tools, chat_template_kwargs=kwargs, add_generation_prompt=opens,
+                continue_final_message=continues).prompt_ids,
             chat_template or getattr(renderer, "chat_template", None), builder.vocab_size)
         self._builder = builder
 

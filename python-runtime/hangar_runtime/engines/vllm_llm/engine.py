@@ -138,7 +138,8 @@ class VllmEngine(Engine):
 
         self._count_tokens = count_tokens
         self._tokenizer_methods = TokenizerMethods(
-            tokenizer, self._context_length, lambda messages, tools, kwargs: chat_ids(messages, tools, kwargs)[0],
+            tokenizer, self._context_length,
+            lambda messages, tools, kwargs, opens, continues: chat_ids(messages, tools, kwargs, opens, continues)[0],
             template or getattr(tokenizer, "chat_template", None))
 
         def build_call(method, call_args, kwargs, sink) -> _Call:
