@@ -68,8 +68,13 @@ class Replies:
     def fail(self, call_id: int, exc: BaseException, kind: str | None = None) -> None:
         """ERROR for an exception; its kind follows the doc's mapping unless given."""
         kind = kind or call_error_kind(exc)
-        log.log(logging.WARNING if kind == "invalid" else logging.ERROR,
-                "call %s failed (%s)", call_id, kind, exc_info=exc)
+        if kind == "invalid":
+            # The caller's input was at fault, and the answer says why: one line, no
+            # traceback (anyone could fill the log with them, one bad upload each) and
+            # not the message, which may quote the input.
+            log.warning("call %s refused (invalid input: %s)", call_id, type(exc).__name__)
+        else:
+            log.error("call %s failed (%s)", call_id, kind, exc_info=exc)
         self.error(call_id, kind, exception_text(exc), error_param(exc) if kind == "invalid" else None)
 
     def error(self, call_id: int, kind: str, message: str, param: str | None = None) -> None:

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 from . import exit_codes, protocol
 from .aborts import AbortRegistry
+from .call_abort import CallAborted, running_call
 from .batch_calls import BatchedCalls
 from .compute_priority import lower_compute_priority
 from .compute_threads import apply_cpu_threads
@@ -181,7 +182,11 @@ class WorkLoop:
             self._replies.error(call_id, "unknown_method", f"its engine has no method {method!r}")
             return False
         try:
-            result = fn(*args, **kwargs)
+            with running_call(lambda: self._aborts.is_aborted(call_id)):
+                result = fn(*args, **kwargs)
+        except CallAborted:
+            self._replies.error(call_id, "aborted", "Call aborted")
+            return False
         except Exception as exc:
             self._replies.fail(call_id, exc)
             return False

@@ -117,6 +117,26 @@ def test_pocketsphinx_hears_keywords_in_espeak_speech(espeak):
         engine.transcribe(wav, language="de")
 
 
+@needs_espeak
+def test_pocketsphinx_hears_a_file_the_same_whatever_came_before_and_stops_when_aborted(espeak):
+    from hangar_runtime.call_abort import CallAborted, running_call
+    from hangar_runtime.engines.pocketsphinx_engine.engine import PocketsphinxEngine
+
+    engine = PocketsphinxEngine()
+    engine.load({}, no_progress)
+    door = espeak.speech("please open the door and turn on the light", response_format="wav")
+    other = espeak.speech("the weather today is cold and windy with a chance of rain later", response_format="mp3")
+    # The decoder's adaptive state carried over between calls: one caller's audio changed another's text.
+    first = engine.transcribe(door)["text"]
+    engine.transcribe(other)
+    engine.transcribe(other)
+    assert engine.transcribe(door)["text"] == first
+    # A call whose client went away stops between the pieces it is fed.
+    with running_call(lambda: True), pytest.raises(CallAborted):
+        engine.transcribe(door)
+    assert engine.transcribe(door)["text"] == first
+
+
 def test_pocketsphinx_gets_audio_in_half_second_pieces_so_the_heartbeat_thread_runs():
     """pocketsphinx holds the GIL for a whole process_raw call: 20 s of noise in one call
     starved the runtime's heartbeat and the replica was killed as dead. The real decoder

@@ -88,6 +88,21 @@ def test_exceptions_map_to_error_kinds(toy, name, text, kind, message):
     assert "Traceback" not in body["message"]
 
 
+def test_a_refused_input_is_logged_in_one_line_without_its_text_and_a_failure_with_its_traceback(toy):
+    call_id = next(_ids)
+    assert toy.ask(call_id, "raise", "ValueError", "secret-ish input text")[1]["kind"] == "invalid"
+    failed = next(_ids)
+    assert toy.ask(failed, "raise", "RuntimeError", "engine broke")[1]["kind"] == "internal"
+    deadline = time.monotonic() + 5
+    while f"call {failed} failed" not in toy.stderr() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    log = toy.stderr()
+    refused = log[log.index(f"call {call_id} refused"):log.index(f"call {failed} failed")]
+    assert "invalid input: ValueError" in refused
+    assert "Traceback" not in refused and "secret-ish" not in refused
+    assert "Traceback" in log[log.index(f"call {failed} failed"):]
+
+
 def test_bad_arguments_are_invalid(toy):
     msg_type, body = toy.ask(next(_ids))  # infer() without `what`: a TypeError
     assert (msg_type, body["kind"]) == (ERROR, "invalid")
@@ -144,6 +159,19 @@ def test_abort_of_a_running_plain_call_still_sends_its_result(toy):
     time.sleep(0.1)
     toy.send_control(ABORT, {"id": call_id})
     assert toy.expect(RESULT) == {"id": call_id, "value": "slept"}
+
+
+def test_abort_stops_a_running_plain_call_that_checks_between_its_steps(toy):
+    # An hour of audio, say: the engine asks stop_if_aborted between its pieces.
+    call_id = next(_ids)
+    started = time.monotonic()
+    toy.call(call_id, "steps", 200, 0.05)
+    time.sleep(0.2)
+    toy.send_control(ABORT, {"id": call_id})
+    body = toy.expect(ERROR)
+    assert (body["id"], body["kind"]) == (call_id, "aborted")
+    assert time.monotonic() - started < 5  # not the 10 s its steps take
+    assert toy.ask(next(_ids), "steps", 2, 0.01) == (RESULT, {"id": next(_ids) - 1, "value": "done"})
 
 
 def test_abort_of_an_unknown_id_does_nothing(toy):

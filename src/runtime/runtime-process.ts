@@ -7,6 +7,7 @@ import type { Logger } from '../logging/logger.js';
 import type { EndpointPair } from './endpoints.js';
 import type { RuntimeConnection } from './runtime-connection.js';
 import { nodeRuntimeEntry, type RuntimeKind } from './runtime-kind.js';
+import { runtimeLineLevel } from './runtime-log-level.js';
 
 type Subprocess = ResultPromise<{ reject: false; stdin: 'ignore'; stdout: 'pipe'; stderr: 'pipe'; buffer: false }>;
 
@@ -168,7 +169,7 @@ function forwardLines(subprocess: Subprocess, output: OutputTarget): string[] {
     const lines = createInterface({ input: stream, crlfDelay: Infinity });
     lines.on('line', (line) => {
       if (line.length === 0) return;
-      output.log.info({ source: 'runtime' }, clipText(line, MESSAGE_LIMIT));
+      output.log[runtimeLineLevel(line)]({ source: 'runtime' }, clipText(line, MESSAGE_LIMIT));
       last.push(line.length > 300 ? `${line.slice(0, 300)}...` : line);
       if (last.length > LAST_LINES_KEPT) last.shift();
     });

@@ -45,6 +45,16 @@ def _sleep(model, seconds):
     return "slept"
 
 
+def _steps(model, n, delay):
+    """Long work in steps, stopping between them once its call is aborted."""
+    from hangar_runtime.call_abort import stop_if_aborted
+
+    for _ in range(n):
+        stop_if_aborted()
+        time.sleep(delay)
+    return "done"
+
+
 def _threads(model):
     """What the runtime sized its compute pools to: the environment a library reads at
     import, and torch's own pool when torch is loaded."""
@@ -55,6 +65,7 @@ def _threads(model):
 BEHAVIOURS = {
     "count": _count,
     "echo": lambda model, value: value,
+    "steps": _steps,
     "numpy": _numpy,
     "raise": _raise,
     "object": lambda model: object(),

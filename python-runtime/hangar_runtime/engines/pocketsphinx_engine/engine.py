@@ -5,6 +5,7 @@ activity segmenter. One segment per utterance, with word timings."""
 
 import io
 
+from ...call_abort import stop_if_aborted
 from ...errors import InvalidModel, field_error
 from ..base import Engine, Progress
 from ..media_io.audio_codec import decode, to_pcm16
@@ -22,6 +23,7 @@ class PocketsphinxEngine(Engine):
 
     def __init__(self):
         self._decoder = None
+        self._initial_cmn = None
 
     def load(self, spec: dict, progress: Progress) -> None:
         try:
@@ -31,6 +33,7 @@ class PocketsphinxEngine(Engine):
         progress(0.8, "load", "Loading the pocketsphinx US English model")
         # loglevel FATAL: pocketsphinx otherwise prints hundreds of INFO lines per utterance.
         self._decoder = Decoder(samprate=SAMPLE_RATE, loglevel="FATAL")
+        self._initial_cmn = self._decoder.get_cmn(False)
         progress(1.0, "load", "Loaded pocketsphinx (en-us)")
 
     def describe(self) -> dict:
@@ -53,6 +56,11 @@ class PocketsphinxEngine(Engine):
         samples = decode(audio, SAMPLE_RATE)
         duration = len(samples) / SAMPLE_RATE
         transcript = Transcript(language="en", duration=duration)
+        # The decoder's cepstral mean carries over from one utterance to the next: each
+        # file starts from the model's own, so a file's transcript does not depend on the
+        # audio other callers sent before it (it did: the same file came back as three
+        # different texts).
+        self._decoder.reinit_feat()
         for start, pcm in _utterances(samples):
             # Searched in half-second pieces: pocketsphinx holds the GIL inside one call, and
             # a 20 s utterance of noise took 20 s in one, so the runtime's heartbeat thread
@@ -66,9 +74,14 @@ class PocketsphinxEngine(Engine):
             self._decoder.process_raw(pcm, no_search=True, full_utt=True)
             self._decoder.end_utt()
             self._decoder.start_utt()
-            for offset in range(0, len(pcm), CHUNK_BYTES):
-                self._decoder.process_raw(pcm[offset:offset + CHUNK_BYTES], full_utt=False)
-            self._decoder.end_utt()
+            try:
+                for offset in range(0, len(pcm), CHUNK_BYTES):
+                    # A client gone away ends its call here, not an hour of audio later.
+                    stop_if_aborted()
+                    self._decoder.process_raw(pcm[offset:offset + CHUNK_BYTES], full_utt=False)
+            finally:
+                # Ended even when aborted: an utterance left open refuses the next call's start.
+                self._decoder.end_utt()
             hypothesis = self._decoder.hyp()
             if hypothesis is None or not hypothesis.hypstr.strip():
                 continue

@@ -1,0 +1,16 @@
+/**
+ * The level of one line a runtime writes to stderr, for the control plane's log. Both
+ * runtimes write `[<replica>] <time> <LEVEL> <logger>: <message>` (the Python runtime's
+ * logging_setup.py, the Node runtime's runtime-log.ts); a line in another shape (a
+ * native library's own output) is info. Every line was info before, so a log filtered
+ * by level (pino's `level >= 40`) never showed a runtime's warnings and errors.
+ */
+export type RuntimeLineLevel = 'debug' | 'info' | 'warn' | 'error';
+
+const LEVEL_WORD = /^\[[^\]]*\] (?:\S+ ){1,2}(DEBUG|INFO|WARNING|ERROR|CRITICAL) /;
+const LEVELS: Record<string, RuntimeLineLevel> = { DEBUG: 'debug', INFO: 'info', WARNING: 'warn', ERROR: 'error', CRITICAL: 'error' };
+
+export function runtimeLineLevel(line: string): RuntimeLineLevel {
+  const word = LEVEL_WORD.exec(line.slice(0, 400))?.[1];
+  return word ? LEVELS[word]! : 'info';
+}
