@@ -36,7 +36,18 @@ def test_codec_round_trip_resamples_and_encodes_each_format():
         # One second at 16 kHz; mp3 pads a few frames of its own.
         assert abs(len(back) - 16000) < 2000, fmt
         assert 0.2 < float(np.abs(back).max()) <= 1.0
-    assert len(audio_codec.encode(tone, rate, "pcm")) == 2 * rate
+    # pcm is OpenAI's 24 kHz whatever the samples' rate: one second is 48,000 bytes.
+    assert len(audio_codec.encode(tone, rate, "pcm")) == 2 * 24000
+    # Streamed, piece by odd-sized piece, it is the same second at 24 kHz.
+    from hangar_runtime.engines.media_io.pcm_rate import PcmRateStream
+
+    raw, stream = audio_codec.to_pcm16(tone), PcmRateStream(rate)
+    pieces = b"".join(stream.feed(raw[i:i + 777]) for i in range(0, len(raw), 777))
+    whole = np.frombuffer(audio_codec.encode(tone, rate, "pcm"), dtype="<i2")
+    streamed = np.frombuffer(pieces, dtype="<i2")
+    assert abs(len(streamed) - len(whole)) <= 1
+    n = min(len(streamed), len(whole))
+    assert np.corrcoef(streamed[100:n - 100], whole[100:n - 100])[0, 1] > 0.9999
     with pytest.raises(ValueError, match="expected one of: wav, flac, ogg, mp3"):
         audio_codec.decode(b"RIFF\x00\x00\x00\x00WAVEgarbage", 16000)
     with pytest.raises(ValueError, match="response_format must be one of"):

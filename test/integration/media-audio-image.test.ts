@@ -95,7 +95,7 @@ describe('audio and image models', () => {
 
     const heard = await post('/v1/audio/transcriptions', audioForm('asr', spoken));
     expect(heard.status, heard.text).toBe(200);
-    expect(Object.keys(heard.body)).toEqual(['text']);
+    expect(Object.keys(heard.body)).toEqual(['text', 'usage']);
     const words = (heard.body.text as string).toLowerCase();
     expect(words).toMatch(/open/);
     expect(words).toMatch(/door/);
@@ -110,12 +110,34 @@ describe('audio and image models', () => {
     const vtt = await post('/v1/audio/transcriptions', audioForm('asr', spoken, { response_format: 'vtt' }));
     expect(vtt.text).toMatch(/^WEBVTT\n\n\d\d:\d\d:\d\d\.\d\d\d --> /);
     const verbose = await post('/v1/audio/transcriptions', audioForm('asr', spoken, { response_format: 'verbose_json', 'timestamp_granularities[]': 'word' }));
-    expect(verbose.body).toMatchObject({ task: 'transcribe', language: 'en' });
+    // OpenAI's words for the language, and its usage: the audio's seconds, rounded up.
+    expect(verbose.body).toMatchObject({ task: 'transcribe', language: 'english' });
     expect(verbose.body.duration).toBeGreaterThan(1);
+    expect(verbose.body.usage).toEqual({ type: 'duration', seconds: Math.ceil(verbose.body.duration) });
     expect(verbose.body.segments.length).toBeGreaterThan(0);
     expect(verbose.body.words.map((w: { word: string }) => w.word)).toContain('door');
     const translated = await post('/v1/audio/translations', audioForm('asr', spoken));
     expect(translated.body.text).toMatch(/door/);
+    expect(translated.body.usage).toBeUndefined();
+  });
+
+  it("streams a transcript as OpenAI's events through its SDK; refuses a stream where OpenAI has none", async () => {
+    const sdk = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'not-needed', maxRetries: 0 });
+    const whole = await sdk.audio.transcriptions.create({ model: 'asr', file: await toFile(spoken, 'speech.wav') });
+    const events = await sdk.audio.transcriptions.create({ model: 'asr', file: await toFile(spoken, 'speech.wav'), stream: true });
+    let deltas = '';
+    let done: string | null = null;
+    for await (const event of events) {
+      if (event.type === 'transcript.text.delta') deltas += event.delta;
+      if (event.type === 'transcript.text.done') done = event.text;
+    }
+    expect(done).toBe(whole.text);
+    expect(deltas).toBe(whole.text);
+    expect(deltas).toMatch(/door/);
+    const srt = await post('/v1/audio/transcriptions', audioForm('asr', spoken, { stream: 'true', response_format: 'srt' }));
+    expect([srt.status, srt.body?.error?.param], srt.text).toEqual([400, 'stream']);
+    const translation = await post('/v1/audio/translations', audioForm('asr', spoken, { stream: 'true' }));
+    expect([translation.status, translation.body?.error?.param], translation.text).toEqual([400, 'stream']);
   });
 
   it('makes flac, pcm, mp3 and a streamed wav', async () => {
@@ -123,9 +145,16 @@ describe('audio and image models', () => {
       fetch(`${server.url}/v1/audio/speech`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tts', input: 'hello world', ...extra }) });
     const flac = Buffer.from(await (await speak({ response_format: 'flac' })).arrayBuffer());
     expect(flac.subarray(0, 4).toString('latin1')).toBe('fLaC');
+    // pcm is OpenAI's: 16-bit mono at 24 kHz (espeak-ng speaks at 22,050 Hz), whole or streamed.
+    const wav = Buffer.from(await (await speak({ response_format: 'wav' })).arrayBuffer());
+    const wavSeconds = (wav.length - 44) / 2 / wav.readUInt32LE(24);
     const pcm = await speak({ response_format: 'pcm' });
     expect(pcm.headers.get('content-type')).toBe('audio/pcm');
-    expect((await pcm.arrayBuffer()).byteLength % 2).toBe(0);
+    const pcmBytes = (await pcm.arrayBuffer()).byteLength;
+    expect(pcmBytes % 2).toBe(0);
+    expect(pcmBytes / 2 / 24_000).toBeCloseTo(wavSeconds, 1);
+    const pcmStreamed = Buffer.from(await (await speak({ response_format: 'pcm', stream: true })).arrayBuffer());
+    expect(pcmStreamed.length / 2 / 24_000).toBeCloseTo(wavSeconds, 1);
     const mp3 = await speak({}); // OpenAI's default format
     expect(mp3.headers.get('content-type')).toBe('audio/mpeg');
     const head = Buffer.from(await mp3.arrayBuffer());
@@ -216,6 +245,8 @@ describe('audio and image models', () => {
     const damaged = await post('/v1/audio/transcriptions', audioForm('asr', broken));
     expect(damaged.status).toBe(400);
     expect(damaged.body.detail).toMatch(/could not be decoded; expected one of: wav, flac, ogg, mp3/);
+    // Named as the route's own checks name it.
+    expect(damaged.body.error.param).toBe('file');
     const tooBig = await post('/v1/audio/transcriptions', audioForm('asr', Buffer.alloc(26 * 1024 * 1024)));
     expect(tooBig.status).toBe(413);
     expect(tooBig.body.error).toMatchObject({ code: 'payload_too_large', param: 'file' });
@@ -266,6 +297,30 @@ describe('audio and image models', () => {
     expect(voice.headers.get('content-type')).toMatch(/^application\/json/);
     const streamedVoice = await api.post('/v1/audio/speech', { model: 'tts', input: 'hi', voice: 'klingon', stream: true });
     expect(streamedVoice.status).toBe(400);
+    // espeak-ng's own names for its voices and their variants; a speed it cannot speak is said, not clamped.
+    for (const name of ['en', 'fr', 'en+f3']) {
+      const spokenBy = await api.post('/v1/audio/speech', { model: 'tts', input: 'hi', voice: name, response_format: 'wav' });
+      expect(spokenBy.status, `${name}: ${spokenBy.text}`).toBe(200);
+    }
+    // What the request itself gives the engine cannot come again in kwargs (it reached the engine as a second value).
+    const twiceInput = await api.post('/v1/audio/speech', { model: 'tts', input: 'hi', kwargs: { input: 'other' } });
+    expect([twiceInput.status, twiceInput.body.error?.param], twiceInput.text).toEqual([400, 'kwargs.input']);
+    const twiceAudio = await post('/v1/audio/transcriptions', audioForm('asr', spoken, { kwargs: JSON.stringify({ audio: 'x' }) }));
+    expect([twiceAudio.status, twiceAudio.body?.error?.param], twiceAudio.text).toEqual([400, 'kwargs.audio']);
+    expect(twiceAudio.body.error.message).not.toMatch(/multiple values|\(\)/);
+    const slow = await api.post('/v1/audio/speech', { model: 'tts', input: 'hi', speed: 0.25 });
+    expect([slow.status, slow.body.error?.param], slow.text).toEqual([400, 'speed']);
+    expect(slow.body.error.message).toMatch(/slowest is 0\.46/);
+    const seconds = async (speed: number) => {
+      const res = await fetch(`${server.url}/v1/audio/speech`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tts', input: SENTENCE, speed, response_format: 'pcm' }) });
+      return (await res.arrayBuffer()).byteLength / 48_000;
+    };
+    expect(await seconds(4)).toBeLessThan((await seconds(2.5)) * 0.8);
+    // OpenAI's audio events and speaking instructions: named, not dropped.
+    for (const [field, value] of [['stream_format', 'sse'], ['instructions', 'Speak like a pirate.']] as const) {
+      const refused = await api.post('/v1/audio/speech', { model: 'tts', input: 'hi', [field]: value });
+      expect([refused.status, refused.body.error?.code, refused.body.error?.param], refused.text).toEqual([400, 'field_unsupported', field]);
+    }
     const opus = await api.post('/v1/audio/speech', { model: 'tts', input: 'hi', response_format: 'opus' });
     expect(opus.body.error.param).toBe('response_format');
     const listen = await api.post('/v1/audio/speech', { model: 'asr', input: 'hi' });

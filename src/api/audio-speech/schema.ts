@@ -22,6 +22,10 @@ export const speechBody = z.looseObject({
   response_format: z.enum(SPEECH_FORMATS).default('mp3'),
   speed: z.number().min(0.25).max(4).default(1),
   stream: z.boolean().default(false),
+  // OpenAI's (gpt-4o-mini-tts): events instead of bytes, and a way of speaking. Refused
+  // when they ask for something (speech-form.ts), not dropped.
+  stream_format: z.enum(['audio', 'sse']).nullish(),
+  instructions: z.string().max(4096).nullish(),
   kwargs: z.union([z.string(), z.record(z.string(), z.unknown())]).nullish(),
 });
 export type SpeechBody = z.output<typeof speechBody>;

@@ -15,12 +15,18 @@ const ROUTE = '/v1/audio/speech';
  * chunk is awaited before the status is sent, so a bad voice is still a 400.
  */
 export async function serveSpeech(supervisor: Supervisor, request: FastifyRequest, reply: FastifyReply, body: SpeechBody): Promise<FastifyReply> {
+  if (body.stream_format === 'sse') {
+    throw new HangarError('field_unsupported', ['stream_format', 'speech is sent as audio bytes (stream_format audio); with stream: true they go out as the engine makes them'], { param: 'stream_format' });
+  }
+  if (body.instructions?.trim()) {
+    throw new HangarError('field_unsupported', ['instructions', 'no engine here takes instructions on how to speak; choose a voice and a speed'], { param: 'instructions' });
+  }
   const instance = supervisor.require(body.model);
   if (instance.resolved.modelType === 'audio' && !instance.abilities.includes('text2audio')) {
     throw new HangarError('ability_missing', [body.model, 'text-to-speech', instance.abilities.join(', ')], { param: 'model' });
   }
   const target = { uid: body.model, route: ROUTE, types: ['audio'] as const };
-  const kwargs: Record<string, unknown> = { ...engineKwargs(body.kwargs), speed: body.speed, response_format: body.response_format, stream: body.stream };
+  const kwargs: Record<string, unknown> = { ...engineKwargs(body.kwargs, { input: '`input`' }), speed: body.speed, response_format: body.response_format, stream: body.stream };
   if (body.voice) kwargs.voice = body.voice;
   // The audio type is set only once audio is coming: an error before that goes out as JSON.
   const contentType = SPEECH_CONTENT_TYPES[body.response_format];

@@ -12,6 +12,8 @@ export const transcriptionFields = z.looseObject({
   response_format: z.enum(TRANSCRIPT_FORMATS).default('json'),
   temperature: formNumber(z.number().min(0).max(1)).optional(),
   'timestamp_granularities[]': z.union([z.enum(['word', 'segment']), z.array(z.enum(['word', 'segment']))]).optional(),
+  /** OpenAI's: the transcript as server-sent events (transcript.text.delta, transcript.text.done). */
+  stream: z.enum(['true', 'false', 'True', 'False']).optional(),
   /** Xinference: extra engine arguments as a JSON string. */
   kwargs: z.string().optional(),
 });

@@ -23,7 +23,7 @@ function requireAbility(supervisor: Supervisor, uid: string, ability: string, wh
 export async function serveGeneration(supervisor: Supervisor, media: MediaStore, request: FastifyRequest, reply: FastifyReply, body: ImageGenerationBody): Promise<Record<string, unknown>> {
   const route = '/v1/images/generations';
   requireAbility(supervisor, body.model, 'text2image', 'text-to-image');
-  const kwargs: Record<string, unknown> = { ...engineKwargs(body.kwargs), n: body.n };
+  const kwargs: Record<string, unknown> = { ...engineKwargs(body.kwargs, { prompt: '`prompt`' }), n: body.n };
   if (body.size) kwargs.size = body.size;
   if (body.negative_prompt) kwargs.negative_prompt = body.negative_prompt;
   const result = await supervisor.call({ uid: body.model, route, types: ['image'] }, 'text_to_image', [body.prompt], kwargs, abortOnDisconnect(reply));
@@ -61,7 +61,7 @@ export async function serveVariation(supervisor: Supervisor, media: MediaStore, 
   const image = sourceImage(form, route);
   checkImage(image.data, image.field);
   requireAbility(supervisor, fields.model, 'image2image', 'image-to-image');
-  const kwargs: Record<string, unknown> = { ...engineKwargs(fields.kwargs), n: fields.n };
+  const kwargs: Record<string, unknown> = { ...engineKwargs(fields.kwargs, { image: '`image`', prompt: '`prompt`' }), n: fields.n };
   // `original` (Xinference) and `auto` (OpenAI) both mean the source image's size.
   if (fields.size && fields.size !== 'original' && fields.size !== 'auto') kwargs.size = fields.size;
   if (fields.negative_prompt) kwargs.negative_prompt = fields.negative_prompt;

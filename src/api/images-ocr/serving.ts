@@ -26,7 +26,7 @@ export async function serveOcr(supervisor: Supervisor, request: FastifyRequest, 
   if (instance.resolved.modelType === 'image' && !instance.abilities.includes('ocr')) {
     throw new HangarError('ability_missing', [fields.model, 'ocr', instance.abilities.join(', ')], { param: 'model' });
   }
-  const kwargs: Record<string, unknown> = engineKwargs(fields.kwargs);
+  const kwargs: Record<string, unknown> = engineKwargs(fields.kwargs, { image: '`image`' });
   if (fields.lang) kwargs.lang = fields.lang;
   if (fields.prompt) kwargs.prompt = fields.prompt;
   const result = await supervisor.call({ uid: fields.model, route: ROUTE, types: ['image'] }, 'ocr', [image.data], kwargs, abortOnDisconnect(reply));

@@ -124,7 +124,7 @@ function formError(err: unknown, rules: FormRules, field: string): unknown {
   const code = (err as { code?: unknown }).code;
   switch (code) {
     case 'FST_REQ_FILE_TOO_LARGE':
-      return new HangarError('payload_too_large', [`the ${field} file is larger than ${mebibytes(rules.maxFileBytes)}, the limit of ${rules.route}`], { param: field, cause: err });
+      return new HangarError('payload_too_large', [`the ${field === 'file' ? 'uploaded' : field} file is larger than ${mebibytes(rules.maxFileBytes)}, the limit of ${rules.route}`], { param: field, cause: err });
     case 'FST_FILES_LIMIT':
       // One file too many (a field sent twice) is a malformed form, not a large one.
       return duplicateFile(field, rules, err);

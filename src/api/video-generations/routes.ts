@@ -16,7 +16,7 @@ export const videoGenerationRoutes: FastifyPluginAsync<{ supervisor: Supervisor;
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   app.post(ROUTE, { ...needs('models:read', ['video']), schema: { body: videoGenerationBody, tags: ['inference'] } }, async (request, reply) => {
     const body = request.body;
-    const kwargs: Record<string, unknown> = { ...engineKwargs(body.kwargs), n: body.n };
+    const kwargs: Record<string, unknown> = { ...engineKwargs(body.kwargs, { prompt: '`prompt`' }), n: body.n };
     if (body.negative_prompt) kwargs.negative_prompt = body.negative_prompt;
     const result = await supervisor.call({ uid: body.model, route: ROUTE, types: ['video'] }, 'text_to_video', [body.prompt], kwargs, abortOnDisconnect(reply));
     setOverheadHeader(request, reply, result.runtimeMs);

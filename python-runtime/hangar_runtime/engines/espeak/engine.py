@@ -10,11 +10,14 @@ import tempfile
 from ...errors import InvalidModel, field_error
 from ..base import Engine, Progress
 from ..media_io import audio_codec
+from ..media_io.pcm_rate import PcmRateStream
 from .voices import choose_voice, installed_voices
 
 PROGRAM = "espeak-ng"
 DEFAULT_WORDS_PER_MINUTE = 175  # espeak-ng's own default: speed 1.0
-MIN_WPM, MAX_WPM = 80, 450  # espeak-ng's range
+# espeak-ng speaks no slower than 80 words a minute; fast speech (its sonic speed-up)
+# goes past 450 to 4.0 times its default, OpenAI's fastest.
+MIN_WPM, MAX_WPM = 80, 700
 MAX_INPUT_CHARS = 4096  # OpenAI's limit for speech input
 WAV_HEADER_BYTES = 44  # what espeak-ng --stdout writes before the samples
 READ_BYTES = 8192
@@ -66,7 +69,12 @@ class EspeakEngine(Engine):
             raise field_error("input", f"input is {len(text)} characters long; the limit is {MAX_INPUT_CHARS}")
         if isinstance(speed, bool) or not isinstance(speed, (int, float)) or not 0.25 <= speed <= 4.0:
             raise field_error("speed", f"speed must be a number from 0.25 to 4.0, got {speed!r}")
-        wpm = min(MAX_WPM, max(MIN_WPM, round(DEFAULT_WORDS_PER_MINUTE * speed)))
+        wpm = round(DEFAULT_WORDS_PER_MINUTE * speed)
+        if wpm < MIN_WPM:
+            # Said, not clamped: a speed asked for and not given changed the audio silently.
+            raise field_error("speed", f"speed {speed} is slower than espeak-ng speaks: its slowest is "
+                                       f"{MIN_WPM / DEFAULT_WORDS_PER_MINUTE:.2f} ({MIN_WPM} words a minute)")
+        wpm = min(MAX_WPM, wpm)
         chosen = choose_voice(voice, self._default_voice, self._voices)
         return [self._program, "-v", chosen, "-s", str(wpm), "--stdin"]
 
@@ -100,11 +108,15 @@ class EspeakEngine(Engine):
                 raise RuntimeError(f"{PROGRAM} produced no audio: {process.stderr.read().decode(errors='replace').strip()}")
             if response_format == "wav":
                 yield audio_codec.streaming_wav_header(self._rate)
+            # pcm is OpenAI's 24 kHz (pcm_rate.py); wav says its own rate in its header.
+            convert = PcmRateStream(self._rate).feed if response_format == "pcm" else None
             while True:
                 piece = process.stdout.read1(READ_BYTES)
                 if not piece:
                     break
-                yield piece
+                piece = convert(piece) if convert else piece
+                if piece:
+                    yield piece
             if process.wait(timeout=30) != 0:
                 raise RuntimeError(f"{PROGRAM} failed: {process.stderr.read().decode(errors='replace').strip()}")
         finally:

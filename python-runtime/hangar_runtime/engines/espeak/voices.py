@@ -1,5 +1,6 @@
 """The voices the installed espeak-ng offers, read from `espeak-ng --voices`."""
 
+import re
 import subprocess
 
 from ...errors import field_error
@@ -11,21 +12,24 @@ OPENAI_VOICES = frozenset({"alloy", "ash", "ballad", "coral", "echo", "fable", "
 
 
 def installed_voices(program: str) -> list[str]:
-    """Voice names as `-v` takes them (`en-us`, `de`, ...), in espeak-ng's order.
+    """Voice names as `-v` takes them (`en-us`, `de`, ...), in espeak-ng's order, then
+    the other names voices answer to (`en`, `fr`: `espeak-ng -v en` speaks).
 
     The listing is a table: `Pty Language Age/Gender VoiceName File Other Languages`;
-    the Language column is the name `-v` accepts."""
+    the Language column is the name `-v` accepts, and so is each language in the last
+    column's `(en 10)` pairs."""
     listing = subprocess.run([program, "--voices"], capture_output=True, text=True, timeout=30, check=True).stdout
-    voices = []
+    voices, others = [], []
     for line in listing.splitlines()[1:]:
         columns = line.split()
         if len(columns) >= 2 and columns[1] not in voices:
             voices.append(columns[1])
-    return voices
+        others.extend(re.findall(r"\((\S+) \d+\)", line))
+    return voices + [name for name in dict.fromkeys(others) if name not in voices]
 
 
 def choose_voice(requested, default: str, voices: list[str]) -> str:
-    """The `-v` value for a request's `voice`. A voice variant (`en-us+f3`) is
+    """The `-v` value for a request's `voice`. A voice variant (`en-us+f3`, `en+f3`) is
     accepted when its base voice is installed."""
     if requested in (None, "") or (isinstance(requested, str) and requested.lower() in OPENAI_VOICES):
         return default
@@ -33,6 +37,10 @@ def choose_voice(requested, default: str, voices: list[str]) -> str:
         raise field_error("voice", f"voice must be a string, got {type(requested).__name__}")
     base = requested.split("+", 1)[0]
     if base not in voices:
-        shown = ", ".join(voices[:20]) + (", ..." if len(voices) > 20 else "")
-        raise field_error("voice", f"Unknown voice {requested!r}; installed espeak-ng voices include: {shown}")
+        # The default and English first: the alphabet alone showed af to da, none a user looks for.
+        first = [default] + [v for v in voices if v.startswith("en") and v != default]
+        shown_list = first + [v for v in voices if v not in first]
+        shown = ", ".join(shown_list[:20]) + (", ..." if len(voices) > 20 else "")
+        raise field_error("voice", f"Unknown voice {requested!r}; installed espeak-ng voices include: {shown} "
+                                   f"(all of them: `espeak-ng --voices` on the server)")
     return requested

@@ -5,6 +5,9 @@ the model needs; synthesised samples become the format the client asked for."""
 import io
 import numpy as np
 
+from ...errors import field_error
+from .pcm_rate import PCM_RATE
+
 INPUT_FORMATS = ("wav", "flac", "ogg", "mp3")
 OUTPUT_FORMATS = ("wav", "flac", "pcm", "mp3")
 _SOUNDFILE_FORMATS = {"wav": ("WAV", "PCM_16"), "flac": ("FLAC", "PCM_16"), "mp3": ("MP3", "MPEG_LAYER_III")}
@@ -24,23 +27,26 @@ _MAX_RATIO_TERM = 1000
 
 def decode(data, rate: int) -> np.ndarray:
     """Mono float32 samples in [-1, 1] at `rate`. Raises ValueError (the caller's
-    fault: ERROR invalid) naming the formats it reads."""
+    fault: ERROR invalid, `param: "file"`, the upload's field on the speech-to-text
+    routes, as the route's own checks name it) naming the formats it reads."""
     import soundfile
 
     if not isinstance(data, (bytes, bytearray)) or len(data) == 0:
-        raise ValueError(f"The audio file is empty; expected one of: {', '.join(INPUT_FORMATS)}")
+        raise field_error("file", f"The audio file is empty; expected one of: {', '.join(INPUT_FORMATS)}")
     try:
         info = soundfile.info(io.BytesIO(bytes(data)))
     except Exception as exc:  # soundfile.LibsndfileError and friends: the bytes are not audio it knows
         # libsndfile's own text names a Python object, not the problem; the formats help more.
-        raise ValueError(f"The audio file could not be decoded; expected one of: {', '.join(INPUT_FORMATS)}") from exc
+        raise field_error("file", f"The audio file could not be decoded; expected one of: {', '.join(INPUT_FORMATS)}") from exc
     # An MP3's header length is libsndfile's estimate (a VBR file's can be far off); its
     # frames are counted as decoded below, and its sample rate is a real one anyway.
     if info.format != "MP3":
         _check_length(info.frames, info.samplerate)
     mono, source_rate = _read_mono(soundfile, data, info.samplerate)
     if mono.shape[0] == 0:
-        raise ValueError("The audio file holds no samples")
+        raise field_error("file", "The audio file holds no samples")
+    # A float file may hold NaN or infinities: silence and full scale, as a player plays them.
+    mono = np.clip(np.nan_to_num(mono, nan=0.0, posinf=1.0, neginf=-1.0), -1.0, 1.0)
     return resample(mono, int(source_rate), rate)
 
 
@@ -66,18 +72,18 @@ def _read_mono(soundfile, data, header_rate: int) -> tuple[np.ndarray, int]:
     except ValueError:
         raise
     except Exception as exc:
-        raise ValueError(f"The audio file could not be decoded; expected one of: {', '.join(INPUT_FORMATS)}") from exc
+        raise field_error("file", f"The audio file could not be decoded; expected one of: {', '.join(INPUT_FORMATS)}") from exc
     return (np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.float32)), source_rate
 
 
 def _check_length(frames: int, rate: int) -> None:
     if rate <= 0:
-        raise ValueError(f"The audio file's sample rate ({rate} Hz) is not one audio has")
+        raise field_error("file", f"The audio file's sample rate ({rate} Hz) is not one audio has")
     seconds = frames / rate
     if seconds > MAX_SECONDS:
-        raise ValueError(f"The audio is {seconds:,.0f} s long; at most {MAX_SECONDS} s ({MAX_SECONDS // 60} minutes) is transcribed in one request: send it in parts")
+        raise field_error("file", f"The audio is {seconds:,.0f} s long; at most {MAX_SECONDS} s ({MAX_SECONDS // 60} minutes) is transcribed in one request: send it in parts")
     if rate > MAX_RATE:
-        raise ValueError(f"The audio file's sample rate ({rate:,} Hz) is above {MAX_RATE:,} Hz, the highest recorded audio uses")
+        raise field_error("file", f"The audio file's sample rate ({rate:,} Hz) is above {MAX_RATE:,} Hz, the highest recorded audio uses")
 
 
 def resample(samples: np.ndarray, source_rate: int, rate: int) -> np.ndarray:
@@ -103,7 +109,8 @@ def to_pcm16(samples: np.ndarray) -> bytes:
 def encode(samples: np.ndarray, rate: int, response_format: str) -> bytes:
     check_output_format(response_format)
     if response_format == "pcm":
-        return to_pcm16(samples)
+        # OpenAI's pcm is 24 kHz whatever the engine's rate (pcm_rate.py).
+        return to_pcm16(resample(np.asarray(samples, dtype=np.float32), rate, PCM_RATE))
     import soundfile
 
     container, subtype = _SOUNDFILE_FORMATS[response_format]
