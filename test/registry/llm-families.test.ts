@@ -184,6 +184,12 @@ describe('built-in LLM families', () => {
     for (const name of ['Qwen3-Instruct', 'Qwen3-Thinking', 'Qwen3-Coder', 'Qwen3-VL-Instruct', 'Qwen3-Next-Instruct', 'gpt-oss', 'deepseek-r1', 'Deepseek-V3.1', 'llama-3.3-instruct', 'llama-4', 'gemma-3n', 'mistral-small-3.2-instruct', 'magistral-small', 'devstral-small', 'phi-4-mini-instruct', 'phi-4-reasoning', 'glm-4.5', 'smollm3', 'granite-4.0', 'olmo-3-instruct']) {
       expect(llms.some((r) => r.model_name === name), name).toBe(true);
     }
+    // Mistral's native-layout repos have no chat template the engines can render: GGUF only (docs/catalog-sources.md).
+    for (const name of ['mistral-small-3.2-instruct', 'magistral-small', 'devstral-small']) {
+      const record = llms.find((r) => r.model_name === name)!;
+      expect(specsOf(record).map((s) => s.model_format), name).toEqual(['ggufv2']);
+      expect(record.model_ability, name).not.toContain('vision');
+    }
     for (const name of ['Qwen3-Embedding-0.6B', 'bge-m3', 'embeddinggemma-300m']) expect(catalog.embedding.has(name), name).toBe(true);
     expect(catalog.rerank.has('Qwen3-Reranker-0.6B')).toBe(true);
   });
