@@ -48,10 +48,10 @@ def test_codec_round_trip_resamples_and_encodes_each_format():
     assert abs(len(streamed) - len(whole)) <= 1
     n = min(len(streamed), len(whole))
     assert np.corrcoef(streamed[100:n - 100], whole[100:n - 100])[0, 1] > 0.9999
-    with pytest.raises(ValueError, match="expected one of: wav, flac, ogg, mp3"):
+    with pytest.raises(ValueError, match="expected one of: wav, flac, ogg, mp3, webm, mp4, m4a, aac"):
         audio_codec.decode(b"RIFF\x00\x00\x00\x00WAVEgarbage", 16000)
     with pytest.raises(ValueError, match="response_format must be one of"):
-        audio_codec.encode(tone, rate, "opus")
+        audio_codec.encode(tone, rate, "ogg")
 
 
 def _wav(frames: int, rate: int) -> bytes:
@@ -146,6 +146,56 @@ def test_pocketsphinx_hears_a_file_the_same_whatever_came_before_and_stops_when_
     with running_call(lambda: True), pytest.raises(CallAborted):
         engine.transcribe(door)
     assert engine.transcribe(door)["text"] == first
+
+
+def _container(samples, rate: int, muxer: str, codec: str) -> bytes:
+    """Audio as a browser (WebM/Opus), a phone (M4A/AAC) or an AAC stream carries it, made with FFmpeg."""
+    import av
+
+    buffer = io.BytesIO()
+    with av.open(buffer, mode="w", format=muxer) as container:
+        stream = container.add_stream(codec, rate=rate, layout="mono")
+        frame = av.AudioFrame.from_ndarray(np.asarray(samples, dtype=np.float32).reshape(1, -1), format="flt", layout="mono")
+        frame.sample_rate = rate
+        for packet in [*stream.encode(frame), *stream.encode(None)]:
+            container.mux(packet)
+    return buffer.getvalue()
+
+
+@needs_espeak
+def test_pocketsphinx_hears_webm_m4a_and_aac_uploads_and_speech_comes_as_opus_and_aac(espeak):
+    from hangar_runtime.engines.media_io import av_audio
+    from hangar_runtime.engines.pocketsphinx_engine.engine import PocketsphinxEngine
+    from hangar_runtime.errors import field_error
+
+    engine = PocketsphinxEngine()
+    engine.load({}, no_progress)
+    wav = espeak.speech("please open the door and turn on the light", speed=150 / 175, response_format="wav")
+    samples = audio_codec.decode(wav, 48000)
+    for muxer, codec in (("webm", "libopus"), ("ipod", "aac"), ("adts", "aac")):
+        upload = _container(samples, 48000, muxer, codec)
+        assert "door" in engine.transcribe(upload)["text"], muxer
+        # Cut short, it is refused as unreadable, naming the upload's field.
+        with pytest.raises(ValueError, match="could not be decoded|holds no samples") as refused:
+            engine.transcribe(upload[: len(upload) // 8] if muxer != "webm" else upload[:60])
+        assert getattr(refused.value, "param", None) == "file"
+    # The length is checked as frames come, not after all are held.
+    seen = []
+
+    def check(frames, rate):
+        seen.append(frames)
+        if frames > rate:
+            raise field_error("file", "too long")
+
+    with pytest.raises(ValueError, match="too long"):
+        av_audio.read_mono(_container(np.zeros(48000 * 5, dtype=np.float32), 48000, "webm", "libopus"), "matroska", check, "x")
+    assert max(seen) < 48000 * 2
+    # OpenAI's other speech formats: Ogg Opus (at an Opus rate) and ADTS AAC, each about the wav's length.
+    seconds = len(audio_codec.decode(wav, 16000)) / 16000
+    for fmt, magic in (("opus", b"OggS"), ("aac", b"\xff\xf1")):
+        spoken = espeak.speech("please open the door and turn on the light", speed=150 / 175, response_format=fmt)
+        assert spoken[: len(magic)] == magic, fmt
+        assert abs(len(audio_codec.decode(spoken, 16000)) / 16000 - seconds) < 0.2, fmt
 
 
 def test_pocketsphinx_gets_audio_in_half_second_pieces_so_the_heartbeat_thread_runs():

@@ -121,6 +121,39 @@ describe('audio and image models', () => {
     expect(translated.body.usage).toBeUndefined();
   });
 
+  it("hears a browser's WebM and a phone's M4A, and speaks OpenAI's opus and aac", async () => {
+    // The spoken WAV re-encoded as MediaRecorder (WebM/Opus) and a phone (M4A/AAC) write it, with FFmpeg (PyAV).
+    const script = `
+import io, sys, av, numpy as np, soundfile
+samples, rate = soundfile.read(io.BytesIO(sys.stdin.buffer.read()), dtype="float32")
+out = {}
+for name, muxer, codec in (("webm", "webm", "libopus"), ("m4a", "ipod", "aac")):
+    buffer = io.BytesIO()
+    with av.open(buffer, mode="w", format=muxer) as container:
+        stream = container.add_stream(codec, rate=48000, layout="mono")
+        import scipy.signal
+        frame = av.AudioFrame.from_ndarray(scipy.signal.resample_poly(samples, 320, 147).astype(np.float32).reshape(1, -1), format="flt", layout="mono")
+        frame.sample_rate = 48000
+        for packet in [*stream.encode(frame), *stream.encode(None)]:
+            container.mux(packet)
+    sys.stdout.buffer.write(len(buffer.getvalue()).to_bytes(4, "big") + buffer.getvalue())
+`;
+    const packed = execFileSync(venvPython, ['-c', script], { input: spoken });
+    const webm = packed.subarray(4, 4 + packed.readUInt32BE(0));
+    const m4aAt = 4 + webm.length;
+    const m4a = packed.subarray(m4aAt + 4, m4aAt + 4 + packed.readUInt32BE(m4aAt));
+    for (const [name, upload] of [['recording.webm', webm], ['recording.m4a', m4a]] as const) {
+      const heard = await post('/v1/audio/transcriptions', audioForm('asr', upload, {}, name));
+      expect(heard.status, `${name}: ${heard.text}`).toBe(200);
+      expect(heard.body.text, name).toMatch(/door/);
+    }
+    for (const [format, type, magic] of [['opus', 'audio/opus', 'OggS'], ['aac', 'audio/aac', '\u00ff']] as const) {
+      const res = await fetch(`${server.url}/v1/audio/speech`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tts', input: 'hello world', response_format: format }) });
+      expect([res.status, res.headers.get('content-type')]).toEqual([200, type]);
+      expect(Buffer.from(await res.arrayBuffer()).subarray(0, magic.length).toString('latin1')).toBe(magic);
+    }
+  });
+
   it("streams a transcript as OpenAI's events through its SDK; refuses a stream where OpenAI has none", async () => {
     const sdk = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'not-needed', maxRetries: 0 });
     const whole = await sdk.audio.transcriptions.create({ model: 'asr', file: await toFile(spoken, 'speech.wav') });
@@ -239,7 +272,7 @@ describe('audio and image models', () => {
     const notAudio = await post('/v1/audio/transcriptions', audioForm('asr', Buffer.from('this is not audio at all'), {}, 'notes.txt'));
     expect(notAudio.status).toBe(400);
     expect(notAudio.body.error).toMatchObject({ code: 'unsupported_upload_format', param: 'file' });
-    expect(notAudio.body.detail).toMatch(/wav, flac, ogg, mp3/);
+    expect(notAudio.body.detail).toMatch(/wav, flac, ogg, mp3, webm, mp4, m4a, aac/);
     // A WAV header over garbage passes the sniffing; the decoder in the runtime refuses it.
     const broken = Buffer.concat([Buffer.from('RIFF\u0000\u0000\u0000\u0000WAVE', 'latin1'), Buffer.alloc(64, 7)]);
     const damaged = await post('/v1/audio/transcriptions', audioForm('asr', broken));
@@ -321,7 +354,7 @@ describe('audio and image models', () => {
       const refused = await api.post('/v1/audio/speech', { model: 'tts', input: 'hi', [field]: value });
       expect([refused.status, refused.body.error?.code, refused.body.error?.param], refused.text).toEqual([400, 'field_unsupported', field]);
     }
-    const opus = await api.post('/v1/audio/speech', { model: 'tts', input: 'hi', response_format: 'opus' });
+    const opus = await api.post('/v1/audio/speech', { model: 'tts', input: 'hi', response_format: 'ogg' });
     expect(opus.body.error.param).toBe('response_format');
     const listen = await api.post('/v1/audio/speech', { model: 'asr', input: 'hi' });
     expect(listen.body.error.code).toBe('ability_missing');

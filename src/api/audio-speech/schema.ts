@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
-/** Formats the engines can make; OpenAI's opus and aac have no encoder here. */
-export const SPEECH_FORMATS = ['mp3', 'wav', 'flac', 'pcm'] as const;
+/** OpenAI's speech formats, all of which the engines make (opus in Ogg, aac in ADTS frames). */
+export const SPEECH_FORMATS = ['mp3', 'wav', 'flac', 'pcm', 'opus', 'aac'] as const;
 export type SpeechFormat = (typeof SPEECH_FORMATS)[number];
 
 export const SPEECH_CONTENT_TYPES: Record<SpeechFormat, string> = {
@@ -9,6 +9,8 @@ export const SPEECH_CONTENT_TYPES: Record<SpeechFormat, string> = {
   wav: 'audio/wav',
   flac: 'audio/flac',
   pcm: 'audio/pcm',
+  opus: 'audio/opus',
+  aac: 'audio/aac',
 };
 
 /** POST /v1/audio/speech (contract §4; OpenAI's speech body plus Xinference's `stream` and `kwargs`). */

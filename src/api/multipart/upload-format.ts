@@ -9,8 +9,13 @@ const AUDIO_SIGNATURES: ReadonlyArray<[string, (b: Buffer) => boolean]> = [
   ['wav', (b) => b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WAVE'],
   ['flac', (b) => b.subarray(0, 4).toString('latin1') === 'fLaC'],
   ['ogg', (b) => b.subarray(0, 4).toString('latin1') === 'OggS'],
-  // An ID3 tag, or straight into an MPEG audio frame (11 sync bits).
-  ['mp3', (b) => b.subarray(0, 3).toString('latin1') === 'ID3' || (b.length > 1 && b[0] === 0xff && ((b[1] ?? 0) & 0xe0) === 0xe0)],
+  // An ID3 tag, or straight into an MPEG audio frame (11 sync bits, a layer: ADTS's is 0).
+  ['mp3', (b) => b.subarray(0, 3).toString('latin1') === 'ID3' || (b.length > 1 && b[0] === 0xff && ((b[1] ?? 0) & 0xe0) === 0xe0 && ((b[1] ?? 0) & 0x06) !== 0)],
+  // A browser's MediaRecorder (EBML), a phone's recordings (ISO media: mp4, m4a), ADTS AAC.
+  ['webm', (b) => b.subarray(0, 4).equals(Buffer.from([0x1a, 0x45, 0xdf, 0xa3]))],
+  ['mp4', (b) => b.subarray(4, 8).toString('latin1') === 'ftyp'],
+  ['m4a', () => false], // named in the list: the same container as mp4
+  ['aac', (b) => b.length > 1 && b[0] === 0xff && ((b[1] ?? 0) & 0xf6) === 0xf0],
 ];
 
 const IMAGE_SIGNATURES: ReadonlyArray<[string, (b: Buffer) => boolean]> = [

@@ -1,16 +1,21 @@
 """Audio bytes in and out. An upload (wav, flac, ogg or mp3: what libsndfile,
-bundled with the soundfile wheel, reads) becomes mono float32 samples at the rate
-the model needs; synthesised samples become the format the client asked for."""
+bundled with the soundfile wheel, reads; webm, mp4/m4a and aac through FFmpeg,
+av_audio.py) becomes mono float32 samples at the rate the model needs; synthesised
+samples become the format the client asked for."""
 
 import io
 import numpy as np
 
 from ...errors import field_error
+from . import av_audio
 from .pcm_rate import PCM_RATE
 
-INPUT_FORMATS = ("wav", "flac", "ogg", "mp3")
-OUTPUT_FORMATS = ("wav", "flac", "pcm", "mp3")
-_SOUNDFILE_FORMATS = {"wav": ("WAV", "PCM_16"), "flac": ("FLAC", "PCM_16"), "mp3": ("MP3", "MPEG_LAYER_III")}
+INPUT_FORMATS = ("wav", "flac", "ogg", "mp3", "webm", "mp4", "m4a", "aac")
+OUTPUT_FORMATS = ("wav", "flac", "pcm", "mp3", "opus", "aac")
+_SOUNDFILE_FORMATS = {"wav": ("WAV", "PCM_16"), "flac": ("FLAC", "PCM_16"), "mp3": ("MP3", "MPEG_LAYER_III"),
+                      "opus": ("OGG", "OPUS")}
+# Opus codes only these rates; other audio is resampled to the highest.
+_OPUS_RATES = (8000, 12000, 16000, 24000, 48000)
 # The longest audio decoded. A file's size does not bound its length: 21 kB of WAV at
 # 1 Hz holds 3 hours, and an hour at 16 kHz took 1.3 GB to decode and resample (and
 # 2 M frames at 1 Hz asked numpy for 119 GiB). Checked from the header, before reading.
@@ -23,6 +28,7 @@ MAX_RATE = 384_000
 # ratio to 16 kHz made one of millions of taps. The rate it gives is within 0.1 % of
 # the exact one, which speech recognition does not hear.
 _MAX_RATIO_TERM = 1000
+_UNREADABLE = f"The audio file could not be decoded; expected one of: {', '.join(INPUT_FORMATS)}"
 
 
 def decode(data, rate: int) -> np.ndarray:
@@ -33,16 +39,24 @@ def decode(data, rate: int) -> np.ndarray:
 
     if not isinstance(data, (bytes, bytearray)) or len(data) == 0:
         raise field_error("file", f"The audio file is empty; expected one of: {', '.join(INPUT_FORMATS)}")
+    demuxer = av_audio.container_of(bytes(data[:16]))
+    if demuxer is not None:
+        mono, source_rate = av_audio.read_mono(bytes(data), demuxer, _check_length, _UNREADABLE)
+        return _finish(mono, source_rate, rate)
     try:
         info = soundfile.info(io.BytesIO(bytes(data)))
     except Exception as exc:  # soundfile.LibsndfileError and friends: the bytes are not audio it knows
         # libsndfile's own text names a Python object, not the problem; the formats help more.
-        raise field_error("file", f"The audio file could not be decoded; expected one of: {', '.join(INPUT_FORMATS)}") from exc
+        raise field_error("file", _UNREADABLE) from exc
     # An MP3's header length is libsndfile's estimate (a VBR file's can be far off); its
     # frames are counted as decoded below, and its sample rate is a real one anyway.
     if info.format != "MP3":
         _check_length(info.frames, info.samplerate)
     mono, source_rate = _read_mono(soundfile, data, info.samplerate)
+    return _finish(mono, source_rate, rate)
+
+
+def _finish(mono: np.ndarray, source_rate: int, rate: int) -> np.ndarray:
     if mono.shape[0] == 0:
         raise field_error("file", "The audio file holds no samples")
     # A float file may hold NaN or infinities: silence and full scale, as a player plays them.
@@ -72,7 +86,7 @@ def _read_mono(soundfile, data, header_rate: int) -> tuple[np.ndarray, int]:
     except ValueError:
         raise
     except Exception as exc:
-        raise field_error("file", f"The audio file could not be decoded; expected one of: {', '.join(INPUT_FORMATS)}") from exc
+        raise field_error("file", _UNREADABLE) from exc
     return (np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.float32)), source_rate
 
 
@@ -111,6 +125,10 @@ def encode(samples: np.ndarray, rate: int, response_format: str) -> bytes:
     if response_format == "pcm":
         # OpenAI's pcm is 24 kHz whatever the engine's rate (pcm_rate.py).
         return to_pcm16(resample(np.asarray(samples, dtype=np.float32), rate, PCM_RATE))
+    if response_format == "aac":
+        return av_audio.write_aac(samples, rate)
+    if response_format == "opus" and rate not in _OPUS_RATES:
+        samples, rate = resample(np.asarray(samples, dtype=np.float32), rate, 48000), 48000
     import soundfile
 
     container, subtype = _SOUNDFILE_FORMATS[response_format]
