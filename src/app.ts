@@ -22,6 +22,7 @@ import { frameworkErrors, installErrorHandler, MAX_PATH_PARAM_LENGTH } from './a
 import { BODY_LIMIT_BYTES, installJsonBody } from './api/json-body.js';
 import { clientErrorHandler, httpServer } from './api/http-server.js';
 import { installBodyLimits } from './api/body-limits.js';
+import { installBodyBudget } from './api/body-budget.js';
 import { installLoraModelIds } from './api/llm/lora-model-id.js';
 import { installModelLeases } from './api/model-lease.js';
 import { flexibleRoutes } from './api/flexible/routes.js';
@@ -59,6 +60,7 @@ import { diffusersOnlyRoutes } from './api/media/diffusers-only-routes.js';
 import { webUiRoutes } from './api/web-ui/routes.js';
 import type { AccessControl } from './auth/access-control.js';
 import { DEFAULT_RESPONSES_RETENTION_HOURS, defaultLifecycle, packageRoot, type StreamingSettings } from './config/config.js';
+import { DEFAULT_BODY_BUDGET_BYTES } from './config/body-budget-setting.js';
 import { DEFAULT_IMAGE_FETCH, type ImageFetchSettings } from './config/image-fetch.js';
 import type { Logger } from './logging/logger.js';
 import { ResponseStore } from './storage/response-store.js';
@@ -91,6 +93,8 @@ export interface AppParts {
   responsesRetentionHours?: number;
   /** HANGAR_MODEL_SRC: the hub launches prefer (docs/registry.md, "The hubs"); absent: each family's spec order. */
   modelSource?: ModelSource;
+  /** HANGAR_MAX_INFLIGHT_BODY_BYTES: request bodies held at once (body-budget.ts); absent: the default, 0: none. */
+  bodyBudgetBytes?: number;
   /** How long a request (headers and body) may take to arrive; absent: the default of config.ts. */
   requestBodyTimeoutMs?: number;
   /** The models' series (docs/monitoring.md); absent: a sample every 5 s over the last hour. */
@@ -129,6 +133,8 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   // Before the guard: a browser's preflight carries no credential.
   await installCors(app, parts.corsOrigins === undefined ? '*' : parts.corsOrigins);
   installAuthGuard(app, access.authenticator);
+  // After the guard: a request refused for its credential never holds the budget.
+  installBodyBudget(app, parts.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES);
   installMetrics(app, parts.supervisor);
   const stats = new ModelStats(parts.supervisor, parts.stats ?? DEFAULT_STATS);
   installModelStats(app, stats);

@@ -104,6 +104,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     responsesRetentionHours: config.responsesRetentionHours,
     modelSource: new ModelSource(config.modelSource),
     requestBodyTimeoutMs: config.lifecycle.requestBodyTimeoutMs,
+    bodyBudgetBytes: config.bodyBudgetBytes,
     stats: statsSettings(),
     // The same path as a SIGTERM: main.ts's handler drains, stops every model and exits.
     shutdown: () => process.kill(process.pid, 'SIGTERM') });

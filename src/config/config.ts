@@ -7,6 +7,7 @@ import { parseModelDirs } from './model-dirs.js';
 import { onDemandFromEnv, type OnDemandConfig } from './on-demand-settings.js';
 import { relayPaceMs } from './relay-pace-setting.js';
 import { streamStallMs } from './stream-stall-setting.js';
+import { bodyBudgetBytes } from './body-budget-setting.js';
 
 /**
  * Everything the service reads from its command line and environment, resolved once
@@ -53,6 +54,8 @@ export interface Config {
   modelSource: ModelSourceSetting;
   /** On-demand loading, idle unload and the memory budget (on-demand-settings.ts). */
   onDemand: OnDemandConfig;
+  /** HANGAR_MAX_INFLIGHT_BODY_BYTES: request bodies held at once (body-budget-setting.ts); 0: no budget. */
+  bodyBudgetBytes: number;
 }
 
 export const DEFAULT_RESPONSES_RETENTION_HOURS = 720;
@@ -265,6 +268,7 @@ export function resolveConfig(overrides: Partial<Config> = {}, env: NodeJS.Proce
     responsesRetentionHours: overrides.responsesRetentionHours ?? responsesRetentionFromEnv(env),
     modelSource: overrides.modelSource !== undefined ? overrides.modelSource : modelSourceFromEnv(env),
     onDemand: overrides.onDemand ?? onDemandFromEnv(env),
+    bodyBudgetBytes: overrides.bodyBudgetBytes ?? bodyBudgetBytes(env),
   };
 }
 
