@@ -14,4 +14,5 @@ export { estimateMemory, estimateOfShape, type MemoryEstimate, type EstimateInpu
 export { parseHubId, registrationName, type HubId } from './hub/hub-id.js';
 export { HubClient } from './hub/hub-client.js';
 export { buildHubRegistration, type HubModelType } from './hub/hub-registration.js';
+export { transformersRefusal, type ArchitectureFacts } from './hub/remote-code.js';
 export { pickQuantization, type GgufQuantization } from './hub/gguf-files.js';

@@ -1,3 +1,4 @@
+import { cp, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
@@ -20,8 +21,17 @@ describe('launch by hub id', () => {
   let server: TestServer;
   let api: ReturnType<typeof client>;
 
+  let work: string;
+
   beforeAll(async () => {
-    hub = await startHub({ 'test-org/tiny-GGUF': path.dirname(tinyGguf().files.q8_0!), 'test-org/tiny-llm': tinyLlm().path, 'test-org/tiny-embedder': tinyEmbedder().path }, ['--downloads', 'test-org/tiny-GGUF=1200', '--downloads', 'test-org/tiny-embedder=7', '--pipeline', 'test-org/tiny-embedder=feature-extraction']);
+    // The tiny LLM's files under an architecture transformers lacks: with the repo's own code (auto_map), and without.
+    work = await makeHome('hangar-hub-repos-');
+    const config = JSON.parse(await readFile(path.join(tinyLlm().path, 'config.json'), 'utf8')) as Record<string, unknown>;
+    for (const [name, extra] of [['own-code', { auto_map: { AutoModelForCausalLM: 'modeling_hangar.HangarForCausalLM' } }], ['new-arch', {}]] as const) {
+      await cp(tinyLlm().path, path.join(work, name), { recursive: true });
+      await writeFile(path.join(work, name, 'config.json'), JSON.stringify({ ...config, model_type: 'hangar_unknown_arch', ...extra }));
+    }
+    hub = await startHub({ 'test-org/tiny-GGUF': path.dirname(tinyGguf().files.q8_0!), 'test-org/tiny-llm': tinyLlm().path, 'test-org/tiny-embedder': tinyEmbedder().path, 'test-org/own-code': path.join(work, 'own-code'), 'test-org/new-arch': path.join(work, 'new-arch') }, ['--downloads', 'test-org/tiny-GGUF=1200', '--downloads', 'test-org/tiny-embedder=7', '--pipeline', 'test-org/tiny-embedder=feature-extraction']);
     server = await startServer({ home: await makeHome('hangar-hub-launch-'), env: { HF_HUB_OFFLINE: '', TRANSFORMERS_OFFLINE: '', HF_ENDPOINT: hub.url } });
     api = client(server.url);
   }, 120_000);
@@ -30,6 +40,7 @@ describe('launch by hub id', () => {
     hub?.process.kill();
     await server?.stop().catch(() => {});
     if (server) await removeHome(server.home);
+    if (work) await removeHome(work);
   });
 
   it('launches a GGUF repo by hf.co/<org>/<repo>:<tag>, registered from the GGUF itself, and serves chat with tools', async () => {
@@ -94,6 +105,17 @@ describe('launch by hub id', () => {
     expect(tag.status).toBe(404);
     expect(tag.body.error.code).toBe('hub_quantization_not_found');
     expect(tag.body.error.message).toMatch(/Q4_K_M.*offers .*q8_0/);
+
+    // An architecture the runtime's transformers lacks, refused before its weights are downloaded:
+    // one that brings its own code needs trust_remote_code, one that brings none cannot load.
+    const own = await api.post('/v1/models', { model_name: 'hf.co/test-org/own-code' });
+    expect([own.status, own.body.error?.param], own.text).toEqual([400, 'trust_remote_code']);
+    expect(own.body.error.message).toMatch(/model_type hangar_unknown_arch\) is not in transformers .*auto_map/);
+    const lacking = await api.post('/v1/models', { model_name: 'hf.co/test-org/new-arch', trust_remote_code: true });
+    expect([lacking.status, lacking.body.error?.code, lacking.body.error?.param], lacking.text).toEqual([400, 'hub_model_unusable', 'model_name']);
+    for (const repo of ['own-code', 'new-arch']) {
+      await expect(stat(path.join(server.home, 'cache', 'huggingface', `models--test-org--${repo}`, 'blobs')), repo).rejects.toThrow();
+    }
 
     const malformed = await api.post('/v1/models', { model_name: 'hf.co/a/b/c' });
     expect(malformed.status).toBe(400);

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { allows } from '../../auth/permissions.js';
 import { hubTimeoutMs } from '../../config/hub-settings.js';
 import { HangarError } from '../../errors/hangar-error.js';
-import { buildHubRegistration, envNeedsCodePower, HubClient, parseHubId, pickQuantization, registrationName, type HubId, type HubModelType, type Registry } from '../../registry/index.js';
+import { buildHubRegistration, envNeedsCodePower, HubClient, parseHubId, pickQuantization, registrationName, transformersRefusal, type ArchitectureFacts, type HubId, type HubModelType, type Registry } from '../../registry/index.js';
 import { hubEnvironment } from '../../supervisor/memory-accounting.js';
 import { codePower } from '../auth/code-power.js';
 import type { LaunchBody } from './schema.js';
@@ -11,6 +11,8 @@ const HUB_TYPES: readonly string[] = ['LLM', 'embedding', 'rerank'];
 
 /** Registrations from the hub under way, by `<type>/<name>`: concurrent launches of one repo share one. */
 const inFlight = new Map<string, Promise<void>>();
+/** What each registration built here read of its checkpoint's code (remote-code.ts), by `<type>/<name>`, for this process's launches of it. */
+const architectures = new Map<string, ArchitectureFacts>();
 
 /** The uid a launch by hub id will run under (the body's, else `<org>--<repo>`); null for a body that names no hub id. */
 export function hubLaunchUid(body: LaunchBody): string | null {
@@ -59,7 +61,7 @@ export async function hubLaunchBody(body: LaunchBody, registry: Registry, reques
     if (!registering) {
       registering = (async () => {
         const client = new HubClient({ env: hubEnvironment(body.envs ?? {}), timeoutMs: hubTimeoutMs() });
-        const definition = await buildHubRegistration({ client, id, modelType, builtinFamily: (repo) => registry.builtinFamilyOfRepo(repo) });
+        const definition = await buildHubRegistration({ client, id, modelType, builtinFamily: (repo) => registry.builtinFamilyOfRepo(repo), architecture: (facts) => architectures.set(key, facts) });
         await registry.register(modelType, { model: definition }, true, codePower(request, 'model.register.code', modelType), principal?.username ?? null);
         request.log.info({ model_name: name, repo: id.repo }, `Registered ${id.repo} from the hub as ${name}`);
       })().finally(() => inFlight.delete(key));
@@ -78,7 +80,22 @@ export async function hubLaunchBody(body: LaunchBody, registry: Registry, reques
     // otherwise serve every later launch of the repo's id, with its own weights.
     throw new HangarError('registration_conflict', [`${name}: it is registered as another model, not one downloaded from ${id.repo}; launch it by that name, or unregister it to launch ${id.repo} by id`], { param: 'model_name' });
   }
-  return { ...body, model_name: name, ...choice(id, body, registry, modelType, name, record) };
+  const picked = choice(id, body, registry, modelType, name, record);
+  refuseUnloadable(architectures.get(`${modelType}/${name}`), picked, body, id.repo);
+  return { ...body, model_name: name, ...picked };
+}
+
+/**
+ * A checkpoint the Transformers engine cannot load as launched is refused before its
+ * weights are downloaded (its architecture unknown to the runtime's transformers, or
+ * known only to the repository's own code without trust_remote_code); the registration
+ * stays, for another engine or a launch that trusts the code.
+ */
+function refuseUnloadable(facts: ArchitectureFacts | undefined, picked: Pick<LaunchBody, 'model_format' | 'model_engine'>, body: LaunchBody, repo: string): void {
+  if (!facts || picked.model_engine?.toLowerCase() !== 'transformers' || picked.model_format === 'ggufv2') return;
+  const refusal = transformersRefusal(facts, (body as Record<string, unknown>).trust_remote_code === true);
+  if (refusal?.field === 'trust_remote_code') throw new HangarError('invalid_field', [`trust_remote_code: ${repo}: ${refusal.why}`], { param: 'trust_remote_code' });
+  if (refusal) throw new HangarError('hub_model_unusable', [repo, refusal.why], { param: 'model_name' });
 }
 
 /** Whether every spec of a registration downloads `repo` from the Hugging Face hub (as the registrations this file builds do). */

@@ -4,6 +4,7 @@ import { contextLengthOf, sizeInBillions, stopsOf, templateInTokenizerConfig, te
 import type { LlmRecord } from '../schemas/llm.js';
 import { bitsPerWeight, ggufQuantizations, pickQuantization, type GgufQuantization, type RepoFile } from './gguf-files.js';
 import type { HubClient, RepoInfo } from './hub-client.js';
+import { architectureFacts, type ArchitectureFacts } from './remote-code.js';
 import { registrationName, type HubId } from './hub-id.js';
 import { templateAbilities } from './template-abilities.js';
 
@@ -18,6 +19,8 @@ export interface HubRegistrationInput {
   /** The built-in LLM family that lists this repo, if one does: its parsers and stops fill what the repo does not say. */
   builtinFamily: (repo: string) => LlmRecord | undefined;
   signal?: AbortSignal;
+  /** Told what the checkpoint's config says of the code that loads it (remote-code.ts), before anything is registered. */
+  architecture?: (facts: ArchitectureFacts) => void;
 }
 
 const DTYPE_BYTES: Record<string, number> = { float32: 4, float16: 2, bfloat16: 2, float64: 8, float8_e4m3fn: 1 };
@@ -51,6 +54,7 @@ export async function buildHubRegistration(input: HubRegistrationInput): Promise
     throw new HangarError('hub_model_unusable', [id.repo, why], { param: 'model_name' });
   }
   refuseOtherType(input, info);
+  if (config) input.architecture?.(architectureFacts(config));
   // One file's header says what all say (template, context); the tag's file, else the default pick.
   const picked = ggufs.length > 0 ? pickQuantization(ggufs, id.tag, id.repo) : null;
   const gguf = picked ? await ggufFacts(client, info, picked, input.signal) : null;
