@@ -197,7 +197,7 @@ class VllmEngine(Engine):
                          lora_requests[lora] if lora is not None else None, echo=echo, own_stop_ids=own_stop_ids,
                          first_token=tokenizer.decode([ids[0]]) if scored is not None and ids else "")
 
-        self._scheduler = VllmScheduler(self._engine, build_call)
+        self._scheduler = VllmScheduler(self._engine, build_call, tokenizer)
         progress(1.0, "load", f"vLLM serves {path}")
 
     def describe(self) -> dict:

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable
 
 from ..base import BatchScheduler, CallSink
+from ..transformers_llm.token_bytes import token_text_and_bytes
 from ..transformers_llm.tool_calls import parse_hermes, parse_json_calls
 from .forced_tools import ForcedToolCall
 
@@ -62,8 +63,11 @@ class _Call:
 class VllmScheduler(BatchScheduler):
     methods = METHODS
 
-    def __init__(self, engine, build_call):
+    def __init__(self, engine, build_call, tokenizer=None):
         self._engine = engine
+        # A token's text and own bytes in log-probabilities, as the Transformers engine gives
+        # them (token_bytes.py); without it, vLLM's decoded text (U+FFFD for a partial character).
+        self._tokenizer = tokenizer
         self._build_call = build_call  # (method, args, kwargs, sink) -> _Call; raises for bad input
         self._outputs: queue.Queue = queue.Queue()
         self._calls: dict[str, _Call] = {}
@@ -168,11 +172,11 @@ class VllmScheduler(BatchScheduler):
             call.prompt_tokens = len(output.prompt_token_ids)
         call.text += completion.text  # a delta
         call.completion_tokens += len(completion.token_ids)
-        logprobs = _logprob_entries(completion, call.top_logprobs)
+        logprobs = _logprob_entries(completion, call.top_logprobs, self._tokenizer)
         if not call.delivered:
             call.delivered = True
             if output.prompt_logprobs:
-                logprobs = _prompt_entries(output, call.top_logprobs, call.first_token) + logprobs
+                logprobs = _prompt_entries(output, call.top_logprobs, call.first_token, self._tokenizer) + logprobs
         # With tools, text is held back to the end: a call cannot be told from prose midway.
         if call.sink.stream and call.tool_format is None and (len(call.text) > call.sent or logprobs or call.echo):
             value = {"text": call.echo + call.text[call.sent:]}
@@ -223,7 +227,7 @@ class VllmScheduler(BatchScheduler):
             call.sink.finish(result)
 
 
-def _prompt_entries(output, top: int | None, first_token: str) -> list[dict]:
+def _prompt_entries(output, top: int | None, first_token: str, tokenizer=None) -> list[dict]:
     """vLLM's prompt_logprobs (None for the first token, then a {token id: Logprob} map
     holding the prompt's token and the likeliest ones) as the protocol's entries: the
     first with no log-probability and no alternatives, as OpenAI's echo answers."""
@@ -233,22 +237,31 @@ def _prompt_entries(output, top: int | None, first_token: str) -> list[dict]:
         chosen = (alternatives or {}).get(token_id)
         if chosen is None:  # vLLM always holds the prompt's own token; nothing to say otherwise
             raise RuntimeError(f"vLLM's prompt_logprobs lack the prompt's token {token_id}")
-        entries.append(_entry(chosen, alternatives, top or 0))
+        entries.append(_entry(token_id, alternatives, top or 0, tokenizer))
     return entries
 
 
-def _entry(chosen, alternatives: dict, top: int) -> dict:
-    """One token's entry (OpenAI's chat shape) from vLLM's Logprob of it and its place's map."""
-    ranked = sorted(alternatives.values(), key=lambda lp: lp.rank if lp.rank is not None else 1 << 30)[:top]
-    text = chosen.decoded_token or ""
-    return {"token": text, "logprob": float(chosen.logprob), "bytes": list(text.encode()),
-            "top_logprobs": [{"token": lp.decoded_token or "", "logprob": float(lp.logprob),
-                              "bytes": list((lp.decoded_token or "").encode())} for lp in ranked]}
+def _entry(token_id: int, alternatives: dict, top: int, tokenizer=None) -> dict:
+    """One token's entry (OpenAI's chat shape) from its place's {token id: Logprob} map."""
+    ranked = sorted(alternatives.items(), key=lambda item: item[1].rank if item[1].rank is not None else 1 << 30)[:top]
+
+    def text_and_bytes(token: int, logprob) -> tuple[str, list[int]]:
+        if tokenizer is not None:
+            return token_text_and_bytes(tokenizer, token)
+        text = logprob.decoded_token or ""
+        return text, list(text.encode())
+
+    text, raw = text_and_bytes(token_id, alternatives[token_id])
+    alternatives_out = []
+    for token, lp in ranked:
+        alt_text, alt_raw = text_and_bytes(token, lp)
+        alternatives_out.append({"token": alt_text, "logprob": float(lp.logprob), "bytes": alt_raw})
+    return {"token": text, "logprob": float(alternatives[token_id].logprob), "bytes": raw, "top_logprobs": alternatives_out}
 
 
-def _logprob_entries(completion, top: int | None) -> list[dict]:
+def _logprob_entries(completion, top: int | None, tokenizer=None) -> list[dict]:
     """vLLM's per-token {token id: Logprob} maps as the protocol's entries."""
     if top is None or not completion.logprobs:
         return []
-    return [_entry(alternatives[token_id], alternatives, top)
+    return [_entry(token_id, alternatives, top, tokenizer)
             for token_id, alternatives in zip(completion.token_ids, completion.logprobs) if token_id in alternatives]
