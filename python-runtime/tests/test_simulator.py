@@ -169,6 +169,21 @@ def test_non_stream_answer_with_logprobs_and_echo():
     assert len(sink.result["logprobs"][0]["top_logprobs"]) == 2
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_stop_string_is_looked_for_in_what_is_generated_not_in_the_echoed_prompt(stream):
+    _, sched = loaded(step_ms=0)
+    sink = Sink(1, stream=stream)
+    sched.submit("generate", ["Hello world, charlie"], {"generate_config": {"max_tokens": 4, "echo": True,
+                                                                           "stop": ["world", "charlie"]}}, sink)
+    while sched.has_work():
+        sched.step()
+    text = "".join(c.get("text", "") for c in sink.chunks) if stream else sink.result["text"]
+    # The whole prompt, then the answer up to the generated "charlie" (its third word).
+    assert text == "Hello world, charliealpha bravo "
+    final = sink.chunks[-1] if stream else sink.result
+    assert final["finish_reason"] == "stop"
+
+
 def test_token_id_prompts_count_their_ids_and_echo_as_its_words():
     _, sched = loaded(step_ms=0)
     sink = Sink(1, stream=False)

@@ -54,7 +54,8 @@ export const completionBody = z.looseObject({
   prompt: z.union([z.string(), listPrompt as z.ZodType<string[] | number[] | number[][]>]),
   ...samplingShape,
   echo: z.boolean().nullish(),
-  // OpenAI's legacy completions: the number of alternatives per token, 0 to 5.
-  logprobs: z.int().min(0).max(5).nullish(),
+  // The number of alternatives per token: OpenAI's legacy API takes 0 to 5, vLLM to its
+  // max_logprobs (20 by default), which lm-evaluation-harness's older versions send (10).
+  logprobs: z.int().min(0).max(20).nullish(),
 }).refine(...streamOptionsNeedStream);
 export type CompletionBody = z.infer<typeof completionBody>;

@@ -55,11 +55,19 @@ class LogprobOffsets {
     return {
       tokens: entries.map((e) => e.token),
       token_logprobs: entries.map((e) => e.logprob),
-      // The first echoed prompt token has no alternatives: null, as OpenAI answers.
-      top_logprobs: entries.map((e) => (e.top_logprobs === null ? null : Object.fromEntries((e.top_logprobs ?? []).map((t) => [t.token, t.logprob])))),
+      // The first echoed prompt token has no alternatives: null, as OpenAI answers. The
+      // chosen token is always among them, as OpenAI's legacy API says ("up to
+      // logprobs+1 elements") and vLLM answers: a sampled token outside the top N was left out.
+      top_logprobs: entries.map((e) => (e.top_logprobs === null ? null : withChosen(e))),
       text_offset: textOffset,
     };
   }
+}
+
+function withChosen(entry: TokenLogprob): Record<string, number | null> {
+  const map: Record<string, number | null> = Object.fromEntries((entry.top_logprobs ?? []).map((t) => [t.token, t.logprob]));
+  if (entry.logprob !== null && !Object.hasOwn(map, entry.token)) map[entry.token] = entry.logprob;
+  return map;
 }
 
 /** A non-stream completion's logprobs (offsets from the start of its text). */

@@ -19,6 +19,9 @@ class SimRequest:
         self.top_logprobs = top_logprobs  # None: no logprobs asked
         self.generated = 0
         self.text = echo_text  # everything generated so far (after an echoed prompt)
+        # Stop strings are looked for in what is generated only, as the real engines do:
+        # an echoed prompt that held one was cut there, and the answer with it.
+        self.echoed = len(echo_text)
         self.sent = 0  # characters of self.text already sent
         self.chunked = False  # a CHUNK has been sent
         self.logprobs: list[dict] = []  # for a non-stream answer
@@ -65,7 +68,7 @@ class SimRequest:
             self._finish()
 
     def _stop_at(self) -> int | None:
-        found = [(i, s) for s in self.stop if (i := self.text.find(s, max(0, self.sent - len(s)))) >= 0]
+        found = [(i, s) for s in self.stop if (i := self.text.find(s, max(self.echoed, self.sent - len(s)))) >= 0]
         if not found:
             return None
         cut = min(i for i, _ in found)
@@ -90,7 +93,7 @@ class SimRequest:
         """Characters at the end of the text that begin some stop string."""
         longest = 0
         for stop in self.stop:
-            for n in range(min(len(stop) - 1, len(self.text) - self.sent), longest, -1):
+            for n in range(min(len(stop) - 1, len(self.text) - max(self.sent, self.echoed)), longest, -1):
                 if self.text.endswith(stop[:n]):
                     longest = n
                     break
