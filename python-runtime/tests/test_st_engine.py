@@ -182,3 +182,37 @@ def test_a_cross_encoder_with_several_labels_is_no_reranker(tmp_path, tiny_cross
     AutoTokenizer.from_pretrained(tiny_cross_encoder["path"]).save_pretrained(tmp_path)
     with pytest.raises(InvalidModel, match="3 output labels"):
         load("rerank", str(tmp_path))
+
+
+def test_a_huge_input_is_read_as_far_as_the_model_reads_it_with_the_same_vector_and_count(embedder, reranker, tiny_embedder):
+    """Megabytes of input were tokenized whole, twice, for the few tokens the model reads,
+    holding the model for every other caller; now only a bounded head is tokenized."""
+    from hangar_runtime.engines.sentence_transformers import token_counts
+
+    limit = tiny_embedder["max_tokens"]
+    huge = "the quick brown fox " * 50_000  # 1 MB
+    tokenizer = embedder.scheduler()._task._tokenizer
+    texts, cut = token_counts.bounded(tokenizer, [huge, "short"], limit, token_counts.longest_token_chars(tokenizer))
+    assert cut == {0} and len(texts[0]) < 20_000 and texts[1] == "short"
+    whole, head = embedder.embed([huge]), embedder.embed([huge[:20_000]])
+    assert whole["prompt_tokens"] == head["prompt_tokens"] == limit
+    assert whole["embeddings"][0] == pytest.approx(head["embeddings"][0], abs=1e-6)
+    with pytest.raises(ValueError, match=f"input 0 has at least \\d+ tokens, more than the model's {limit}") as refused:
+        embedder.embed([huge], truncate=False)
+    assert refused.value.param == "input"
+    # Whitespace, which tokens leave out, may not hide tokens past the cut: such a text is read whole.
+    spaced = "alpha" + " " * 400_000 + "omega"
+    assert token_counts.bounded(tokenizer, [spaced], limit, token_counts.longest_token_chars(tokenizer))[1] == set()
+    assert embedder.embed([spaced])["embeddings"][0] == pytest.approx(embedder.embed(["alpha omega"])["embeddings"][0], abs=1e-6)
+    # A reranker's query is counted once, not once per document; the counts are the pairs' own.
+    rerank_tokenizer = reranker.scheduler()._task._loaded.tokenizer
+    documents = ["fox", "a much longer document about the lazy dog", ""]
+    # As the cross-encoder tokenizes its batch of pairs (an empty document is still a pair).
+    assert token_counts.count_pair_tokens(rerank_tokenizer, "quick fox", documents) == [
+        len(ids) for ids in rerank_tokenizer(["quick fox"] * len(documents), documents)["input_ids"]]
+    scored, cut_scored = reranker.rerank(huge, ["fox", huge]), reranker.rerank(huge[:20_000], ["fox", huge[:20_000]])
+    assert scored["scores"] == pytest.approx(cut_scored["scores"], abs=1e-5)
+    assert scored["input_tokens"] == cut_scored["input_tokens"] == 2 * limit
+    with pytest.raises(ValueError, match="with the query has at least") as refused:
+        reranker.rerank("fox", ["word " * 100_000], truncate=False)
+    assert refused.value.param == "documents"

@@ -8,7 +8,7 @@ import numpy as np
 from ...errors import field_error
 from .call_args import bind
 from .loaded_encoder import LoadedEncoder
-from .token_counts import check_lengths, count_tokens, parse_truncate
+from .token_counts import bounded, check_lengths, count_tokens, longest_token_chars, parse_truncate
 
 
 @dataclass
@@ -29,6 +29,7 @@ class Embedder:
         self._loaded = loaded
         self._tokenizer = loaded.tokenizer
         self._vocab_size = len(loaded.tokenizer)
+        self._per_token_chars = longest_token_chars(loaded.tokenizer)
         self._max_batch_size = max_batch_size
         # A prompt the model prepends to every input is read, so it is counted.
         model = loaded.model
@@ -44,9 +45,11 @@ class Embedder:
             raise TypeError(f"inputs must be a list of strings or of token-id lists, got {type(inputs).__name__}")
         if not inputs:
             raise ValueError("inputs must not be empty")
-        texts = [self._text(index, item) for index, item in enumerate(inputs)]
+        truncate = parse_truncate(truncate)
+        texts, cut = bounded(self._tokenizer, [self._text(index, item) for index, item in enumerate(inputs)],
+                             self._loaded.max_tokens, self._per_token_chars)
         counts = count_tokens(self._tokenizer, [self._prompt + t for t in texts])
-        prompt_tokens = check_lengths(counts, self._loaded.max_tokens, parse_truncate(truncate), "input {}")
+        prompt_tokens = check_lengths(counts, self._loaded.max_tokens, truncate, "input {}", "input", cut)
         return EmbedRequest(texts=texts, dimensions=self._dimensions(dimensions), prompt_tokens=prompt_tokens)
 
     def run(self, requests: list[EmbedRequest]) -> list[dict]:

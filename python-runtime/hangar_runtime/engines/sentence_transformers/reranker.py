@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from .call_args import bind
 from .loaded_encoder import LoadedEncoder
-from .token_counts import check_lengths, count_tokens, parse_truncate
+from .token_counts import bounded, check_lengths, count_pair_tokens, longest_token_chars, parse_truncate
 
 
 @dataclass
@@ -26,6 +26,7 @@ class Reranker:
     def __init__(self, loaded: LoadedEncoder, max_batch_size: int):
         self._loaded = loaded
         self._max_batch_size = max_batch_size
+        self._per_token_chars = longest_token_chars(loaded.tokenizer)
 
     def prepare(self, args: list, kwargs: dict) -> RerankRequest:
         """Raises ValueError or TypeError (ERROR invalid) for input the model cannot take."""
@@ -39,10 +40,16 @@ class Reranker:
             raise TypeError("documents must be a list of strings")
         if not documents:
             raise ValueError("documents must not be empty")
+        truncate = parse_truncate(truncate)
+        tokenizer, max_tokens = self._loaded.tokenizer, self._loaded.max_tokens
+        # Each side cut to more than the model reads of a pair: a cross-encoder cuts the
+        # longer side first, so both cut past the limit are read as the whole texts are.
+        (query,), query_cut = bounded(tokenizer, [query], max_tokens, self._per_token_chars)
+        documents, cut = bounded(tokenizer, documents, max_tokens, self._per_token_chars)
         # A pair is read as one sequence, so the limit applies to query and document together.
-        counts = count_tokens(self._loaded.tokenizer, [query] * len(documents), documents)
-        input_tokens = check_lengths(counts, self._loaded.max_tokens, parse_truncate(truncate),
-                                    "document {} with the query")
+        counts = count_pair_tokens(tokenizer, query, documents)
+        input_tokens = check_lengths(counts, max_tokens, truncate, "document {} with the query", "documents",
+                                     set(range(len(documents))) if query_cut else cut)
         return RerankRequest(query=query, documents=documents, input_tokens=input_tokens)
 
     def run(self, requests: list[RerankRequest]) -> list[dict]:
