@@ -10,7 +10,7 @@ export function prepareEmbeddings(supervisor: Supervisor, body: EmbeddingsBody):
   const type = instance.resolved.modelType;
   if (type !== 'embedding' && !(type === 'LLM' && instance.abilities.includes('embed'))) {
     const can = instance.abilities.length > 0 ? instance.abilities.join(', ') : type;
-    throw new HangarError('ability_missing', [body.model, `embeddings (it is a ${type} model)`, can], { param: 'model' });
+    throw new HangarError('ability_missing', [body.model, `embeddings (it is ${article(type)} ${type} model)`, can], { param: 'model' });
   }
   // One shape for the runtime: a list of strings, or a list of token-id lists.
   const input = body.input;
@@ -40,4 +40,9 @@ export function embeddingsResponse(body: EmbeddingsBody, value: unknown, replica
     })),
     usage: { prompt_tokens: result.prompt_tokens, total_tokens: result.prompt_tokens },
   };
+}
+
+/** `an` before a vowel's sound (`an LLM`, `an embedding`), else `a`. */
+export function article(word: string): string {
+  return /^([aeio]|LLM)/i.test(word) ? 'an' : 'a';
 }

@@ -3,13 +3,14 @@ import { HangarError } from '../../errors/hangar-error.js';
 import { engineKwargs } from '../media/engine-kwargs.js';
 import type { CallTarget, Supervisor } from '../../supervisor/supervisor.js';
 import type { RerankBody } from './schema.js';
+import { article } from '../embeddings/serving.js';
 
 export function prepareRerank(supervisor: Supervisor, body: RerankBody): { target: CallTarget; args: unknown[]; kwargs: Record<string, unknown> } {
   const instance = supervisor.require(body.model);
   const type = instance.resolved.modelType;
   if (type !== 'rerank') {
     const can = instance.abilities.length > 0 ? instance.abilities.join(', ') : type;
-    throw new HangarError('ability_missing', [body.model, `rerank (it is a ${type} model)`, can], { param: 'model' });
+    throw new HangarError('ability_missing', [body.model, `rerank (it is ${article(type)} ${type} model)`, can], { param: 'model' });
   }
   const extra = engineKwargs(body.kwargs);
   return {

@@ -93,7 +93,9 @@ export const responsesRoutes: FastifyPluginAsync<Options> = async (fastify, { su
   app.post('/v1/responses', { ...needs('models:read', ['LLM']), schema: { body: responsesBody, tags } }, async (request, reply) => {
     const body = request.body;
     const { chat, names, items, history, owner } = asChat(request, body);
-    const call = await withResponsesNames(withOriginalNames(prepareChatWithImages(supervisor, chat, images, abortOnDisconnect(reply)), names));
+    const prepared = await withResponsesNames(withOriginalNames(prepareChatWithImages(supervisor, chat, images, abortOnDisconnect(reply)), names));
+    // Its own route in errors and metrics ("/v1/responses needs a model of type LLM"), not chat's.
+    const call = { ...prepared, target: { ...prepared.target, route: '/v1/responses' } };
     const ctx: ResponseContext = {
       id: itemId('resp'),
       createdAt: Math.floor(Date.now() / 1000),
