@@ -120,6 +120,8 @@ describe('embeddings and rerank', () => {
     expect(all.body.results.map((r: any) => r.index).sort()).toEqual([0, 1, 2, 3]);
     for (const r of all.body.results) expect(r.document).toEqual({ text: documents[r.index] });
     expect(all.body.meta.tokens.input_tokens).toBeGreaterThan(0);
+    // vLLM's and Jina's fields too: the model and the tokens read, whether or not return_len asks.
+    expect(all.body).toMatchObject({ model: 'rerank', usage: { total_tokens: all.body.meta.tokens.input_tokens } });
     const top = await api.post('/v1/rerank', { model: 'rerank', query: 'quick fox', documents, top_n: 2 });
     expect(top.body.results).toHaveLength(2);
     expect(top.body.results.map((r: any) => r.index)).toEqual(all.body.results.slice(0, 2).map((r: any) => r.index));

@@ -36,6 +36,8 @@ export function rerankResponse(body: RerankBody, value: unknown): Record<string,
     .slice(0, body.top_n ?? scores.length);
   return {
     id: randomUUID(),
+    // vLLM's and Jina's fields beside the contract's: the model, and the tokens read.
+    model: body.model,
     results: ranked.map((r) => ({ ...r, document: body.return_documents ? { text: body.documents[r.index] } : null })),
     meta: {
       api_version: null,
@@ -43,5 +45,6 @@ export function rerankResponse(body: RerankBody, value: unknown): Record<string,
       tokens: body.return_len ? { input_tokens, output_tokens: 0 } : null,
       warnings: null,
     },
+    usage: { total_tokens: input_tokens },
   };
 }
