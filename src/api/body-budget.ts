@@ -7,8 +7,8 @@ const MULTIPART_RESERVE_BYTES = 64 * 1024 * 1024;
 
 /**
  * A budget on the request bodies held at once (config/body-budget-setting.ts). A request
- * with a body reserves its declared length (a body sent without one, its route's whole
- * limit) before a byte of it is read, and gives it back when its answer is done or its
+ * with a body reserves its declared length (a body sent without one, or compressed, its
+ * route's whole limit) before a byte of it is read, and gives it back when its answer is done or its
  * client gone; one that would take the total past the budget is answered 503
  * `server_busy` with `Retry-After` at once, its body never read. A request alone is
  * always let in: a body within its route's limit is never refused for its size alone.
@@ -22,7 +22,10 @@ export function installBodyBudget(app: FastifyInstance, budgetBytes: number): vo
     const chunked = raw.headers['transfer-encoding'] !== undefined;
     if (declared === undefined && !chunked) return; // no body
     const limit = request.isMultipart() ? MULTIPART_RESERVE_BYTES : (request.routeOptions.bodyLimit ?? MULTIPART_RESERVE_BYTES);
-    const length = declared === undefined ? limit : Math.min(Number(declared) || 0, limit);
+    // A compressed body's declared length is not what it holds once inflated (up to the limit).
+    const encoding = raw.headers['content-encoding'];
+    const compressed = encoding !== undefined && encoding.trim().toLowerCase() !== 'identity';
+    const length = declared === undefined || compressed ? limit : Math.min(Number(declared) || 0, limit);
     if (length === 0) return;
     if (held > 0 && held + length > budgetBytes) {
       throw new HangarError('server_busy', [describeLimit(held), describeLimit(budgetBytes)], { headers: { 'retry-after': '1' } });

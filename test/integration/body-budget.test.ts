@@ -1,4 +1,5 @@
 import { request as httpRequest, type ClientRequest } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
 import { removeHome, startServer, type TestServer } from './harness/server.js';
@@ -11,11 +12,11 @@ interface Started {
 }
 
 /** A chat request that declares `declared` bytes and sends the first `sent` of them now. */
-function startBody(url: string, declared: number, sent: number): Started {
+function startBody(url: string, declared: number, sent: number, headers: Record<string, string> = {}, body: Buffer = bodyOf(declared)): Started {
   const { hostname, port } = new URL(url);
   let req!: ClientRequest;
   const answer = new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
-    req = httpRequest({ hostname, port, method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json', 'content-length': String(declared) } }, (res) => {
+    req = httpRequest({ hostname, port, method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json', 'content-length': String(declared), ...headers } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }));
@@ -23,7 +24,7 @@ function startBody(url: string, declared: number, sent: number): Started {
     req.setTimeout(20_000, () => req.destroy(new Error('no answer within 20 s')));
     req.on('error', reject);
   });
-  req.write(bodyOf(declared).subarray(0, sent));
+  req.write(body.subarray(0, sent));
   return { req, answer };
 }
 
@@ -70,5 +71,15 @@ describe('a budget on the request bodies held at once (HANGAR_MAX_INFLIGHT_BODY_
     await new Promise((resolve) => setTimeout(resolve, 300));
     const after = await client(server.url).post('/v1/chat/completions', JSON.parse(bodyOf(declared).toString()));
     expect(after.status, after.text).toBe(404);
+    // A compressed body holds what it inflates to, up to its route's limit, whatever its declared length.
+    const compressed = gzipSync(bodyOf(1000));
+    const gzipped = startBody(server.url, compressed.length, 10, { 'content-encoding': 'gzip' }, compressed);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const beside = await client(server.url).post('/v1/chat/completions', { model: 'absent', messages: [{ role: 'user', content: 'hi' }] });
+    expect([beside.status, beside.body.error?.code]).toEqual([503, 'server_busy']);
+    gzipped.req.destroy();
+    await gzipped.answer.catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await client(server.url).post('/v1/chat/completions', { model: 'absent', messages: [{ role: 'user', content: 'hi' }] })).status).toBe(404);
   });
 });
