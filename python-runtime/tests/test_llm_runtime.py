@@ -207,3 +207,11 @@ def test_bad_requests_are_invalid(llm, method, args, kwargs, fragment):
     # A generate_config field at fault is named in param, as the HTTP request spells it.
     if fragment in ("max_tokens", "temperature"):
         assert body["param"] == fragment
+
+
+def test_an_llm_registered_with_embed_does_not_claim_it():
+    # No LLM engine here embeds: claimed, /v1/embeddings passed it on and the engine
+    # answered "no method 'embed'" with no field named.
+    from hangar_runtime.engines.transformers_llm.engine import _abilities
+
+    assert _abilities(["chat", "generate", "embed"], has_template=True) == ("chat", "generate")

@@ -49,7 +49,8 @@ export class LlmEngine implements Engine {
   ) {
     const template = spec.chatTemplate ?? ggufChatTemplate(model);
     this.prompt = template ? new ChatPrompt(template, specialTokens(model)) : null;
-    this.abilities = spec.abilities ?? (template ? ['generate', 'chat'] : ['generate']);
+    // No LLM engine here embeds (the GGUF embedding engine serves embedding models): a registration's `embed` is not claimed.
+    this.abilities = (spec.abilities ?? (template ? ['generate', 'chat'] : ['generate'])).filter((a) => a !== 'embed');
     this.reasoningTags = this.abilities.includes('reasoning') ? spec.reasoningTags : null;
     this.grammars = new StructuredOutput(llama);
     this.vocabulary = vocabularySize(model);

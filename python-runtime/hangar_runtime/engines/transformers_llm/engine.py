@@ -10,6 +10,7 @@ import os
 from ...errors import InvalidModel
 from ..base import BatchScheduler, Engine, Progress
 from ..hub_download import DOWNLOAD_SHARE, LLM_NOT_DOWNLOADED, model_folder
+from ..llm_abilities import NOT_SERVED
 from ..lean_imports import import_transformers_without_sklearn
 from ..tokenizer_methods import TokenizerMethods
 from .tool_calls import tool_call_format
@@ -190,7 +191,8 @@ def _abilities(value, has_template: bool, vision: bool = False) -> tuple[str, ..
         return ("generate", "chat") + (("vision",) if vision else ()) if has_template else ("generate",)
     if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
         raise InvalidModel(f"model_ability must be a list of strings, got {value!r}")
-    return tuple(value)
+    # No LLM engine here embeds (embeddings come from embedding models): llm_abilities.py.
+    return tuple(a for a in value if a not in NOT_SERVED)
 
 
 def _vocab_size(model, tokenizer) -> int:

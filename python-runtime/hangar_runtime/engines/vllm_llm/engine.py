@@ -12,6 +12,7 @@ import time
 
 from ...errors import InvalidModel, field_error
 from ..base import BatchScheduler, Engine, Progress
+from ..llm_abilities import NOT_SERVED
 from ..hub_download import DOWNLOAD_SHARE, LLM_NOT_DOWNLOADED, model_folder
 from ..token_prompt import is_token_prompt, token_prompt
 from ..tokenizer_methods import TokenizerMethods
@@ -100,7 +101,7 @@ class VllmEngine(Engine):
         self._context_length = _context_length(self._engine, args, tokenizer)
         template = spec.get("chat_template") if isinstance(spec.get("chat_template"), str) else None
         abilities = spec.get("model_ability") or ["generate", "chat"]
-        self.abilities = tuple(str(a) for a in abilities)
+        self.abilities = tuple(str(a) for a in abilities if a not in NOT_SERVED)
         tool_format = tool_call_format(spec.get("tool_parser"), spec.get("model_family"))
         stop = [s for s in (spec.get("stop") or []) if isinstance(s, str)]
         stop_ids = [i for i in (spec.get("stop_token_ids") or []) if isinstance(i, int)]
