@@ -120,6 +120,11 @@ describe('embeddings and rerank', () => {
     expect(all.body.results.map((r: any) => r.index).sort()).toEqual([0, 1, 2, 3]);
     for (const r of all.body.results) expect(r.document).toEqual({ text: documents[r.index] });
     expect(all.body.meta.tokens.input_tokens).toBeGreaterThan(0);
+    // Cohere's fields that would change the scores are refused by name, not dropped.
+    for (const [field, value] of [['max_tokens_per_doc', 2], ['rank_fields', ['title']]] as const) {
+      const refused = await api.post('/v2/rerank', { model: 'rerank', query: 'quick fox', documents, [field]: value });
+      expect([refused.status, refused.body.error?.code, refused.body.error?.param], refused.text).toEqual([400, 'field_unsupported', field]);
+    }
     // vLLM's and Jina's fields too: the model and the tokens read, whether or not return_len asks.
     expect(all.body).toMatchObject({ model: 'rerank', usage: { total_tokens: all.body.meta.tokens.input_tokens } });
     const top = await api.post('/v1/rerank', { model: 'rerank', query: 'quick fox', documents, top_n: 2 });

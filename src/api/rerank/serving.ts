@@ -12,6 +12,11 @@ export function prepareRerank(supervisor: Supervisor, body: RerankBody): { targe
     const can = instance.abilities.length > 0 ? instance.abilities.join(', ') : type;
     throw new HangarError('ability_missing', [body.model, `rerank (it is ${article(type)} ${type} model)`, can], { param: 'model' });
   }
+  // Cohere's fields that would change the scores: refused by name, not dropped.
+  for (const [field, why] of COHERE_ONLY) {
+    const value = (body as Record<string, unknown>)[field];
+    if (value !== undefined && value !== null) throw new HangarError('field_unsupported', [field, why], { param: field });
+  }
   const extra = engineKwargs(body.kwargs);
   return {
     target: { uid: body.model, route: '/v1/rerank', types: ['rerank'] },
@@ -21,6 +26,11 @@ export function prepareRerank(supervisor: Supervisor, body: RerankBody): { targe
     kwargs: { ...extra, truncate: body.truncate ?? extra.truncate ?? true },
   };
 }
+
+const COHERE_ONLY: ReadonlyArray<[string, string]> = [
+  ['max_tokens_per_doc', 'a document is cut only where the query and it together pass the model\'s max_tokens (truncate: true); send documents already cut'],
+  ['rank_fields', 'a document is a string or {"text": ...}, and its text is what is scored'],
+];
 
 interface RerankResult {
   scores: number[];
