@@ -22,11 +22,14 @@ describe('renderTranscript', () => {
   });
 
   it('answers json, text and verbose_json as OpenAI does', () => {
-    expect(renderTranscript(transcript, 'json', options).body).toEqual({ text: 'hello there general' });
+    // OpenAI's usage for transcriptions: the audio's seconds, rounded up.
+    expect(renderTranscript(transcript, 'json', options).body).toEqual({ text: 'hello there general', usage: { type: 'duration', seconds: 3726 } });
     expect(renderTranscript(transcript, 'text', options)).toEqual({ type: 'text/plain; charset=utf-8', body: 'hello there general\n' });
     const verbose = renderTranscript(transcript, 'verbose_json', { ...options, task: 'translate' }).body as Record<string, unknown>;
-    expect(verbose).toMatchObject({ task: 'translate', language: 'en', duration: 3725.5, text: 'hello there general' });
+    // The language in OpenAI's words; a translation has no usage.
+    expect(verbose).toMatchObject({ task: 'translate', language: 'english', duration: 3725.5, text: 'hello there general' });
     expect(verbose).not.toHaveProperty('words');
+    expect(verbose).not.toHaveProperty('usage');
     expect(renderTranscript(transcript, 'verbose_json', { ...options, words: true }).body).toHaveProperty('words', transcript.words);
   });
 });
