@@ -1,40 +1,58 @@
 import type { FastifyInstance } from 'fastify';
+import type { Socket } from 'node:net';
+import { Transform, type Readable } from 'node:stream';
 import { HangarError } from '../errors/hangar-error.js';
 import { describeLimit } from './body-limits.js';
 
-/** The largest body a multipart upload route may bring (its files' limits and its fields: multipart/form.ts). */
-const MULTIPART_RESERVE_BYTES = 64 * 1024 * 1024;
-
 /**
- * A budget on the request bodies held at once (config/body-budget-setting.ts). A request
- * with a body reserves its declared length (a body sent without one, or compressed, its
- * route's whole limit) before a byte of it is read, and gives it back when its answer is done or its
- * client gone; one that would take the total past the budget is answered 503
- * `server_busy` with `Retry-After` at once, its body never read. A request alone is
- * always let in: a body within its route's limit is never refused for its size alone.
+ * A budget on the request bodies held at once (config/body-budget-setting.ts), counted
+ * in the bytes that have arrived (inflated, for a compressed body), not in what a
+ * header declares: a declared length cost an attacker nothing, and a few connections
+ * declaring 50 MiB and sending a byte held the whole budget. A request holds its bytes
+ * until its answer is done or its connection gone; the chunk that would take the total
+ * past the budget ends its body with 503 `server_busy` and `Retry-After`. A request
+ * alone is always let in. Multipart uploads are read by their own parser from the raw
+ * request and are bounded per file instead (multipart/form.ts).
  */
 export function installBodyBudget(app: FastifyInstance, budgetBytes: number): void {
   if (budgetBytes <= 0) return;
   let held = 0;
-  app.addHook('onRequest', async (request, reply) => {
-    const raw = request.raw;
-    const declared = raw.headers['content-length'];
-    const chunked = raw.headers['transfer-encoding'] !== undefined;
-    if (declared === undefined && !chunked) return; // no body
-    const limit = request.isMultipart() ? MULTIPART_RESERVE_BYTES : (request.routeOptions.bodyLimit ?? MULTIPART_RESERVE_BYTES);
-    // A compressed body's declared length is not what it holds once inflated (up to the limit).
-    const encoding = raw.headers['content-encoding'];
-    const compressed = encoding !== undefined && encoding.trim().toLowerCase() !== 'identity';
-    const length = declared === undefined || compressed ? limit : Math.min(Number(declared) || 0, limit);
-    if (length === 0) return;
-    if (held > 0 && held + length > budgetBytes) {
-      throw new HangarError('server_busy', [describeLimit(held), describeLimit(budgetBytes)], { headers: { 'retry-after': '1' } });
-    }
-    held += length;
+  app.addHook('preParsing', (request, reply, payload, done) => {
+    const socket = request.raw.socket as Socket | null;
+    if (!socket || socket.destroyed) return done(null, payload);
+    let mine = 0;
     let released = false;
-    reply.raw.once('close', () => {
-      if (!released) held -= length;
+    // Given back once, on whichever comes first: the answer done, the request or the
+    // connection closed. A pipelined request's queued answer never says 'close' when its
+    // client leaves, and a client may leave before this hook; the socket always does.
+    const release = (): void => {
+      if (released) return;
       released = true;
+      held -= mine;
+      socket.off('close', release);
+    };
+    reply.raw.once('close', release);
+    request.raw.once('close', () => {
+      if (request.raw.destroyed && !request.raw.complete) release();
     });
+    socket.once('close', release);
+    const counter = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        if (released) return callback(null, chunk);
+        const others = held - mine;
+        if (others > 0 && held + chunk.length > budgetBytes) {
+          return callback(new HangarError('server_busy', [describeLimit(held), describeLimit(budgetBytes)], { headers: { 'retry-after': '1' } }));
+        }
+        held += chunk.length;
+        mine += chunk.length;
+        callback(null, chunk);
+      },
+    });
+    // fastify checks Content-Length against the bytes on the wire (request-encoding.ts sets them for a compressed body).
+    Object.defineProperty(counter, 'receivedEncodedLength', { get: () => (payload as Readable & { receivedEncodedLength?: number }).receivedEncodedLength });
+    payload.on('error', (err) => counter.destroy(err));
+    // A body answered before its end is no longer read: stop reading it into this stream.
+    counter.on('error', () => payload.unpipe(counter));
+    done(null, payload.pipe(counter));
   });
 }

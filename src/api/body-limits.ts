@@ -43,5 +43,7 @@ export function installBodyLimits(app: FastifyInstance): void {
 }
 
 export function describeLimit(bytes: number): string {
-  return bytes >= MiB ? `${bytes / MiB} MiB` : `${bytes / KiB} KiB`;
+  // One decimal at most: a budget's holding is any byte count ("1023.99 KiB" said nothing more).
+  const round = (n: number): number => Math.round(n * 10) / 10;
+  return bytes >= MiB ? `${round(bytes / MiB)} MiB` : `${round(bytes / KiB)} KiB`;
 }
