@@ -179,6 +179,10 @@ def test_pocketsphinx_hears_webm_m4a_and_aac_uploads_and_speech_comes_as_opus_an
         with pytest.raises(ValueError, match="could not be decoded|holds no samples") as refused:
             engine.transcribe(upload[: len(upload) // 8] if muxer != "webm" else upload[:60])
         assert getattr(refused.value, "param", None) == "file"
+    # A container may name any codec FFmpeg bundles: only the ones such uploads carry are decoded.
+    with pytest.raises(ValueError, match="audio is mp2, which is not read here") as refused:
+        engine.transcribe(_container(samples, 48000, "matroska", "mp2"))
+    assert refused.value.param == "file"
     # The length is checked as frames come, not after all are held.
     seen = []
 
@@ -192,6 +196,7 @@ def test_pocketsphinx_hears_webm_m4a_and_aac_uploads_and_speech_comes_as_opus_an
     assert max(seen) < 48000 * 2
     # OpenAI's other speech formats: Ogg Opus (at an Opus rate) and ADTS AAC, each about the wav's length.
     seconds = len(audio_codec.decode(wav, 16000)) / 16000
+    assert av_audio.write_aac(np.zeros(0, dtype=np.float32), 22050) == b""  # an empty frame failed the encoder
     for fmt, magic in (("opus", b"OggS"), ("aac", b"\xff\xf1")):
         spoken = espeak.speech("please open the door and turn on the light", speed=150 / 175, response_format=fmt)
         assert spoken[: len(magic)] == magic, fmt

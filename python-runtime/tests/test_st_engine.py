@@ -204,6 +204,11 @@ def test_a_huge_input_is_read_as_far_as_the_model_reads_it_with_the_same_vector_
     spaced = "alpha" + " " * 400_000 + "omega"
     assert token_counts.bounded(tokenizer, [spaced], limit, token_counts.longest_token_chars(tokenizer))[1] == set()
     assert embedder.embed([spaced])["embeddings"][0] == pytest.approx(embedder.embed(["alpha omega"])["embeddings"][0], abs=1e-6)
+    # Padding before many words: the head grows past the padding, and is cut there.
+    padded = "alpha" + " " * 100_000 + "word " * 200_000
+    texts, cut = token_counts.bounded(tokenizer, [padded], limit, token_counts.longest_token_chars(tokenizer))
+    assert cut == {0} and len(texts[0]) < len(padded) // 2
+    assert embedder.embed([padded])["embeddings"][0] == pytest.approx(embedder.embed(["alpha " + "word " * 200])["embeddings"][0], abs=1e-6)
     # A reranker's query is counted once, not once per document; the counts are the pairs' own.
     rerank_tokenizer = reranker.scheduler()._task._loaded.tokenizer
     documents = ["fox", "a much longer document about the lazy dog", ""]

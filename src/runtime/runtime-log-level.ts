@@ -5,10 +5,12 @@
  * native library's own output) is info. Every line was info before, so a log filtered
  * by level (pino's `level >= 40`) never showed a runtime's warnings and errors.
  */
-export type RuntimeLineLevel = 'debug' | 'info' | 'warn' | 'error';
+export type RuntimeLineLevel = 'info' | 'warn' | 'error';
 
 const LEVEL_WORD = /^\[[^\]]*\] (?:\S+ ){1,2}(DEBUG|INFO|WARNING|ERROR|CRITICAL) /;
-const LEVELS: Record<string, RuntimeLineLevel> = { DEBUG: 'debug', INFO: 'info', WARNING: 'warn', ERROR: 'error', CRITICAL: 'error' };
+// A runtime writes DEBUG lines only when HANGAR_RUNTIME_LOG_LEVEL asks for them: shown
+// at info, or the control plane's own level (info by default) would drop what was asked.
+const LEVELS: Record<string, RuntimeLineLevel> = { DEBUG: 'info', INFO: 'info', WARNING: 'warn', ERROR: 'error', CRITICAL: 'error' };
 
 export function runtimeLineLevel(line: string): RuntimeLineLevel {
   const word = LEVEL_WORD.exec(line.slice(0, 400))?.[1];

@@ -132,8 +132,13 @@ describe('chat prompts: the llama.cpp engine renders what the Transformers engin
     });
     expect(continued).toBeGreaterThanOrEqual(FAMILIES.length * 2 - 2);
     // A final message the template drops cannot be continued, nor one of a template that writes no content: said so.
-    const dropping = new ChatPrompt("{% for m in messages %}{% if m.role == 'user' %}{{ m.content }}{% endif %}{% endfor %}", SPECIAL);
-    expect(() => dropping.render([{ role: 'user', content: 'a' }, { role: 'assistant', content: 'prefix' }], { continueFinalMessage: true })).toThrow(/does not appear in the chat/);
+    const droppingSource = "{% for m in messages %}{% if m.role == 'user' %}{{ m.content }}{% endif %}{% endfor %}";
+    const dropping = new ChatPrompt(droppingSource, SPECIAL);
+    const dropped = [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'prefix' }];
+    expect(() => dropping.render(dropped, { continueFinalMessage: true })).toThrow(/does not appear in the chat/);
+    // In the same words on the Transformers engine (transformers' own quoted the whole rendered chat).
+    const [python] = renderWithTransformers([{ template: droppingSource, messages: dropped, ending: { continueFinalMessage: true } }]);
+    expect(python!.error).toBe('continue_final_message: the final message does not appear in the chat after the chat template renders it, so it cannot be continued');
     expect(() => new ChatPrompt('{{ bos_token }}', SPECIAL).render([{ role: 'assistant', content: 'x' }], { continueFinalMessage: true })).toThrow(/writes no message content/);
   }, 60_000);
 

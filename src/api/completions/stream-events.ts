@@ -66,7 +66,8 @@ class LogprobOffsets {
 
 function withChosen(entry: TokenLogprob): Record<string, number | null> {
   const map: Record<string, number | null> = Object.fromEntries((entry.top_logprobs ?? []).map((t) => [t.token, t.logprob]));
-  if (entry.logprob !== null && !Object.hasOwn(map, entry.token)) map[entry.token] = entry.logprob;
+  // Defined, not assigned: a token spelled `__proto__` would set the map's prototype.
+  if (entry.logprob !== null && !Object.hasOwn(map, entry.token)) Object.defineProperty(map, entry.token, { value: entry.logprob, enumerable: true, writable: true, configurable: true });
   return map;
 }
 

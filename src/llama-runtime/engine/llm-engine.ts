@@ -141,8 +141,8 @@ export class LlmEngine implements Engine {
       keepTokens: this.keptTokens(harmony ? 'harmony' : toolFormat, tags),
       reasoningTags: tags,
       harmony,
-      // DeepSeek-R1's template ends the prompt inside the reasoning.
-      reasoningOpen: tags !== null && text.trimEnd().endsWith(tags[0]),
+      // DeepSeek-R1's template ends the prompt inside the reasoning, and so does a prefill continued inside it.
+      reasoningOpen: tags !== null && (text.trimEnd().endsWith(tags[0]) || (kwargs.continue_final_message === true && text.lastIndexOf(tags[0]) > text.lastIndexOf(tags[1]))),
       echo: '',
       grammar: forced ? await forced : await this.grammarOf(config),
       grammarField: forced ? 'tool_choice' : grammarFieldOf(config),

@@ -1,8 +1,9 @@
 """Audio in the containers libsndfile does not read, through FFmpeg's libraries (the
 PyAV wheel bundles them): WebM (a browser's MediaRecorder), MP4/M4A (a phone's
 recordings) and AAC, which OpenAI's speech-to-text takes; and speech written as AAC,
-one of OpenAI's speech formats. FFmpeg reads hundreds of formats; only the demuxer a
-file's first bytes name is opened (`format=`), so an upload reaches no other parser."""
+one of OpenAI's speech formats. FFmpeg reads hundreds of formats: only the demuxer a
+file's first bytes name is opened (`format=`), and only an audio codec such files
+carry is decoded (a container may name any codec FFmpeg bundles)."""
 
 import io
 from collections.abc import Callable
@@ -10,6 +11,9 @@ from collections.abc import Callable
 import numpy as np
 
 from ...errors import field_error
+
+#: The audio codecs WebM, MP4/M4A and AAC files carry; any other is refused undecoded.
+CODECS = frozenset({"opus", "vorbis", "aac", "aac_latm", "mp3", "mp3float", "flac", "alac"})
 
 #: Demuxer by the name the routes give the format.
 DEMUXERS = {"webm": "matroska", "mp4": "mov", "aac": "aac"}
@@ -37,6 +41,10 @@ def read_mono(data: bytes, demuxer: str, check_length: Callable[[int, int], None
             stream = next((s for s in container.streams if s.type == "audio"), None)
             if stream is None:
                 raise field_error("file", "The file holds no audio stream")
+            codec = stream.codec_context.name
+            if codec not in CODECS and not codec.startswith("pcm_"):
+                raise field_error("file", f"The file's audio is {codec}, which is not read here; "
+                                          f"send opus, vorbis, aac, mp3, flac, alac or PCM audio")
             rate = int(stream.codec_context.sample_rate or stream.rate or 0)
             check_length(0, rate)
             # Mono float at the stream's own rate; the caller resamples to the model's.
@@ -59,9 +67,11 @@ def read_mono(data: bytes, demuxer: str, check_length: Callable[[int, int], None
 
 
 def write_aac(samples: np.ndarray, rate: int) -> bytes:
-    """AAC in ADTS frames (what OpenAI's `aac` speech format is), mono."""
+    """AAC in ADTS frames (what OpenAI's `aac` speech format is), mono; nothing for no samples."""
     import av
 
+    if np.asarray(samples).size == 0:
+        return b""  # the encoder fails on an empty frame
     buffer = io.BytesIO()
     with av.open(buffer, mode="w", format="adts") as container:
         stream = container.add_stream("aac", rate=rate, layout="mono")

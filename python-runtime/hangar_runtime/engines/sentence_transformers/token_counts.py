@@ -27,18 +27,22 @@ def longest_token_chars(tokenizer) -> int:
 
 def bounded(tokenizer, texts: list[str], max_tokens: int, per_token_chars: int) -> tuple[list[str], set[int]]:
     """Each text cut to what holds more tokens than the model reads (its own length if
-    shorter), and the indexes of those cut. A cut is checked to hold them: a text padded
-    with whitespace is kept whole instead, and counted whole."""
+    shorter), and the indexes of those cut. A cut is checked to hold them; a head padded
+    with whitespace (which tokens leave out) that holds too few is grown fourfold until
+    it holds enough or is the whole text, so padding costs a few passes, not a whole one."""
     limit = (max_tokens + _MARGIN_TOKENS) * per_token_chars
     out, cut = [], set()
     for index, text in enumerate(texts):
-        if len(text) > limit:
-            head = text[:limit]
+        size = limit
+        while len(text) > size:
+            head = text[:size]
             if len(tokenizer(head, add_special_tokens=False, truncation=False, verbose=False)["input_ids"]) > max_tokens + 1:
                 out.append(head)
                 cut.add(index)
-                continue
-        out.append(text)
+                break
+            size *= 4
+        else:
+            out.append(text)
     return out, cut
 
 

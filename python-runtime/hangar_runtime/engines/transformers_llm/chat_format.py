@@ -59,6 +59,12 @@ def render_chat(tokenizer, messages, *, template: str | None, tools=None, chat_t
         # A limit's own refusal (TemplateLimitExceeded, a ValueError) says so already.
         if str(exc).startswith("The chat template"):
             raise
+        # transformers' own refusals of continue_final_message quote the whole rendered
+        # chat; said as the llama.cpp engine says them, naming the messages.
+        if continue_final_message and str(exc).startswith("continue_final_message is set"):
+            why = ("the final message does not appear in the chat after the chat template renders it, so it "
+                   "cannot be continued") if "does not appear" in str(exc) else "this chat template writes no message content, so there is none to continue"
+            raise field_error("messages", f"continue_final_message: {why}") from exc
         raise ValueError(f"The chat template could not render the messages: {type(exc).__name__}: {exc}") from exc
 
 

@@ -135,8 +135,10 @@ class RequestBuilder:
         return lambda: self._request(prompt, config, add_special_tokens=False, field="messages",
                                      tool_format=tool_format, harmony=harmony, keep_ids=keep_ids,
                                      reasoning_tags=tags,
-                                     # DeepSeek-R1's template ends the prompt inside the reasoning.
-                                     reasoning_open=bool(tags) and prompt.rstrip().endswith(tags[0]),
+                                     # DeepSeek-R1's template ends the prompt inside the reasoning,
+                                     # and so does a prefill continued inside it ("<think>Let me").
+                                     reasoning_open=bool(tags) and (prompt.rstrip().endswith(tags[0]) or (
+                                         continue_final_message is True and prompt.rfind(tags[0]) > prompt.rfind(tags[1]))),
                                      images=images)
 
     def _kept_ids(self, tool_format: str | None, tags: tuple[str, str] | None) -> frozenset[int]:

@@ -247,7 +247,7 @@ def _entry(token_id: int, alternatives: dict, top: int, tokenizer=None) -> dict:
 
     def text_and_bytes(token: int, logprob) -> tuple[str, list[int]]:
         if tokenizer is not None:
-            return token_text_and_bytes(tokenizer, token)
+            return _cached_text_and_bytes(tokenizer, token)
         text = logprob.decoded_token or ""
         return text, list(text.encode())
 
@@ -257,6 +257,23 @@ def _entry(token_id: int, alternatives: dict, top: int, tokenizer=None) -> dict:
         alt_text, alt_raw = text_and_bytes(token, lp)
         alternatives_out.append({"token": alt_text, "logprob": float(lp.logprob), "bytes": alt_raw})
     return {"token": text, "logprob": float(alternatives[token_id].logprob), "bytes": raw, "top_logprobs": alternatives_out}
+
+
+_TOKEN_TEXTS: dict[tuple[int, int], tuple[str, list[int]]] = {}
+_TOKEN_TEXTS_KEPT = 65_536
+
+
+def _cached_text_and_bytes(tokenizer, token: int) -> tuple[str, list[int]]:
+    """A token's text and bytes, decoded once per tokenizer and id: a step's entries decode
+    the chosen token and up to 20 alternatives each, on the scheduler's thread."""
+    key = (id(tokenizer), token)
+    found = _TOKEN_TEXTS.get(key)
+    if found is None:
+        if len(_TOKEN_TEXTS) >= _TOKEN_TEXTS_KEPT:
+            _TOKEN_TEXTS.clear()
+        text, raw = token_text_and_bytes(tokenizer, token)
+        found = _TOKEN_TEXTS[key] = (text, raw)
+    return found[0], list(found[1])
 
 
 def _logprob_entries(completion, top: int | None, tokenizer=None) -> list[dict]:
