@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import type { Socket } from 'node:net';
 import { Transform, type Readable } from 'node:stream';
 import { HangarError } from '../errors/hangar-error.js';
 import { describeLimit } from './body-limits.js';
+import { whenRequestDone } from './request-done.js';
 
 /**
  * A budget on the request bodies held at once (config/body-budget-setting.ts), counted
@@ -18,24 +18,16 @@ export function installBodyBudget(app: FastifyInstance, budgetBytes: number): vo
   if (budgetBytes <= 0) return;
   let held = 0;
   app.addHook('preParsing', (request, reply, payload, done) => {
-    const socket = request.raw.socket as Socket | null;
-    if (!socket || socket.destroyed) return done(null, payload);
+    // The multipart parser reads the raw request itself: a stream of ours beside it would
+    // fill and stop the upload (every file over 32 KiB hung until the body timeout). Told
+    // by its header: the parser marks a request multipart only after this hook.
+    if (/^multipart\//i.test(String(request.headers['content-type'] ?? '').trim())) return done(null, payload);
     let mine = 0;
     let released = false;
-    // Given back once, on whichever comes first: the answer done, the request or the
-    // connection closed. A pipelined request's queued answer never says 'close' when its
-    // client leaves, and a client may leave before this hook; the socket always does.
-    const release = (): void => {
-      if (released) return;
+    whenRequestDone(reply, () => {
       released = true;
       held -= mine;
-      socket.off('close', release);
-    };
-    reply.raw.once('close', release);
-    request.raw.once('close', () => {
-      if (request.raw.destroyed && !request.raw.complete) release();
     });
-    socket.once('close', release);
     const counter = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
         if (released) return callback(null, chunk);

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { whenRequestDone } from './request-done.js';
 
 /** Requests whose client went away before their answer was written (see closedByClient). */
 const closed = new WeakSet<FastifyRequest>();
@@ -7,7 +8,7 @@ const closed = new WeakSet<FastifyRequest>();
 export function abortOnDisconnect(reply: FastifyReply): AbortSignal {
   // An inference request's own controller (request-tracking.ts), so the abort route reaches the call too.
   const controller = reply.request.tracking?.controller ?? new AbortController();
-  reply.raw.once('close', () => {
+  whenRequestDone(reply, () => {
     if (reply.raw.writableFinished) return;
     closed.add(reply.request);
     controller.abort();

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { HangarError } from '../errors/hangar-error.js';
+import { whenRequestDone } from './request-done.js';
 
 export interface Drain {
   /** From now on new requests get 503; those in flight go on. */
@@ -30,7 +31,7 @@ export function installDrain(app: FastifyInstance): void {
       throw new HangarError('server_draining', [], { headers: { 'retry-after': '5', connection: 'close' } });
     }
     inFlight++;
-    reply.raw.once('close', () => {
+    whenRequestDone(reply, () => {
       inFlight--;
       if (inFlight === 0) onIdle?.();
     });

@@ -4,6 +4,7 @@ import { HangarError } from '../errors/hangar-error.js';
 import { refuseOtherType } from '../supervisor/replica-calls.js';
 import type { Supervisor } from '../supervisor/supervisor.js';
 import { inferenceBody } from './inference-body.js';
+import { whenRequestDone } from './request-done.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -64,7 +65,7 @@ export async function leaseModel(request: FastifyRequest, reply: FastifyReply, m
   // Only a model loaded on demand takes a request's keep_alive: a hand-launched model
   // stays as its launcher set it (a key that may call a model may not stop it).
   if (!lease.instance.onDemand) keepAlive = undefined;
-  // 'close': the answer is done, or the client went away mid-stream.
-  if (reply.raw.writableFinished || reply.raw.destroyed) lease.release(keepAlive);
-  else reply.raw.once('close', () => lease.release(keepAlive));
+  // The answer is done, or the client went away (mid-stream, or with its answer queued).
+  if (reply.raw.writableFinished) lease.release(keepAlive);
+  else whenRequestDone(reply, () => lease.release(keepAlive));
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HangarError } from '../errors/hangar-error.js';
 import { ownerOf } from './auth/request-owner.js';
 import { inferenceBody, wantedTokens } from './inference-body.js';
+import { whenRequestDone } from './request-done.js';
 
 /** One inference request in flight: what `POST .../requests/{id}/abort` and `GET /v1/requests/{id}/progress` reach. */
 export interface TrackedRequest {
@@ -156,7 +157,7 @@ export function installRequestTracking(app: FastifyInstance): void {
     const entry: TrackedRequest = { model: body.model, owner, controller: new AbortController(), abortedByApi: false, abortedAs: null, progress: 0, maxTokens: wantedTokens(body) };
     request.tracking = entry;
     const untrack = app.inflight.track(ids, entry);
-    reply.raw.on('close', untrack);
+    whenRequestDone(reply, untrack);
     done();
   });
 }

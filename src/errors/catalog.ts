@@ -144,7 +144,7 @@ export const catalog = {
   media_not_found: entry(404, 'not_found_error', 'Generated file %s not found; links to generated files expire'),
 
   server_draining: entry(503, 'service_unavailable_error', 'The server is shutting down and takes no new requests'),
-  server_busy: entry(503, 'service_unavailable_error', 'The server holds %s of request bodies in flight, and this one would pass its budget of %s (HANGAR_MAX_INFLIGHT_BODY_BYTES); retry shortly'),
+  server_busy: entry(503, 'service_unavailable_error', 'The server holds %s of request bodies in flight, and this body\'s next bytes would take them past the budget of %s (HANGAR_MAX_INFLIGHT_BODY_BYTES); retry shortly'),
 
   // Web UI
   web_ui_not_built: entry(503, 'service_unavailable_error', 'The web UI is not built (%s is missing); run `npm run setup`'),

@@ -5,6 +5,7 @@ import { HangarError } from '../../errors/hangar-error.js';
 import { inferenceBody, wantedTokens } from '../inference-body.js';
 import { finishReasonOf, type FinishReason } from '../stats/finish-reason.js';
 import type { InferenceOutcome } from '../stats/model-series.js';
+import { whenRequestDone } from '../request-done.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -221,7 +222,7 @@ export function admitKeyedCall(request: FastifyRequest, reply: FastifyReply, mod
   if (!key) {
     const meter = new KeyMeter(access, request, ANONYMOUS_KEY_ID, name === null ? '(unknown)' : model, UNLIMITED);
     request.meter = meter;
-    reply.raw.on('close', () => meter.finish(reply.raw.statusCode, reply.raw.writableFinished));
+    whenRequestDone(reply, () => meter.finish(reply.raw.statusCode, reply.raw.writableFinished));
     return;
   }
   requireKeyModel(request, model);
@@ -238,6 +239,6 @@ export function admitKeyedCall(request: FastifyRequest, reply: FastifyReply, mod
   for (const name in headers) reply.header(name, headers[name]);
   const meter = new KeyMeter(access, request, key.id, counted, outcome);
   request.meter = meter;
-  // 'close', not 'finish' (what onResponse waits for): a client gone mid-stream must give its slot back too.
-  reply.raw.on('close', () => meter.finish(reply.raw.statusCode, reply.raw.writableFinished));
+  // Done, not 'finish' (what onResponse waits for): a client gone mid-stream must give its slot back too.
+  whenRequestDone(reply, () => meter.finish(reply.raw.statusCode, reply.raw.writableFinished));
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 import { needs } from '../auth/route-permission.js';
 import { ServiceMetrics } from './service-metrics.js';
+import { whenRequestDone } from '../request-done.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -39,7 +40,7 @@ export function installMetrics(app: FastifyInstance, supervisor: Supervisor): vo
   // onRequestAbort, which is for a body cut short): counted as nginx's 499
   // (docs/errors.md, `client_closed`), where the request counter missed it.
   app.addHook('onRequest', (request, reply, done) => {
-    reply.raw.once('close', () => {
+    whenRequestDone(reply, () => {
       if (!reply.raw.writableFinished) count(request, 499, (performance.now() - request.arrivedAt) / 1000);
     });
     done();
