@@ -184,6 +184,17 @@ describe('Anthropic Messages API (real server, both SDKs)', () => {
     expect([chat.status, chat.body.choices?.[0].message.content], chat.text).toEqual([200, completion.body.choices[0].text]);
     const both = await request(server.url, 'POST', '/v1/chat/completions', { model: 'tiny', messages, max_tokens: 8, continue_final_message: true, add_generation_prompt: true }, as);
     expect([both.status, both.body.error?.param], both.text).toEqual([400, 'continue_final_message']);
+    // A continued message cannot be held to a shape that starts a whole answer (llama.cpp's grammar began a new object).
+    const tools = [{ type: 'function', function: { name: 'weather', parameters: { type: 'object', properties: {} } } }];
+    const forced = await request(server.url, 'POST', '/v1/chat/completions', { model: 'sim', messages, max_tokens: 4, continue_final_message: true, tools, tool_choice: 'required' }, as);
+    expect([forced.status, forced.body.error?.param], forced.text).toEqual([400, 'continue_final_message']);
+    const anthropicTools = [{ name: 'weather', input_schema: { type: 'object', properties: {} } }];
+    const shaped = await request(server.url, 'POST', '/v1/messages', { model: 'sim', max_tokens: 4, messages, tools: anthropicTools, tool_choice: { type: 'any' } }, as);
+    expect([shaped.status, shaped.body.error?.param], shaped.text).toEqual([400, 'messages.1.content']);
+    expect(shaped.body.error.message).toContain('cannot be continued with a forced tool_choice');
+    // An empty final assistant message is no prefill: the prompt is the one without it.
+    const plain = (await client.messages.countTokens({ model: 'tiny', messages: [messages[0]!] })).input_tokens;
+    expect((await client.messages.countTokens({ model: 'tiny', messages: [messages[0]!, { role: 'assistant', content: '' }] })).input_tokens).toBe(plain);
     // Anthropic refuses a prefill that ends in whitespace, in these words.
     const spaced = client.messages.create({ model: 'tiny', max_tokens: 8, messages: [messages[0]!, { role: 'assistant', content: '{"answer": ' }] });
     await expect(spaced).rejects.toThrow(/final assistant content cannot end with trailing whitespace/);

@@ -22,6 +22,13 @@ export function toChatRequest(body: MessagesBody, origins: ChatOrigins = []): Re
     if (message.role === 'assistant') messages.push(assistantMessage(blocks)), origins.push({ path: `messages.${i}` });
     else messages.push(...userMessages(blocks, i, origins));
   });
+  // An empty final assistant message is no prefill: the answer starts its own turn, as
+  // with none (it was rendered as an empty turn, and the answer began another).
+  const last = messages.at(-1);
+  if (body.messages.at(-1)?.role === 'assistant' && last?.content === '' && last.tool_calls === undefined && messages.length > 1) {
+    messages.pop();
+    origins.pop();
+  }
   const chat: Record<string, unknown> = { model: body.model, messages, max_tokens: body.max_tokens, ...prefill(body, messages.at(-1)!) };
   if (body.stop_sequences?.length) chat.stop = body.stop_sequences;
   if (body.temperature !== undefined) chat.temperature = body.temperature;
@@ -44,9 +51,16 @@ export function toChatRequest(body: MessagesBody, origins: ChatOrigins = []): Re
  * space); so does this, in its words. A final assistant turn of tool calls is no prefill.
  */
 function prefill(body: MessagesBody, last: Record<string, unknown>): Record<string, unknown> {
-  if (body.messages.at(-1)?.role !== 'assistant' || last.tool_calls !== undefined || last.content === '') return {};
+  // The chat's own last message: an empty final assistant message was left out.
+  if (last.role !== 'assistant' || body.messages.at(-1)?.role !== 'assistant' || last.tool_calls !== undefined || last.content === '') return {};
+  const param = `messages.${body.messages.length - 1}.content`;
   if (/\s$/.test(String(last.content))) {
-    throw new HangarError('invalid_field', ['messages: final assistant content cannot end with trailing whitespace'], { param: `messages.${body.messages.length - 1}.content` });
+    throw new HangarError('invalid_field', ['messages: final assistant content cannot end with trailing whitespace'], { param });
+  }
+  // A shape held from the answer's start cannot continue a prefill (see chat's refuseHeldContinuation).
+  const forced = body.tool_choice && (body.tool_choice.type === 'any' || body.tool_choice.type === 'tool');
+  if (body.output_config?.format || forced) {
+    throw new HangarError('invalid_field', [`messages: a final assistant message (a prefill) cannot be continued with ${forced ? 'a forced tool_choice' : 'output_config.format'}, which shapes the whole answer; send one of the two`], { param });
   }
   return { continue_final_message: true, add_generation_prompt: false };
 }

@@ -55,11 +55,26 @@ export function prepareChat(supervisor: Supervisor, body: ChatBody): ChatCall {
     chat_template_kwargs: templateKwargs,
     ...chatEnding(body),
   };
+  if (kwargs.continue_final_message === true) refuseHeldContinuation(body);
   if (body.tools && body.tools.length > 0) {
     kwargs.tools = body.tools;
     if (body.tool_choice) kwargs.tool_choice = body.tool_choice;
   }
   return { target, args: [body.messages], kwargs };
+}
+
+/**
+ * A continued final message cannot be held to a shape that starts an answer of its own:
+ * a JSON schema or object, a grammar, or a forced tool call (llama.cpp's grammar began a
+ * new object after the prefill's `{"city": "Par`, and the two made no JSON).
+ */
+function refuseHeldContinuation(body: ChatBody): void {
+  const held = body.response_format && body.response_format.type !== 'text' ? `response_format ${body.response_format.type}`
+    : typeof (body as Record<string, unknown>).grammar === 'string' && (body as Record<string, unknown>).grammar !== '' ? 'a grammar'
+      : body.tool_choice && body.tool_choice !== 'auto' && body.tool_choice !== 'none' ? 'a forced tool_choice' : null;
+  if (held) {
+    throw new HangarError('invalid_field', [`continue_final_message: a continued message cannot be held to ${held}, which shapes a whole answer from its start; send one of the two`], { param: 'continue_final_message' });
+  }
 }
 
 /**

@@ -49,7 +49,18 @@ def read_mono(data: bytes, demuxer: str, check_length: Callable[[int, int], None
             check_length(0, rate)
             # Mono float at the stream's own rate; the caller resamples to the model's.
             mono = av.AudioResampler(format="flt", layout="mono", rate=rate)
-            for frame in container.decode(stream):
+            frames_in = container.decode(stream)
+            while True:
+                try:
+                    frame = next(frames_in)
+                except StopIteration:
+                    break
+                except av.FFmpegError:
+                    # A file cut mid-frame (a recording stopped, an upload cut): what came
+                    # before is heard, as libsndfile's formats and WebM are; nothing is unreadable.
+                    if not blocks:
+                        raise
+                    break
                 for out in mono.resample(frame):
                     block = out.to_ndarray().reshape(-1)
                     frames += block.shape[0]
