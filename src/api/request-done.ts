@@ -25,6 +25,7 @@ export function whenRequestDone(reply: FastifyReply, done: () => void): void {
   };
   response.once('close', once);
   // Several requests in flight on one kept-alive connection each watch it: a count, not a leak.
-  if (socket.listenerCount('close') >= socket.getMaxListeners() - 1) socket.setMaxListeners(socket.listenerCount('close') + 10);
+  const max = socket.getMaxListeners();
+  if (max !== 0 && socket.listenerCount('close') >= max - 1) socket.setMaxListeners(socket.listenerCount('close') + 10);
   socket.once('close', once);
 }

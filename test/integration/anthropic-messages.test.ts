@@ -192,6 +192,9 @@ describe('Anthropic Messages API (real server, both SDKs)', () => {
     const shaped = await request(server.url, 'POST', '/v1/messages', { model: 'sim', max_tokens: 4, messages, tools: anthropicTools, tool_choice: { type: 'any' } }, as);
     expect([shaped.status, shaped.body.error?.param], shaped.text).toEqual([400, 'messages.1.content']);
     expect(shaped.body.error.message).toContain('cannot be continued with a forced tool_choice');
+    // The refusal names the continued message itself, past an empty one left out after it.
+    const named = await request(server.url, 'POST', '/v1/messages', { model: 'tiny', max_tokens: 4, messages: [messages[0], { role: 'assistant', content: 'foo ' }, { role: 'assistant', content: '' }] }, as);
+    expect([named.status, named.body.error?.param], named.text).toEqual([400, 'messages.1.content']);
     // An empty final assistant message is no prefill: the prompt is the one without it.
     const plain = (await client.messages.countTokens({ model: 'tiny', messages: [messages[0]!] })).input_tokens;
     expect((await client.messages.countTokens({ model: 'tiny', messages: [messages[0]!, { role: 'assistant', content: '' }] })).input_tokens).toBe(plain);

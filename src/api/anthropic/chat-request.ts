@@ -25,11 +25,11 @@ export function toChatRequest(body: MessagesBody, origins: ChatOrigins = []): Re
   // An empty final assistant message is no prefill: the answer starts its own turn, as
   // with none (it was rendered as an empty turn, and the answer began another).
   const last = messages.at(-1);
-  if (body.messages.at(-1)?.role === 'assistant' && last?.content === '' && last.tool_calls === undefined && messages.length > 1) {
+  if (body.messages.at(-1)?.role === 'assistant' && last?.content === '' && last.tool_calls === undefined && body.messages.length > 1) {
     messages.pop();
     origins.pop();
   }
-  const chat: Record<string, unknown> = { model: body.model, messages, max_tokens: body.max_tokens, ...prefill(body, messages.at(-1)!) };
+  const chat: Record<string, unknown> = { model: body.model, messages, max_tokens: body.max_tokens, ...prefill(body, messages.at(-1)!, origins.at(-1)?.path) };
   if (body.stop_sequences?.length) chat.stop = body.stop_sequences;
   if (body.temperature !== undefined) chat.temperature = body.temperature;
   if (body.top_p !== undefined) chat.top_p = body.top_p;
@@ -50,10 +50,11 @@ export function toChatRequest(body: MessagesBody, origins: ChatOrigins = []): Re
  * Anthropic refuses a prefill that ends in whitespace (a model continues a word, not a
  * space); so does this, in its words. A final assistant turn of tool calls is no prefill.
  */
-function prefill(body: MessagesBody, last: Record<string, unknown>): Record<string, unknown> {
+function prefill(body: MessagesBody, last: Record<string, unknown>, origin: string | undefined): Record<string, unknown> {
   // The chat's own last message: an empty final assistant message was left out.
   if (last.role !== 'assistant' || body.messages.at(-1)?.role !== 'assistant' || last.tool_calls !== undefined || last.content === '') return {};
-  const param = `messages.${body.messages.length - 1}.content`;
+  // The continued message's own place (an empty one after it was left out).
+  const param = `${origin ?? `messages.${body.messages.length - 1}`}.content`;
   if (/\s$/.test(String(last.content))) {
     throw new HangarError('invalid_field', ['messages: final assistant content cannot end with trailing whitespace'], { param });
   }
