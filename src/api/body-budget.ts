@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Transform, type Readable } from 'node:stream';
 import { HangarError } from '../errors/hangar-error.js';
 import { describeLimit } from './body-limits.js';
+import { isMultipartBody } from './multipart/multipart-body.js';
 import { whenRequestDone } from './request-done.js';
 
 /**
@@ -18,10 +19,9 @@ export function installBodyBudget(app: FastifyInstance, budgetBytes: number): vo
   if (budgetBytes <= 0) return;
   let held = 0;
   app.addHook('preParsing', (request, reply, payload, done) => {
-    // The multipart parser reads the raw request itself: a stream of ours beside it would
-    // fill and stop the upload (every file over 32 KiB hung until the body timeout). Told
-    // by its header: the parser marks a request multipart only after this hook.
-    if (/^multipart\//i.test(String(request.headers['content-type'] ?? '').trim())) return done(null, payload);
+    // A stream of ours beside the multipart parser's own reading would fill and stop the
+    // upload (every file over 32 KiB hung until the body timeout).
+    if (isMultipartBody(request)) return done(null, payload);
     let mine = 0;
     let released = false;
     whenRequestDone(reply, () => {

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { PassThrough, type Readable, type Transform } from 'node:stream';
 import zlib from 'node:zlib';
 import { HangarError } from '../errors/hangar-error.js';
+import { isMultipartBody } from './multipart/multipart-body.js';
 
 type Decoder = () => Transform;
 
@@ -26,7 +27,7 @@ export function installRequestDecoding(app: FastifyInstance): void {
     if (encoding === '' || encoding === 'identity') return done(null, payload);
     // The multipart parser reads the raw request, not this hook's stream: a compressed
     // form would be read as garbage, or (the decoder never drained) never answered.
-    if (/^multipart\//i.test(String(request.headers['content-type'] ?? '').trim())) {
+    if (isMultipartBody(request)) {
       return done(new HangarError('compressed_form', [String(header)]), payload);
     }
     const decoder = DECODERS[encoding];

@@ -51,8 +51,8 @@ export function toChatRequest(body: MessagesBody, origins: ChatOrigins = []): Re
  * space); so does this, in its words. A final assistant turn of tool calls is no prefill.
  */
 function prefill(body: MessagesBody, last: Record<string, unknown>, origin: string | undefined): Record<string, unknown> {
-  // The chat's own last message: an empty final assistant message was left out.
-  if (last.role !== 'assistant' || body.messages.at(-1)?.role !== 'assistant' || last.tool_calls !== undefined || last.content === '') return {};
+  // The chat's own last message (an empty final assistant message was left out).
+  if (last.role !== 'assistant' || last.tool_calls !== undefined || last.content === '') return {};
   // The continued message's own place (an empty one after it was left out).
   const param = `${origin ?? `messages.${body.messages.length - 1}`}.content`;
   if (/\s$/.test(String(last.content))) {

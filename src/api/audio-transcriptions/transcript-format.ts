@@ -51,11 +51,13 @@ export function transcriptEvents(transcript: Transcript): string {
   return [...deltas.filter((d) => d !== '').map((delta) => event({ type: 'transcript.text.delta', delta })), event({ type: 'transcript.text.done', text: transcript.text })].join('');
 }
 
+const LANGUAGE_NAMES = new Intl.DisplayNames(['en'], { type: 'language' });
+
 /** OpenAI's verbose_json names the language in English words (`english`), where engines give its code (`en`). */
 function languageName(language: string | null): string | null {
   if (language === null || !/^[a-z]{2,3}$/i.test(language)) return language;
   try {
-    const name = new Intl.DisplayNames(['en'], { type: 'language' }).of(language.toLowerCase());
+    const name = LANGUAGE_NAMES.of(language.toLowerCase());
     return name && name.toLowerCase() !== language.toLowerCase() ? name.toLowerCase() : language;
   } catch {
     return language;

@@ -5,7 +5,7 @@ import type { ImageFetchSettings } from '../../config/image-fetch.js';
 import type { CallTarget, Supervisor } from '../../supervisor/supervisor.js';
 import { admitKeyedCall } from '../auth/key-admission.js';
 import { needs } from '../auth/route-permission.js';
-import { chatEnding, type ChatEndingFields } from '../chat/chat-ending.js';
+import type { ChatEndingFields } from '../chat/chat-ending.js';
 import { checkedChatBody } from '../chat/checked-chat-body.js';
 import { prepareChatWithImages } from '../chat/serving.js';
 import { abortOnDisconnect } from '../client-disconnect.js';
@@ -53,7 +53,7 @@ export const tokenizerRoutes: FastifyPluginAsync<{ supervisor: Supervisor; image
       const chat = await prepareChatWithImages(supervisor, checkedChatBody({ model: uid, messages: body.messages, tools: body.tools ?? undefined, chat_template_kwargs: body.chat_template_kwargs ?? undefined, ...ending, max_tokens: 1 }), images);
       if (chat.kwargs.tools) kwargs.tools = chat.kwargs.tools;
       kwargs.chat_template_kwargs = chat.kwargs.chat_template_kwargs;
-      Object.assign(kwargs, chatEnding(ending));
+      for (const name of ['add_generation_prompt', 'continue_final_message']) if (name in chat.kwargs) kwargs[name] = chat.kwargs[name];
       call = { target: { ...chat.target, route: '/tokenize' }, args: chat.args };
     } else {
       call = { target: await target(request, reply, '/tokenize', body.model), args: [body.prompt] };

@@ -23,7 +23,6 @@ class PocketsphinxEngine(Engine):
 
     def __init__(self):
         self._decoder = None
-        self._initial_cmn = None
 
     def load(self, spec: dict, progress: Progress) -> None:
         try:
@@ -33,7 +32,6 @@ class PocketsphinxEngine(Engine):
         progress(0.8, "load", "Loading the pocketsphinx US English model")
         # loglevel FATAL: pocketsphinx otherwise prints hundreds of INFO lines per utterance.
         self._decoder = Decoder(samprate=SAMPLE_RATE, loglevel="FATAL")
-        self._initial_cmn = self._decoder.get_cmn(False)
         progress(1.0, "load", "Loaded pocketsphinx (en-us)")
 
     def describe(self) -> dict:
