@@ -97,6 +97,17 @@ describe('Anthropic Messages as OpenAI chat', () => {
     expect(refusal([ask, { role: 'assistant', content: [use('a')] }, { role: 'user', content: 'later' }, { role: 'assistant', content: 'x' }, { role: 'user', content: [result('a')] }])?.param).toBe('messages.2');
   });
 
+  it('continues a prefill, but not with thinking enabled, which Anthropic refuses', () => {
+    const messages = [{ role: 'user', content: 'Give me JSON.' }, { role: 'assistant', content: '{"answer":' }];
+    expect(toChatRequest(parse({ model: 'm', max_tokens: 8, messages }))).toMatchObject({ continue_final_message: true, add_generation_prompt: false });
+    expect(toChatRequest(parse({ model: 'm', max_tokens: 8, messages, thinking: { type: 'disabled' } }))).toMatchObject({ continue_final_message: true, enable_thinking: false });
+    const thinking = { type: 'enabled', budget_tokens: 1024 };
+    expect(() => toChatRequest(parse({ model: 'm', max_tokens: 2048, messages, thinking }))).toThrow(expect.objectContaining({ param: 'messages.1.content', message: expect.stringContaining('cannot be continued with `thinking` enabled') }));
+    // A final turn of tool calls is no prefill: taken with thinking on.
+    const called = [messages[0], { role: 'assistant', content: [{ type: 'tool_use', id: 'a', name: 'weather', input: {} }] }];
+    expect(toChatRequest(parse({ model: 'm', max_tokens: 2048, messages: called, thinking })).continue_final_message).toBeUndefined();
+  });
+
   it('spells tool_choice and stop reasons as each side does', () => {
     const choice = (c: unknown) => toChatRequest(parse({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: 'x' }], tool_choice: c })).tool_choice;
     expect([choice({ type: 'auto' }), choice({ type: 'any' }), choice({ type: 'none' })]).toEqual(['auto', 'required', 'none']);

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { chmod, writeFile } from 'node:fs/promises';
 import http from 'node:http';
+import { connect } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
@@ -220,6 +221,24 @@ describe('token relay (simulator engine, real runtime and server)', () => {
     // Every call the runtime held is answered (aborted): its queue drains to zero.
     const drained = await waitFor(async () => (await runtimeQueueDepth(api, 'sim-slow')) === 0, 20_000);
     expect(drained).toBe(true);
+  });
+
+  it('stops a stream queued behind another answer on a pipelined connection when the client leaves', async () => {
+    await launch('sim-piped', { step_ms: 20, max_batch: 8 });
+    const { hostname, port } = new URL(server.url);
+    const socket = connect(Number(port), hostname);
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const post = (route: string, body: unknown) => {
+      const json = JSON.stringify(body);
+      return `POST ${route} HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`;
+    };
+    // The first answer takes 20 s; the stream behind it cannot be sent before, but generates.
+    socket.write(post('/v1/chat/completions', { model: 'sim-piped', messages: [{ role: 'user', content: 'x' }], max_tokens: 1000 }) + post('/v1/completions', { model: 'sim-piped', prompt: 'x', max_tokens: 100_000, stream: true }));
+    expect(await waitFor(async () => (await runtimeQueueDepth(api, 'sim-piped')) === 2, 20_000)).toBe(true);
+    socket.destroy();
+    // Both calls end: the queued stream's response never says 'close', its connection does
+    // (it generated on, buffered, until the 60 s stall timer).
+    expect(await waitFor(async () => (await runtimeQueueDepth(api, 'sim-piped')) === 0, 20_000)).toBe(true);
   });
 
   it('ends all 256 streams with an error event when the runtime dies mid-stream', async () => {

@@ -58,6 +58,11 @@ function prefill(body: MessagesBody, last: Record<string, unknown>, origin: stri
   if (/\s$/.test(String(last.content))) {
     throw new HangarError('invalid_field', ['messages: final assistant content cannot end with trailing whitespace'], { param });
   }
+  // Anthropic: "Prefilling is only available for non-extended thinking modes". A model
+  // made to think first would open its thinking after the prefill's text.
+  if (body.thinking?.type === 'enabled') {
+    throw new HangarError('invalid_field', ['messages: a final assistant message (a prefill) cannot be continued with `thinking` enabled, as Anthropic refuses it; disable `thinking` or end with a user message'], { param });
+  }
   // A shape held from the answer's start cannot continue a prefill (see chat's refuseHeldContinuation).
   const forced = body.tool_choice && (body.tool_choice.type === 'any' || body.tool_choice.type === 'tool');
   if (body.output_config?.format || forced) {

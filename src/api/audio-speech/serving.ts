@@ -5,6 +5,7 @@ import type { Supervisor } from '../../supervisor/supervisor.js';
 import { abortOnDisconnect } from '../client-disconnect.js';
 import { engineKwargs } from '../media/engine-kwargs.js';
 import { setOverheadHeader } from '../overhead.js';
+import { whenRequestDone } from '../request-done.js';
 import { SPEECH_CONTENT_TYPES, type SpeechBody } from './schema.js';
 
 const ROUTE = '/v1/audio/speech';
@@ -45,12 +46,13 @@ export async function serveSpeech(supervisor: Supervisor, request: FastifyReques
     throw err;
   }
   setOverheadHeader(request, reply, performance.now() - dispatchedAt);
-  // A client that leaves ends the stream, which aborts the synthesis in the runtime.
+  // A client that leaves ends the stream, which aborts the synthesis in the runtime; its
+  // connection's close counts too, for an answer queued behind another (request-done.ts).
   // That is the eleventh 'close' listener of this response (the lease, the key meter,
   // request tracking, metrics, the disconnect abort, and fastify's stream pipe each hold
   // one): a fixed count, not a leak, which Node's default of 10 reported as one.
   reply.raw.setMaxListeners(Math.max(reply.raw.getMaxListeners(), 20));
-  reply.raw.once('close', () => void source.return());
+  whenRequestDone(reply, () => void source.return());
   async function* bytes(): AsyncGenerator<Buffer> {
     if (first.done) return;
     yield asBuffer(first.value);

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
+import { whenRequestDone } from '../request-done.js';
 
 /**
  * A `text/event-stream` response written straight to the socket (docs/decisions.md,
@@ -18,6 +19,7 @@ export class SseResponse {
   private drain: Promise<void> | null = null;
   private wake: (() => void) | null = null;
   private stall: NodeJS.Timeout | null = null;
+  private readonly goneListeners: (() => void)[] = [];
 
   /**
    * `stallMs`: how long the client may take nothing of what was written (a drain
@@ -36,12 +38,15 @@ export class SseResponse {
     this.raw.setHeader('x-accel-buffering', 'no'); // no buffering in an nginx in front
     this.raw.setHeader('x-request-id', request.id);
     this.raw.writeHead(200);
-    const closed = (): void => {
+    // The connection's close too, not only the response's: a stream queued behind
+    // another answer on a pipelined connection never says 'close' when the client
+    // leaves, and it generated on, buffered here, until the stall timer.
+    whenRequestDone(reply, () => {
       this.closedByClient = !this.raw.writableFinished;
       this.wakeDrain();
       if (this.stall) clearTimeout(this.stall);
-    };
-    this.raw.on('close', closed);
+      if (this.closedByClient) for (const listener of this.goneListeners.splice(0)) listener();
+    });
     this.raw.on('drain', () => this.wakeDrain());
     // A write to a reset socket reports here; 'close' follows.
     this.raw.on('error', () => {});
@@ -58,9 +63,8 @@ export class SseResponse {
   }
 
   onClientGone(listener: () => void): void {
-    this.raw.on('close', () => {
-      if (this.closedByClient) listener();
-    });
+    if (this.closedByClient) listener();
+    else this.goneListeners.push(listener);
   }
 
   /** One socket write for any number of events already framed as `data: ...\n\n`. */
