@@ -96,6 +96,12 @@ def test_espeak_lists_voices_and_refuses_unknown_ones(espeak):
     assert espeak.speech("hi", voice="en-us+f3", response_format="wav")[:4] == b"RIFF"
     with pytest.raises(ValueError, match="Unknown voice 'nope'"):
         espeak.speech("hi", voice="nope")
+    # A variant espeak-ng does not have was spoken in the base voice, without a word.
+    assert espeak.speech("hi", voice="en+Alex", response_format="wav") != espeak.speech("hi", voice="en", response_format="wav")
+    with pytest.raises(ValueError, match=r"Unknown voice variant 'alex' in 'en\+alex'; did you mean en\+Alex\?"):
+        espeak.speech("hi", voice="en+alex")
+    with pytest.raises(ValueError, match="Unknown voice variant '../../x'"):
+        espeak.speech("hi", voice="en+../../x")
     with pytest.raises(ValueError, match="speed must be"):
         espeak.speech("hi", speed=9)
     with pytest.raises(ValueError, match="non-empty"):

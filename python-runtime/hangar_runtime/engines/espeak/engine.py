@@ -11,7 +11,7 @@ from ...errors import InvalidModel, field_error
 from ..base import Engine, Progress
 from ..media_io import audio_codec
 from ..media_io.pcm_rate import PcmRateStream
-from .voices import choose_voice, installed_voices
+from .voices import choose_voice, installed_variants, installed_voices
 
 PROGRAM = "espeak-ng"
 DEFAULT_WORDS_PER_MINUTE = 175  # espeak-ng's own default: speed 1.0
@@ -30,6 +30,7 @@ class EspeakEngine(Engine):
     def __init__(self):
         self._program = None
         self._voices: list[str] = []
+        self._variants: list[str] = []
         self._default_voice = "en-us"
         self._rate = 22050
 
@@ -39,6 +40,7 @@ class EspeakEngine(Engine):
             raise InvalidModel(f"The espeak engine needs the {PROGRAM} program on the PATH "
                                f"(Debian/Ubuntu: apt-get install espeak-ng)")
         self._voices = installed_voices(self._program)
+        self._variants = installed_variants(self._program)
         config = spec.get("model_config") or {}
         voice = config.get("voice", "en-us") if isinstance(config, dict) else "en-us"
         if voice not in self._voices:
@@ -75,7 +77,7 @@ class EspeakEngine(Engine):
             raise field_error("speed", f"speed {speed} is slower than espeak-ng speaks: its slowest is "
                                        f"{MIN_WPM / DEFAULT_WORDS_PER_MINUTE:.2f} ({MIN_WPM} words a minute)")
         wpm = min(MAX_WPM, wpm)
-        chosen = choose_voice(voice, self._default_voice, self._voices)
+        chosen = choose_voice(voice, self._default_voice, self._voices, self._variants)
         return [self._program, "-v", chosen, "-s", str(wpm), "--stdin"]
 
     def _stream(self, command, text, response_format):

@@ -28,9 +28,17 @@ def installed_voices(program: str) -> list[str]:
     return voices + [name for name in dict.fromkeys(others) if name not in voices]
 
 
-def choose_voice(requested, default: str, voices: list[str]) -> str:
+def installed_variants(program: str) -> list[str]:
+    """Variant names as `-v voice+variant` takes them: the file names (`f3`, `Alex`) of
+    `espeak-ng --voices=variant`, case and all. espeak-ng speaks an unknown variant
+    (`en+alex`, `en+nope`) in the base voice without a word."""
+    listing = subprocess.run([program, "--voices=variant"], capture_output=True, text=True, timeout=30, check=True).stdout
+    return list(dict.fromkeys(re.findall(r"!v/(\S+)", listing)))
+
+
+def choose_voice(requested, default: str, voices: list[str], variants: list[str]) -> str:
     """The `-v` value for a request's `voice`. A voice variant (`en-us+f3`, `en+f3`) is
-    accepted when its base voice is installed."""
+    accepted when its base voice and its variant are installed."""
     if requested in (None, "") or (isinstance(requested, str) and requested.lower() in OPENAI_VOICES):
         return default
     if not isinstance(requested, str):
@@ -43,4 +51,11 @@ def choose_voice(requested, default: str, voices: list[str]) -> str:
         shown = ", ".join(shown_list[:20]) + (", ..." if len(voices) > 20 else "")
         raise field_error("voice", f"Unknown voice {requested!r}; installed espeak-ng voices include: {shown} "
                                    f"(all of them: `espeak-ng --voices` on the server)")
+    variant = requested.split("+", 1)[1] if "+" in requested else None
+    if variant is not None and variant not in variants:
+        close = [v for v in variants if v.lower() == variant.lower()]
+        hint = f"; did you mean {base}+{close[0]}? (variant names are case-sensitive)" if close else ""
+        raise field_error("voice", f"Unknown voice variant {variant!r} in {requested!r}{hint}; installed espeak-ng "
+                                   f"variants include: {', '.join(variants[:20])}{', ...' if len(variants) > 20 else ''} "
+                                   f"(all of them: `espeak-ng --voices=variant` on the server)")
     return requested
