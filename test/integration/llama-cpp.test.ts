@@ -315,6 +315,12 @@ describe('llama.cpp engine: GGUF models', () => {
     const namedCall = named.choices[0]!.message.tool_calls![0]! as { function: { name: string; arguments: string } };
     expect(namedCall.function.name).toBe('weather');
     expect(validate.validate(tools[0]!.function.parameters, JSON.parse(namedCall.function.arguments)), namedCall.function.arguments).toBe(true);
+    // Pydantic's nested models and enums are definitions of their own.
+    const defined = { type: 'function' as const, function: { name: 'time', parameters: { $defs: { Tz: { enum: ['UTC', 'CET'] } }, type: 'object', properties: { tz: { $ref: '#/$defs/Tz' } }, required: ['tz'] } } };
+    const pydantic = await sdk.chat.completions.create({ model: 'q8', messages, tools: [defined], tool_choice: 'required', max_tokens: 40, temperature: 0.7, seed: 3 });
+    expect(pydantic.choices[0]!.finish_reason, JSON.stringify(pydantic)).toBe('tool_calls');
+    const definedCall = pydantic.choices[0]!.message.tool_calls![0]! as { function: { name: string; arguments: string } };
+    expect(validate.validate(defined.function.parameters, JSON.parse(definedCall.function.arguments)), definedCall.function.arguments).toBe(true);
     const unknown = await api.post('/v1/chat/completions', { model: 'q8', messages, tools, tool_choice: { type: 'function', function: { name: 'nope' } } });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error.message).toContain('weather, time');

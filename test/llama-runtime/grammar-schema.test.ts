@@ -56,6 +56,25 @@ describe('JSON schemas for llama.cpp grammars', () => {
     for (const [schema, message] of cases) expect(() => grammarSchema(schema, 'f'), JSON.stringify(schema)).toThrow(message);
   });
 
+  it("takes an integer's bounds that admit every integer the grammar writes (zod's .int()), and refuses narrower ones", () => {
+    const safe = { type: 'integer', minimum: -9007199254740991, maximum: 9007199254740991 };
+    expect(grammarSchema({ type: 'object', properties: { age: safe, n: { ...safe, type: ['integer', 'null'] } } }, 'f')).toEqual({
+      type: 'object',
+      properties: { age: { type: 'integer' }, n: { type: ['integer', 'null'] } },
+    });
+    expect(grammarSchema({ type: 'integer', exclusiveMinimum: -1e15, exclusiveMaximum: 1e15 }, 'f')).toEqual({ type: 'integer' });
+    const narrower: unknown[] = [
+      { ...safe, minimum: 0 },
+      { type: 'integer', maximum: 999_999_999_999_998 },
+      { type: 'integer', exclusiveMaximum: 999_999_999_999_999 },
+      { ...safe, type: 'number' },
+      { ...safe, type: ['integer', 'string'] },
+      { minimum: -9007199254740991 },
+      { type: 'integer', minimum: '-9007199254740991' },
+    ];
+    for (const schema of narrower) expect(() => grammarSchema(schema, 'f'), JSON.stringify(schema)).toThrow(/[mM](in|ax)imum \(at f\) cannot be enforced by a llama\.cpp grammar\. It holds integers to at most 15 digits/);
+  });
+
   it('takes a list of types, as JSON Schema allows', () => {
     expect(grammarSchema({ type: ['string', 'null'], maxLength: 3 }, 'f')).toEqual({ type: ['string', 'null'], maxLength: 3 });
   });

@@ -4,16 +4,17 @@
  * reads it as Infinity (or 0), and Python's json.dumps cannot write it back. A sampled
  * model writes such numbers readily, more so on random weights. These rewrites of the
  * grammar text keep numbers finite: integers are plain digits (as JSON Schema means
- * them), and other numbers' exponents have at most two digits, so with the grammar's
- * 16-digit mantissa a number stays below about 1e115.
+ * them, of at most 15 digits), and other numbers' exponents have at most two digits,
+ * so with the grammar's 16-digit mantissa a number stays below about 1e115.
  *
  * Each rewrite matches one rule exactly as node-llama-cpp writes it; a test holds them
  * to the grammars of the pinned version (test/llama-runtime/finite-numbers.test.ts), so
  * an upgrade that changes them is seen, not silently unguarded.
  */
 const REWRITES: ReadonlyArray<[RegExp, string]> = [
-  // A JSON schema's integer: no exponent.
-  [/^(integer-number-rule ::= .*?) \(\[eE\] \[-\+\]\? \("0" \| \[1-9\] \[0-9\]\{0,15\}\)\)\?$/m, '$1'],
+  // A JSON schema's integer: no exponent, and at most 15 digits, so every integer is
+  // exact in every JSON parser (JavaScript's safe integers end at 9007199254740991).
+  [/^(?<head>integer-number-rule ::= "-"\? \("0" \| \[1-9\] \[0-9\]\{0,)15(?<tail>\}\)) \(\[eE\] \[-\+\]\? \("0" \| \[1-9\] \[0-9\]\{0,15\}\)\)\?$/m, '$<head>14$<tail>'],
   // A JSON schema's number: an exponent of one or two digits.
   [/^(fractional-number-rule ::= .*?\(\[eE\] \[-\+\]\? \("0" \| \[1-9\] \[0-9\])\{0,15\}(\)\)\?)$/m, '$1?$2'],
   // json_object's number: an exponent of one or two digits.

@@ -20,7 +20,8 @@ const COUNTS = new Set(['minProperties', 'maxProperties', 'minItems', 'maxItems'
  * `anyOf` becomes `oneOf` (a value made from one branch satisfies both), a one-branch
  * `allOf` its branch, `definitions` `$defs`, and annotations (`title`, `default`, ...)
  * are dropped. Every listed property is generated, so `required` always holds.
- * Refused: numeric bounds (`minimum`, `multipleOf`, ...), `pattern`, string formats
+ * Refused: numeric bounds (`minimum`, `multipleOf`, ...; an integer's bounds that admit
+ * every integer the grammar writes are taken, as zod's .int() sends), `pattern`, string formats
  * other than date-time, time and date, `not`, conditionals and the like.
  */
 export function grammarSchema(schema: unknown, field: string): Schema {
@@ -177,6 +178,17 @@ function rewrite(node: unknown, at: string, field: string, tally: Tally): unknow
         refuseControl(value, here, field);
         out.enum = value;
         break;
+      case 'minimum':
+      case 'maximum':
+      case 'exclusiveMinimum':
+      case 'exclusiveMaximum':
+        // zod's .int() bounds every integer by the safe range (±9007199254740991); the
+        // grammar's integers have at most 15 digits (finite-numbers.ts), all inside it.
+        if (integerOnly(source.type) && typeof value === 'number' && admitsEveryInteger(key, value)) break;
+        throw new InvalidInput(
+          `${field}: ${key} (at ${at}) cannot be enforced by a llama.cpp grammar. It holds integers to at most 15 digits, so it takes an integer's ` +
+            `bounds only when they admit every one of them (zod's .int() writes ±9007199254740991); narrower bounds and a number's bounds are refused`,
+        );
       case 'required':
         if (!Array.isArray(value) || value.some((name) => typeof name !== 'string')) throw new InvalidInput(`${field}: ${here} must be a list of property names`);
         out.required = value;
@@ -208,6 +220,21 @@ function rewrite(node: unknown, at: string, field: string, tally: Tally): unknow
   const missing = ((out.required as string[] | undefined) ?? []).filter((name) => !Object.hasOwn((out.properties as Schema | undefined) ?? {}, name));
   if (missing.length > 0) throw new InvalidInput(`${field}: ${at}.required names ${missing.map((n) => JSON.stringify(n)).join(', ')}, not among ${at}.properties, so no answer held to the grammar would have it`);
   return out;
+}
+
+// The largest integer the grammar writes: 15 digits (finite-numbers.ts).
+const WIDEST_INTEGER = 999_999_999_999_999;
+
+function integerOnly(type: unknown): boolean {
+  const types = Array.isArray(type) ? type : [type];
+  return types.includes('integer') && types.every((t) => t === 'integer' || t === 'null');
+}
+
+function admitsEveryInteger(key: string, bound: number): boolean {
+  if (key === 'minimum') return bound <= -WIDEST_INTEGER;
+  if (key === 'exclusiveMinimum') return bound < -WIDEST_INTEGER;
+  if (key === 'maximum') return bound >= WIDEST_INTEGER;
+  return bound > WIDEST_INTEGER;
 }
 
 function object(value: unknown, at: string, field: string): Schema {

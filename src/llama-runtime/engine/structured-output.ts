@@ -58,12 +58,19 @@ export class StructuredOutput {
         throw new InvalidInput(`tool_choice names ${JSON.stringify(name)}, which is not among the tools (${functions.map((t) => t.function!.name as string).join(', ')})`);
       }
     }
-    const calls = chosen.map((t) => ({
-      type: 'object',
-      properties: { name: { const: t.function!.name }, arguments: parameterSchema(t.function!.parameters, `tools[${list.indexOf(t)}].function.parameters`) },
-      required: ['name', 'arguments'],
-    }));
-    return this.forSchema(calls.length === 1 ? calls[0]! : { oneOf: calls }, 'tools');
+    const defs: Record<string, unknown> = {};
+    const calls = chosen.map((t) => {
+      const index = list.indexOf(t);
+      const field = `tools[${index}].function.parameters`;
+      // Checked on its own first, so a refusal names the tool's own schema, not the wrapper's.
+      const { $defs, ...parameters } = grammarSchema(parameterSchema(t.function!.parameters, field), field);
+      // Its definitions go to the wrapper's root, where its refs now point (a Pydantic
+      // model with a nested model or an enum has them): each tool's under its own prefix.
+      for (const [name, def] of Object.entries(($defs as Record<string, unknown> | undefined) ?? {})) defs[`t${index}-${name}`] = prefixRefs(def, `t${index}-`);
+      return { type: 'object', properties: { name: { const: t.function!.name }, arguments: prefixRefs(parameters, `t${index}-`) }, required: ['name', 'arguments'] };
+    });
+    const wrapper = calls.length === 1 ? calls[0]! : { oneOf: calls };
+    return this.forSchema(Object.keys(defs).length > 0 ? { ...wrapper, $defs: defs } : wrapper, 'tools');
   }
 
   private forSchema(schema: Record<string, unknown>, field: string): Promise<LlamaGrammar> {
@@ -108,6 +115,19 @@ export class StructuredOutput {
     if (this.cache.size > CACHED_GRAMMARS) this.cache.delete(this.cache.keys().next().value!);
     return grammar;
   }
+}
+
+/** A schema whose `#/$defs/<name>` refs (grammarSchema's spelling) point to `#/$defs/<prefix><name>`. */
+function prefixRefs(node: unknown, prefix: string): unknown {
+  if (Array.isArray(node)) return node.map((item) => prefixRefs(item, prefix));
+  if (typeof node !== 'object' || node === null) return node;
+  return Object.fromEntries(
+    Object.entries(node).map(([key, value]) => {
+      if (key === '$ref' && typeof value === 'string') return [key, value.replace('#/$defs/', `#/$defs/${prefix}`)];
+      // A const's or an enum's values are data, whatever keys they hold.
+      return [key, key === 'const' || key === 'enum' ? value : prefixRefs(value, prefix)];
+    }),
+  );
 }
 
 /** A tool's parameters as a schema; a tool without any takes an empty object. */
