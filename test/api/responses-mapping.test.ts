@@ -181,6 +181,13 @@ describe("an engine's error about a chat field, named as the Responses request s
     const top = new HangarError('invalid_field', ['top_logprobs: too many'], { param: 'top_logprobs' });
     await expect(withResponsesNames(failing(top))).rejects.toBe(top);
     await expect(withResponsesNames(Promise.resolve(7))).resolves.toBe(7);
-    expect(responsesParam('tools.0.function')).toBe('tools.0.function');
+    expect(responsesParam('tool_choice')).toBe('tool_choice');
+  });
+
+  it("names a tool's fields without chat's function wrapper", async () => {
+    expect(responsesParam('tools.0.function.name')).toBe('tools.0.name');
+    expect(responsesParam('tools.12.function')).toBe('tools.12');
+    const schema = new HangarError('inference_invalid_input', ['tools[1].function.parameters: pattern (at tools[1].function.parameters.properties.a) cannot be enforced'], { param: 'tools.1' });
+    await expect(withResponsesNames(failing(schema))).rejects.toMatchObject({ param: 'tools.1', message: 'tools.1.parameters: pattern (at tools.1.parameters.properties.a) cannot be enforced' });
   });
 });

@@ -81,6 +81,16 @@ except openai.NotFoundError as e:
 got = c.responses.retrieve(r.id)
 items = c.responses.input_items.list(r.id)
 out["stored"] = [got.id == r.id, got.output_text, [(i.type, i.role, i.content[0].text) for i in items.data]]
+# What the SDK's types declare, held strictly (the SDK itself builds its objects unchecked).
+from openai.types.responses import Response, ResponseFunctionToolCallOutputItem
+Response.model_validate(got.to_dict())
+given = [i for i in c.responses.input_items.list(second.id).data if i.type == "function_call_output"]
+ResponseFunctionToolCallOutputItem.model_validate(given[0].to_dict())
+# Only a background response streams again, and there is none: refused, not a JSON body read as no events.
+try:
+    out["retrieve_stream"] = [e.type for e in c.responses.retrieve(r.id, stream=True)]
+except openai.BadRequestError as e:
+    out["retrieve_stream"] = [e.status_code, e.code, e.param]
 c.responses.delete(r.id)
 try:
     c.responses.retrieve(r.id)
@@ -109,6 +119,7 @@ print(json.dumps(out))
     expect(out.unstored).toBe(404);
     expect(out.stored).toEqual([true, words(6), [['message', 'user', 'hello there']]]);
     expect(out.deleted).toBe(404);
+    expect(out.retrieve_stream).toEqual([400, 'field_unsupported', 'stream']);
     for (const model of ['sim', 'tiny']) {
       const [plain, streamed, status, types] = out[`stream_${model}`] as [string, string, string, Array<[string, number]>];
       expect(streamed, model).toBe(plain);
@@ -297,6 +308,9 @@ print(json.dumps(out))
       [{ model: 'sim', input: 'x', max_tool_calls: 'many' }, 400, 'invalid_field', 'max_tool_calls'],
       [{ model: 'sim', input: 'x', conversation: 'conv_1' }, 400, 'field_unsupported', 'conversation'],
       [{ model: 'sim', input: 'x', reasoning: { effort: 'high' } }, 400, 'field_unsupported', 'reasoning'],
+      // OpenAI's values only: another was echoed back as the response's reasoning.effort.
+      [{ model: 'sim', input: 'x', reasoning: { effort: 'bogus' } }, 400, 'invalid_field', 'reasoning.effort'],
+      [{ model: 'sim', input: 'x', reasoning: { summary: 'long' } }, 400, 'invalid_field', 'reasoning.summary'],
       [{ model: 'sim', input: 'x', truncation: 'auto' }, 400, 'field_unsupported', 'truncation'],
       [{ model: 'tiny', input: 'x', text: { format: { type: 'json_schema', name: 'n', schema: { type: 'object' } } } }, 400, 'parameter_unsupported', 'text.format'],
       [{ model: 'tiny', input: 'x', tools: [WEATHER], tool_choice: 'required' }, 400, 'parameter_unsupported', 'tool_choice'],

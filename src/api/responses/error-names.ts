@@ -5,13 +5,15 @@ import { HangarError } from '../../errors/hangar-error.js';
  * schema or an engine says about a field names chat's field. Here it is named as this
  * request spells it: `messages...` is `input` (the message list is built from it),
  * `response_format` (with its `json_schema.schema`) is `text.format` (with its
- * `schema`), and `max_tokens` is `max_output_tokens`.
+ * `schema`), `max_tokens` is `max_output_tokens`, and a tool's `function.name` its `name`.
  */
 const RENAMES: Array<[RegExp, string]> = [
   [/\bmessages(\.\d+)*/g, 'input'],
   [/\bresponse_format\.json_schema\.schema\b/g, 'text.format.schema'],
   [/\bresponse_format(\.json_schema)?\b/g, 'text.format'],
   [/\bmax_tokens\b/g, 'max_output_tokens'],
+  // A Responses function tool is chat's `function` unwrapped: `tools.0.name`, not `tools.0.function.name`.
+  [/\btools(?:\.(\d+)|\[(\d+)\])\.function\b/g, 'tools.$1$2'],
 ];
 
 const renamed = (text: string): string => RENAMES.reduce((out, [from, to]) => out.replace(from, to), text);
@@ -28,7 +30,8 @@ export async function withResponsesNames<T>(pending: Promise<T>): Promise<T> {
   } catch (err) {
     if (err instanceof HangarError && err.param) {
       const param = responsesParam(err.param);
-      if (param !== err.param) throw err.withParam(param, renamed(err.message));
+      const message = renamed(err.message);
+      if (param !== err.param || message !== err.message) throw err.withParam(param, message);
     }
     throw err;
   }

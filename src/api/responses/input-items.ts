@@ -48,7 +48,7 @@ function normalizeItem(raw: unknown, path: string, lookup: ItemLookup): Item {
       return { ...item, type: 'function_call', id: id ?? itemId('fc'), status: item.status ?? 'completed' };
     case 'function_call_output':
       checked(functionCallOutputItem, item, path);
-      return { ...item, type: 'function_call_output', id: id ?? itemId('fco') };
+      return { ...item, type: 'function_call_output', id: id ?? itemId('fco'), status: item.status ?? 'completed' };
     // A reasoning item sent back (the SDKs do with store: false) is kept in the list;
     // the chat template is not given it (a model's earlier thinking is not re-read).
     case 'reasoning':

@@ -55,7 +55,8 @@ export function responseUsage(g: Generation | null): Usage | null {
   if (!u) return null;
   return {
     input_tokens: u.prompt_tokens,
-    input_tokens_details: { cached_tokens: 0 },
+    // The SDKs' ResponseUsage declares both; the engines do not report cached tokens, so 0.
+    input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
     output_tokens: u.completion_tokens,
     output_tokens_details: { reasoning_tokens: 0 },
     total_tokens: u.total_tokens,

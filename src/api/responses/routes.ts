@@ -19,7 +19,7 @@ import { RESPONSES_RULES, refuseUnsupported, toChatRequest } from './chat-reques
 import { responsesParam, withResponsesNames } from './error-names.js';
 import { type Item, chatMessages, itemId, normalizeInput } from './input-items.js';
 import { type ResponseContext, finalResponse } from './response-object.js';
-import { inputItemsQuery, responseIdParams, responsesBody, type ResponsesBody } from './schema.js';
+import { inputItemsQuery, responseIdParams, responsesBody, retrieveQuery, type ResponsesBody } from './schema.js';
 import { responsesStreamFormat } from './stream-events.js';
 import { specificIssue } from '../validation-issue.js';
 import { type OriginNames, originalParam, withOriginalNames } from '../llm/param-origins.js';
@@ -121,9 +121,10 @@ export const responsesRoutes: FastifyPluginAsync<Options> = async (fastify, { su
     }), names));
   });
 
-  app.get('/v1/responses/:response_id', { ...needs('models:read'), schema: { params: responseIdParams, tags } }, async (request) => {
+  app.get('/v1/responses/:response_id', { ...needs('models:read'), schema: { params: responseIdParams, querystring: retrieveQuery, tags } }, async (request) => {
     const stored = readable(request, request.params.response_id);
     if (!stored) throw new HangarError('response_not_found', [request.params.response_id], { param: 'response_id' });
+    if (request.query.stream === 'true') throw new HangarError('field_unsupported', ['stream', 'a stored response is retrieved whole; only a background response is streamed again, and there is no background mode'], { param: 'stream' });
     return stored.response;
   });
 

@@ -61,6 +61,8 @@ const textFormat = z.discriminatedUnion('type', [
  * by name in chat-request.ts rather than ignored, and chat's sampling extras are handed on to chat.
  */
 /** What `include` may name (OpenAI's list). */
+const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;
+const REASONING_SUMMARIES = ['auto', 'concise', 'detailed'] as const;
 const INCLUDABLE = [
   'message.output_text.logprobs',
   'reasoning.encrypted_content',
@@ -105,7 +107,13 @@ export const responsesBody = z.looseObject({
   include: z.array(z.enum(INCLUDABLE, { error: `must be one of ${INCLUDABLE.join(', ')}` })).nullish(),
   truncation: z.enum(['auto', 'disabled']).nullish(),
   user: z.string().nullish(),
-  reasoning: z.looseObject({ effort: z.string().nullish(), summary: z.string().nullish() }).nullish(),
+  // OpenAI's values (its API refuses others); a summary is asked for and not made here (docs/responses.md).
+  reasoning: z
+    .looseObject({
+      effort: z.enum(REASONING_EFFORTS, { error: `must be one of ${REASONING_EFFORTS.join(', ')}` }).nullish(),
+      summary: z.enum(REASONING_SUMMARIES, { error: `must be one of ${REASONING_SUMMARIES.join(', ')}` }).nullish(),
+    })
+    .nullish(),
   // Ours, as on chat: the LoRA adapter that answers, and extra chat template variables.
   lora_name: z.string().nullish(),
   chat_template_kwargs: chatTemplateKwargs,
@@ -116,6 +124,18 @@ export type ResponsesBody = z.infer<typeof responsesBody>;
 export const functionToolSchema = functionTool;
 
 export const responseIdParams = z.object({ response_id: z.string().min(1) });
+
+/**
+ * GET /v1/responses/{id}: OpenAI's retrieve options. `stream=true` replays a background
+ * response's events, and none runs in the background here: refused, not answered with
+ * JSON that a streaming SDK reads as no events at all.
+ */
+export const retrieveQuery = z.looseObject({
+  stream: z.enum(['true', 'false']).optional(),
+  starting_after: z.coerce.number().int().min(0).optional(),
+  include: z.union([z.string(), z.array(z.string())]).optional(),
+  include_obfuscation: z.enum(['true', 'false']).optional(),
+});
 
 export const inputItemsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
