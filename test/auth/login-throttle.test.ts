@@ -22,7 +22,7 @@ describe('LoginThrottle', () => {
     expect(throttle.check('alice', '10.0.2.2', lockedAt + 59_000)).toEqual({ retryAfterS: 1, locked: true });
     // After the lockout: an attempt goes ahead, and a success clears the count.
     expect(throttle.check('alice', '10.0.2.2', now)).toBeNull();
-    throttle.succeeded('alice', '10.0.2.2');
+    throttle.succeeded('alice');
     expect(throttle.failed('alice', '10.0.2.2', now).failures).toBe(1);
     // Another name is not held back by alice's failures (its address is new too).
     expect(throttle.check('bob', '10.0.3.3', now)).toBeNull();
@@ -36,6 +36,40 @@ describe('LoginThrottle', () => {
     throttle.failed('user10', '192.0.2.7', now);
     expect(throttle.check('someone-new', '192.0.2.7', now)).toEqual({ retryAfterS: 1, locked: false });
     expect(throttle.check('someone-new', '192.0.2.8', now)).toBeNull();
+  });
+
+  it('holds a burst sent at once to the failures left before the lockout, counting attempts still being checked', () => {
+    const throttle = new LoginThrottle();
+    const now = 7_000_000;
+    const answered: Array<() => void> = [];
+    for (let i = 0; i < USER_POLICY.lockAfter; i++) {
+      expect(throttle.check('carol', `198.51.100.${i}`, now), `attempt ${i}`).toBeNull();
+      answered.push(throttle.begin('carol', `198.51.100.${i}`));
+    }
+    // Forty sent at once were all hashed: the eleventh waits for an answer.
+    expect(throttle.check('carol', '198.51.100.99', now)).toEqual({ retryAfterS: 1, locked: false });
+    answered[0]!();
+    answered[0]!(); // said twice, counted once
+    expect(throttle.check('carol', '198.51.100.99', now)).toBeNull();
+    // The ones in flight fail: the name is locked out.
+    for (const done of answered.slice(1)) done();
+    for (let i = 0; i < USER_POLICY.lockAfter; i++) throttle.failed('carol', `198.51.100.${i}`, now);
+    expect(throttle.check('carol', '198.51.100.99', now)).toEqual({ retryAfterS: 60, locked: true });
+    // A right password in flight answers like any other: nothing is left counted once it is.
+    const right = throttle.begin('dave', '203.0.113.1');
+    right();
+    throttle.succeeded('dave');
+    expect(throttle.check('dave', '203.0.113.1', now)).toBeNull();
+  });
+
+  it("does not clear an address's count when someone from it logs in: one account would reset it between guesses", () => {
+    const throttle = new LoginThrottle();
+    const now = 9_000_000;
+    for (let round = 0; round < 4; round++) {
+      for (let i = 0; i < 9; i++) throttle.failed(`victim${round}-${i}`, '192.0.2.50', now);
+      throttle.succeeded('mallory');
+    }
+    expect(throttle.check('victim', '192.0.2.50', now)).toMatchObject({ locked: true });
   });
 
   it('forgets made-up names beyond its bound instead of growing', () => {

@@ -719,6 +719,16 @@ describe('database users without an auth config file', () => {
     expect((await request(server.url, 'GET', '/v1/models', undefined, { authorization: `Bearer ${token}` })).status).toBe(200);
   }, 60_000);
 
+  it('holds guesses sent at once to the failures left before the lockout: each costs a scrypt, and all were checked', async () => {
+    const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => request(server.url, 'POST', '/token', { username: 'root', password: `guess-${i}` })));
+    const checked = burst.filter((r) => r.status === 401).length;
+    expect(checked).toBeGreaterThanOrEqual(3);
+    expect(checked).toBeLessThanOrEqual(10);
+    expect(burst.every((r) => r.status === 401 || r.body.error?.code === 'login_throttled' || r.body.error?.code === 'login_locked'), JSON.stringify(burst.map((r) => r.status))).toBe(true);
+    // The right password waits as any attempt does.
+    expect((await request(server.url, 'POST', '/token', { username: 'root', password: 'long enough' })).status).toBe(429);
+  }, 60_000);
+
   it('warns at start when authentication is on and no database user holds admin (the auth file left out)', async () => {
     const work = await makeHome('hangar-no-admin-');
     const configFile = path.join(work, 'auth.json');

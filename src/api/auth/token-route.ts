@@ -28,7 +28,13 @@ export const tokenRoute: FastifyPluginAsync<{ access: AccessControl; throttle?: 
     if (refused) {
       throw new HangarError(refused.locked ? 'login_locked' : 'login_throttled', [refused.retryAfterS], { headers: { 'retry-after': String(refused.retryAfterS) } });
     }
-    const token = await authenticator.login(username, password);
+    const answered = throttle.begin(username, address);
+    let token: string | null;
+    try {
+      token = await authenticator.login(username, password);
+    } finally {
+      answered();
+    }
     if (!token) {
       const now = access.now();
       const { failures, locked } = throttle.failed(username, address, now);
@@ -38,7 +44,7 @@ export const tokenRoute: FastifyPluginAsync<{ access: AccessControl; throttle?: 
       audit.record(UNAUTHENTICATED, locked ? 'auth.login.locked' : 'auth.login.failed', triedName(username), { address, failures }, new Date(now));
       throw new HangarError('incorrect_login', [], { headers: { 'www-authenticate': 'Bearer' } });
     }
-    throttle.succeeded(username, address);
+    throttle.succeeded(username);
     return { access_token: token, token_type: 'bearer' };
   });
 };
