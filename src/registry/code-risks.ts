@@ -35,12 +35,16 @@ const ALLOWED_ENVS = [
 ];
 
 /**
- * Hub variables that choose where weights come from (`HF_ENDPOINT`) or where files are
- * written (`HF_HOME`, `HF_HUB_CACHE`, ...). A hub of the caller's choosing picks each
+ * Variables of those families that choose where weights come from (`HF_ENDPOINT`), where
+ * files are written (`HF_HOME`, `HF_HUB_CACHE`, `NCCL_DEBUG_FILE`, `VLLM_CACHE_ROOT`,
+ * `CUDA_CACHE_PATH`, ...), what is loaded (`NCCL_NET_PLUGIN`, `CUDA_INJECTION64_PATH`:
+ * a shared library by path) or read as configuration (`VLLM_LOGGING_CONFIG_PATH`: a
+ * logging config names functions to call), or what is unpickled
+ * (`VLLM_ALLOW_INSECURE_SERIALIZATION`). A hub of the caller's choosing picks each
  * file's bytes and, through huggingface_hub's cache layout (a blob is named by the
  * hub's ETag), where they land: a way to write files as the service's user.
  */
-const REDIRECTING_ENVS = /^(HF|MODELSCOPE)_[A-Z0-9_]*(ENDPOINT|DOMAIN|HOME|CACHE|PATH|DIR)[A-Z0-9_]*$/;
+const REDIRECTING_ENVS = /^(HF|MODELSCOPE|CUDA|NCCL|VLLM)_[A-Z0-9_]*(ENDPOINT|DOMAIN|URL|HOME|CACHE|PATH|DIR|ROOT|FILE|PLUGIN|CONFIG|LIB|INSECURE)[A-Z0-9_]*$/;
 
 export function envNeedsCodePower(name: string): boolean {
   return REDIRECTING_ENVS.test(name) || !ALLOWED_ENVS.some((pattern) => pattern.test(name));
@@ -65,7 +69,7 @@ export function launchCodeRisks(resolved: ResolvedModel, request: { envs: Record
   if (launcher) risks.push(launcher);
   if (pythonTruthy(request.engine_kwargs.trust_remote_code) || pythonTruthy(resolved.load.launcher_args.trust_remote_code)) risks.push('trust_remote_code');
   const envs = Object.keys(request.envs).filter(envNeedsCodePower);
-  if (envs.length > 0) risks.push(`launch envs ${envs.join(', ')} (only hub tokens and options, CUDA, NCCL, thread and engine settings are allowed without it; a hub endpoint or cache folder is not)`);
+  if (envs.length > 0) risks.push(`launch envs ${envs.join(', ')} (only hub tokens and options, CUDA, NCCL, thread and engine settings are allowed without it; a hub endpoint, or a file, folder, plugin or configuration to read or write, is not)`);
   return risks;
 }
 
