@@ -14,9 +14,17 @@ export function tokenFile(endpoint: string, env: NodeJS.ProcessEnv = process.env
   return path.join(defaultHome(env), 'auth', `${digest}.json`);
 }
 
-/** `http://h:1/` and `http://h:1` are the same server. */
+/**
+ * `http://h:1/`, `http://h:1` and `HTTP://H:1` are the same server (a token saved for one
+ * was not found for another: "not authenticated"). An endpoint the connection refuses
+ * (credentials, a query, not http) is left as given, for that refusal to name it.
+ */
 export function normalizeEndpoint(endpoint: string): string {
-  return endpoint.replace(/\/+$/, '');
+  const trimmed = endpoint.replace(/\/+$/, '');
+  if (!URL.canParse(trimmed)) return trimmed;
+  const url = new URL(trimmed);
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.search || url.hash) return trimmed;
+  return (url.origin + url.pathname).replace(/\/+$/, '');
 }
 
 export async function saveToken(endpoint: string, token: string): Promise<string> {

@@ -265,6 +265,11 @@ describe('hangar CLI against a server with auth', () => {
     expect(login.code, login.stderr).toBe(0);
     const neither = await cli(['login', '-e', server.url, '--username', 'user1']);
     expect([neither.code, neither.stderr]).toEqual([1, 'hangar: give the password with --password or --password-stdin\n']);
+    // An empty stdin, or both ways at once, is said here, not sent as a login that fails (counted and audited).
+    const empty = await runCli(['login', '-e', server.url, '--username', 'user1', '--password-stdin'], { env, input: '' });
+    expect([empty.code, empty.stderr]).toEqual([1, 'hangar: --password-stdin read no password: the first line of stdin is empty\n']);
+    const both = await runCli(['login', '-e', server.url, '--username', 'user1', '--password', 'pass1', '--password-stdin'], { env, input: 'pass1\n' });
+    expect([both.code, both.stderr]).toEqual([1, 'hangar: give the password with --password or with --password-stdin, not both\n']);
     const files = await readdir(path.join(cliHome, 'auth'));
     expect(files).toHaveLength(1);
     expect((await stat(path.join(cliHome, 'auth', files[0]!))).mode & 0o777).toBe(0o600);
