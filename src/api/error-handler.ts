@@ -106,7 +106,11 @@ function toHangarError(err: FastifyError, request: FastifyRequest): HangarError 
   if (hasZodFastifySchemaValidationErrors(err)) {
     // No body at all (none sent, or an empty one) where the route reads one.
     if (err.validationContext === 'body' && (request.body === undefined || request.body === null)) {
-      return new HangarError('invalid_field', ['The request has no body; this route takes a JSON object'], { param: null, cause: err });
+      // A multipart body is not read on a JSON route: it was there, and "no body" misled.
+      const takes = request.routeOptions.url === '/token' ? 'a JSON object or form fields (application/x-www-form-urlencoded)' : 'a JSON object';
+      const type = String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+      const text = type.startsWith('multipart/') ? `This route does not read ${type} bodies; it takes ${takes}` : `The request has no body; this route takes ${takes}`;
+      return new HangarError('invalid_field', [text], { param: null, cause: err });
     }
     const first = err.validation[0];
     const issue = first ? specificIssue({ ...(first.params as object), code: first.keyword, path: first.instancePath === '/' ? [] : first.instancePath.slice(1).split('/'), message: first.message ?? 'invalid value' }) : undefined;
@@ -132,6 +136,11 @@ function toHangarError(err: FastifyError, request: FastifyRequest): HangarError 
   }
   if (err instanceof SyntaxError || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
     return new HangarError('invalid_json', [jsonSyntaxReason(err)], { cause: err });
+  }
+  // The web UI's files (@fastify/static): a path that climbs out of the folder (`/assets/../x`)
+  // is its 403 "Forbidden", a missing file its 404; either is no such route here.
+  if ((err.statusCode === 403 || err.statusCode === 404) && (request.routeOptions.url ?? '').startsWith('/assets/')) {
+    return new HangarError('route_not_found', [request.method, request.url], { cause: err });
   }
   if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
     return new HangarError('invalid_field', [err.message], { cause: err });

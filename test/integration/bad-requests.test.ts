@@ -126,6 +126,22 @@ describe('bad requests get a clear error and leave nothing behind', () => {
     }
   });
 
+  it('answers a path that climbs out of the web UI folder, sent as it is, as no route (the file server said 400 "Forbidden")', async () => {
+    const { hostname, port } = new URL(server.url);
+    const socket = connect(Number(port), hostname);
+    let raw = '';
+    socket.on('data', (chunk: Buffer) => (raw += chunk.toString()));
+    socket.write(`GET /assets/../v1/models HTTP/1.1\r\nHost: ${hostname}\r\nConnection: close\r\n\r\n`);
+    await new Promise((resolve) => socket.once('close', resolve));
+    expect(raw.split('\r\n')[0]).toBe('HTTP/1.1 404 Not Found');
+    expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)).error).toMatchObject({ code: 'route_not_found', message: 'Route GET /assets/../v1/models not found' });
+    // A multipart body on a JSON route was there: "no body" misled.
+    const form = new FormData();
+    form.append('model_name', 'x');
+    const multipart = await fetch(`${server.url}/v1/models`, { method: 'POST', body: form });
+    expect((await multipart.json()).error.message).toBe('This route does not read multipart/form-data bodies; it takes a JSON object');
+  });
+
   it('reads bodies compressed with gzip, deflate or br, and refuses corrupt, unknown and bomb-sized ones', async () => {
     const send = async (body: Buffer | string, encoding: string) => {
       const res = await fetch(`${server.url}/v1/flexible/infers`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': encoding }, body });
