@@ -7,7 +7,7 @@ import { signToken, verifyToken, type JwtSettings } from './jwt.js';
 import { dummyPasswordHash, verifyPassword } from './password-hash.js';
 import { expandScopes } from './permissions.js';
 import { ConnectionCredentials } from './connection-credentials.js';
-import { digest, sameDigest } from './secret-digest.js';
+import { digest, sameDigest, sameText } from './secret-digest.js';
 
 /** Who a request is, and what it may do (aliases expanded). */
 export interface Principal {
@@ -144,7 +144,7 @@ export class Authenticator {
     if (!user?.enabled) return null;
     // The user it was issued to, with the password it was issued for: a user deleted and
     // made again under the same name, or a changed password, ends the old tokens.
-    if (claims.uid !== user.id || claims.pwd !== this.passwordStamp(user.passwordHash)) return null;
+    if (claims.uid !== user.id || typeof claims.pwd !== 'string' || !sameText(claims.pwd, this.passwordStamp(user.passwordHash))) return null;
     return { username: user.username, scopes: expandScopes(user.permissions), userId: user.id, key: null };
   }
 
