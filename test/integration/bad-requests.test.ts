@@ -139,7 +139,7 @@ describe('bad requests get a clear error and leave nothing behind', () => {
     const form = new FormData();
     form.append('model_name', 'x');
     const multipart = await fetch(`${server.url}/v1/models`, { method: 'POST', body: form });
-    expect((await multipart.json()).error.message).toBe('This route does not read multipart/form-data bodies; it takes a JSON object');
+    expect(((await multipart.json()) as { error: { message: string } }).error.message).toBe('This route does not read multipart/form-data bodies; it takes a JSON object');
   });
 
   it('reads bodies compressed with gzip, deflate or br, and refuses corrupt, unknown and bomb-sized ones', async () => {
