@@ -11,7 +11,7 @@ import pytest
 
 from conftest import fixture_module
 from hangar_runtime.engines import hub_download
-from hangar_runtime.errors import InvalidModel
+from hangar_runtime.errors import InvalidModel, SourceUnreachable
 
 REPO_ID = "test-org/tiny-llm"
 
@@ -96,6 +96,20 @@ def test_an_interrupted_download_resumes_where_it_stopped(hub, workdir, tiny_llm
     gets = [r for r in standin.requests if r[0] == "GET" and r[1].endswith(weights)]
     assert len(gets) == 2, gets
     assert gets[1][2] == f"bytes={cut}-", gets
+
+
+def test_a_busy_hub_is_asked_again_and_one_that_stays_busy_fails_as_unreachable_not_invalid(hub, workdir, tiny_llm):
+    weights = "model.safetensors"
+    standin = hub(busy={weights: 2})
+    path = fetch(workdir / "a")
+    assert same_files(path, tiny_llm["path"])
+    gets = [r for r in standin.requests if r[0] == "GET" and r[1].endswith(weights)]
+    assert len(gets) == 3, gets
+    # Busy past the retries: 503 ("try again later"), not 400 ("fix the request").
+    standin = hub(busy={weights: 10})
+    with pytest.raises(SourceUnreachable, match=r"503 Service Unavailable.*Asked 3 more times; launch again later"):
+        fetch(workdir / "b")
+    assert len([r for r in standin.requests if r[0] == "GET" and r[1].endswith(weights)]) == 4
 
 
 def test_a_file_that_does_not_match_the_hubs_hash_is_removed_not_loaded(hub, workdir, tiny_llm, monkeypatch):

@@ -43,9 +43,7 @@ describe('downloads from ModelScope', () => {
 
   it('downloads a transformers model from ModelScope, resuming a cut file, and the Hugging Face hub is not asked', async () => {
     const launch = { model_name: 'two-hubs', model_engine: 'Transformers', download_hub: 'modelscope', model_uid: 'ms-tf' };
-    const cut = await api.post('/v1/models', launch);
-    expect(cut.status).toBe(400);
-    expect(cut.body.error.message).toMatch(/Downloading model\.safetensors of test-org\/tiny-llm .*Launch again to resume it/);
+    // The cut is asked again from where it stopped, within the launch.
     const launched = await api.post('/v1/models', launch);
     expect(launched.status, launched.text).toBe(200);
     const done = await api.post('/v1/completions', { model: 'ms-tf', prompt: 'Hi', max_tokens: 3 });

@@ -150,12 +150,13 @@ describe('which GGUF file a launch loads', () => {
     }
   });
 
-  it('resumes an interrupted download with a Range request, checks it against the hub\'s sha256, and never keeps a bad file', async () => {
+  it('resumes an interrupted or stalled download with a Range request, checks it against the hub\'s sha256, and never keeps a bad file', async () => {
     const body = Buffer.from(Array.from({ length: 256 * 1024 }, (_, i) => (i * 7) % 251));
     const sha256 = createHash('sha256').update(body).digest('hex');
     let claimed = sha256;
     const ranges: Array<string | undefined> = [];
-    let cutNext = true;
+    let cuts = 1;
+    let stalls = 0;
     const hub = createServer((req, res) => {
       ranges.push(req.headers.range);
       const start = Number(/^bytes=(\d+)-$/.exec(req.headers.range ?? '')?.[1] ?? 0);
@@ -166,33 +167,56 @@ describe('which GGUF file a launch loads', () => {
         'x-linked-size': body.length,
         ...(start > 0 ? { 'content-range': `bytes ${start}-${body.length - 1}/${body.length}` } : {}),
       });
-      if (cutNext) {
+      if (cuts > 0) {
         // A hub (or proxy) that goes away a third of the way in.
-        cutNext = false;
+        cuts--;
         res.write(part.subarray(0, 80 * 1024), () => res.destroy());
+        return;
+      }
+      if (stalls > 0) {
+        // One that stops sending and keeps the connection open.
+        stalls--;
+        res.write(part.subarray(0, 16 * 1024));
         return;
       }
       res.end(part);
     });
     await new Promise<void>((resolve) => hub.listen(0, '127.0.0.1', resolve));
     const restoreEnv = pointHubAt(`http://127.0.0.1:${(hub.address() as { port: number }).port}`);
+    const resumedAt = (range: string | undefined): number => Number(/^bytes=(\d+)-$/.exec(range ?? '')?.[1] ?? Number.NaN);
     try {
       const spec = { model_id: 'org/resume', quantization: 'q8_0', cache_dir: dir, model_file_name_template: 'r-{quantization}.gguf' };
       const folder = path.join(dir, 'huggingface', 'models--org--resume', 'snapshots', 'main');
-      await expect(ggufFile(spec, onProgress)).rejects.toThrow(/failed after .*Launch again to resume it/);
-      // What arrived is kept beside the file, never as the file.
-      expect(await readdir(folder)).toEqual(['r-q8_0.gguf.incomplete']);
-      const kept = (await stat(path.join(folder, 'r-q8_0.gguf.incomplete'))).size;
-      expect(kept).toBeGreaterThan(0);
+      // Cut once: asked again from where it stopped, in the same launch.
       const file = await ggufFile(spec, onProgress);
-      expect(ranges).toEqual([undefined, `bytes=${kept}-`]);
+      expect(ranges[0]).toBeUndefined();
+      expect(resumedAt(ranges[1])).toBeGreaterThan(0);
+      expect(ranges).toHaveLength(2);
       expect((await readFile(file)).equals(body)).toBe(true);
       expect(await readdir(folder)).toEqual(['r-q8_0.gguf']);
+      // Stalled (no bytes for twice the hub timeout, here 0.6 s): the same, not a launch held for the load's 15-minute limit.
+      ranges.length = 0;
+      stalls = 1;
+      const stalled = await ggufFile({ ...spec, model_file_name_template: 's-{quantization}.gguf' }, onProgress, 300);
+      expect((await readFile(stalled)).equals(body)).toBe(true);
+      expect(resumedAt(ranges[1])).toBe(16 * 1024);
+      // Cut on every try: after three more, "try again later" (503), and what arrived is
+      // kept beside the file, never as the file, for the next launch to resume.
+      ranges.length = 0;
+      cuts = 4;
+      await expect(ggufFile({ ...spec, model_file_name_template: 'c-{quantization}.gguf' }, onProgress)).rejects.toThrow(
+        expect.objectContaining({ name: 'SourceUnreachable', message: expect.stringMatching(/failed after .*; asked 3 more times\. Launch again later to resume it/) }),
+      );
+      expect(ranges).toHaveLength(4);
+      expect((await readdir(folder)).sort()).toEqual(['c-q8_0.gguf.incomplete', 'r-q8_0.gguf', 's-q8_0.gguf']);
+      const resumed = await ggufFile({ ...spec, model_file_name_template: 'c-{quantization}.gguf' }, onProgress);
+      expect((await readFile(resumed)).equals(body)).toBe(true);
+      expect(resumedAt(ranges.at(-1))).toBeGreaterThan(0);
 
       // A hub whose hash the bytes do not match: the copy is removed, not loaded.
       claimed = 'f'.repeat(64);
       await expect(ggufFile({ ...spec, model_file_name_template: 'bad-{quantization}.gguf' }, onProgress)).rejects.toThrow(/sha256 .* is not the hub's f{64}; the bad copy was removed/);
-      expect((await readdir(folder)).sort()).toEqual(['r-q8_0.gguf']);
+      expect((await readdir(folder)).sort()).toEqual(['c-q8_0.gguf', 'r-q8_0.gguf', 's-q8_0.gguf']);
     } finally {
       hub.closeAllConnections();
       hub.close();

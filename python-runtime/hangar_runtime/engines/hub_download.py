@@ -16,7 +16,7 @@ import threading
 import time
 
 from ..errors import InvalidModel, SourceUnreachable, exception_text
-from . import hub_integrity
+from . import hub_integrity, hub_retry
 from .base import Progress
 from .model_uri import local_path
 
@@ -151,8 +151,9 @@ def download(model_id: str, revision: str | None, cache_dir: str | None, progres
 
     def run():
         try:
-            outcome["path"] = snapshot_download(model_id, revision=info.sha, cache_dir=cache_dir,
-                                                tqdm_class=tracker.bar_class(), ignore_patterns=ignore_patterns)
+            outcome["path"] = hub_retry.with_retries(
+                lambda: snapshot_download(model_id, revision=info.sha, cache_dir=cache_dir,
+                                          tqdm_class=tracker.bar_class(), ignore_patterns=ignore_patterns), where)
         except BaseException as exc:  # handed to the load thread, which reports it
             outcome["error"] = exc
 
@@ -171,8 +172,12 @@ def download(model_id: str, revision: str | None, cache_dir: str | None, progres
             progress(DOWNLOAD_SHARE * reported, "download", f"Downloading {model_id}: {reported:.0%} ({_size(received)})")
     if "error" in outcome:
         exc = outcome["error"]
-        raise InvalidModel(f"Downloading {where} from {constants.ENDPOINT} failed: {type(exc).__name__}: "
-                           f"{_first_line(exc)}. {_LOCAL_HINT}") from exc
+        # A hub that failed (busy, down, a connection dropped) after the retries: not the request's fault.
+        failed = f"Downloading {where} from {constants.ENDPOINT} failed: {type(exc).__name__}: {_first_line(exc)}."
+        if hub_retry.transient(exc):
+            raise SourceUnreachable(f"{failed} Asked {len(hub_retry.WAITS_S)} more times; launch again later to resume "
+                                    f"it (the files received are kept). {_LOCAL_HINT}") from exc
+        raise InvalidModel(f"{failed} {_LOCAL_HINT}") from exc
     hub_integrity.verify(where, outcome["path"], fetched, repo_folder)
     hub_integrity.mark_verified(repo_folder, [hub_integrity.blob_name(s) for s in wanted if hub_integrity.blob_present(repo_folder, s)])
     # Downloading by commit writes no ref; without one the cache cannot answer "main"

@@ -26,6 +26,7 @@ import urllib.parse
 import urllib.request
 
 from ..errors import InvalidModel, SourceUnreachable, exception_text
+from . import hub_retry
 from .base import Progress
 
 log = logging.getLogger("hangar_runtime.modelscope")
@@ -68,21 +69,29 @@ def model_folder(model_id: str, revision: str | None, cache_dir: str, progress: 
     done = 0
     last_report = 0.0
     for f in missing:
-        def advance(n: int) -> None:
+        before = done
+
+        def advance(at: int, before=before) -> None:
+            """This file's bytes on disk are `at` (a retry resumes: nothing counted twice)."""
             nonlocal done, last_report
-            done += n
+            done = before + at
             now = time.monotonic()
             if now - last_report >= _REPORT_EVERY_S:
                 last_report = now
                 progress(DOWNLOAD_SHARE * min(1.0, done / total), "download", f"Downloading {model_id}: {done / total:.0%}")
 
         try:
-            _fetch(base, model_id, revision, folder, f, advance)
+            # A dropped connection or a busy hub is asked again from where it stopped (hub_retry.py).
+            hub_retry.with_retries(lambda f=f, advance=advance: _fetch(base, model_id, revision, folder, f, advance), where)
         except InvalidModel:
             raise
-        except (OSError, ValueError) as exc:
-            raise InvalidModel(f"Downloading {f['Path']} of {where} from {base} failed after "
-                               f"{_size(done)}: {type(exc).__name__}: {exc}. Launch again to resume it.") from exc
+        except Exception as exc:
+            failed = f"Downloading {f['Path']} of {where} from {base} failed after {_size(done)}: {type(exc).__name__}: {exc}."
+            if hub_retry.transient(exc):
+                raise SourceUnreachable(f"{failed} Asked {len(hub_retry.WAITS_S)} more times; launch again later to resume it.") from exc
+            if isinstance(exc, (OSError, ValueError)):
+                raise InvalidModel(f"{failed} Launch again to resume it.") from exc
+            raise
     _write_manifest(folder, model_id, revision, wanted)
     progress(DOWNLOAD_SHARE, "download", f"Downloaded {model_id}")
     return folder
@@ -160,12 +169,17 @@ def _fetch(base: str, model_id: str, revision: str, folder: str, f: dict, advanc
         with res:
             # A server that ignores Range sends the whole file: start again from its first byte.
             resumed = bool(have) and res.status == 206
-            advance(have if resumed else 0)
+            at = have if resumed else 0
+            advance(at)
             with open(partial, "ab" if resumed else "wb") as out:
                 for block in iter(lambda: res.read(_CHUNK), b""):
                     out.write(block)
-                    advance(len(block))
+                    at += len(block)
+                    advance(at)
     size = os.path.getsize(partial)
+    if size < f["Size"]:
+        # The connection ended early (a cut): asked again from here (hub_retry.transient).
+        raise ConnectionError(f"the connection ended after {size} of {f['Size']} bytes")
     if size != f["Size"]:
         raise ValueError(f"got {size} of {f['Size']} bytes")
     if f["Sha256"]:

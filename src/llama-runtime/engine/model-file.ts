@@ -6,6 +6,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { InvalidInput, SourceUnreachable } from '../invalid-input.js';
+import { causeOf, type Hub, openHubFile, RETRIES, retryWaitMs, TRANSIENT } from './hub-request.js';
 
 /** The share of a launch's progress that downloading takes; loading the weights is the rest. */
 export const DOWNLOAD_SHARE = 0.8;
@@ -99,13 +100,6 @@ async function regularFile(file: string): Promise<string> {
   return file;
 }
 
-interface Hub {
-  name: string;
-  endpoint: string;
-  url: (modelId: string, file: string) => string;
-  cacheFolder: (modelId: string) => string;
-}
-
 function hubOf(spec: GgufLocation): Hub {
   const cacheDir = text(spec.cache_dir) ?? path.join(process.cwd(), 'cache');
   const revision = text(spec.model_revision);
@@ -180,16 +174,52 @@ async function download(hub: Hub, modelId: string, files: string[], progress: Pr
  * resumes with a Range request (as huggingface_hub does), then checked against the
  * hub's size and sha256 (`X-Linked-Size`, `X-Linked-Etag` of LFS files) and renamed.
  * A file that does not match is deleted, never loaded; one that cannot fit on the
- * disk is refused before a byte of it is written.
+ * disk is refused before a byte of it is written. A connection that drops or sends
+ * nothing for twice `timeoutMs` mid-file is asked again from where it stopped, three times
+ * (1, 2, 4 s apart); still failing, the launch fails as "try again later" (503), and
+ * the next launch resumes it.
  */
 async function fetchFile(
   hub: Hub, modelId: string, file: string, target: string, where: string, folder: string, timeoutMs: number,
   report: (received: number, size: number) => void,
 ): Promise<void> {
   const partial = `${target}.incomplete`;
+  let expected: ExpectedFile;
+  for (let attempt = 1; ; attempt++) {
+    const part = await fetchPart(hub, modelId, file, partial, where, folder, timeoutMs, report);
+    expected = part.expected;
+    const failure = part.failure;
+    if (failure === null) break;
+    const received = (await stat(partial).catch(() => null))?.size ?? 0;
+    if (attempt > RETRIES) {
+      // The partial file is kept: the next launch asks only for the rest.
+      throw new SourceUnreachable(`Downloading ${file} of ${modelId} from ${hub.endpoint} failed after ${sizeText(received)}: ${causeOf(failure)}; ` +
+        `asked ${RETRIES} more times. Launch again later to resume it. ${LOCAL_HINT}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, retryWaitMs(attempt)));
+  }
+  const bad = await mismatch(partial, expected);
+  if (bad) {
+    await rm(partial, { force: true });
+    throw new InvalidInput(`Downloaded ${file} of ${modelId}, but ${bad}; the bad copy was removed. Launch again to fetch it anew.`);
+  }
+  await rename(partial, target);
+}
+
+/**
+ * One GET of the rest of a file, appended to `partial`: what the hub said the whole file
+ * is, and `failure` null when it is all here, else the network failure that cut it
+ * (the caller asks again). What is the request's or the disk's fault, or the hub's
+ * answer refusing it, is thrown.
+ */
+async function fetchPart(
+  hub: Hub, modelId: string, file: string, partial: string, where: string, folder: string, timeoutMs: number,
+  report: (received: number, size: number) => void,
+): Promise<{ failure: unknown; expected: ExpectedFile }> {
   let offset = (await stat(partial).catch(() => null))?.size ?? 0;
-  let response = await open(hub, hub.url(modelId, file), offset, timeoutMs, (why) =>
-    `Cannot download ${where}: ${why}, and the file is not in the cache ${folder}. ${LOCAL_HINT}`,
+  const controller = new AbortController();
+  let response = await openHubFile(hub, hub.url(modelId, file), offset, timeoutMs, (why) =>
+    `Cannot download ${where}: ${why}, and the file is not in the cache ${folder}. ${LOCAL_HINT}`, controller,
   );
   const start = Number(/^bytes (\d+)-/.exec(response.headers.get('content-range') ?? '')?.[1] ?? Number.NaN);
   // 416: the partial file is as long as the hub's or longer; a 206 from elsewhere than
@@ -198,11 +228,11 @@ async function fetchFile(
     await response.body?.cancel();
     await rm(partial, { force: true });
     offset = 0;
-    response = await open(hub, hub.url(modelId, file), 0, timeoutMs, (why) => `Cannot download ${where}: ${why}. ${LOCAL_HINT}`);
+    response = await openHubFile(hub, hub.url(modelId, file), 0, timeoutMs, (why) => `Cannot download ${where}: ${why}. ${LOCAL_HINT}`, controller);
   }
   if (!response.ok || !response.body) {
     await response.body?.cancel();
-    // Busy or failing for now (after open's retries): a 503 to try later, not a 400 to fix the request.
+    // Busy or failing for now (after openHubFile's retries): a 503 to try later, not a 400 to fix the request.
     if (TRANSIENT.has(response.status)) throw new SourceUnreachable(`Cannot download ${file} of ${modelId}: the hub ${hub.endpoint} answered HTTP ${response.status}; try again later.`);
     throw new InvalidInput(`Cannot download ${file} of ${modelId} from ${hub.endpoint}: HTTP ${response.status}. ${LOCAL_HINT}`);
   }
@@ -225,10 +255,21 @@ async function fetchFile(
   out.on('error', (err) => {
     diskError ??= err;
   });
+  // A hub that stops sending without closing held the launch until the load's stall
+  // limit (15 minutes); huggingface_hub gives up on a read after 10 s: twice the wait
+  // for an answer here (5 s), as long.
+  const stallMs = 2 * timeoutMs;
+  let stall: NodeJS.Timeout | undefined;
+  const watch = (): void => {
+    clearTimeout(stall);
+    stall = setTimeout(() => controller.abort(new Error(`no bytes for ${stallMs / 1000}s`)), stallMs);
+  };
   let failure: unknown = null;
   let overrun: InvalidInput | null = null;
   try {
+    watch();
     for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      watch();
       if (diskError) throw diskError;
       received += chunk.length;
       // Past the declared size: a hub that sends more would fill the disk before the size check at the end.
@@ -240,26 +281,21 @@ async function fetchFile(
       if (!out.write(chunk)) await once(out, 'drain');
     }
   } catch (err) {
-    failure = err;
+    failure = controller.signal.aborted ? controller.signal.reason : err;
+  } finally {
+    clearTimeout(stall);
   }
   await new Promise<void>((resolve) => (out.destroyed ? resolve() : out.end(() => resolve())));
-  failure ??= diskError;
   if (overrun) {
     await response.body.cancel().catch(() => {});
     await rm(partial, { force: true });
     throw overrun;
   }
-  if (failure !== null) {
-    // The partial file is kept: the next launch asks only for the rest.
-    throw new InvalidInput(`Downloading ${file} of ${modelId} from ${hub.endpoint} failed after ${sizeText(received)}: ${causeOf(failure)}. ` +
-      `Launch again to resume it. ${LOCAL_HINT}`);
+  if (diskError) {
+    throw new InvalidInput(`Downloading ${file} of ${modelId} failed after ${sizeText(received)}: the disk refused it (${causeOf(diskError)}). ` +
+      'Free some space (DELETE /v1/cache/models removes cached models) or set HANGAR_HOME to a bigger disk, then launch again to resume it.');
   }
-  const bad = await mismatch(partial, expected);
-  if (bad) {
-    await rm(partial, { force: true });
-    throw new InvalidInput(`Downloaded ${file} of ${modelId}, but ${bad}; the bad copy was removed. Launch again to fetch it anew.`);
-  }
-  await rename(partial, target);
+  return { failure, expected };
 }
 
 interface ExpectedFile {
@@ -293,78 +329,6 @@ async function freeBytes(folder: string): Promise<number> {
 
 function sizeText(bytes: number): string {
   return bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(2)} GiB` : `${(bytes / 2 ** 20).toFixed(1)} MiB`;
-}
-
-/**
- * The hub's answer to a GET (from `offset` on), within `timeoutMs`. The limit is on
- * the answer, not on the download: a signal that fired later would cut a big file's
- * body off mid-way. Redirects (the hub sends LFS files to a CDN) are followed here, so
- * the hub's own X-Linked-* headers are kept and the token goes to the hub only.
- */
-/** Statuses that say "not now": tried again, as huggingface_hub does, before a download fails. */
-const TRANSIENT = new Set([429, 500, 502, 503, 504]);
-const RETRIES = 3;
-/** The longest Retry-After obeyed: a longer wait fails now, as "try later". */
-const MAX_RETRY_WAIT_MS = 30_000;
-
-async function open(hub: Hub, url: string, offset: number, timeoutMs: number, unreachable: (why: string) => string): Promise<Response> {
-  for (let attempt = 1; ; attempt++) {
-    const response = await openOnce(hub, url, offset, timeoutMs, unreachable);
-    if (!TRANSIENT.has(response.status) || attempt > RETRIES) return response;
-    // No header is no instruction (Number(null) is 0: the fallback never ran).
-    const header = response.headers.get('retry-after');
-    const after = header === null || header.trim() === '' ? Number.NaN : Number(header);
-    const waitMs = Number.isFinite(after) && after >= 0 ? after * 1000 : 1000 * 2 ** (attempt - 1);
-    if (waitMs > MAX_RETRY_WAIT_MS) return response;
-    await response.body?.cancel();
-    await new Promise((resolve) => setTimeout(resolve, waitMs));
-  }
-}
-
-async function openOnce(hub: Hub, url: string, offset: number, timeoutMs: number, unreachable: (why: string) => string): Promise<Response> {
-  const lookup = new AbortController();
-  const timer = setTimeout(() => lookup.abort(new Error(`no answer within ${timeoutMs / 1000}s`)), timeoutMs);
-  const range: Record<string, string> = offset > 0 ? { range: `bytes=${offset}-` } : {};
-  try {
-    let response = await fetch(url, { headers: { ...authorization(hub), ...range }, signal: lookup.signal, redirect: 'manual' });
-    const linked = new Headers();
-    for (const name of ['x-linked-etag', 'x-linked-size']) {
-      const value = response.headers.get(name);
-      if (value !== null) linked.set(name, value);
-    }
-    // The token goes to the hub's own origin only, and never again once a redirect left
-    // it: compared hop by hop, a CDN redirecting to itself got it on its second hop.
-    const hubOrigin = new URL(url).origin;
-    let onHub = true;
-    for (let hops = 0; hops < 5 && response.status >= 300 && response.status < 400 && response.headers.get('location'); hops++) {
-      await response.body?.cancel();
-      const next = new URL(response.headers.get('location')!, url);
-      onHub &&= next.origin === hubOrigin;
-      url = next.href;
-      response = await fetch(url, { headers: { ...(onHub ? authorization(hub) : {}), ...range }, signal: lookup.signal, redirect: 'manual' });
-    }
-    if (linked.has('x-linked-etag') || linked.has('x-linked-size')) {
-      const headers = new Headers(response.headers);
-      for (const [name, value] of linked) headers.set(name, value);
-      return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
-    }
-    return response;
-  } catch (err) {
-    throw new SourceUnreachable(unreachable(`the hub ${hub.endpoint} could not be reached (waited at most ${timeoutMs / 1000}s; ${causeOf(err)})`));
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function authorization(hub: Hub): Record<string, string> {
-  const token = hub.name === 'huggingface' ? (process.env.HF_TOKEN ?? process.env.HUGGING_FACE_HUB_TOKEN) : process.env.MODELSCOPE_API_TOKEN;
-  return token ? { authorization: `Bearer ${token}` } : {};
-}
-
-function causeOf(err: unknown): string {
-  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-  const cause = e.cause?.code ?? e.cause?.message;
-  return `${e.name ?? 'Error'}: ${e.message ?? String(err)}${cause ? ` (${cause})` : ''}`;
 }
 
 /**
