@@ -48,6 +48,11 @@ export async function leaseModel(request: FastifyRequest, reply: FastifyReply, m
   const types = request.routeOptions.config.modelTypes;
   const unloaded = supervisor.onDemand.unloadedType(model);
   if (types && unloaded) refuseOtherType(model, unloaded, request.routeOptions.url ?? request.url, types);
+  const need = request.routeOptions.config.llmAbility;
+  if (need && unloaded === 'LLM') {
+    const abilities = supervisor.onDemand.unloadedAbilities(model);
+    if (abilities && !abilities.includes(need.ability)) throw new HangarError('ability_missing', [model, need.what, abilities.join(', ')], { param: 'model' });
+  }
   let keepAlive: number | null | undefined;
   if (fields && fields.keep_alive !== undefined) {
     const given = fields.keep_alive;

@@ -1,7 +1,7 @@
 import { HangarError } from '../errors/hangar-error.js';
 import { EventLog } from './event-log.js';
 import type { LaunchRequest } from './launch-request.js';
-import type { ModelType } from '../registry/index.js';
+import type { ModelType, ResolvedModel } from '../registry/index.js';
 import type { ModelInstance } from './model-instance.js';
 import type { SavedLaunches } from './saved-launches.js';
 import type { StoredInstance } from './instance-store.js';
@@ -30,6 +30,8 @@ export interface OnDemandParts {
   settings: OnDemandSettings;
   /** The active instance of a uid (CREATING, READY or TERMINATING), if any. */
   instance: (uid: string) => ModelInstance | undefined;
+  /** The model an entry's launch names, as a launch resolves it (nothing is started). */
+  resolve: (request: LaunchRequest) => ResolvedModel;
   /** Starts a load on demand; the record must be in the table when this returns. */
   load: (uid: string, request: LaunchRequest, events: EventLog) => Promise<ModelInstance>;
   /** Wakes a model put to sleep to make room (sleep-mode.ts); resolves when it serves again. */
@@ -79,6 +81,17 @@ export class OnDemandModels {
     if (!entry || (instance && instance.state !== 'TERMINATING')) return null;
     // A request without model_type is an LLM's (contract §1).
     return entry.model_type ?? 'LLM';
+  }
+
+  /** The abilities an entry that is not loaded will have (its registration's); null when unknown. */
+  unloadedAbilities(uid: string): string[] | null {
+    const entry = this.unloadedType(uid) ? this.entry(uid) : undefined;
+    if (!entry) return null;
+    try {
+      return this.parts.resolve(entry).abilities;
+    } catch {
+      return null; // a registration gone: the load says so
+    }
   }
 
   /**

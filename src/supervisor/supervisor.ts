@@ -140,15 +140,13 @@ export class Supervisor {
     this.onDemand = new OnDemandModels({
       list: options.onDemandList ?? null,
       settings: options.onDemand ?? { enabled: false, waitMs: 300_000, keepAliveMs: 300_000 },
-      instance: (uid) => {
-        const found = this.instances.get(uid);
-        return found?.isActive ? found : undefined;
-      },
+      instance: (uid) => (this.instances.get(uid)?.isActive ? this.instances.get(uid) : undefined),
       load: async (uid, request, events) => {
         await this.launch({ ...request, model_uid: uid }, false, undefined, { onDemand: true, events });
         return this.require(uid);
       },
       wake: (instance) => this.sleepMode.wake(instance),
+      resolve: (request) => options.resolver.resolve(request),
       released: (instance) => this.idleUnload.released(instance),
     });
     this.idleUnload.start();

@@ -110,6 +110,14 @@ describe('models on demand within a memory budget', () => {
     expect([tokens.status, tokens.body.error?.code]).toEqual([400, 'wrong_model_type']);
     expect(await status('a')).toBe('UNLOADED');
     expect((await api.get('/v1/models/a/events')).body).toEqual([]);
+    // An LLM without the ability the route needs (its registration's): refused before it
+    // loads too, where it loaded (and evicted another model for it) to answer the same.
+    expect((await api.post('/v1/on_demand/models', { model_name: 'simulator', model_engine: 'simulator', model_uid: 'sim-od' })).status).toBe(200);
+    const embed = await api.post('/v1/embeddings', { model: 'sim-od', input: 'hi' });
+    expect([embed.status, embed.body.error?.code, embed.body.error?.param], embed.text).toEqual([400, 'ability_missing', 'model']);
+    expect(embed.body.error.message).toContain('Model sim-od does not support embeddings');
+    expect(await status('sim-od')).toBe('UNLOADED');
+    expect((await api.delete('/v1/on_demand/models/sim-od')).status).toBe(200);
     expect(await runtimesOf(server)).toEqual([]);
   });
 

@@ -5,7 +5,7 @@ import type { StreamingSettings } from '../../config/config.js';
 import type { ImageFetchSettings } from '../../config/image-fetch.js';
 import { HangarError } from '../../errors/hangar-error.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
-import { needs } from '../auth/route-permission.js';
+import { CHAT_ABILITY, needs } from '../auth/route-permission.js';
 import { abortOnDisconnect } from '../client-disconnect.js';
 import { checkedChatBody } from '../chat/checked-chat-body.js';
 import type { ChatBody } from '../chat/schema.js';
@@ -33,7 +33,7 @@ export const anthropicRoutes: FastifyPluginAsync<{ supervisor: Supervisor; strea
   const tags = ['inference'];
 
   for (const url of ['/v1/messages', '/anthropic/v1/messages']) {
-    app.post(url, { ...needs('models:read', ['LLM']), schema: { body: messagesBody, tags } }, async (request, reply) => {
+    app.post(url, { ...needs('models:read', ['LLM'], CHAT_ABILITY), schema: { body: messagesBody, tags } }, async (request, reply) => {
       const body = request.body;
       const budget = body.thinking?.type === 'enabled' ? (body.thinking as { budget_tokens: number }).budget_tokens : null;
       if (budget !== null && budget >= body.max_tokens) {

@@ -13,10 +13,27 @@ declare module 'fastify' {
      * another type is refused before the entry loads (model-lease.ts), not after.
      */
     modelTypes?: readonly ModelType[];
+    /**
+     * What an LLM needs to serve the route (`chat`, `generate`, `embed`), and how the
+     * refusal names it: an on-demand LLM entry without it is refused before it loads
+     * (a request it could not serve loaded it, and evicted another model for it).
+     */
+    llmAbility?: LlmAbilityNeed;
   }
 }
 
-/** Route options fragment: `{ config: { permission } }`, and the model types an inference route serves. */
-export function needs(permission: Permission, modelTypes?: readonly ModelType[]): { config: { permission: Permission; modelTypes?: readonly ModelType[] } } {
-  return { config: modelTypes ? { permission, modelTypes } : { permission } };
+export interface LlmAbilityNeed {
+  ability: string;
+  /** As the route's own refusal says it: "chat", "text completion (`generate`)". */
+  what: string;
 }
+
+/** Route options fragment: `{ config: { permission } }`, the model types an inference route serves, and what an LLM needs for it. */
+export function needs(
+  permission: Permission, modelTypes?: readonly ModelType[], llmAbility?: LlmAbilityNeed,
+): { config: { permission: Permission; modelTypes?: readonly ModelType[]; llmAbility?: LlmAbilityNeed } } {
+  return { config: { permission, ...(modelTypes ? { modelTypes } : {}), ...(llmAbility ? { llmAbility } : {}) } };
+}
+
+/** What the chat-shaped routes (chat, Anthropic Messages, Responses) need of an LLM. */
+export const CHAT_ABILITY: LlmAbilityNeed = { ability: 'chat', what: 'chat' };

@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { StreamingSettings } from '../../config/config.js';
 import type { ImageFetchSettings } from '../../config/image-fetch.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
-import { needs } from '../auth/route-permission.js';
+import { CHAT_ABILITY, needs } from '../auth/route-permission.js';
 import { abortOnDisconnect } from '../client-disconnect.js';
 import { serveGeneration } from '../llm/serve-generation.js';
 import { chatBody } from './schema.js';
@@ -13,7 +13,7 @@ import { chatStreamFormat } from './stream-events.js';
 export const chatRoutes: FastifyPluginAsync<{ supervisor: Supervisor; streaming: StreamingSettings; images: ImageFetchSettings }> = async (fastify, { supervisor, streaming, images }) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
 
-  app.post('/v1/chat/completions', { ...needs('models:read', ['LLM']), schema: { body: chatBody, tags: ['inference'] } }, async (request, reply) => {
+  app.post('/v1/chat/completions', { ...needs('models:read', ['LLM'], CHAT_ABILITY), schema: { body: chatBody, tags: ['inference'] } }, async (request, reply) => {
     const body = request.body;
     return serveGeneration(supervisor, streaming, request, reply, {
       ...(await prepareChatWithImages(supervisor, body, images, abortOnDisconnect(reply))),

@@ -11,7 +11,7 @@ import { completionStreamFormat } from './stream-events.js';
 export const completionRoutes: FastifyPluginAsync<{ supervisor: Supervisor; streaming: StreamingSettings }> = async (fastify, { supervisor, streaming }) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
 
-  app.post('/v1/completions', { ...needs('models:read', ['LLM']), schema: { body: completionBody, tags: ['inference'] } }, async (request, reply) => {
+  app.post('/v1/completions', { ...needs('models:read', ['LLM'], { ability: 'generate', what: 'text completion (`generate`)' }), schema: { body: completionBody, tags: ['inference'] } }, async (request, reply) => {
     const body = request.body;
     return serveGeneration(supervisor, streaming, request, reply, {
       ...prepareCompletion(supervisor, body),

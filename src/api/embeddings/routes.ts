@@ -9,7 +9,7 @@ import { embeddingsResponse, prepareEmbeddings } from './serving.js';
 
 export const embeddingsRoutes: FastifyPluginAsync<{ supervisor: Supervisor }> = async (fastify, { supervisor }) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
-  app.post('/v1/embeddings', { ...needs('models:read', ['embedding', 'LLM']), schema: { body: embeddingsBody, tags: ['inference'] } }, async (request, reply) => {
+  app.post('/v1/embeddings', { ...needs('models:read', ['embedding', 'LLM'], { ability: 'embed', what: 'embeddings (it is an LLM model)' }), schema: { body: embeddingsBody, tags: ['inference'] } }, async (request, reply) => {
     const call = prepareEmbeddings(supervisor, request.body);
     const result = await supervisor.call(call.target, 'embed', call.args, call.kwargs, abortOnDisconnect(reply));
     setOverheadHeader(request, reply, result.runtimeMs);

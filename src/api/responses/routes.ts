@@ -8,7 +8,7 @@ import type { Supervisor } from '../../supervisor/supervisor.js';
 import { keyAllowsModel } from '../auth/key-admission.js';
 import { checkCallPairing } from './tool-pairing.js';
 import { ownerOf } from '../auth/request-owner.js';
-import { needs } from '../auth/route-permission.js';
+import { CHAT_ABILITY, needs } from '../auth/route-permission.js';
 import { abortOnDisconnect } from '../client-disconnect.js';
 import { chatBody } from '../chat/schema.js';
 import { prepareChatWithImages } from '../chat/serving.js';
@@ -90,7 +90,7 @@ export const responsesRoutes: FastifyPluginAsync<Options> = async (fastify, { su
     return { object: 'response.input_tokens', input_tokens: promptTokens(result.value) };
   });
 
-  app.post('/v1/responses', { ...needs('models:read', ['LLM']), schema: { body: responsesBody, tags } }, async (request, reply) => {
+  app.post('/v1/responses', { ...needs('models:read', ['LLM'], CHAT_ABILITY), schema: { body: responsesBody, tags } }, async (request, reply) => {
     const body = request.body;
     const { chat, names, items, history, owner } = asChat(request, body);
     const prepared = await withResponsesNames(withOriginalNames(prepareChatWithImages(supervisor, chat, images, abortOnDisconnect(reply)), names));
