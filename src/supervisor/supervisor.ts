@@ -3,10 +3,9 @@ import { HangarError } from '../errors/hangar-error.js';
 import type { Logger } from '../logging/logger.js';
 import type { ResolvedModel } from '../registry/index.js';
 import type { Runtime, RuntimeLauncher } from '../runtime/runtime.js';
-import { allocateGpus } from './gpu-allocation.js';
-import { launchKey, withAbsoluteModelPath, type LaunchRequest } from './launch-request.js';
+import { launchKey, type LaunchRequest } from './launch-request.js';
 import { ModelInstance } from './model-instance.js';
-import { suffixedUid, validateModelUid } from './model-uid.js';
+import { suffixedUid } from './model-uid.js';
 import { Replica } from './replica.js';
 import { ReplicaRecovery } from './replica-recovery.js';
 import { ReplicaScaling } from './replica-scaling.js';
@@ -334,12 +333,11 @@ export class Supervisor {
    */
   async addOnDemand(request: LaunchRequest, authorize?: (risks: string[]) => void): Promise<string> {
     const uid = request.model_uid ?? request.model_name;
-    validateModelUid(uid);
-    authorize?.(launchCodeRisks(this.options.resolver.resolve(request), request));
-    allocateGpus(request, this.gpuCount);
+    // Checked as a launch is (a model_path that is not there, adapters, code risks, GPUs), then kept.
+    const planned = planLaunch({ ...request, model_uid: uid }, { ...this.options, gpuCount: this.gpuCount, resolve: (query) => this.options.resolver.resolve(query) }, authorize).request;
     const running = this.instances.get(uid);
     if (running?.isActive && !running.onDemand) throw new HangarError('model_uid_conflict', [uid], { param: 'model_uid' });
-    await this.onDemand.put(uid, withAbsoluteModelPath({ ...request, model_uid: uid }));
+    await this.onDemand.put(uid, planned);
     return uid;
   }
 

@@ -157,6 +157,14 @@ describe('launch by hub id', () => {
     }
   }, 120_000);
 
+  it('keeps an on-demand entry given by hub id, registered from the hub as a launch registers it', async () => {
+    const kept = await api.post('/v1/on_demand/models', { model_name: 'hf.co/test-org/tiny-GGUF:q8_0', model_uid: 'od-gguf' });
+    expect([kept.status, kept.body.model_uid], kept.text).toEqual([200, 'od-gguf']);
+    const listed = (await api.get('/v1/on_demand/models')).body.list.find((e: { model_uid: string }) => e.model_uid === 'od-gguf');
+    expect(listed).toMatchObject({ model_name: 'test-org--tiny-GGUF', model_engine: 'llama.cpp', quantization: 'q8_0', status: 'UNLOADED' });
+    expect((await api.delete('/v1/on_demand/models/od-gguf')).status).toBe(200);
+  });
+
   it('registers a repo once for two launches of it at once, and both launch', async () => {
     const twin = await startHub({ 'test-org/twin-GGUF': path.dirname(tinyGguf().files.q8_0!) });
     try {

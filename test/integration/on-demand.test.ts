@@ -87,6 +87,9 @@ describe('models on demand within a memory budget', () => {
       expect(refused.body.error.message).toContain('registered without persist');
     }
     expect((await api.delete('/v1/model_registrations/flexible/transient')).status).toBe(200);
+    // A model_path that is not there is refused now, as a launch refuses it, not at the first request.
+    const missing = await entry('x', { model_path: path.join(server.home, 'no-such-model') });
+    expect([missing.status, missing.body.error?.code, missing.body.error?.param], missing.text).toEqual([400, 'model_path_not_found', 'model_path']);
     const badKeep = await entry('x', { keep_alive: 'soon' });
     expect(badKeep.status).toBe(400);
     expect(badKeep.body.error.param).toBe('keep_alive');

@@ -6,6 +6,7 @@ import type { Registry } from '../../registry/index.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 import { codePower } from '../auth/code-power.js';
 import { needs } from '../auth/route-permission.js';
+import { hubLaunchBody, hubLaunchUid } from './hub-launch.js';
 import { refuseUnkeptRegistration } from './kept-entry.js';
 import { listedLaunch } from './launch-listing.js';
 import { toLaunchRequest } from './launch-request.js';
@@ -25,10 +26,12 @@ export const onDemandRoutes: FastifyPluginAsync<{ supervisor: Supervisor; regist
   }));
 
   // The body of POST /v1/models, checked as a launch is (engine, spec, GPUs, code risks), then kept.
+  // A hub id is registered from the hub now, as a launch registers it (hub-launch.ts).
   app.post('/v1/on_demand/models', { ...needs('models:start'), schema: { body: launchBody, tags } }, async (request) => {
-    const uid = request.body.model_uid ?? request.body.model_name;
-    await refuseUnkeptRegistration(registry, request.body, 'on-demand');
-    return { model_uid: await supervisor.addOnDemand(toLaunchRequest(request.body), codePower(request, 'model.on_demand.code', uid)) };
+    const uid = hubLaunchUid(request.body) ?? request.body.model_uid ?? request.body.model_name;
+    const body = { ...(await hubLaunchBody(request.body, registry, request)), model_uid: uid };
+    await refuseUnkeptRegistration(registry, body, 'on-demand');
+    return { model_uid: await supervisor.addOnDemand(toLaunchRequest(body), codePower(request, 'model.on_demand.code', uid)) };
   });
 
   app.delete('/v1/on_demand/models/:model_uid', { ...needs('models:stop'), schema: { params: uidParams, tags } }, async (request) => {
