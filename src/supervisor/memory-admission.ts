@@ -112,7 +112,7 @@ export class MemoryAdmission {
         const names = onDemand.filter((h) => !idle.includes(h)).map((h) => h.uid).join(', ');
         throw new HangarError('model_loading', [`${instance.uid} (waiting for memory: ${names} still serving requests)`], { headers: { 'retry-after': '5' } });
       }
-      throw refusal(instance.uid, estimate, over, held.length > 0);
+      throw refusal(instance.uid, estimate, over, held.length > 0, instance.replicas.length);
     }
   }
 
@@ -138,13 +138,17 @@ interface Held {
   instance: ModelInstance;
 }
 
-function refusal(uid: string, estimate: MemoryEstimate, over: NonNullable<ReturnType<typeof overBudget>>, anyHolder: boolean): HangarError {
-  const parts = `weights ${sizeText(estimate.weights)}, KV cache ${sizeText(estimate.kv_cache)}, runtime ${sizeText(estimate.overhead)}`;
+function refusal(uid: string, estimate: MemoryEstimate, over: NonNullable<ReturnType<typeof overBudget>>, anyHolder: boolean, replicas: number): HangarError {
+  // The parts are one replica's; the need is all of them (it said 921 MiB of parts summing to 460).
+  const parts = `${replicas > 1 ? `${replicas} replicas, each ` : ''}weights ${sizeText(estimate.weights)}, KV cache ${sizeText(estimate.kv_cache)}, runtime ${sizeText(estimate.overhead)}`;
   const holders = over.models.length > 0 ? `; held by ${over.models.map((m) => `${m.model_uid} (${sizeText(m.bytes)})`).join(', ')}` : '';
   const device = over.device === 'cpu' ? 'host memory' : `memory of ${over.device.replace(':', ' ')}`;
-  const hint = anyHolder
-    ? 'Terminate a model, launch the others on demand so they can be unloaded, raise --memory-budget, or launch with force: true (CLI: --force).'
-    : 'Raise --memory-budget (HANGAR_MEMORY_BUDGET) or launch with force: true (CLI: --force).';
+  // Larger than the whole budget: no other model's going makes room.
+  const hint = over.need > over.budget_bytes
+    ? `It is larger than the whole budget: raise --memory-budget (HANGAR_MEMORY_BUDGET)${replicas > 1 ? ', launch fewer replicas' : ''} or launch with force: true (CLI: --force).`
+    : anyHolder
+      ? 'Terminate a model, launch the others on demand so they can be unloaded, raise --memory-budget, or launch with force: true (CLI: --force).'
+      : 'Raise --memory-budget (HANGAR_MEMORY_BUDGET) or launch with force: true (CLI: --force).';
   return new HangarError('insufficient_memory', [
     uid,
     `it needs about ${sizeText(over.need)} of ${device} (${parts}) and ${sizeText(over.free_bytes)} of the ${sizeText(over.budget_bytes)} budget is free${holders}. ${hint}`,

@@ -80,6 +80,16 @@ describe('admission into the budget', () => {
     expect(evicted).toEqual([]);
   });
 
+  it('says when a model is larger than the whole budget, and its parts per replica', async () => {
+    const { admission } = setup([make('idle', { onDemand: true, gib: 1 })], 4);
+    const two = new ModelInstance('pair', { ...request, replica: 2 }, 'key', registry().resolve(request), [new Replica(0, 'pair-0', []), new Replica(1, 'pair-1', [])]);
+    const err = await expectHangarError(() => admission.admit(two, estimate(3), { host: 6 * GIB, gpus: {} }, { force: false, waitUntil: null, signal }), 'insufficient_memory', 400);
+    expect(err.message).toContain('it needs about 6.00 GiB of host memory (2 replicas, each weights 3.00 GiB, KV cache 0 MiB, runtime 0 MiB)');
+    // Unloading the others would not make room: that is not offered.
+    expect(err.message).toContain('It is larger than the whole budget: raise --memory-budget (HANGAR_MEMORY_BUDGET), launch fewer replicas or launch with force: true');
+    expect(err.message).not.toContain('Terminate a model');
+  });
+
   it('waits for a busy on-demand model when the load may wait, then evicts it', async () => {
     const busy = make('busy', { onDemand: true, gib: 8, busy: true });
     const { admission, evicted } = setup([busy]);
