@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ggufQuantizations, pickQuantization } from '../../src/registry/hub/gguf-files.js';
 import { parseHubId, registrationName } from '../../src/registry/hub/hub-id.js';
+import { validateModelUid } from '../../src/supervisor/model-uid.js';
 import { templateAbilities } from '../../src/registry/hub/template-abilities.js';
 
 describe('hub ids in a launch', () => {
@@ -10,6 +11,18 @@ describe('hub ids in a launch', () => {
     expect(parseHubId('Qwen/Qwen2.5-0.5B-Instruct')).toEqual({ repo: 'Qwen/Qwen2.5-0.5B-Instruct', tag: null, hub: null });
     expect(parseHubId('qwen2.5-instruct')).toBeNull();
     expect(registrationName(parseHubId('hf.co/unsloth/gpt-oss-20b-GGUF:F16')!)).toBe('unsloth--gpt-oss-20b-GGUF');
+  });
+
+  it("names a repo past a registration's 100 characters by its start and a hash of the whole, one name per repo", () => {
+    const long = (repo: string) => registrationName(parseHubId(`hf.co/${'o'.repeat(50)}/${repo}`)!);
+    const a = long(`${'r'.repeat(59)}a`);
+    const b = long(`${'r'.repeat(59)}b`);
+    expect(a).toHaveLength(100);
+    expect(a).toMatch(/^o{50}--r{39}-[0-9a-f]{8}$/);
+    expect(b).not.toBe(a);
+    expect(long(`${'r'.repeat(59)}a`)).toBe(a);
+    // Also the launch's uid by default.
+    expect(() => validateModelUid(a)).not.toThrow();
   });
 
   it.each(['hf.co/a/b/c', 'hf.co/onlyone', 'hf.co/a/b:', '../etc/passwd', 'a/..', 'a/-b', 'a/b c', 'a--b/c'])('refuses %s with a 400 naming model_name', (name) => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { HangarError } from '../../errors/hangar-error.js';
 
 /**
@@ -45,8 +46,16 @@ export function parseHubId(name: string): HubId | null {
  * uid (no `/`). One registration holds all of a repo's quantizations.
  */
 export function registrationName(id: HubId): string {
-  return id.repo.replace('/', '--');
+  const name = id.repo.replace('/', '--');
+  if (name.length <= MAX_NAME) return name;
+  // The hub allows longer ids than a registration's 100 characters (an organization
+  // and a repo name of up to 96 each): the start, kept readable, and a hash of the whole.
+  const hash = createHash('sha256').update(id.repo).digest('hex').slice(0, 8);
+  return `${name.slice(0, MAX_NAME - hash.length - 1).replace(/[-.]+$/, '')}-${hash}`;
 }
+
+/** A registration's longest name (custom-definition.ts). */
+const MAX_NAME = 100;
 
 function bad(name: string, why: string): HangarError {
   return new HangarError('invalid_field', [`model_name: ${JSON.stringify(name)} is not a hub id: ${why}`], { param: 'model_name' });
