@@ -206,6 +206,14 @@ describe('llama.cpp engine: GGUF models', () => {
     expect(anthropic.status, anthropic.text).toBe(200);
     const answered = JSON.parse(anthropic.body.content[0].text);
     expect(validate(answered), `${anthropic.body.content[0].text} ${JSON.stringify(validate.errors)}`).toBe(true);
+    // A value that holds the family's stop string (`<|im_end|>` as text) is written whole:
+    // the schema ends the answer, not the stop string (it was cut at '{"tag": "').
+    const tagged = { type: 'object', properties: { tag: { const: '<|im_end|>' }, n: { type: 'boolean' } }, required: ['tag', 'n'], additionalProperties: false };
+    const held = await sdk.chat.completions.create({ model: 'q8', messages: [{ role: 'user', content: 'a tag' }], max_tokens: 60, temperature: 0.8, seed: 2, response_format: { type: 'json_schema', json_schema: { name: 't', schema: tagged } } });
+    expect(JSON.parse(held.choices[0]!.message.content!).tag, held.choices[0]!.message.content!).toBe('<|im_end|>');
+    // The request's own stop strings still cut it, as vLLM's do.
+    const own = await sdk.chat.completions.create({ model: 'q8', messages: [{ role: 'user', content: 'a tag' }], max_tokens: 60, temperature: 0.8, seed: 2, stop: ['<|im_'], response_format: { type: 'json_schema', json_schema: { name: 't', schema: tagged } } });
+    expect([own.choices[0]!.finish_reason, own.choices[0]!.message.content]).toEqual(['stop', expect.not.stringContaining('<|im_')]);
     // Numbers a JSON parser reads as finite: node-llama-cpp's number rule allowed a
     // 16-digit exponent, and about half of these answers were Infinity ("34e+75108430").
     const numberSchema = { type: 'object', properties: { n: { type: 'number' } }, required: ['n'], additionalProperties: false };

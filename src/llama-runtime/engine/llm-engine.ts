@@ -271,13 +271,18 @@ export class LlmEngine implements Engine {
     const room = this.roomAfter(promptIds, request.promptField ?? 'prompt');
     const stopTokenIds = new Set(config.ignoreEos ? config.stopTokenIds : [...this.spec.stopTokenIds, ...config.stopTokenIds]);
     const hidden = request.grammar ? grammarStops(request.grammar) : [];
+    // An answer held to a JSON schema (response_format, a forced call) ends where the
+    // grammar does, and the end-of-turn tokens wait for it: the family's stop strings
+    // (`<s>`, `<|im_end|>` as text) only cut a value that holds them, and the answer
+    // claimed a schema it was not held to. The request's own stop strings still apply.
+    const familyStops = config.guide || request.forcedCall ? [] : this.spec.stop;
     const generation = new Generation(
       this.model,
       {
         ...request,
         maxTokens: Math.min(config.maxTokens ?? DEFAULT_MAX_TOKENS, room),
         // A grammar's output is whole at its stop trigger; what follows is padding.
-        stop: [...this.spec.stop, ...config.stop, ...hidden],
+        stop: [...familyStops, ...config.stop, ...hidden],
         grammarStops: hidden,
         stopTokenIds,
       },
