@@ -3,6 +3,7 @@ batch limit, deterministic text, stop strings, logprobs and usage, through its
 scheduler with a test clock, and through a real runtime process, where one engine
 step's chunks for many calls must leave as one BATCH frame (protocol v2)."""
 
+import json
 import os
 
 import pytest
@@ -141,6 +142,19 @@ def test_a_forced_tool_choice_is_answered_with_a_call_built_from_the_schema(stre
     assert named["tool_calls"][0]["function"] == {"name": "time", "arguments": "{}"}
     for free in ('"auto"', '"none"'):  # the model's choice: the simulator answers text
         assert answers[free]["finish_reason"] == "length" and "tool_calls" not in answers[free]
+
+
+def test_a_forced_call_follows_refs_into_the_schemas_own_definitions():
+    from hangar_runtime.engines.simulator.tool_call import forced_tool_call
+    # Pydantic's shape: a nested model and an enum as definitions, Optional as anyOf with null.
+    parameters = {"$defs": {"Color": {"type": "string", "enum": ["red", "blue"]},
+                            "Size": {"type": "object", "properties": {"n": {"type": "integer"}}}},
+                  "definitions": {"Old": {"const": "legacy"}},
+                  "type": "object", "properties": {"color": {"$ref": "#/$defs/Color"},
+                                                   "size": {"anyOf": [{"$ref": "#/$defs/Size"}, {"type": "null"}]},
+                                                   "old": {"$ref": "#/definitions/Old"}}}
+    call = forced_tool_call([{"type": "function", "function": {"name": "paint", "parameters": parameters}}], "required")
+    assert json.loads(call["function"]["arguments"]) == {"color": "red", "size": {"n": 1}, "old": "legacy"}
 
 
 def test_a_forced_call_cut_by_max_tokens_is_no_call_and_an_unknown_name_is_refused():

@@ -19,29 +19,37 @@ def forced_tool_call(tools, tool_choice) -> dict | None:
         return None
     functions, named = forced_function(tools, tool_choice)
     function = named if named is not None else functions[0]
-    return tool_call(str(function.get("name", "")), sample_value(function.get("parameters") or {"type": "object"}, 0))
+    parameters = function.get("parameters") or {"type": "object"}
+    return tool_call(str(function.get("name", "")), sample_value(parameters, 0, parameters))
 
 
-def sample_value(schema, depth: int):
+def sample_value(schema, depth: int, root=None):
     """A value that fits a (simple) JSON schema: the first enum or const, a word for a
-    string, 1 for a number, true, one item for an array, every property of an object."""
+    string, 1 for a number, true, one item for an array, every property of an object;
+    a `$ref` into the root's `$defs` (or `definitions`) is followed, as Pydantic's nested
+    models and enums have them (it answered null, which the schema does not allow)."""
     if not isinstance(schema, dict) or depth > _MAX_DEPTH:
         return None
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and isinstance(root, dict):
+        for prefix, defs in (("#/$defs/", root.get("$defs")), ("#/definitions/", root.get("definitions"))):
+            if ref.startswith(prefix) and isinstance(defs, dict):
+                return sample_value(defs.get(ref[len(prefix):]), depth + 1, root)
     if "const" in schema:
         return schema["const"]
     if isinstance(schema.get("enum"), list) and schema["enum"]:
         return schema["enum"][0]
     for key in ("anyOf", "oneOf"):
         if isinstance(schema.get(key), list) and schema[key]:
-            return sample_value(schema[key][0], depth + 1)
+            return sample_value(schema[key][0], depth + 1, root)
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "null")
     if kind == "object" or (kind is None and isinstance(schema.get("properties"), dict)):
         properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-        return {name: sample_value(sub, depth + 1) for name, sub in properties.items()}
+        return {name: sample_value(sub, depth + 1, root) for name, sub in properties.items()}
     if kind == "array":
-        return [sample_value(schema.get("items") or {"type": "string"}, depth + 1)]
+        return [sample_value(schema.get("items") or {"type": "string"}, depth + 1, root)]
     if kind == "string":
         return WORDS[depth % len(WORDS)]
     if kind in ("integer", "number"):
