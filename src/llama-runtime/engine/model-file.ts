@@ -292,6 +292,7 @@ async function fetchPart(
     throw overrun;
   }
   if (diskError) {
+    await response.body.cancel().catch(() => {});
     throw new InvalidInput(`Downloading ${file} of ${modelId} failed after ${sizeText(received)}: the disk refused it (${causeOf(diskError)}). ` +
       'Free some space (DELETE /v1/cache/models removes cached models) or set HANGAR_HOME to a bigger disk, then launch again to resume it.');
   }
