@@ -159,6 +159,17 @@ describe('token relay (simulator engine, real runtime and server)', () => {
     expect(drained).toBe(true);
   });
 
+  it("refuses n choices that would send a large prompt to the runtime more than 64 MiB in all, naming n and what fits", async () => {
+    // Each choice is a call carrying the whole prompt (a 15 MiB image with n 64 stalled the
+    // control plane past every runtime's heartbeat).
+    const messages = [{ role: 'user', content: 'x'.repeat(9 * 1024 * 1024) }];
+    const many = await api.post('/v1/chat/completions', { model: 'sim', messages, n: 8, max_tokens: 1 });
+    expect([many.status, many.body.error?.code, many.body.error?.param], many.text.slice(0, 300)).toEqual([400, 'invalid_field', 'n']);
+    expect(many.body.error.message).toMatch(/^n: 8 choices would send the prompt \(9\.0 MiB with its images\) to the model 8 times, 72\.0 MiB in all; at most 64\.0 MiB per request, so n up to 7 for this prompt/);
+    const two = await api.post('/v1/chat/completions', { model: 'sim', messages, n: 2, max_tokens: 1 });
+    expect([two.status, two.body.choices?.length], two.text.slice(0, 300)).toEqual([200, 2]);
+  });
+
   it('sends one event per stream_interval tokens when a request asks for it', async () => {
     const result = await readSse(server.url, '/v1/completions', { model: 'sim', prompt: 'x', max_tokens: 22, stream: true, stream_options: { stream_interval: 5 } });
     const texts = jsonEvents(result).map((e) => e.choices[0].text as string);

@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { StreamingSettings } from '../../config/config.js';
+import { HangarError } from '../../errors/hangar-error.js';
 import type { CallTarget, Supervisor } from '../../supervisor/supervisor.js';
 import { abortOnDisconnect } from '../client-disconnect.js';
 import { chunkObserver, countGenerated } from '../metrics/generation-metrics.js';
@@ -118,8 +119,26 @@ function trackedObserver(request: FastifyRequest, observe: (values: readonly unk
  * request's seed becomes seed, seed + 1, ... for a prompt's choices, so they differ and
  * repeat, and each prompt of a list gets what it would get alone.
  */
+/**
+ * The most a request's n choices may send to the runtime in all: each choice is a call
+ * of its own carrying the whole prompt, its images too. A 15 MiB image with n 64 made
+ * the control plane encode about a gigabyte at once; its event loop stalled past every
+ * runtime's 10 s heartbeat, and all of them restarted.
+ */
+export const MAX_CHOICE_PAYLOAD_BYTES = 64 * 1024 * 1024;
+
 function planCalls(call: GenerationCall, n: number): PlannedCall[] {
   const prompts = call.batch ?? [call.args];
+  if (n > 1) {
+    const once = prompts.reduce((sum, args) => sum + Buffer.byteLength(JSON.stringify(args)), 0);
+    if (once * n > MAX_CHOICE_PAYLOAD_BYTES) {
+      const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+      throw new HangarError('invalid_field', [
+        `n: ${n} choices would send the prompt (${mib(once)} with its images) to the model ${n} times, ${mib(once * n)} in all; ` +
+          `at most ${mib(MAX_CHOICE_PAYLOAD_BYTES)} per request, so n up to ${Math.max(1, Math.floor(MAX_CHOICE_PAYLOAD_BYTES / once))} for this prompt`,
+      ], { param: 'n' });
+    }
+  }
   return prompts.flatMap((args) => Array.from({ length: n }, (_, i) => ({ args, kwargs: i === 0 ? call.kwargs : withSeedOffset(call.kwargs, i) })));
 }
 
