@@ -20,6 +20,10 @@ describe('image fetch', () => {
       hits++;
       if (req.url === '/600.png') return void res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.alloc(600, 1));
       if (req.url === '/missing.png') return void res.writeHead(404).end();
+      // A Location that is no URL, one to a data: URL, and a Content-Type with a comma.
+      if (req.url === '/bad-location') return void res.writeHead(302, { location: 'http://[::1' }).end();
+      if (req.url === '/to-data') return void res.writeHead(302, { location: 'data:image/png;base64,AAAA' }).end();
+      if (req.url === '/odd-type.png') return void res.writeHead(200, { 'content-type': 'image/png,evil' }).end(Buffer.from('png bytes'));
       if (req.url === '/drip.png') {
         // Never ends on its own: a byte at a time until its client goes (bounded by the test's fetch timeout).
         res.writeHead(200, { 'content-type': 'image/png' });
@@ -64,6 +68,16 @@ describe('image fetch', () => {
     const off = await fetchImage(`http://127.0.0.1:${port}/a.png`, { ...publicOnly, mode: 'off' }).catch((e: unknown) => e);
     expect((off as ImageFetchError).refused).toBe(true);
     expect((off as Error).message).toMatch(/HANGAR_IMAGE_FETCH=off/);
+  });
+
+  it("answers a server's broken redirect or odd Content-Type as the image's failure, not a 500 or the client's data: URL", async () => {
+    const any = { ...publicOnly, mode: 'any' as const };
+    const bad = await fetchImage(`http://127.0.0.1:${port}/bad-location`, any).catch((e: unknown) => e);
+    expect(bad).toBeInstanceOf(ImageFetchError);
+    expect([(bad as ImageFetchError).refused, (bad as Error).message]).toEqual([false, 'the server redirected to something that is not a URL']);
+    const toData = await fetchImage(`http://127.0.0.1:${port}/to-data`, any).catch((e: unknown) => e);
+    expect((toData as Error).message).toBe('the server redirected to a data: URL, which is not followed');
+    expect(await fetchImage(`http://127.0.0.1:${port}/odd-type.png`, any)).toEqual({ mediaType: 'application/octet-stream', bytes: Buffer.from('png bytes') });
   });
 
   it('refuses credentials in URLs and schemes other than http(s)', async () => {

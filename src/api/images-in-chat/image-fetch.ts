@@ -47,14 +47,18 @@ export async function fetchImage(url: string, settings: ImageFetchSettings, budg
     if (status >= 300 && status < 400 && response.headers.location) {
       response.resume();
       if (hop === MAX_REDIRECTS) throw new ImageFetchError(`more than ${MAX_REDIRECTS} redirects`);
-      target = parseUrl(new URL(response.headers.location, target).href);
+      // A Location that is no URL (`http://[::1`) is the server's fault: a 400 naming the part, not a 500.
+      if (!URL.canParse(response.headers.location, target.href)) throw new ImageFetchError('the server redirected to something that is not a URL');
+      target = parseUrl(new URL(response.headers.location, target).href, true);
       continue;
     }
     if (status !== 200) {
       response.resume();
       throw new ImageFetchError(`the server answered HTTP ${status}`);
     }
-    const mediaType = (response.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    // Only a plain type goes into the data: URL made of it (`image/png,evil` broke that URL, and the refusal blamed the client's).
+    const declared = (response.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    const mediaType = /^[a-z0-9.+-]+\/[a-z0-9.+-]+$/.test(declared) || declared === '' ? declared : 'application/octet-stream';
     // Servers that do not know what they hold say octet-stream; the runtime decodes or refuses it.
     if (!mediaType.startsWith('image/') && mediaType !== 'application/octet-stream' && mediaType !== '') {
       response.resume();
@@ -64,14 +68,16 @@ export async function fetchImage(url: string, settings: ImageFetchSettings, budg
   }
 }
 
-function parseUrl(raw: string): URL {
+function parseUrl(raw: string, redirected = false): URL {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     throw new ImageFetchError('not a valid URL', true);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ImageFetchError(`${url.protocol} URLs are not fetched; use http(s) or a data: URL`, true);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ImageFetchError(redirected ? `the server redirected to a ${url.protocol} URL, which is not followed` : `${url.protocol} URLs are not fetched; use http(s) or a data: URL`, true);
+  }
   if (url.username || url.password) throw new ImageFetchError('URLs with credentials are not fetched', true);
   return url;
 }
