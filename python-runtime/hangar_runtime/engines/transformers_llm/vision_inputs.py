@@ -14,7 +14,7 @@ import warnings
 
 from ...errors import field_error
 
-from ..media_io.image_codec import MAX_IMAGE_PIXELS
+from ..media_io.image_codec import INPUT_FORMATS, MAX_IMAGE_PIXELS, PIL_FORMATS
 
 # All the images of one request together: sixteen 11 kB PNGs of 36 M pixels each are
 # each under MAX_IMAGE_PIXELS and took 4.2 GB together. Checked from each header, before
@@ -115,7 +115,9 @@ def decode_image(url: str, where: str, pixels_left: int = MAX_REQUEST_PIXELS):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            image = Image.open(io.BytesIO(data))
+            # The formats clients send (OpenAI's and Anthropic's four, BMP and TIFF), not
+            # every decoder Pillow has: a crafted AVIF or QOI raised errors of their own, 500s.
+            image = Image.open(io.BytesIO(data), formats=PIL_FORMATS)
             width, height = image.size
             if width * height > MAX_IMAGE_PIXELS:
                 raise ValueError(f"{where}: the image is {width}x{height} pixels; at most {MAX_IMAGE_PIXELS} pixels")
@@ -126,10 +128,18 @@ def decode_image(url: str, where: str, pixels_left: int = MAX_REQUEST_PIXELS):
             if min(width, height) < 1 or max(width, height) > MAX_ASPECT_RATIO * min(width, height):
                 raise ValueError(f"{where}: the image is {width}x{height} pixels; its long side may be at most {MAX_ASPECT_RATIO} times its short side")
             return image.convert("RGB")
-    except (OSError, SyntaxError, Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
-        # PIL names the buffer it read (`<_io.BytesIO object at 0x...>`): an address, not news to the caller.
-        why = re.sub(r"<_io\.BytesIO object at 0x[0-9a-fA-F]+>", "the data", str(exc))
-        raise ValueError(f"{where}: not an image this service can read ({type(exc).__name__}: {why})") from exc
+    except ValueError as exc:
+        if str(exc).startswith(where):
+            raise
+        raise ValueError(f"{where}: not an image this service can read ({type(exc).__name__}: {_plain(exc)})") from exc
+    except Exception as exc:  # a decoder's own error on crafted bytes is the input's fault, whatever its kind
+        raise ValueError(f"{where}: not an image this service can read ({type(exc).__name__}: {_plain(exc)}); "
+                         f"send one of: {', '.join(INPUT_FORMATS)}") from exc
+
+
+def _plain(exc: BaseException) -> str:
+    # PIL names the buffer it read (`<_io.BytesIO object at 0x...>`): an address, not news to the caller.
+    return re.sub(r"<_io\.BytesIO object at 0x[0-9a-fA-F]+>", "the data", str(exc))
 
 
 def batch_vision_inputs(rows: list[list[int]], visions: list[dict | None], width: int, device) -> dict:
