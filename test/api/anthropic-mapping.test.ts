@@ -97,6 +97,13 @@ describe('Anthropic Messages as OpenAI chat', () => {
     expect(refusal([ask, { role: 'assistant', content: [use('a')] }, { role: 'user', content: 'later' }, { role: 'assistant', content: 'x' }, { role: 'user', content: [result('a')] }])?.param).toBe('messages.2');
   });
 
+  it("refuses an image in an assistant turn (it was dropped without a word), and hands lora_name on", () => {
+    const image = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } };
+    const messages = [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: [{ type: 'text', text: 'Look:' }, image] }, { role: 'user', content: 'So?' }];
+    expect(() => toChatRequest(parse({ model: 'm', max_tokens: 8, messages }))).toThrow(expect.objectContaining({ param: 'messages.1.content.1', message: expect.stringContaining('image blocks are taken in user messages only') }));
+    expect(toChatRequest(parse({ model: 'm', max_tokens: 8, messages: [messages[0]], lora_name: 'a' })).lora_name).toBe('a');
+  });
+
   it('continues a prefill, but not with thinking enabled, which Anthropic refuses', () => {
     const messages = [{ role: 'user', content: 'Give me JSON.' }, { role: 'assistant', content: '{"answer":' }];
     expect(toChatRequest(parse({ model: 'm', max_tokens: 8, messages }))).toMatchObject({ continue_final_message: true, add_generation_prompt: false });

@@ -55,8 +55,17 @@ describe('LoRA adapters on the Transformers engine', () => {
     expect(new Set([solo.base, solo.a, solo.b]).size).toBe(3);
     expect(await complete({ model: 'lora:a' })).toBe(solo.a);
     expect(await complete({ lora_name: 'b' })).toBe(solo.b);
-    const chat = await api.post('/v1/chat/completions', { model: 'lora:a', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 4 });
+    const chat = await api.post('/v1/chat/completions', { model: 'lora:a', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 4, temperature: 0 });
     expect(chat.status, chat.text).toBe(200);
+    // Anthropic's route answers with the same adapter, by id or lora_name (it was a 404, and lora_name was ignored).
+    const messages = [{ role: 'user', content: 'Hi' }];
+    for (const asked of [{ model: 'lora:a' }, { model: 'lora', lora_name: 'a' }]) {
+      const message = await api.post('/v1/messages', { ...asked, messages, max_tokens: 4, temperature: 0 });
+      expect([message.status, message.body.content?.[0]?.text], message.text).toEqual([200, chat.body.choices[0].message.content]);
+    }
+    const unknown = await api.post('/v1/messages', { model: 'lora', lora_name: 'zzz', messages, max_tokens: 4 });
+    expect([unknown.status, unknown.body.error?.type], unknown.text).toEqual([400, 'invalid_request_error']);
+    expect((await api.post('/v1/messages/count_tokens', { model: 'lora:b', messages })).status).toBe(200);
   });
 
   it('runs requests for different adapters and the base model in one batch, each answering as alone', async () => {

@@ -19,7 +19,7 @@ export function toChatRequest(body: MessagesBody, origins: ChatOrigins = []): Re
   }
   body.messages.forEach((message, i) => {
     const blocks: ContentBlock[] = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
-    if (message.role === 'assistant') messages.push(assistantMessage(blocks)), origins.push({ path: `messages.${i}` });
+    if (message.role === 'assistant') messages.push(assistantMessage(blocks, i)), origins.push({ path: `messages.${i}` });
     else messages.push(...userMessages(blocks, i, origins));
   });
   // An empty final assistant message is no prefill: the answer starts its own turn, as
@@ -39,6 +39,7 @@ export function toChatRequest(body: MessagesBody, origins: ChatOrigins = []): Re
   }
   if (body.tool_choice) chat.tool_choice = toolChoice(body.tool_choice);
   if (body.thinking) chat.enable_thinking = body.thinking.type === 'enabled';
+  if (body.lora_name) chat.lora_name = body.lora_name;
   const format = body.output_config?.format;
   if (format) chat.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema } };
   return chat;
@@ -86,7 +87,10 @@ function joinTexts(blocks: ReadonlyArray<{ type: string; text?: unknown }>): str
     .join('\n');
 }
 
-function assistantMessage(blocks: ContentBlock[]): Record<string, unknown> {
+function assistantMessage(blocks: ContentBlock[], i: number): Record<string, unknown> {
+  // An image the model said is no turn a chat template renders: it was dropped without a word.
+  const image = blocks.findIndex((b) => b.type === 'image');
+  if (image !== -1) throw new HangarError('invalid_field', [`messages.${i}.content.${image}: image blocks are taken in user messages only`], { param: `messages.${i}.content.${image}` });
   const text = joinTexts(blocks);
   const calls = blocks
     .filter((b): b is Extract<ContentBlock, { type: 'tool_use' }> => b.type === 'tool_use')

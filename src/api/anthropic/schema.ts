@@ -49,6 +49,8 @@ export const messagesBody = z.looseObject({
     })
     .min(1, 'must hold at least one message'),
   system: z.union([z.string(), z.array(textBlock)]).optional(),
+  // Ours, as on chat: the LoRA adapter that answers (also `model: "<uid>:<adapter>"`).
+  lora_name: z.string().nullish(),
   stop_sequences: z.array(z.string().min(1, 'stop sequences must not be empty')).max(16).optional(),
   temperature: z.number().min(0).max(1).optional(),
   top_p: z.number().gt(0).max(1).optional(),

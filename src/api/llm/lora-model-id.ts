@@ -3,8 +3,11 @@ import { HangarError } from '../../errors/hangar-error.js';
 import type { ModelInstance } from '../../supervisor/model-instance.js';
 import type { Supervisor } from '../../supervisor/supervisor.js';
 
-/** The routes where `model` may name an adapter (vLLM's way). */
-const ROUTES: ReadonlySet<string> = new Set(['/v1/chat/completions', '/v1/completions', '/v1/responses']);
+/** The routes where `model` may name an adapter (vLLM's way): Anthropic's too (Claude Code's ANTHROPIC_MODEL=<uid>:<adapter>). */
+const ROUTES: ReadonlySet<string> = new Set([
+  '/v1/chat/completions', '/v1/completions', '/v1/responses',
+  '/v1/messages', '/anthropic/v1/messages', '/v1/messages/count_tokens', '/anthropic/v1/messages/count_tokens',
+]);
 
 /**
  * vLLM serves each LoRA adapter under its own model id; here that id is
