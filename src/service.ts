@@ -25,6 +25,9 @@ import { mostGpus } from './supervisor/cluster-workers.js';
 import { version } from './version.js';
 import { isLoopbackHost } from './config/loopback-host.js';
 
+/** Past the drain timeout: how long the calls failed by the shutdown have to send their errors before connections are cut. */
+const FINAL_ANSWERS_MS = 2_000;
+
 export interface RunningService {
   app: FastifyInstance;
   supervisor: Supervisor;
@@ -139,7 +142,15 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       app.drain.start();
       const inFlight = app.drain.inFlight;
       if (inFlight > 0) logger.info({ in_flight: inFlight, timeout_ms: config.lifecycle.drainTimeoutMs }, 'draining: waiting for requests in flight');
-      if (!(await app.drain.idle(config.lifecycle.drainTimeoutMs))) logger.warn({ in_flight: app.drain.inFlight }, 'drain timeout reached; stopping anyway');
+      let stopping: Promise<void> | null = null;
+      if (!(await app.drain.idle(config.lifecycle.drainTimeoutMs))) {
+        logger.warn({ in_flight: app.drain.inFlight }, 'drain timeout reached; stopping anyway');
+        // The calls still running fail first, "the server is shutting down" (503, or a
+        // stream's error event), and their answers get a moment to leave: cut at once,
+        // a stream ended with no error and no [DONE], and a non-stream call got no answer.
+        stopping = supervisor.shutdown();
+        await app.drain.idle(FINAL_ANSWERS_MS);
+      }
       const closed = app.close();
       // Past the drain, what is still open is cut: a stream still running, or a kept-alive
       // socket gone idle, held close() (and the runtimes, and the exit) as long as its
@@ -147,7 +158,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       app.server.closeAllConnections();
       await closed;
       access.close();
-      await supervisor.shutdown();
+      await (stopping ?? supervisor.shutdown());
       await cluster?.close();
     })();
     return closing;

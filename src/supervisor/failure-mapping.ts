@@ -18,6 +18,9 @@ export function launchFailure(instance: ModelInstance, cause: unknown): HangarEr
   return new HangarError('model_load_failed', [name, cause instanceof Error ? cause.message : String(cause)], { cause });
 }
 
+/** Why every model's lifetime ends when the service stops (Supervisor.shutdown): its calls say so. */
+export const SERVER_SHUTDOWN = new Error('the server is shutting down');
+
 /** A failed call: the engine's own words, with the status its kind deserves. */
 export function callFailure(instance: ModelInstance, cause: unknown): HangarError {
   if (cause instanceof HangarError) return cause;
@@ -32,7 +35,10 @@ export function callFailure(instance: ModelInstance, cause: unknown): HangarErro
       case 'cancelled':
       case 'aborted':
         // Ended by a terminate: say so, not how its process ended.
-        if (instance.lifetime.signal.aborted) return new HangarError('runtime_unavailable', [instance.uid, 'the model was terminated'], { cause });
+        if (instance.lifetime.signal.aborted) {
+          const why = instance.lifetime.signal.reason === SERVER_SHUTDOWN ? SERVER_SHUTDOWN.message : 'the model was terminated';
+          return new HangarError('runtime_unavailable', [instance.uid, why], { cause });
+        }
         return new HangarError('runtime_unavailable', [instance.uid, cause.message], { cause });
       case 'internal':
         return new HangarError('inference_failed', [cause.message], { cause });

@@ -13,6 +13,7 @@ import { launchCodeRisks } from '../registry/index.js';
 import type { SavedLaunches } from './saved-launches.js';
 import type { StoredInstance } from './instance-store.js';
 import { startInstance } from './instance-startup.js';
+import { SERVER_SHUTDOWN } from './failure-mapping.js';
 import { planLaunch } from './launch-plan.js';
 import type { InstanceStore } from './instance-store.js';
 import { clusterWorkers, liveNodes, mostGpus, requireWorker, type ClusterView, type ClusterWorker } from './cluster-workers.js';
@@ -434,6 +435,7 @@ export class Supervisor {
     this.shuttingDown = true;
     this.idleUnload.stop();
     this.gpuReadings?.stop();
+    for (const instance of this.instances.values()) instance.lifetime.abort(SERVER_SHUTDOWN);
     await Promise.all([...this.instances.keys()].map((uid) => this.terminate(uid).catch(() => {})));
     await this.options.launcher.shutdown?.();
   }

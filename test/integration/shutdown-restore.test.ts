@@ -6,6 +6,7 @@ import { writePythonLauncher } from './harness/fixtures.js';
 import { client } from './harness/http.js';
 import { isAlive, runtimePids, waitFor } from './harness/processes.js';
 import { makeHome, removeHome, repoRoot, startServer } from './harness/server.js';
+import { readSse } from './harness/sse-client.js';
 
 const SLOW = `import time
 
@@ -56,14 +57,16 @@ describe('shutdown, drain and restore', () => {
     }
   });
 
-  it('stops at the drain timeout: a request still running is cut, the runtimes go, and it exits 0', async () => {
+  it('stops at the drain timeout: a request still running is answered 503 (a stream its error event), the runtimes go, and it exits 0', async () => {
     const server = await startServer({ env: { HANGAR_DRAIN_TIMEOUT_MS: '1000' } });
     try {
       const api = client(server.url);
       expect((await api.post('/v1/model_registrations/flexible', { model: { model_name: 'slow', model_uri: slowFile, launcher: 'python' }, persist: false })).status).toBe(200);
       expect((await api.post('/v1/models', { model_name: 'slow', model_type: 'flexible' })).status).toBe(200);
+      expect((await api.post('/v1/models', { model_name: 'simulator', model_engine: 'simulator', model_uid: 'sim', step_ms: 50 })).status).toBe(200);
       const pids = await runtimePids(server.home);
       const long = api.post('/v1/flexible/infers', { model: 'slow', seconds: 60 }).catch((err: unknown) => err);
+      const stream = readSse(server.url, '/v1/completions', { model: 'sim', prompt: 'x', max_tokens: 100_000, stream: true });
       await new Promise((r) => setTimeout(r, 300));
       const exited = new Promise<number | null>((resolve) => server.process.once('exit', (code) => resolve(code)));
       const signalled = Date.now();
@@ -73,7 +76,12 @@ describe('shutdown, drain and restore', () => {
       const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('still running after 20 s'), 20_000))]);
       expect(code).toBe(0);
       expect(Date.now() - signalled).toBeLessThan(20_000);
-      await long;
+      // Cut, they ended with no error: no HTTP answer at all, a stream with no error and no [DONE].
+      const answer = (await long) as { status: number; body: { error?: { code?: string; message?: string } } };
+      expect([answer.status, answer.body?.error?.code], JSON.stringify(answer)).toEqual([503, 'runtime_unavailable']);
+      expect(answer.body.error!.message).toContain('the server is shutting down');
+      const events = (await stream).data;
+      expect(JSON.parse(events.at(-1)!).error?.message, events.at(-1)).toContain('the server is shutting down');
       for (const pid of pids) expect(isAlive(pid)).toBe(false);
     } finally {
       await server.kill();
