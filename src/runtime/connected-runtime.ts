@@ -35,7 +35,7 @@ export abstract class ConnectedRuntime implements Runtime {
     return this.connection.stream(method, args, kwargs);
   }
 
-  onDeath(listener: (reason: string) => void): void {
+  onDeath(listener: (reason: string, output: string) => void): void {
     this.connection.onDeath(listener);
   }
 }

@@ -48,7 +48,7 @@ export class RuntimeConnection {
   /** From the latest PONG (docs/runtime-protocol.md, "Stats"); null until one carried them. */
   stats: RuntimeStats | null = null;
   private deadReason: string | null = null;
-  private readonly deathListeners: Array<(reason: string) => void> = [];
+  private readonly deathListeners: Array<(reason: string, output: string) => void> = [];
   private readonly connectionLostListeners: Array<() => void> = [];
   private closed = false;
   private closing: Promise<void> | null = null;
@@ -202,7 +202,8 @@ export class RuntimeConnection {
     return this.pendingCalls === 0;
   }
 
-  onDeath(listener: (reason: string) => void): void {
+  /** `output`: the runtime's last lines (the operator's: the log and the events, never a caller). */
+  onDeath(listener: (reason: string, output: string) => void): void {
     this.deathListeners.push(listener);
   }
 
@@ -239,7 +240,7 @@ export class RuntimeConnection {
     this.calls.clear();
     for (const queue of this.streams.values()) queue.fail(failure);
     this.streams.clear();
-    for (const listener of this.deathListeners) listener(reason + detail);
+    for (const listener of this.deathListeners) listener(reason, detail);
   }
 
   /** Fails a pending handshake with a specific failure (cancel), then marks the connection dead. */

@@ -34,6 +34,15 @@ export class RuntimeFailure extends Error {
   }
 }
 
+/** How a dead runtime's message carries its last lines (runtime-process.ts): the operator's, not a caller's. */
+export const LAST_OUTPUT_MARK = '; its last output: ';
+
+/** A death's message split into how it died and the runtime's last lines ('' when none). */
+export function splitLastOutput(message: string): { reason: string; output: string } {
+  const at = message.indexOf(LAST_OUTPUT_MARK);
+  return at === -1 ? { reason: message, output: '' } : { reason: message.slice(0, at), output: message.slice(at) };
+}
+
 const KINDS: ReadonlySet<string> = new Set(['invalid', 'internal', 'aborted', 'unknown_method', 'dead', 'cancelled', 'no_fit', 'unavailable']);
 
 export function failureKind(value: unknown): RuntimeFailureKind {

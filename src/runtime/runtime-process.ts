@@ -8,6 +8,7 @@ import type { EndpointPair } from './endpoints.js';
 import type { RuntimeConnection } from './runtime-connection.js';
 import { nodeRuntimeEntry, type RuntimeKind } from './runtime-kind.js';
 import { runtimeLineLevel } from './runtime-log-level.js';
+import { LAST_OUTPUT_MARK } from './runtime-failure.js';
 
 type Subprocess = ResultPromise<{ reject: false; stdin: 'ignore'; stdout: 'pipe'; stderr: 'pipe'; buffer: false }>;
 
@@ -57,7 +58,7 @@ export class RuntimeProcess {
       killGroup(subprocess.pid, 'SIGKILL', null);
       const how = result.signal ? `signal ${result.signal}` : `exit code ${String(result.exitCode)}`;
       if (!this.stopping) output.log.warn({ pid: subprocess.pid }, `runtime process ended unexpectedly (${how})`);
-      const last = lastLines.length > 0 ? `; its last output: ${lastLines.join(' | ')}` : '';
+      const last = lastLines.length > 0 ? `${LAST_OUTPUT_MARK}${lastLines.join(' | ')}` : '';
       connection.markDead(`the runtime process ended (${how})`, last);
       // Nobody stops a runtime that ended by itself: its sockets, their files and its
       // engine's socket folder (endpoints.ts) would stay behind for every death.

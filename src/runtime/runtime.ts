@@ -91,8 +91,8 @@ export interface Runtime {
   readonly node?: RuntimeNode;
   call(method: string, args: unknown[], kwargs: Record<string, unknown>, options?: CallOptions): Promise<unknown>;
   stream(method: string, args: unknown[], kwargs: Record<string, unknown>): ChunkQueue<unknown>;
-  /** Called once when the runtime dies without being asked to stop. */
-  onDeath(listener: (reason: string) => void): void;
+  /** Called once when the runtime dies without being asked to stop; `output` is its last lines, for the operator only. */
+  onDeath(listener: (reason: string, output: string) => void): void;
   /** Ask it to stop, escalate to signals, and resolve when the process is gone. */
   terminate(): Promise<void>;
 }

@@ -1,5 +1,6 @@
 import { HangarError } from '../errors/hangar-error.js';
 import type { ChunkQueue } from '../runtime/chunk-queue.js';
+import { splitLastOutput } from '../runtime/runtime-failure.js';
 import type { ModelType } from '../registry/index.js';
 import { callFailure } from './failure-mapping.js';
 import type { ModelInstance } from './model-instance.js';
@@ -40,7 +41,8 @@ export function checkCallable(instance: ModelInstance, target: CallTarget): void
     throw new HangarError('model_not_found', [`${target.uid} (its launch failed: ${instance.errorMessage ?? 'unknown error'})`], { param: 'model' });
   }
   if (instance.state !== 'READY') {
-    throw new HangarError('runtime_unavailable', [target.uid, instance.errorMessage ?? instance.state.toLowerCase()]);
+    // Never the runtime's last lines (tracebacks, paths, pids): the operator's, in the events and the log.
+    throw new HangarError('runtime_unavailable', [target.uid, splitLastOutput(instance.errorMessage ?? instance.state.toLowerCase()).reason]);
   }
 }
 
