@@ -600,10 +600,22 @@ describe('llama.cpp engine: GGUF models', () => {
       process.kill(engine, 'SIGSTOP');
       // Before, this call waited for as long as the server stayed stopped.
       const stuck = await api.post('/v1/chat/completions', { model: 'frozen', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 4 });
-      expect(stuck.status, stuck.text).toBeGreaterThanOrEqual(500);
+      // As any call of a dead runtime: 503 (it was a 500 when the socket's failure came first).
+      expect([stuck.status, stuck.body.error?.code], stuck.text).toEqual([503, 'runtime_unavailable']);
       expect(isAlive(engine)).toBe(false);
       const back = await waitFor(async () => (await api.post('/v1/completions', { model: 'frozen', prompt: 'Hi', max_tokens: 2 })).status === 200, 60_000);
       expect(back).toBe(true);
+      // Killed under calls (out of memory, say): each is a 503 naming no socket path, never a 500.
+      const [restarted] = await llamaRuntimePids('--replica=frozen-0');
+      const [server] = await processPids(({ pid, cmdline, ppid }) => ppid === restarted && cmdline.includes('llama-server') && isAlive(pid));
+      const calls = Array.from({ length: 4 }, () => api.post('/v1/completions', { model: 'frozen', prompt: 'Hi', max_tokens: 400, ignore_eos: true }));
+      await new Promise((r) => setTimeout(r, 150));
+      process.kill(server!, 'SIGKILL');
+      for (const call of await Promise.all(calls)) {
+        if (call.status === 200) continue; // done before the kill
+        expect([call.status, call.body.error?.code], call.text).toEqual([503, 'runtime_unavailable']);
+        expect(call.text).not.toContain('.sock');
+      }
     } finally {
       await api.delete('/v1/models/frozen');
     }

@@ -3,7 +3,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { streamEvents, type ReadGate, type ServerEvent } from './server-stream.js';
+import { ServerConnectionLost, streamEvents, type ReadGate, type ServerEvent } from './server-stream.js';
+
+/** How long a call whose connection failed waits to see whether the server has died. */
+const SERVER_EXIT_WAIT_MS = 2_000;
 
 /** How often the running server's /health is asked, and how long it may take to answer (watchHealth). */
 const HEALTH_INTERVAL_MS = Number(process.env.HANGAR_LLAMA_SERVER_HEALTH_INTERVAL_MS) || 5_000;
@@ -200,10 +203,30 @@ export class LlamaServerProcess {
 
   /** The stream, noting when the server last sent anything: a server that does is alive (watchHealth). */
   private async *noted(events: AsyncGenerator<ServerEvent[]>): AsyncGenerator<ServerEvent[]> {
-    for await (const batch of events) {
-      this.lastData = Date.now();
-      yield batch;
+    try {
+      for await (const batch of events) {
+        this.lastData = Date.now();
+        yield batch;
+      }
+    } catch (err) {
+      // The server died under the call (its exit comes just after the socket's error):
+      // this runtime exits with it (onExit), and the control plane fails the call as any
+      // call of a dead runtime, 503. Answered here first, it was a 500.
+      if (err instanceof ServerConnectionLost && !this.stopping && (await this.exitsWithin(SERVER_EXIT_WAIT_MS)) && !this.stopping) await new Promise<never>(() => {});
+      throw err;
     }
+  }
+
+  /** Whether the server has exited, or does within `ms`. */
+  private exitsWithin(ms: number): Promise<boolean> {
+    if (this.exited) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), ms);
+      this.child.once('exit', () => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
   }
 
   async stop(): Promise<void> {

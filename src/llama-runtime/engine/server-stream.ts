@@ -19,6 +19,15 @@ export interface ReadGate {
 const CRLF2 = Buffer.from('\r\n\r\n');
 
 /**
+ * The connection to llama-server failed, as opposed to llama-server answering an error:
+ * most often the server died (killed, out of memory), which ends this runtime too
+ * (llama-server-process.ts). The message names no path (the socket's is the service's).
+ */
+export class ServerConnectionLost extends Error {
+  override name = 'ServerConnectionLost';
+}
+
+/**
  * A streamed POST to llama-server over its private Unix socket, on a connection of its
  * own (llama-server closes a stream's connection when the stream ends anyway), read
  * with `onread` so that pausing the socket stops the reads in the kernel: the relay's
@@ -67,13 +76,13 @@ export async function* streamEvents(socketPath: string, route: string, body: unk
     notify();
   };
   signal.addEventListener('abort', onAbort, { once: true });
-  socket.on('error', (err) => {
-    failure ??= new Error(`llama-server ${route}: ${err.message}`);
+  socket.on('error', (err: NodeJS.ErrnoException) => {
+    failure ??= new ServerConnectionLost(`llama-server ${route}: its connection failed (${err.code ?? err.name})`);
     notify();
   });
   socket.on('close', () => {
     parser.endOfInput();
-    if (!parser.done) failure ??= new Error(`llama-server ${route}: the connection closed before the answer ended`);
+    if (!parser.done) failure ??= new ServerConnectionLost(`llama-server ${route}: the connection closed before the answer ended`);
     closed = true;
     notify();
   });
