@@ -82,8 +82,13 @@ program
     logger.info({ url: service.url, home: config.home }, 'hangar is listening');
     let stopping = false;
     const stop = (signal: string): void => {
-      // A second signal while draining changes nothing: the drain has its own timeout.
-      if (stopping) return;
+      // A second signal (Ctrl-C again, as uvicorn takes it) ends the drain's wait now: the
+      // requests still running are answered 503 and every model is stopped, as at its timeout.
+      if (stopping) {
+        logger.warn({ signal }, 'second signal: not waiting for the requests in flight');
+        service.app.drain.cutShort();
+        return;
+      }
       stopping = true;
       logger.info({ signal }, 'shutting down: draining, then stopping every model');
       service.close().then(

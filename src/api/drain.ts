@@ -7,6 +7,8 @@ export interface Drain {
   start(): void;
   /** Resolves when no request is in flight, or after `timeoutMs`; true when all finished. */
   idle(timeoutMs: number): Promise<boolean>;
+  /** Ends the wait of `idle` now, as its timeout would (a second Ctrl-C). */
+  cutShort(): void;
   readonly inFlight: number;
 }
 
@@ -25,6 +27,7 @@ export function installDrain(app: FastifyInstance): void {
   let draining = false;
   let inFlight = 0;
   let onIdle: (() => void) | null = null;
+  let onCut: (() => void) | null = null;
 
   app.addHook('onRequest', async (request, reply) => {
     if (draining && request.routeOptions.url !== '/status') {
@@ -49,7 +52,14 @@ export function installDrain(app: FastifyInstance): void {
           clearTimeout(timer);
           resolve(true);
         };
+        onCut = () => {
+          clearTimeout(timer);
+          resolve(false);
+        };
       });
+    },
+    cutShort() {
+      onCut?.();
     },
     get inFlight() {
       return inFlight;

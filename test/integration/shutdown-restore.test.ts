@@ -89,6 +89,29 @@ describe('shutdown, drain and restore', () => {
     }
   });
 
+  it("ends the drain's wait at a second SIGTERM (Ctrl-C twice), answering what still runs 503", async () => {
+    const server = await startServer({ env: { HANGAR_DRAIN_TIMEOUT_MS: '60000' } });
+    try {
+      const api = client(server.url);
+      expect((await api.post('/v1/model_registrations/flexible', { model: { model_name: 'slow', model_uri: slowFile, launcher: 'python' }, persist: false })).status).toBe(200);
+      expect((await api.post('/v1/models', { model_name: 'slow', model_type: 'flexible' })).status).toBe(200);
+      const long = api.post('/v1/flexible/infers', { model: 'slow', seconds: 120 }).catch((err: unknown) => err);
+      await new Promise((r) => setTimeout(r, 300));
+      const exited = new Promise<number | null>((resolve) => server.process.once('exit', (code) => resolve(code)));
+      server.process.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 500));
+      server.process.kill('SIGTERM');
+      // Well before the drain's 60 s: a second signal changed nothing.
+      const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('still running after 30 s'), 30_000))]);
+      expect(code).toBe(0);
+      const answer = (await long) as { status: number; body: { error?: { message?: string } } };
+      expect([answer.status, answer.body?.error?.message], JSON.stringify(answer)).toEqual([503, expect.stringContaining('the server is shutting down')]);
+    } finally {
+      await server.kill();
+      await removeHome(server.home);
+    }
+  });
+
   it('brings 3 models back with the same uids after a SIGKILL, and not with --no-restore', async () => {
     const home = await makeHome();
     try {
