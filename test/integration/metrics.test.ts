@@ -114,6 +114,8 @@ describe('Prometheus /metrics', () => {
     expect(sample(after, 'hangar_model_batch_steps_total', { model: 'tiny' })).toBeGreaterThanOrEqual(6);
     expect(sample(after, 'hangar_model_batched_calls_total', { model: 'tiny' })).toBeGreaterThanOrEqual(6);
     expect(sample(after, 'hangar_process_resident_memory_bytes')).toBeGreaterThan(0);
+    // Idle, its batch is 0, as vLLM's running count is (it showed the last step's size for good).
+    expect(await waitFor(async () => sample(await scrape(), 'hangar_model_batch_size', { model: 'tiny' }) === 0, 10_000)).toBe(true);
   });
 
   it('counts a request whose client leaves before its answer ends as 499, once', async () => {

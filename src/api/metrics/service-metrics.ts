@@ -244,7 +244,8 @@ function registerReplicaGauges(registry: Registry, snapshots: () => ReplicaSnaps
   gauge('hangar_runtime_resident_memory_bytes', 'Resident memory of each replica\'s runtime process', (s) => s.stats?.rssBytes ?? null);
   gauge('hangar_model_queue_depth', 'Calls a replica\'s runtime holds, waiting or running', (s) => s.stats?.queueDepth ?? null);
   gauge('hangar_model_requests_in_flight', 'Calls the control plane has sent to a replica and not yet had answered', (s) => s.pendingCalls);
-  gauge('hangar_model_batch_size', 'Calls in a replica\'s last batch step (0 for engines that do not batch)', (s) => s.stats?.batchSize ?? null);
+  // A runtime that holds no call runs no batch: its last step's size stayed on dashboards for good.
+  gauge('hangar_model_batch_size', 'Calls in a replica\'s last batch step; 0 when it holds no call, and for engines that do not batch', (s) => (s.stats ? (s.stats.queueDepth === 0 ? 0 : s.stats.batchSize) : null));
   counter('hangar_model_batch_steps_total', 'Batch steps a replica\'s runtime has run', (s) => s.stats?.batchSteps ?? null);
   counter('hangar_model_batched_calls_total', 'Sum over batch steps of the calls in the batch (divide by steps for the mean batch size)', (s) => s.stats?.batchStepCalls ?? null);
 }
