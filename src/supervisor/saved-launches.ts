@@ -43,12 +43,23 @@ export class SavedLaunches {
       if (kept.length < state.models.length) {
         const copy = await keepDamagedCopy(this.file);
         this.logger.warn({ file: this.file, copy }, `skipping ${state.models.length - kept.length} entr(ies) of the ${this.label} of a shape this version does not read; the file as it was is kept as ${copy ?? '(no copy could be made)'}`);
+        await this.replaceKept(copy);
       }
     } catch (err) {
       // The next change writes over the file: keep what it held for a person to recover.
       const copy = await keepDamagedCopy(this.file);
       this.logger.warn({ err, file: this.file, copy }, `ignoring the ${this.label} in ${this.file}: ${(err as Error).message}; the file as it was is kept as ${copy ?? '(no copy could be made)'}`);
+      await this.replaceKept(copy);
     }
+  }
+
+  /**
+   * Once its copy is kept, the file becomes what was read of it: left as it was, every
+   * start copied it aside again (and warned again), a copy per start.
+   */
+  private async replaceKept(copy: string | null): Promise<void> {
+    if (copy === null) return;
+    await this.save().catch((err: unknown) => this.logger.warn({ err, file: this.file }, `could not rewrite the ${this.label}`));
   }
 
   list(): StoredInstance[] {

@@ -47,6 +47,10 @@ describe('damaged state files', () => {
     const list = new SavedLaunches(file, createLogger('silent'));
     await list.load();
     expect(list.list()).toEqual([]);
+    // The next start, before any change: the copy is not made again (one per start, and a warning each).
+    await new Promise((resolve) => setTimeout(resolve, 5)); // a copy's name has the time to the millisecond
+    await new SavedLaunches(file, createLogger('silent')).load();
+    expect(await copies('autostart.json')).toHaveLength(1);
     await list.put('added', request);
     const [copy] = await copies('autostart.json');
     expect(await readFile(path.join(folder, copy!), 'utf8')).toBe(bad);
