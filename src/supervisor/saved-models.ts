@@ -105,7 +105,10 @@ export class SavedModels {
   async restoreSaved(uid: string, authorize?: (risks: string[]) => void): Promise<string> {
     const entry = this.unrestored.get(uid);
     if (!entry) {
-      if (this.parts.instance(uid)?.isActive) return uid;
+      const instance = this.parts.instance(uid);
+      if (instance?.isActive) return uid;
+      // Left down by the restart limit, and saved as it ran: launched again as it ran (a 404 said it was neither).
+      if (instance?.state === 'ERROR' && instance.launchFailedAt === null) return this.parts.launch({ ...asRunning(instance), model_uid: uid }, authorize);
       throw new HangarError('model_not_found', [uid], { param: 'model_uid' });
     }
     try {

@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './harness/http.js';
@@ -130,6 +130,11 @@ describe('crashed runtimes', () => {
     expect(down.body.error.message).toContain('restarted 3 times');
     expect(down.body.error.message).not.toContain('refusing to start again');
     expect(down.body.error.message).not.toContain('its last output');
+    // Repaired, it is restored as it ran (a 404 said it was neither saved nor running).
+    await rm(path.join(work, 'started'));
+    const restored = await api.post('/v1/models/crashy/restore', {});
+    expect([restored.status, restored.body.model_uid], restored.text).toEqual([200, 'crashy']);
+    expect((await api.post('/v1/flexible/infers', { model: 'crashy' })).status).toBe(200);
     expect((await api.delete('/v1/models/crashy')).status).toBe(200);
   }, 60_000);
 });
