@@ -27,6 +27,10 @@ export abstract class ConnectedRuntime implements Runtime {
     return this.connection.pendingCalls;
   }
 
+  get dead(): boolean {
+    return this.connection.isDead;
+  }
+
   call(method: string, args: unknown[], kwargs: Record<string, unknown>, options: CallOptions = {}): Promise<unknown> {
     return this.connection.call(method, args, kwargs, options.signal);
   }

@@ -87,6 +87,8 @@ export interface Runtime {
   readonly stats: RuntimeStats | null;
   /** Calls sent to it and not yet answered. */
   readonly pendingCalls: number;
+  /** It died (or was stopped): its pid may already be another process's. */
+  readonly dead?: boolean;
   /** The cluster node it runs on; absent for local runtimes. */
   readonly node?: RuntimeNode;
   call(method: string, args: unknown[], kwargs: Record<string, unknown>, options?: CallOptions): Promise<unknown>;

@@ -54,7 +54,8 @@ export class Replica {
       status: this.status,
       created_ts: this.createdTs,
       error_message: this.errorMessage,
-      pid: this.runtime?.pid ?? null,
+      // A dead runtime's pid may be another process's by now: one to kill -9 by mistake.
+      pid: this.runtime && !this.runtime.dead ? this.runtime.pid : null,
       in_flight: this.inFlight,
       sleeping: this.asleep,
       restarts: this.restartPolicy?.recentAttempts ?? 0,

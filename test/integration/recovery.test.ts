@@ -122,6 +122,8 @@ describe('crashed runtimes', () => {
     expect(instance.error_message).toContain('refusing to start again');
     expect(isAlive(pid!)).toBe(false);
     expect(await runtimePids(server.home)).toEqual([]);
+    // No dead process's pid, which may be another process's by now.
+    expect((await api.get('/v1/models/crashy/replicas')).body.map((r: { pid: unknown }) => r.pid)).toEqual([null]);
     const events = (await api.get('/v1/models/crashy/events')).body.map((e: any) => e.event_content);
     expect(events.filter((e: string) => e.startsWith('Restart of replica crashy-0 failed'))).toHaveLength(3);
     // A caller reads that it is down and why, not the runtime's own output (the operator's, above).
