@@ -26,7 +26,7 @@ export class ReplicaRecovery {
     // Its last lines too: this is the operator's record (events, log, the listing's error);
     // a caller of the model reads only how it died (replica-calls.ts).
     replica.runtime?.onDeath((how, output) => {
-      const reason = how + output;
+      const reason = how + (output ?? '');
       if (replica.status !== 'READY' || instance.state !== 'READY') return; // stopped on purpose
       replica.transition('ERROR', reason);
       instance.events.add('ERROR', `Replica ${replica.uid} died: ${reason}`);
