@@ -31,12 +31,18 @@ describe('shutdown, drain and restore', () => {
   });
   afterAll(async () => removeHome(work));
 
+  /** A client of the server, which serves `slow` (a call sleeps the `seconds` it is given). */
+  const serveSlow = async (url: string): Promise<ReturnType<typeof client>> => {
+    const api = client(url);
+    expect((await api.post('/v1/model_registrations/flexible', { model: { model_name: 'slow', model_uri: slowFile, launcher: 'python' }, persist: false })).status).toBe(200);
+    expect((await api.post('/v1/models', { model_name: 'slow', model_type: 'flexible' })).status).toBe(200);
+    return api;
+  };
+
   it('lets a long request finish on SIGTERM, refuses new ones with 503, and exits 0', async () => {
     const server = await startServer();
     try {
-      const api = client(server.url);
-      expect((await api.post('/v1/model_registrations/flexible', { model: { model_name: 'slow', model_uri: slowFile, launcher: 'python' }, persist: false })).status).toBe(200);
-      expect((await api.post('/v1/models', { model_name: 'slow', model_type: 'flexible' })).status).toBe(200);
+      const api = await serveSlow(server.url);
       const pids = await runtimePids(server.home);
       const long = api.post('/v1/flexible/infers', { model: 'slow', seconds: 2 });
       await new Promise((r) => setTimeout(r, 300));
@@ -60,9 +66,7 @@ describe('shutdown, drain and restore', () => {
   it('stops at the drain timeout: a request still running is answered 503 (a stream its error event), the runtimes go, and it exits 0', async () => {
     const server = await startServer({ env: { HANGAR_DRAIN_TIMEOUT_MS: '1000' } });
     try {
-      const api = client(server.url);
-      expect((await api.post('/v1/model_registrations/flexible', { model: { model_name: 'slow', model_uri: slowFile, launcher: 'python' }, persist: false })).status).toBe(200);
-      expect((await api.post('/v1/models', { model_name: 'slow', model_type: 'flexible' })).status).toBe(200);
+      const api = await serveSlow(server.url);
       expect((await api.post('/v1/models', { model_name: 'simulator', model_engine: 'simulator', model_uid: 'sim', step_ms: 50 })).status).toBe(200);
       const pids = await runtimePids(server.home);
       const long = api.post('/v1/flexible/infers', { model: 'slow', seconds: 60 }).catch((err: unknown) => err);
@@ -76,7 +80,7 @@ describe('shutdown, drain and restore', () => {
       const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('still running after 20 s'), 20_000))]);
       expect(code).toBe(0);
       expect(Date.now() - signalled).toBeLessThan(20_000);
-      // Cut, they ended with no error: no HTTP answer at all, a stream with no error and no [DONE].
+      // Before, both were cut with no error: no HTTP answer at all, a stream with no error and no [DONE].
       const answer = (await long) as { status: number; body: { error?: { code?: string; message?: string } } };
       expect([answer.status, answer.body?.error?.code], JSON.stringify(answer)).toEqual([503, 'runtime_unavailable']);
       expect(answer.body.error!.message).toContain('the server is shutting down');
@@ -92,9 +96,7 @@ describe('shutdown, drain and restore', () => {
   it("ends the drain's wait at a second SIGTERM (Ctrl-C twice), answering what still runs 503", async () => {
     const server = await startServer({ env: { HANGAR_DRAIN_TIMEOUT_MS: '60000' } });
     try {
-      const api = client(server.url);
-      expect((await api.post('/v1/model_registrations/flexible', { model: { model_name: 'slow', model_uri: slowFile, launcher: 'python' }, persist: false })).status).toBe(200);
-      expect((await api.post('/v1/models', { model_name: 'slow', model_type: 'flexible' })).status).toBe(200);
+      const api = await serveSlow(server.url);
       const long = api.post('/v1/flexible/infers', { model: 'slow', seconds: 120 }).catch((err: unknown) => err);
       await new Promise((r) => setTimeout(r, 300));
       const exited = new Promise<number | null>((resolve) => server.process.once('exit', (code) => resolve(code)));
