@@ -30,11 +30,9 @@ def decode(data):
         image.load()
     except Image.DecompressionBombError as exc:
         raise ValueError(f"The image is too large to decode: {exc}") from exc
-    except ValueError as exc:
-        if str(exc).startswith("The image is"):
-            raise
-        raise ValueError(f"The image file could not be decoded; expected one of: {', '.join(INPUT_FORMATS)}") from exc
     except Exception as exc:  # UnidentifiedImageError, OSError, a decoder's own error on crafted bytes
+        if isinstance(exc, ValueError) and str(exc).startswith("The image is"):
+            raise  # the size refusal above
         raise ValueError(f"The image file could not be decoded; expected one of: {', '.join(INPUT_FORMATS)}") from exc
     return image.convert("RGB")
 

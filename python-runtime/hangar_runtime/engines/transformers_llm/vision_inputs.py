@@ -128,18 +128,13 @@ def decode_image(url: str, where: str, pixels_left: int = MAX_REQUEST_PIXELS):
             if min(width, height) < 1 or max(width, height) > MAX_ASPECT_RATIO * min(width, height):
                 raise ValueError(f"{where}: the image is {width}x{height} pixels; its long side may be at most {MAX_ASPECT_RATIO} times its short side")
             return image.convert("RGB")
-    except ValueError as exc:
-        if str(exc).startswith(where):
-            raise
-        raise ValueError(f"{where}: not an image this service can read ({type(exc).__name__}: {_plain(exc)})") from exc
     except Exception as exc:  # a decoder's own error on crafted bytes is the input's fault, whatever its kind
-        raise ValueError(f"{where}: not an image this service can read ({type(exc).__name__}: {_plain(exc)}); "
+        if isinstance(exc, ValueError) and str(exc).startswith(where):
+            raise  # one of the refusals above
+        # PIL names the buffer it read (`<_io.BytesIO object at 0x...>`): an address, not news to the caller.
+        why = re.sub(r"<_io\.BytesIO object at 0x[0-9a-fA-F]+>", "the data", str(exc))
+        raise ValueError(f"{where}: not an image this service can read ({type(exc).__name__}: {why}); "
                          f"send one of: {', '.join(INPUT_FORMATS)}") from exc
-
-
-def _plain(exc: BaseException) -> str:
-    # PIL names the buffer it read (`<_io.BytesIO object at 0x...>`): an address, not news to the caller.
-    return re.sub(r"<_io\.BytesIO object at 0x[0-9a-fA-F]+>", "the data", str(exc))
 
 
 def batch_vision_inputs(rows: list[list[int]], visions: list[dict | None], width: int, device) -> dict:
